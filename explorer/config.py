@@ -1,0 +1,232 @@
+"""One immutable configuration for the whole pipeline and the trainer, and the presets.
+
+Each preset reproduces one seed notebook (see ``SEED_REPLAYS`` for the notebook's own corpus and
+settings); any field can be overridden with ``dataclasses.replace`` or :func:`make_config`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .errors import ConfigError
+from .markers import MARKERS
+from .normalizers import NORMALIZERS
+from .pretokenizers import PRETOKENIZERS, SEQUENCE_MODES, compile_pattern
+from .units import UNITS
+
+__all__ = [
+    "ALPHABETS",
+    "ALPHABET_ORDERS",
+    "TIE_BREAKS",
+    "TrainerConfig",
+    "Preset",
+    "PRESETS",
+    "SeedReplay",
+    "SEED_REPLAYS",
+    "make_config",
+]
+
+ALPHABETS: dict[str, str] = {
+    "present": "the symbols that occur in the corpus",
+    "full-bytes": "all 256 bytes, whether they occur or not (byte unit only)",
+}
+ALPHABET_ORDERS: dict[str, str] = {
+    "sorted": "by code point of the display character (HF; for bytes this is GPT-2's order)",
+    "first-seen": "in order of first appearance in the corpus (seeds 001 and 004)",
+    "byte": "by byte value 0..255 (minbpe, seed 002; byte unit only)",
+}
+TIE_BREAKS: dict[str, str] = {
+    "first-seen": "the pair seen first in the corpus wins (Python's max over a dict: seeds, minbpe)",
+    "hf": "the pair with the smallest (left id, right id) wins (HF tokenizers' BpeTrainer)",
+    "subword-nmt": "the lexicographically largest pair wins (subword-nmt's max over (count, pair))",
+}
+
+MAX_VOCAB_SIZE = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class TrainerConfig:
+    """Every dimension of a BPE variant. Defaults are the GPT-2 style byte-level setup."""
+
+    normalizer: str = "none"
+    pretokenizer: str = "gpt2"
+    pattern: str | None = None
+    sequences: str = "text"
+    unit: str = "byte"
+    marker: str = "none"
+    alphabet: str = "present"
+    alphabet_order: str = "sorted"
+    special_tokens: tuple[str, ...] = ()
+    tie_break: str = "first-seen"
+    vocab_size: int | None = 1000
+    num_merges: int | None = None
+    min_frequency: int = 0
+    reuse_ids: bool = True
+    top_k: int = 20
+    unk_token: str = "<unk>"
+
+    def validate(self) -> "TrainerConfig":
+        """Raise ConfigError for unknown values or impossible combinations; return self."""
+        for name, allowed in (
+            ("normalizer", NORMALIZERS),
+            ("pretokenizer", PRETOKENIZERS),
+            ("sequences", SEQUENCE_MODES),
+            ("unit", UNITS),
+            ("marker", MARKERS),
+            ("alphabet", ALPHABETS),
+            ("alphabet_order", ALPHABET_ORDERS),
+            ("tie_break", TIE_BREAKS),
+        ):
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigError(f"unknown {name.replace('_', ' ')} {value!r}; choose one of {', '.join(allowed)}")
+        if self.pretokenizer == "regex":
+            compile_pattern(self.pattern or "")
+        if self.unit == "byte" and self.marker != "none":
+            raise ConfigError(
+                "word markers are for character-level BPE; byte-level BPE keeps the space inside the "
+                "next piece instead (choose marker 'none' or unit 'char')"
+            )
+        if self.unit == "char" and (self.alphabet == "full-bytes" or self.alphabet_order == "byte"):
+            raise ConfigError("a full byte alphabet and byte order need the byte unit")
+        if self.vocab_size is not None and not (1 <= self.vocab_size <= MAX_VOCAB_SIZE):
+            raise ConfigError(f"vocab size must be between 1 and {MAX_VOCAB_SIZE:,}")
+        if self.num_merges is not None and not (0 <= self.num_merges <= MAX_VOCAB_SIZE):
+            raise ConfigError(f"the number of merges must be between 0 and {MAX_VOCAB_SIZE:,}")
+        if self.min_frequency < 0:
+            raise ConfigError("min frequency cannot be negative")
+        if not (0 <= self.top_k <= 1000):
+            raise ConfigError("top-K must be between 0 and 1000")
+        if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
+            raise ConfigError("special tokens must be distinct and non-empty")
+        return self
+
+    def replace(self, **changes) -> "TrainerConfig":
+        """A copy with some fields changed (unknown names raise ConfigError)."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["special_tokens"] = list(self.special_tokens)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainerConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        kwargs = {k: v for k, v in data.items() if k in names}
+        if "special_tokens" in kwargs:
+            kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
+        return cls(**kwargs)
+
+
+class Preset(NamedTuple):
+    name: str
+    seed: str | None
+    description: str
+    config: TrainerConfig
+
+
+_HF_COURSE = TrainerConfig(
+    pretokenizer="whitespace", unit="char", special_tokens=("<|endoftext|>",), vocab_size=50
+)
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(
+            "hf-course",
+            "000",
+            "HF course: split on whitespace, characters, '<|endoftext|>' + sorted alphabet, stop at vocab size",
+            _HF_COURSE,
+        ),
+        Preset(
+            "sennrich",
+            "001",
+            "Sennrich et al. 2016: split on whitespace, characters + a separate '</w>' symbol, fixed number of merges",
+            TrainerConfig(
+                pretokenizer="whitespace", unit="char", marker="eow", alphabet_order="first-seen",
+                vocab_size=None, num_merges=15,
+            ),
+        ),
+        Preset(
+            "bytes",
+            "002",
+            "minbpe-style: the whole text as one byte sequence, ids 0-255 then 256+ per merge",
+            TrainerConfig(
+                pretokenizer="none", unit="byte", alphabet="full-bytes", alphabet_order="byte",
+                vocab_size=280, reuse_ids=False,
+            ),
+        ),
+        Preset(
+            "gpt2",
+            "003",
+            "GPT-2: its regex pre-tokenizer, bytes shown as GPT-2 chars (space = 'Ġ'), '<|endoftext|>' first",
+            TrainerConfig(pretokenizer="gpt2", unit="byte", special_tokens=("<|endoftext|>",), vocab_size=100),
+        ),
+        Preset(
+            "suffix-marker",
+            "004",
+            "Seed 004: collapse whitespace, 'Ġ' appended to every word, characters, until vocab size or no pair is left",
+            TrainerConfig(
+                normalizer="collapse-whitespace", pretokenizer="whitespace", unit="char", marker="g-suffix",
+                alphabet_order="first-seen", vocab_size=1000,
+            ),
+        ),
+        Preset(
+            "gpt4",
+            None,
+            "GPT-4 (cl100k_base) regex, byte level, all 256 bytes in the alphabet",
+            TrainerConfig(pretokenizer="cl100k", unit="byte", alphabet="full-bytes", vocab_size=1000),
+        ),
+    )
+}
+
+
+class SeedReplay(NamedTuple):
+    """How a seed notebook trained: its preset, its own corpus (in sample_corpora/seeds) and settings."""
+
+    seed: str
+    title: str
+    preset: str
+    corpus: str
+    overrides: dict
+
+
+SEED_REPLAYS: dict[str, SeedReplay] = {
+    r.seed: r
+    for r in (
+        SeedReplay("000", "HF course BPE on ten Frankenstein sentences", "hf-course",
+                   "seeds/seed000_hf_course_frankenstein.txt", {}),
+        SeedReplay("001", "A simple walkthrough: Sennrich-style BPE with </w>", "sennrich",
+                   "seeds/seed001_ex_corpus.txt", {}),
+        SeedReplay("002", "Byte-level BPE on the 'I'm Feeling Lucky' paragraph", "bytes",
+                   "seeds/seed002_feeling_lucky.txt", {}),
+        SeedReplay("003", "HF course BPE with GPT-2's byte-level pre-tokenizer", "gpt2",
+                   "seeds/seed003_hf_course.txt", {"sequences": "documents"}),
+        SeedReplay("004", "BPE with a 'Ġ' suffix marker and BPE-dropout", "suffix-marker",
+                   "seeds/seed004_bpe_dropout.txt", {}),
+    )
+}
+
+
+def make_config(preset: str | None = None, **overrides) -> TrainerConfig:
+    """A validated config: a preset's, with some dimensions overridden.
+
+    >>> make_config("sennrich", num_merges=10).marker
+    'eow'
+    >>> make_config("nope")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: unknown preset 'nope'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4
+    """
+    if preset is None:
+        base = TrainerConfig()
+    elif preset in PRESETS:
+        base = PRESETS[preset].config
+    else:
+        raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    return base.replace(**overrides).validate()

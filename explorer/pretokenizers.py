@@ -1,0 +1,184 @@
+"""Sequences and pre-tokenizers: text -> sequences -> pieces with offsets.
+
+Sequences decide what a pre-tokenizer may never cross:
+
+- ``text``: the whole text is one sequence (HF ``train_from_iterator([text])``, tiktoken);
+- ``lines``: every line, with its ``\\n``, is its own sequence (HF ``train([path])``);
+- ``documents``: every line without its line ending is a document (a Python list of
+  sentences, as the seed notebooks hold their corpora).
+
+A pre-tokenizer cuts a sequence into pieces; merges never cross a piece boundary.
+Every built-in pattern covers the whole text; a custom pattern's gaps are kept as pieces of
+their own, so no character is ever dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import regex
+
+from .errors import ConfigError
+
+__all__ = [
+    "GPT2_PATTERN",
+    "CL100K_PATTERN",
+    "O200K_PATTERN",
+    "PATTERNS",
+    "PRETOKENIZERS",
+    "SEQUENCE_MODES",
+    "Piece",
+    "compile_pattern",
+    "piece_texts",
+    "pre_tokenize_str",
+    "split_sequences",
+]
+
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+PATTERNS: dict[str, str] = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
+
+PRETOKENIZERS: dict[str, str] = {
+    "none": "no pre-tokenization: each sequence is one piece (merges may cross spaces)",
+    "whitespace": "split on runs of whitespace and drop them (Python's str.split())",
+    "gpt2": "GPT-2's regex: contractions, ' ?letters', ' ?digits', ' ?punctuation', whitespace",
+    "cl100k": "GPT-4's cl100k_base regex: digits in groups of 1-3, case-insensitive contractions",
+    "o200k": "GPT-4o's o200k_base regex: splits camelCase, keeps contractions on the word",
+    "regex": "a custom regex: each match is a piece; text between matches is kept as pieces too",
+}
+
+SEQUENCE_MODES: dict[str, str] = {
+    "text": "the whole text is one sequence",
+    "lines": "each line, with its line ending, is its own sequence (HF training from files)",
+    "documents": "each line, without its line ending, is its own document (a list of sentences)",
+}
+
+MAX_PATTERN_CHARS = 2_000
+REGEX_TIMEOUT_S = 2.0
+
+_WHITESPACE = re.compile(r"\S+")  # stdlib \s is exactly str.split()'s whitespace
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+class Piece(NamedTuple):
+    """One pre-tokenized piece: its text and its [start, end) offsets in the sequence."""
+
+    text: str
+    start: int
+    end: int
+
+
+def split_sequences(text: str, *, mode: str = "text") -> list[str]:
+    """Cut a text into the sequences that pre-tokenization never crosses.
+
+    >>> split_sequences("a b\\n\\nc", mode="lines")
+    ['a b\\n', '\\n', 'c']
+    >>> split_sequences("a b\\n\\nc\\n", mode="documents")
+    ['a b', 'c']
+    """
+    if mode == "text":
+        return [text] if text else []
+    if mode == "lines":
+        return _LINES.findall(text)
+    if mode == "documents":
+        return [line for line in text.split("\n") if line]
+    raise ConfigError(f"unknown sequence mode {mode!r}; choose one of {', '.join(SEQUENCE_MODES)}")
+
+
+def compile_pattern(pattern: str) -> regex.Pattern:
+    """Compile a user's regex, turning every failure into a ConfigError with a clear message.
+
+    >>> compile_pattern(r"\\w+|\\s").pattern
+    '\\\\w+|\\\\s'
+    >>> compile_pattern("(")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: the custom regex does not compile: missing ) at position 1
+    """
+    if not pattern:
+        raise ConfigError("the custom regex is empty")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise ConfigError(f"the custom regex is longer than {MAX_PATTERN_CHARS:,} characters")
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, OverflowError, RecursionError) as err:
+        raise ConfigError(f"the custom regex does not compile: {err}") from None
+
+
+_COMPILED = {name: regex.compile(p) for name, p in PATTERNS.items()}
+
+
+def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool) -> list[Piece]:
+    pieces: list[Piece] = []
+    last = 0
+    try:
+        for m in compiled.finditer(text, timeout=REGEX_TIMEOUT_S):
+            start, end = m.span()
+            if start == end:
+                continue
+            if keep_gaps and start > last:
+                pieces.append(Piece(text[last:start], last, start))
+            pieces.append(Piece(m.group(), start, end))
+            last = end
+    except TimeoutError:
+        raise ConfigError(
+            f"the custom regex took longer than {REGEX_TIMEOUT_S:g} s on this text "
+            "(catastrophic backtracking?); simplify it"
+        ) from None
+    if keep_gaps and last < len(text):
+        pieces.append(Piece(text[last:], last, len(text)))
+    return pieces
+
+
+def pre_tokenize_str(text: str, *, pretokenizer: str = "gpt2", pattern: str | None = None) -> list[Piece]:
+    """Cut one sequence into pieces with offsets (HF's ``pre_tokenize_str``).
+
+    >>> [p.text for p in pre_tokenize_str("Hello world, it's 2024!")]
+    ['Hello', ' world', ',', ' it', "'s", ' 2024', '!']
+    >>> [p.text for p in pre_tokenize_str("Hello world, it's 2024!", pretokenizer="cl100k")]
+    ['Hello', ' world', ',', ' it', "'s", ' ', '202', '4', '!']
+    >>> pre_tokenize_str("  two  words ", pretokenizer="whitespace")
+    [Piece(text='two', start=2, end=5), Piece(text='words', start=7, end=12)]
+    """
+    if pretokenizer == "none":
+        return [Piece(text, 0, len(text))] if text else []
+    if pretokenizer == "whitespace":
+        return [Piece(m.group(), m.start(), m.end()) for m in _WHITESPACE.finditer(text)]
+    if pretokenizer in _COMPILED:
+        return _regex_pieces(_COMPILED[pretokenizer], text, keep_gaps=False)
+    if pretokenizer == "regex":
+        if pattern is None:
+            raise ConfigError("the 'regex' pre-tokenizer needs a pattern")
+        return _regex_pieces(compile_pattern(pattern), text, keep_gaps=True)
+    raise ConfigError(f"unknown pre-tokenizer {pretokenizer!r}; choose one of {', '.join(PRETOKENIZERS)}")
+
+
+def piece_texts(text: str, *, pretokenizer: str = "gpt2", pattern: str | None = None) -> list[str]:
+    """The pieces' texts only: the fast path training and encoding use.
+
+    >>> piece_texts("a  b", pretokenizer="gpt2")
+    ['a', ' ', ' b']
+    """
+    if pretokenizer == "none":
+        return [text] if text else []
+    if pretokenizer == "whitespace":
+        return text.split()
+    if pretokenizer in _COMPILED:
+        return _COMPILED[pretokenizer].findall(text)
+    return [p.text for p in pre_tokenize_str(text, pretokenizer=pretokenizer, pattern=pattern)]

@@ -1,0 +1,397 @@
+"""The trainer: incremental, steppable BPE that yields one immutable record per merge.
+
+Data shapes (all positions index flat arrays over the distinct words, laid out in order of
+first appearance, so "first occurrence" is simply "smallest position"):
+
+    sym[p]   token id at position p, or -1 once p was swallowed by a merge on its left
+    nxt[p]   next live position in the same word, -1 at the word's end
+    prv[p]   previous live position in the same word, -1 at its start
+    wof[p]   index of the word position p belongs to; freqs[wof[p]] is the weight of p
+
+    count[pair]  sum of weights of the pair's occurrences          pair = left << 21 | right
+    where[pair]  positions where the pair may still occur (stale entries are skipped lazily;
+                 a min-heap when ties go to the first-seen pair)
+    heap         (-count, tie key, pair) entries, stale ones dropped when popped
+
+A merge visits only the recorded positions of the winning pair, so one step costs time in
+proportion to that pair's occurrences, not to the corpus: the seeds' loop recounts everything.
+With no pre-tokenization the whole text is a single "word" and the same arrays act as the
+linked list over positions.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .config import TrainerConfig
+from .pipeline import count_words, word_symbols
+from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
+
+__all__ = ["PairStat", "StepRecord", "Trainer", "train"]
+
+_EXAMPLES = 5
+_EXAMPLE_CHARS = 40
+
+
+class PairStat(NamedTuple):
+    """One row of the pair-frequency table."""
+
+    left_id: int
+    right_id: int
+    left: str
+    right: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """What one merge did. ``count`` counts overlapping occurrences ("aaa" has two (a, a)),
+    ``replaced`` the occurrences actually merged, left to right (one in "aaa")."""
+
+    step: int
+    left_id: int
+    right_id: int
+    left: str
+    right: str
+    token_id: int
+    token: str
+    count: int
+    replaced: int
+    tokens_after: int
+    reused: bool  # the merged string already was a token, whose id was reused
+    n_tied: int  # how many other pairs had the same count
+    ties: tuple[tuple[str, str], ...]  # the first of them in tie-break order (at most top_k - 1)
+    top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
+    words_affected: int
+    examples: tuple[tuple[str, int], ...]  # (word, occurrences merged there x its frequency)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.left, self.right)
+
+
+def _neg_str_key(s: str) -> tuple[int, ...]:
+    """Sort key that orders strings in *descending* order under ascending sort.
+
+    >>> sorted(["a", "ab", "b"], key=_neg_str_key)
+    ['b', 'ab', 'a']
+    """
+    return (*(-ord(c) for c in s), 1)
+
+
+class Trainer:
+    """Steppable BPE training over a word -> frequency table.
+
+    >>> t = Trainer.from_texts("aaabdaaabac", TrainerConfig(pretokenizer="none", unit="char", vocab_size=None, num_merges=3))
+    >>> [(r.left, r.right, r.count, r.replaced, r.tokens_after) for r in t]
+    [('a', 'a', 4, 2, 9), ('aa', 'a', 2, 2, 7), ('aaa', 'b', 2, 2, 5)]
+    >>> t.stop_reason
+    'num_merges'
+    """
+
+    def __init__(self, words: Mapping[str, int], config: TrainerConfig):
+        self.config = config.validate()
+        self._words = list(words)
+        self._freqs = [words[w] for w in self._words]
+        symbols = [word_symbols(w, config) for w in self._words]
+        self.alphabet: list[str] = build_alphabet((s for syms in symbols for s in syms), config)
+        self._vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
+        ids = self._vocab.ids
+        self.records: list[StepRecord] = []
+        self.merges: list[tuple[int, int]] = []
+        self.stop_reason: str | None = None
+
+        if config.tie_break == "hf":
+            ranks = hf_alphabet_ranks(self.alphabet)
+            n_special = self._vocab.n_special
+            self._hf_rank = list(range(len(self._vocab)))
+            for sym in self.alphabet:
+                self._hf_rank[ids[sym]] = n_special + ranks[sym]
+        self._neg_keys: dict[int, tuple[int, ...]] = {}
+
+        sym: list[int] = []
+        nxt: list[int] = []
+        prv: list[int] = []
+        wof: list[int] = []
+        count: dict[int, int] = {}
+        where: dict[int, list[int]] = {}
+        total = 0
+        for wi, (syms, freq) in enumerate(zip(symbols, self._freqs)):
+            base = len(sym)
+            n = len(syms)
+            sym.extend(ids[s] for s in syms)
+            nxt.extend(range(base + 1, base + n))
+            nxt.append(-1)
+            prv.append(-1)
+            prv.extend(range(base, base + n - 1))
+            wof.extend([wi] * n)
+            total += n * freq
+            for p in range(base, base + n - 1):
+                pair = sym[p] << PAIR_SHIFT | sym[p + 1]
+                count[pair] = count.get(pair, 0) + freq
+                lst = where.get(pair)
+                if lst is None:
+                    where[pair] = [p]
+                else:
+                    lst.append(p)  # ascending: already a valid min-heap
+        self._sym, self._nxt, self._prv, self._wof = sym, nxt, prv, wof
+        self._count, self._where = count, where
+        self._hist = Counter(count.values())
+        self.initial_tokens = total
+        self.tokens = total
+        self._heap = [(-c, self._tie_key(pair), pair) for pair, c in count.items()]
+        heapq.heapify(self._heap)
+
+    @classmethod
+    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig) -> "Trainer":
+        """Count the words of one text or several (each pre-tokenized on its own) and start."""
+        return cls(count_words(texts, config.validate()), config)
+
+    # ---- derived views -------------------------------------------------------------------
+    @property
+    def vocab(self) -> list[str]:
+        """Display strings by id: special tokens, alphabet, merged tokens."""
+        return self._vocab.tokens
+
+    @property
+    def special_tokens(self) -> tuple[str, ...]:
+        return self.config.special_tokens
+
+    @property
+    def done(self) -> bool:
+        return self.stop_reason is not None
+
+    @property
+    def words(self) -> list[str]:
+        """The distinct pieces, in order of first appearance."""
+        return self._words
+
+    @property
+    def freqs(self) -> list[int]:
+        return self._freqs
+
+    def tokenizer(self, k: int | None = None):
+        """A Tokenizer holding the first k merges (all of them by default)."""
+        from .tokenizer import Tokenizer
+
+        merges = self.merges if k is None else self.merges[:k]
+        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=merges)
+
+    # ---- tie-breaking --------------------------------------------------------------------
+    def _tie_key(self, pair: int):
+        rule = self.config.tie_break
+        if rule == "first-seen":
+            return self._first_position(pair)
+        if rule == "hf":
+            r = self._hf_rank
+            return r[pair >> PAIR_SHIFT] << PAIR_SHIFT | r[pair & PAIR_MASK]
+        neg = self._neg_keys
+        left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
+        for t in (left, right):
+            if t not in neg:
+                neg[t] = _neg_str_key(self._vocab.tokens[t])
+        return (neg[left], neg[right])
+
+    def _first_position(self, pair: int) -> int:
+        """Smallest position where the pair still occurs, dropping stale heap entries."""
+        heap = self._where[pair]
+        left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
+        sym, nxt = self._sym, self._nxt
+        while heap:
+            p = heap[0]
+            if sym[p] == left:
+                q = nxt[p]
+                if q >= 0 and sym[q] == right:
+                    return p
+            heapq.heappop(heap)
+        raise AssertionError("a counted pair has no occurrence")  # pragma: no cover
+
+    def _top(self, k: int) -> list[tuple[int, int]]:
+        """The k best (pair, count) in tie-break order; the heap is left as it was."""
+        heap, count = self._heap, self._count
+        first_seen = self.config.tie_break == "first-seen"
+        out: list[tuple[int, object, int]] = []
+        seen: set[int] = set()
+        while heap and len(out) < k:
+            neg, key, pair = heapq.heappop(heap)
+            if pair in seen or count.get(pair, 0) != -neg:
+                continue
+            if first_seen and key != self._first_position(pair):
+                continue
+            seen.add(pair)
+            out.append((neg, key, pair))
+        for entry in out:
+            heapq.heappush(heap, entry)
+        return [(pair, -neg) for neg, _, pair in out]
+
+    # ---- stepping ------------------------------------------------------------------------
+    def step(self) -> StepRecord | None:
+        """Do one merge and return its record, or None (and set ``stop_reason``) when done."""
+        if self.stop_reason is not None:
+            return None
+        cfg = self.config
+        if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
+            self.stop_reason = "num_merges"
+            return None
+        if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
+            self.stop_reason = "vocab_size"
+            return None
+        top = self._top(max(cfg.top_k, 1))
+        if not top:
+            self.stop_reason = "no pairs left"
+            return None
+        best, best_count = top[0]
+        if best_count < cfg.min_frequency:
+            self.stop_reason = "min_frequency"
+            return None
+        tokens = self._vocab.tokens
+        table = tuple(
+            PairStat(p >> PAIR_SHIFT, p & PAIR_MASK, tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK], c)
+            for p, c in top[: cfg.top_k]
+        )
+        ties = tuple((s.left, s.right) for s in table[1:] if s.count == best_count)
+        n_tied = self._hist[best_count] - 1
+        left, right = best >> PAIR_SHIFT, best & PAIR_MASK
+        new_id, reused = self._vocab.add_merge(left, right)
+        if cfg.tie_break == "hf" and not reused:
+            self._hf_rank.append(new_id)
+        replaced, per_word = self._merge(best, left, right, new_id)
+        self.tokens -= replaced
+        self.merges.append((left, right))
+        examples = tuple(
+            (self._example(wi), n) for wi, n in sorted(per_word.items(), key=lambda kv: (-kv[1], kv[0]))[:_EXAMPLES]
+        )
+        record = StepRecord(
+            step=len(self.merges),
+            left_id=left,
+            right_id=right,
+            left=tokens[left],
+            right=tokens[right],
+            token_id=new_id,
+            token=tokens[new_id],
+            count=best_count,
+            replaced=replaced,
+            tokens_after=self.tokens,
+            reused=reused,
+            n_tied=n_tied,
+            ties=ties,
+            top_pairs=table,
+            words_affected=len(per_word),
+            examples=examples,
+        )
+        self.records.append(record)
+        return record
+
+    def _example(self, wi: int) -> str:
+        word = "".join(word_symbols(self._words[wi], self.config))
+        return word if len(word) <= _EXAMPLE_CHARS else word[: _EXAMPLE_CHARS - 1] + "…"
+
+    def _merge(self, pair: int, a: int, b: int, new: int) -> tuple[int, dict[int, int]]:
+        sym, nxt, prv, wof, freqs = self._sym, self._nxt, self._prv, self._wof, self._freqs
+        count, where, hist = self._count, self._where, self._hist
+        push = heapq.heappush
+        positions = where.pop(pair)
+        positions.sort()
+        before: dict[int, int] = {}  # pair -> its count before this merge, for pairs it touched
+        per_word: dict[int, int] = {}
+        replaced = 0
+        new_left = new << PAIR_SHIFT
+        for p in positions:
+            if sym[p] != a:
+                continue
+            q = nxt[p]
+            if q < 0 or sym[q] != b:
+                continue
+            wi = wof[p]
+            w = freqs[wi]
+            left = prv[p]
+            right = nxt[q]
+            if left >= 0:
+                old = sym[left] << PAIR_SHIFT | a
+                if old not in before:
+                    before[old] = count[old]
+                count[old] -= w
+            if right >= 0:
+                old = b << PAIR_SHIFT | sym[right]
+                if old not in before:
+                    before[old] = count[old]
+                count[old] -= w
+            sym[p] = new
+            sym[q] = -1
+            nxt[p] = right
+            if right >= 0:
+                prv[right] = p
+                added = new_left | sym[right]
+                if added not in before:
+                    before[added] = count.get(added, 0)
+                count[added] = count.get(added, 0) + w
+                lst = where.get(added)
+                if lst is None:
+                    where[added] = [p]
+                else:
+                    push(lst, p)
+            if left >= 0:
+                added = sym[left] << PAIR_SHIFT | new
+                if added not in before:
+                    before[added] = count.get(added, 0)
+                count[added] = count.get(added, 0) + w
+                lst = where.get(added)
+                if lst is None:
+                    where[added] = [left]
+                else:
+                    push(lst, left)
+            replaced += w
+            per_word[wi] = per_word.get(wi, 0) + w
+
+        merged_count = before.pop(pair, None)
+        if merged_count is None:
+            merged_count = count[pair]
+        del count[pair]
+        hist[merged_count] -= 1
+        heap = self._heap
+        for changed, old in before.items():
+            c = count[changed]
+            if old > 0:
+                hist[old] -= 1
+            if c <= 0:
+                del count[changed]
+                where.pop(changed, None)
+            else:
+                hist[c] += 1
+                push(heap, (-c, self._tie_key(changed), changed))
+        return replaced, per_word
+
+    def advance(self, n: int = 1) -> list[StepRecord]:
+        """Up to n merges; fewer when a stop rule fires."""
+        out = []
+        for _ in range(n):
+            rec = self.step()
+            if rec is None:
+                break
+            out.append(rec)
+        return out
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        """Step until a stop rule fires, yielding each record."""
+        while (rec := self.step()) is not None:
+            yield rec
+
+    def run(self) -> "Trainer":
+        """Train to the end; returns self."""
+        for _ in self:
+            pass
+        return self
+
+
+def train(texts: str | Iterable[str], config: TrainerConfig) -> Trainer:
+    """Train to the end in one call.
+
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow", vocab_size=None, num_merges=4)
+    >>> [r.token for r in train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, cfg).records]
+    ['es', 'est', 'est</w>', 'lo']
+    """
+    return Trainer.from_texts(texts, config).run()
