@@ -1,0 +1,51 @@
+"""BPE Explorer's engine: an exact, incremental, steppable byte-pair-encoding trainer and tokenizer.
+
+Pure Python + ``regex``; the UI in ``explorer.ui`` is the only part that imports streamlit,
+pandas or altair.
+
+>>> from explorer import make_config, train
+>>> trainer = train("low low low lower newest newest widest", make_config("sennrich", num_merges=3))
+>>> [(r.left, r.right, r.count) for r in trainer.records]
+[('l', 'o', 4), ('lo', 'w', 4), ('low', '</w>', 3)]
+"""
+
+from .config import PRESETS, SEED_REPLAYS, Preset, SeedReplay, TrainerConfig, make_config
+from .errors import ConfigError, CorpusError, ExplorerError, FormatError
+from .normalizers import NORMALIZERS, normalize_str
+from .pipeline import count_words, inspect_str
+from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
+from .tokenizer import EncodedPiece, Tokenizer, TraceStep
+from .trainer import PairStat, StepRecord, Trainer, train
+from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
+
+__all__ = [
+    "BYTE_TO_UNICODE",
+    "ConfigError",
+    "CorpusError",
+    "EncodedPiece",
+    "ExplorerError",
+    "FormatError",
+    "NORMALIZERS",
+    "PATTERNS",
+    "PRESETS",
+    "PRETOKENIZERS",
+    "PairStat",
+    "Piece",
+    "Preset",
+    "SEED_REPLAYS",
+    "SeedReplay",
+    "StepRecord",
+    "Tokenizer",
+    "TraceStep",
+    "Trainer",
+    "TrainerConfig",
+    "bytes_to_display",
+    "count_words",
+    "display_to_bytes",
+    "inspect_str",
+    "make_config",
+    "normalize_str",
+    "pre_tokenize_str",
+    "split_sequences",
+    "train",
+]

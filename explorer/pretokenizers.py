@@ -26,6 +26,7 @@ __all__ = [
     "CL100K_PATTERN",
     "O200K_PATTERN",
     "PATTERNS",
+    "PATTERNS_COMPILED",
     "PRETOKENIZERS",
     "SEQUENCE_MODES",
     "Piece",
@@ -121,7 +122,7 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise ConfigError(f"the custom regex does not compile: {err}") from None
 
 
-_COMPILED = {name: regex.compile(p) for name, p in PATTERNS.items()}
+PATTERNS_COMPILED: dict[str, regex.Pattern] = {name: regex.compile(p) for name, p in PATTERNS.items()}
 
 
 def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool) -> list[Piece]:
@@ -160,8 +161,8 @@ def pre_tokenize_str(text: str, *, pretokenizer: str = "gpt2", pattern: str | No
         return [Piece(text, 0, len(text))] if text else []
     if pretokenizer == "whitespace":
         return [Piece(m.group(), m.start(), m.end()) for m in _WHITESPACE.finditer(text)]
-    if pretokenizer in _COMPILED:
-        return _regex_pieces(_COMPILED[pretokenizer], text, keep_gaps=False)
+    if pretokenizer in PATTERNS_COMPILED:
+        return _regex_pieces(PATTERNS_COMPILED[pretokenizer], text, keep_gaps=False)
     if pretokenizer == "regex":
         if pattern is None:
             raise ConfigError("the 'regex' pre-tokenizer needs a pattern")
@@ -179,6 +180,6 @@ def piece_texts(text: str, *, pretokenizer: str = "gpt2", pattern: str | None = 
         return [text] if text else []
     if pretokenizer == "whitespace":
         return text.split()
-    if pretokenizer in _COMPILED:
-        return _COMPILED[pretokenizer].findall(text)
+    if pretokenizer in PATTERNS_COMPILED:
+        return PATTERNS_COMPILED[pretokenizer].findall(text)
     return [p.text for p in pre_tokenize_str(text, pretokenizer=pretokenizer, pattern=pattern)]

@@ -1,0 +1,369 @@
+"""The tokenizer: encode with learned merges, decode, trace, truncate, BPE-dropout.
+
+A tokenizer is (config, alphabet, merges); its vocabulary is derived. Encoding a piece
+repeatedly merges the adjacent pair whose merge rule has the lowest rank, leftmost first
+(tiktoken's and minbpe's loop). For merges learned by our trainer that reproduces the trainer's
+own segmentation of every training word, so "the tokenizer as of step k" is ``truncate(k)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import re
+from collections.abc import Iterable, Sequence
+from itertools import chain
+from typing import NamedTuple
+
+from .config import TrainerConfig
+from .markers import apply_marker, strip_markers
+from .normalizers import normalize_str
+from .pretokenizers import Piece, piece_texts, pre_tokenize_str, split_sequences
+from .units import UNICODE_TO_BYTE, base_symbols, byte_alphabet
+from .vocab import PAIR_SHIFT, Vocab
+
+__all__ = ["Tokenizer", "TraceStep", "EncodedPiece"]
+
+_CACHE_LIMIT = 200_000
+
+# Pieces up to this many symbols are merged by rescanning a list of pair ranks (fast in C);
+# longer ones (no pre-tokenization) use the heap over a linked list.
+_SHORT_PIECE = 64
+_NO_MERGE = (1 << 62, -1)
+
+
+class TraceStep(NamedTuple):
+    """One merge applied while encoding a piece."""
+
+    rank: int  # index of the merge rule (its training step - 1)
+    position: int  # index of the left token before the merge
+    left: str
+    right: str
+    token: str
+    tokens: tuple[str, ...]  # the piece's tokens after this merge
+
+
+class EncodedPiece(NamedTuple):
+    """A pre-tokenized piece with its offsets in the normalized text and its token ids."""
+
+    text: str
+    start: int
+    end: int
+    ids: tuple[int, ...]
+
+
+class Tokenizer:
+    """Encode and decode with the merges of a trained BPE model.
+
+    >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 0), (2, 1)])
+    >>> tok.vocab
+    ('a', 'b', 'aa', 'aab')
+    >>> tok.tokens(tok.encode("aabab"))
+    ['aab', 'a', 'b']
+    >>> tok.tokens(tok.encode("aaabc"))
+    ['aa', 'a', 'b', '<unk>']
+    """
+
+    def __init__(self, *, config: TrainerConfig, alphabet: Sequence[str], merges: Sequence[tuple[int, int]]):
+        self.config = config.validate()
+        self.alphabet = tuple(alphabet)
+        self.merges: tuple[tuple[int, int], ...] = tuple((int(a), int(b)) for a, b in merges)
+        vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
+        # pair -> (rank, new id); a pair learned twice keeps its first rank (HF does the same)
+        self._ranks: dict[int, tuple[int, int]] = {}
+        self.merged_ids: list[int] = []
+        for rank, (a, b) in enumerate(self.merges):
+            if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
+                raise ValueError(f"merge {rank} refers to an id that does not exist yet: {(a, b)}")
+            new, _ = vocab.add_merge(a, b)
+            self.merged_ids.append(new)
+            self._ranks.setdefault(a << PAIR_SHIFT | b, (rank, new))
+        self._ids = dict(vocab.ids)
+        self.n_special = vocab.n_special
+        self.vocab: tuple[str, ...] = tuple(vocab.tokens)
+        # Unseen characters must still be counted, never dropped: unless the unk token is one
+        # of the special tokens, it gets the id just past the vocabulary.
+        self.unk_id: int = self._ids.get(config.unk_token, len(self.vocab))
+        if config.unit == "byte":
+            # id of each single byte's display char, or unk when it is not in the alphabet
+            self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
+        self._cache: dict[str, tuple[int, ...]] = {}
+        self._special_re = (
+            re.compile("|".join(re.escape(t) for t in sorted(config.special_tokens, key=len, reverse=True)))
+            if config.special_tokens
+            else None
+        )
+
+    # ---- identity ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def num_merges(self) -> int:
+        return len(self.merges)
+
+    def token_to_id(self, token: str) -> int | None:
+        return self._ids.get(token)
+
+    def truncate(self, k: int) -> "Tokenizer":
+        """The tokenizer as it was after its first k merges.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0), (1, 1)])
+        >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
+        ['aa', 'aa']
+        """
+        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)])
+
+    # ---- encoding --------------------------------------------------------------------------
+    def _piece_ids(self, piece: str) -> list[int]:
+        if self.config.unit == "byte":
+            byte_ids = self._byte_ids
+            return [byte_ids[b] for b in piece.encode("utf-8")]
+        ids, unk = self._ids, self.unk_id
+        return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.config.marker)]
+
+    def _merge(
+        self,
+        ids: list[int],
+        *,
+        rng: random.Random | None = None,
+        dropout: float = 0.0,
+        trace: list[TraceStep] | None = None,
+    ) -> list[int]:
+        """Merge the lowest-ranked adjacent pair, leftmost first, until none is left.
+
+        The piece is a linked list over positions and candidate pairs sit in a heap, so a long
+        piece (no pre-tokenization) costs O(n log n), not O(n^2).
+        """
+        n = len(ids)
+        if n < 2:
+            return ids
+        ranks = self._ranks
+        sym = list(ids)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        heap = []
+        for i in range(n - 1):
+            r = ranks.get(sym[i] << PAIR_SHIFT | sym[i + 1])
+            if r is not None:
+                heap.append((r[0], i, r[1]))
+        if not heap:
+            return ids
+        heapq.heapify(heap)
+        skipped: list[tuple[int, int, int]] = []
+        while heap:
+            entry = heapq.heappop(heap)
+            rank, i, new = entry
+            j = nxt[i] if sym[i] >= 0 else -1
+            if j < 0:
+                continue
+            r = ranks.get(sym[i] << PAIR_SHIFT | sym[j])
+            if r is None or r[0] != rank:
+                continue
+            if rng is not None and rng.random() < dropout:
+                skipped.append(entry)
+                continue
+            if trace is not None:
+                left, right = self.id_to_token(sym[i]), self.id_to_token(sym[j])
+            sym[i] = new
+            sym[j] = -1
+            k = nxt[j]
+            nxt[i] = k
+            if k >= 0:
+                prv[k] = i
+                r = ranks.get(new << PAIR_SHIFT | sym[k])
+                if r is not None:
+                    heapq.heappush(heap, (r[0], i, r[1]))
+            h = prv[i]
+            if h >= 0:
+                r = ranks.get(sym[h] << PAIR_SHIFT | new)
+                if r is not None:
+                    heapq.heappush(heap, (r[0], h, r[1]))
+            if skipped:
+                for e in skipped:
+                    heapq.heappush(heap, e)
+                skipped.clear()
+            if trace is not None:
+                trace.append(TraceStep(rank, _rank_of_position(i, prv), left, right, self.vocab[new],
+                                       tuple(self.tokens(_walk(sym, nxt)))))
+        return _walk(sym, nxt)
+
+    def _merge_short(self, ids: list[int]) -> list[int]:
+        """Same result as ``_merge`` without dropout: keep one rank per adjacent pair in a list,
+        merge the leftmost minimum, recompute only its two neighbours.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok._merge_short([0, 0, 1, 1])
+        [3, 1]
+        """
+        if len(ids) < 2:
+            return ids
+        get = self._ranks.get
+        rs = [get(a << PAIR_SHIFT | b, _NO_MERGE) for a, b in zip(ids, ids[1:])]
+        while rs:
+            best = min(rs)
+            if best is _NO_MERGE:
+                break
+            i = rs.index(best)
+            new = best[1]
+            ids[i : i + 2] = (new,)
+            del rs[i]
+            if i > 0:
+                rs[i - 1] = get(ids[i - 1] << PAIR_SHIFT | new, _NO_MERGE)
+            if i < len(rs):
+                rs[i] = get(new << PAIR_SHIFT | ids[i + 1], _NO_MERGE)
+        return ids
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        cached = self._cache.get(piece)
+        if cached is None:
+            ids = self._piece_ids(piece)
+            cached = tuple(self._merge_short(ids) if len(ids) <= _SHORT_PIECE else self._merge(ids))
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[piece] = cached
+        return cached
+
+    def _chunks(self, text: str, allow_special: bool) -> list[tuple[str, bool]]:
+        """(text, is_special) chunks; specials are recognised only when allowed."""
+        if not allow_special or self._special_re is None:
+            return [(text, False)]
+        out, last = [], 0
+        for m in self._special_re.finditer(text):
+            if m.start() > last:
+                out.append((text[last : m.start()], False))
+            out.append((m.group(), True))
+            last = m.end()
+        if last < len(text):
+            out.append((text[last:], False))
+        return out
+
+    def _sequences(self, text: str) -> list[str]:
+        # encoding keeps every character: "documents" is cut like "lines", newline kept
+        mode = "text" if self.config.sequences == "text" else "lines"
+        return split_sequences(normalize_str(text, normalizer=self.config.normalizer), mode=mode)
+
+    def encode(
+        self, text: str, *, allow_special: bool = False, dropout: float = 0.0, seed: int | None = None
+    ) -> list[int]:
+        """Token ids of a text. ``dropout=p`` skips each applicable merge with probability p
+        (BPE-dropout, Provilkov et al. 2020), reproducibly for a given ``seed``.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok.encode("ab ba c")
+        [2, 1, 0, 3]
+        """
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError("dropout must be between 0 and 1")
+        rng = random.Random(seed) if dropout > 0 else None
+        cfg = self.config
+        out: list[int] = []
+        for chunk, special in self._chunks(text, allow_special):
+            if special:
+                out.append(self._ids[chunk])
+                continue
+            for seq in self._sequences(chunk):
+                if rng is not None:
+                    for piece in piece_texts(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
+                        out.extend(self._merge(self._piece_ids(piece), rng=rng, dropout=dropout))
+                else:
+                    pieces = piece_texts(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern)
+                    out += chain.from_iterable(map(self._cache_pieces(pieces), pieces))
+        return out
+
+    def _cache_pieces(self, pieces: Iterable[str]):
+        """Merge every piece not cached yet; return the cache's look-up function.
+
+        Batching matters on a cold cache: 1 MB of Shakespeare has 300k pieces but 15k
+        distinct ones, and each is merged once."""
+        cache = self._cache
+        pieces = set(pieces)
+        new = pieces.difference(cache)
+        if len(cache) + len(new) > _CACHE_LIMIT:
+            cache.clear()
+            new = pieces
+        piece_ids, short, long = self._piece_ids, self._merge_short, self._merge
+        for piece in new:
+            ids = piece_ids(piece)
+            cache[piece] = tuple(short(ids) if len(ids) <= _SHORT_PIECE else long(ids))
+        return cache.__getitem__
+
+    def encode_pieces(self, text: str) -> list[EncodedPiece]:
+        """Each piece of the (normalized) text with its offsets and ids, for display.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok.encode_pieces("ab ba")
+        [EncodedPiece(text='ab', start=0, end=2, ids=(2,)), EncodedPiece(text='ba', start=3, end=5, ids=(1, 0))]
+        """
+        cfg = self.config
+        out: list[EncodedPiece] = []
+        offset = 0
+        for seq in self._sequences(text):
+            piece: Piece
+            for piece in pre_tokenize_str(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
+                out.append(EncodedPiece(piece.text, offset + piece.start, offset + piece.end, self._encode_piece(piece.text)))
+            offset += len(seq)
+        return out
+
+    def encode_trace(self, piece: str) -> list[TraceStep]:
+        """The merges applied to one piece, in order: why it is segmented the way it is.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
+        [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
+        """
+        trace: list[TraceStep] = []
+        self._merge(self._piece_ids(piece), trace=trace)
+        return trace
+
+    def base_tokens(self, piece: str) -> list[str]:
+        """The piece's symbols before any merge (unknown ones as the unk token)."""
+        return self.tokens(self._piece_ids(piece))
+
+    # ---- decoding --------------------------------------------------------------------------
+    def id_to_token(self, token_id: int) -> str:
+        return self.config.unk_token if token_id == self.unk_id else self.vocab[token_id]
+
+    def tokens(self, ids: Sequence[int]) -> list[str]:
+        """Display strings of ids."""
+        return [self.id_to_token(i) for i in ids]
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes a token stands for (byte unit); specials give their text, <unk> U+FFFD."""
+        if token_id == self.unk_id:
+            return "\ufffd".encode()
+        tok = self.vocab[token_id]
+        if token_id < self.n_special or self.config.unit == "char":
+            return tok.encode("utf-8")
+        return bytes(UNICODE_TO_BYTE[c] for c in tok)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ids; byte level decodes UTF-8 with ``errors="replace"``.
+
+        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=["Ġ", "h", "i"], merges=[(0, 1)])
+        >>> tok.decode(tok.encode(" hi"))
+        ' hi'
+        """
+        if self.config.unit == "byte":
+            return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+        text = "".join("\ufffd" if i == self.unk_id else self.vocab[i] for i in ids)
+        return strip_markers(text, self.config.marker)
+
+
+def _walk(sym: list[int], nxt: list[int]) -> list[int]:
+    out = []
+    i = 0
+    while i >= 0:
+        out.append(sym[i])
+        i = nxt[i]
+    return out
+
+
+def _rank_of_position(i: int, prv: list[int]) -> int:
+    """Index of live position i among the live positions (how many tokens precede it)."""
+    n = 0
+    while prv[i] >= 0:
+        i = prv[i]
+        n += 1
+    return n

@@ -1,0 +1,23 @@
+"""Shared fixtures: the bundled sample corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_corpora"
+
+# Every bundled sample corpus (not the seed notebooks' own corpora under seeds/).
+SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.txt"))
+
+
+def read_sample(name: str) -> str:
+    """A bundled corpus as text (``name`` relative to sample_corpora/)."""
+    return (SAMPLES / name).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def sample():
+    return read_sample
