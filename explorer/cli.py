@@ -1,0 +1,177 @@
+"""Command line: ``python -m explorer train|encode|presets``.
+
+    python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
+        [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
+        [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
+        [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
+    python -m explorer encode --tokenizer DIR [--text TEXT] [--dropout P --seed S]
+    python -m explorer presets
+
+Every failure the user can fix exits with status 2 and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .config import PRESETS, TIE_BREAKS, make_config
+from .corpora import read_text_file
+from .errors import ExplorerError
+from .formats import load_tokenizer, write_trace
+from .markers import MARKERS
+from .normalizers import NORMALIZERS
+from .pretokenizers import PRETOKENIZERS
+from .trainer import Trainer
+from .units import UNITS
+
+__all__ = ["main"]
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not argparse's usage block
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m explorer", description="Train and use byte-pair-encoding tokenizers.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    t = sub.add_parser("train", help="train on text files and write DIR/trace.json")
+    t.add_argument("files", nargs="+", metavar="FILE")
+    t.add_argument("--preset", required=True, choices=list(PRESETS))
+    size = t.add_mutually_exclusive_group()
+    size.add_argument("--vocab-size", type=int, metavar="N")
+    size.add_argument("--merges", type=int, metavar="N")
+    t.add_argument("--tie-break", choices=list(TIE_BREAKS))
+    t.add_argument("--min-frequency", type=int, metavar="N")
+    t.add_argument("--full-byte-alphabet", action="store_true", help="all 256 bytes in the alphabet")
+    t.add_argument("--per-line", action="store_true", help="each line is its own sequence (HF file training)")
+    t.add_argument("--pretokenizer", choices=list(PRETOKENIZERS))
+    t.add_argument("--pattern", metavar="REGEX", help="the custom regex for --pretokenizer regex")
+    t.add_argument("--unit", choices=list(UNITS))
+    t.add_argument("--marker", choices=list(MARKERS))
+    t.add_argument("--normalizer", choices=list(NORMALIZERS))
+    t.add_argument("--special", nargs="+", metavar="TOK", help="special tokens, given the first ids")
+    t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
+    t.add_argument("--out", required=True, metavar="DIR")
+
+    e = sub.add_parser("encode", help="encode text with a trained tokenizer; prints JSON")
+    e.add_argument("--tokenizer", required=True, metavar="DIR")
+    e.add_argument("--text", help="the text (read from stdin when omitted)")
+    e.add_argument("--dropout", type=float, default=0.0, metavar="P")
+    e.add_argument("--seed", type=int, metavar="S")
+
+    sub.add_parser("presets", help="list the presets")
+    return p
+
+
+def _overrides(args: argparse.Namespace) -> dict:
+    o: dict = {}
+    if args.vocab_size is not None:
+        o.update(vocab_size=args.vocab_size, num_merges=None)
+    if args.merges is not None:
+        o.update(num_merges=args.merges, vocab_size=None)
+    for flag, field in (
+        ("tie_break", "tie_break"),
+        ("min_frequency", "min_frequency"),
+        ("pretokenizer", "pretokenizer"),
+        ("pattern", "pattern"),
+        ("unit", "unit"),
+        ("marker", "marker"),
+        ("normalizer", "normalizer"),
+        ("top_k", "top_k"),
+    ):
+        if getattr(args, flag) is not None:
+            o[field] = getattr(args, flag)
+    if args.special is not None:
+        o["special_tokens"] = tuple(args.special)
+    if args.full_byte_alphabet:
+        o["alphabet"] = "full-bytes"
+    if args.per_line:
+        o["sequences"] = "lines"
+    return o
+
+
+class _Progress:
+    """A plain progress bar on stderr, redrawn at most ~100 times."""
+
+    def __init__(self, total: int | None, stream: TextIO):
+        self.total, self.stream, self.last = total, stream, -1
+
+    def update(self, done: int, *, final: bool = False) -> None:
+        if self.total:
+            frac = min(1.0, done / self.total)
+            tick = int(frac * 100)
+            if tick == self.last and not final:
+                return
+            self.last = tick
+            bar = "#" * int(frac * 30)
+            self.stream.write(f"\rtraining [{bar:<30}] {done:,}/{self.total:,} merges")
+        elif final or done % 100 == 0:
+            self.stream.write(f"\rtraining: {done:,} merges")
+        if final:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    config = make_config(args.preset, **_overrides(args))
+    texts = [read_text_file(f) for f in args.files]
+    trainer = Trainer.from_texts(texts, config)
+    if config.num_merges is not None:
+        total: int | None = config.num_merges
+    elif config.vocab_size is not None:
+        total = max(0, config.vocab_size - len(trainer.vocab))
+    else:
+        total = None
+    bar = _Progress(total, err)
+    bar.update(0)
+    for record in trainer:
+        bar.update(record.step)
+    bar.update(len(trainer.records), final=True)
+    path = write_trace(trainer, args.out)
+    out.write(
+        f"{len(trainer.records)} merges, vocab {len(trainer.vocab)}, stopped: {trainer.stop_reason}; "
+        f"tokens {trainer.initial_tokens:,} -> {trainer.tokens:,}; wrote {path}\n"
+    )
+    return 0
+
+
+def _encode(args: argparse.Namespace, out: TextIO) -> int:
+    if not 0.0 <= args.dropout <= 1.0:
+        raise ExplorerError("--dropout must be between 0 and 1")
+    tok = load_tokenizer(args.tokenizer)
+    text = args.text if args.text is not None else sys.stdin.read()
+    ids = tok.encode(text, dropout=args.dropout, seed=args.seed)
+    out.write(json.dumps({"ids": ids, "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+        if args.command == "train":
+            return _train(args, out, err)
+        if args.command == "encode":
+            return _encode(args, out)
+        for p in PRESETS.values():
+            out.write(f"{p.name:<14} {'seed ' + p.seed if p.seed else '':<9} {p.description}\n")
+        return 0
+    except _UsageError as e:
+        err.write(f"python -m explorer: error: {e} (see --help)\n")
+    except (ExplorerError, OSError) as e:
+        err.write(f"python -m explorer: error: {e}\n")
+    except KeyboardInterrupt:
+        err.write("python -m explorer: interrupted\n")
+        return 130
+    return 2

@@ -1,0 +1,138 @@
+"""Corpora: the bundled samples, and turning a user's bytes into text safely.
+
+Nothing here guesses silently: undecodable bytes raise a CorpusError that says where, and the
+caller chooses how to decode (strict UTF-8, UTF-8 with replacement characters, Latin-1, ...).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import CorpusError
+
+__all__ = [
+    "DECODINGS",
+    "MAX_CORPUS_BYTES",
+    "SAMPLE_DIR",
+    "DecodedText",
+    "SampleCorpus",
+    "decode_bytes",
+    "list_samples",
+    "read_sample",
+    "read_text_file",
+]
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_corpora"
+MAX_CORPUS_BYTES = 20 * 1024 * 1024
+
+DECODINGS: dict[str, str] = {
+    "utf-8": "UTF-8, refuse undecodable bytes",
+    "utf-8-replace": "UTF-8, undecodable bytes become U+FFFD (�)",
+    "latin-1": "Latin-1: every byte is one character (never fails)",
+    "cp1252": "Windows-1252 (Western European)",
+    "utf-16": "UTF-16 with a byte-order mark",
+}
+
+
+class DecodedText(NamedTuple):
+    text: str
+    encoding: str
+    replaced: int  # how many U+FFFD replacement characters decoding introduced
+
+
+class SampleCorpus(NamedTuple):
+    name: str  # path relative to sample_corpora/, e.g. "udhr_en.txt" or "seeds/seed001_ex_corpus.txt"
+    description: str
+    size: int
+
+
+def decode_bytes(data: bytes, *, encoding: str = "utf-8", limit: int = MAX_CORPUS_BYTES) -> DecodedText:
+    """Bytes -> text, or a CorpusError that says what went wrong and where.
+
+    >>> decode_bytes("héllo".encode()).text
+    'héllo'
+    >>> decode_bytes(b"caf\\xe9 ok")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.CorpusError: the file is not valid UTF-8: byte 0xe9 at offset 3 cannot be decoded (choose another decoding, e.g. UTF-8 with replacement or Latin-1)
+    >>> decode_bytes(b"caf\\xe9 ok", encoding="utf-8-replace")
+    DecodedText(text='caf� ok', encoding='utf-8-replace', replaced=1)
+    """
+    if len(data) > limit:
+        raise CorpusError(f"the text is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
+    if encoding not in DECODINGS:
+        raise CorpusError(f"unknown decoding {encoding!r}; choose one of {', '.join(DECODINGS)}")
+    if data.startswith(codecs.BOM_UTF8) and encoding.startswith("utf-8"):
+        data = data[len(codecs.BOM_UTF8) :]
+    if encoding == "utf-8-replace":
+        before = data.count("\ufffd".encode())
+        text = data.decode("utf-8", errors="replace")
+        return DecodedText(text, encoding, text.count("\ufffd") - before)
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as err:
+        name = "UTF-8" if encoding == "utf-8" else encoding
+        raise CorpusError(
+            f"the file is not valid {name}: byte 0x{data[err.start]:02x} at offset {err.start} cannot be decoded "
+            "(choose another decoding, e.g. UTF-8 with replacement or Latin-1)"
+        ) from None
+    if "\x00" in text and encoding != "utf-16":
+        raise CorpusError("the file contains NUL bytes: it looks binary (or UTF-16 without a byte-order mark)")
+    return DecodedText(text, encoding, 0)
+
+
+def read_text_file(path: str | Path, *, encoding: str = "utf-8") -> str:
+    """A file's text for the CLI: CorpusError (never a traceback) for missing, huge or binary files."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_CORPUS_BYTES:
+            raise CorpusError(f"{p.name} is {size / 1e6:.1f} MB; the limit is {MAX_CORPUS_BYTES / 1e6:.0f} MB")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise CorpusError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise CorpusError(f"{path} is a folder, not a text file") from None
+    except OSError as err:
+        raise CorpusError(f"cannot read {path}: {err.strerror or err}") from None
+    try:
+        return decode_bytes(data, encoding=encoding).text
+    except CorpusError as err:
+        raise CorpusError(f"{p.name}: {err}") from None
+
+
+_ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*([^|]+?)\s*\|")
+
+
+def _descriptions() -> dict[str, str]:
+    """File -> 'what it is', from the table in sample_corpora/SOURCES.md."""
+    out: dict[str, str] = {}
+    for src in (SAMPLE_DIR / "SOURCES.md", SAMPLE_DIR / "seeds" / "SOURCES.md"):
+        if src.exists():
+            prefix = "seeds/" if src.parent.name == "seeds" else ""
+            for line in src.read_text(encoding="utf-8").splitlines():
+                m = _ROW.match(line)
+                if m:
+                    out[prefix + m.group(1)] = m.group(2)
+    return out
+
+
+def list_samples() -> list[SampleCorpus]:
+    """The bundled corpora: the samples first, then the seed notebooks' own corpora."""
+    desc = _descriptions()
+    files = sorted(SAMPLE_DIR.glob("*.txt")) + sorted((SAMPLE_DIR / "seeds").glob("*.txt"))
+    return [
+        SampleCorpus(str(p.relative_to(SAMPLE_DIR)), desc.get(str(p.relative_to(SAMPLE_DIR)), ""), p.stat().st_size)
+        for p in files
+    ]
+
+
+def read_sample(name: str) -> str:
+    """A bundled corpus's text by its name relative to sample_corpora/."""
+    known = {s.name for s in list_samples()}
+    if name not in known:
+        raise CorpusError(f"no bundled corpus named {name!r}")
+    return (SAMPLE_DIR / name).read_text(encoding="utf-8")

@@ -1,0 +1,210 @@
+"""Formats: save and load what training produced.
+
+``trace.json`` is the project's own format and the CLI's contract::
+
+    {
+      "format": "bpe-explorer-trace", "version": 1,
+      "config": {...TrainerConfig fields...},
+      "special_tokens": ["<|endoftext|>"],
+      "alphabet": ["!", "\\"", ...],            # display strings, in id order after the specials
+      "initial_tokens": 1115394, "stop_reason": "vocab_size",
+      "merges": [{"step": 1, "left": "Ġ", "right": "t", "left_id": 94, "right_id": 84,
+                  "token": "Ġt", "id": 256, "count": 31072, "replaced": 31072,
+                  "tokens_after": 1084322, "reused": false, "n_tied": 0, "ties": [],
+                  "words_affected": 3054}, ...]
+    }
+
+Merges are the source of truth: a loaded tokenizer re-derives every id and checks it against
+the file. Exporters write the same merges in the formats other tools read: HF ``tokenizer.json``,
+subword-nmt codes, a ``.tiktoken`` rank file, and seed 004's ``a b -> ab`` lines.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from .config import TrainerConfig
+from .errors import ConfigError, FormatError
+from .tokenizer import Tokenizer
+from .trainer import StepRecord, Trainer
+from .units import byte_alphabet
+
+__all__ = [
+    "TRACE_FORMAT",
+    "trace_dict",
+    "write_trace",
+    "tokenizer_from_trace",
+    "load_tokenizer",
+    "to_hf_tokenizer_json",
+    "to_subword_nmt_codes",
+    "to_tiktoken",
+    "to_arrow_merges",
+]
+
+TRACE_FORMAT = "bpe-explorer-trace"
+TRACE_FILE = "trace.json"
+
+
+def _record_dict(r: StepRecord) -> dict:
+    return {
+        "step": r.step,
+        "left": r.left,
+        "right": r.right,
+        "left_id": r.left_id,
+        "right_id": r.right_id,
+        "token": r.token,
+        "id": r.token_id,
+        "count": r.count,
+        "replaced": r.replaced,
+        "tokens_after": r.tokens_after,
+        "reused": r.reused,
+        "n_tied": r.n_tied,
+        "ties": [list(t) for t in r.ties],
+        "words_affected": r.words_affected,
+    }
+
+
+def trace_dict(trainer: Trainer) -> dict:
+    """The trainer's state as a JSON-ready dict (the ``trace.json`` layout)."""
+    return {
+        "format": TRACE_FORMAT,
+        "version": 1,
+        "config": trainer.config.to_dict(),
+        "special_tokens": list(trainer.config.special_tokens),
+        "alphabet": list(trainer.alphabet),
+        "initial_tokens": trainer.initial_tokens,
+        "stop_reason": trainer.stop_reason,
+        "merges": [_record_dict(r) for r in trainer.records],
+    }
+
+
+def write_trace(trainer: Trainer, out_dir: str | Path) -> Path:
+    """Write ``out_dir/trace.json`` (creating the folder) and return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / TRACE_FILE
+    path.write_text(json.dumps(trace_dict(trainer), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+def _require(cond: bool, message: str) -> None:
+    if not cond:
+        raise FormatError(message)
+
+
+def tokenizer_from_trace(data: object) -> Tokenizer:
+    """Rebuild a Tokenizer from a parsed trace, checking every derived id against the file."""
+    _require(isinstance(data, dict) and data.get("format") == TRACE_FORMAT, "not a BPE Explorer trace (no 'format' field)")
+    assert isinstance(data, dict)
+    _require(isinstance(data.get("config"), dict), "the trace has no 'config' object")
+    _require(isinstance(data.get("alphabet"), list) and all(isinstance(s, str) for s in data["alphabet"]),
+             "the trace's 'alphabet' must be a list of strings")
+    merges = data.get("merges")
+    _require(isinstance(merges, list), "the trace's 'merges' must be a list")
+    try:
+        config = TrainerConfig.from_dict(data["config"]).validate()
+    except (ConfigError, TypeError) as err:
+        raise FormatError(f"the trace's config is invalid: {err}") from None
+    pairs = []
+    for i, m in enumerate(merges):
+        _require(isinstance(m, dict), f"merge {i + 1} is not an object")
+        _require(all(isinstance(m.get(k), int) and not isinstance(m.get(k), bool) for k in ("left_id", "right_id", "id")),
+                 f"merge {i + 1} needs integer 'left_id', 'right_id' and 'id'")
+        pairs.append((m["left_id"], m["right_id"]))
+    try:
+        tok = Tokenizer(config=config, alphabet=data["alphabet"], merges=pairs)
+    except ValueError as err:
+        raise FormatError(f"the trace's merges are inconsistent: {err}") from None
+    for i, (m, new_id) in enumerate(zip(merges, tok.merged_ids)):
+        _require(m["id"] == new_id, f"merge {i + 1} says id {m['id']} but its pair derives id {new_id}")
+        if "token" in m:
+            _require(m["token"] == tok.vocab[new_id], f"merge {i + 1} says token {m['token']!r} but derives {tok.vocab[new_id]!r}")
+    return tok
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Load a tokenizer from a folder holding ``trace.json`` (or from the file itself)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / TRACE_FILE
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FormatError(f"no {TRACE_FILE} found at {path}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise FormatError(f"cannot read {p}: {err}") from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise FormatError(f"{p.name} is not valid JSON: {err}") from None
+    return tokenizer_from_trace(data)
+
+
+# ---- exporters ---------------------------------------------------------------------------
+def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
+    """An HF ``tokenizers`` tokenizer.json for the same merges (BPE model + matching pipeline)."""
+    cfg = tok.config
+    if cfg.unit == "byte" and cfg.pretokenizer == "gpt2":
+        pre = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+        decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    elif cfg.unit == "byte":
+        pre = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+        decoder = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    elif cfg.pretokenizer == "whitespace":
+        pre, decoder = {"type": "WhitespaceSplit"}, None
+    else:
+        pre, decoder = None, None
+    vocab = {t: i for i, t in reversed(list(enumerate(tok.vocab)))}
+    merges = [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+            for i, t in enumerate(tok.vocab[: tok.n_special])
+        ],
+        "normalizer": None,
+        "pre_tokenizer": pre,
+        "post_processor": None,
+        "decoder": decoder,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None if cfg.unit == "byte" else cfg.unk_token,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": "</w>" if cfg.marker == "eow-glued" else None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": merges,
+        },
+    }
+
+
+def to_subword_nmt_codes(tok: Tokenizer) -> str:
+    """subword-nmt 0.2 codes: ``#version: 0.2`` then ``left right`` per merge."""
+    return "#version: 0.2\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
+
+
+def to_arrow_merges(tok: Tokenizer) -> str:
+    """Seed 004's merges file: ``left right -> token`` per merge."""
+    return "".join(f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids))
+
+
+def to_tiktoken(tok: Tokenizer) -> str:
+    """A ``.tiktoken`` rank file (``base64(bytes) rank`` per line) for a byte-level tokenizer
+    whose alphabet holds all 256 bytes; special tokens are left out, as tiktoken keeps them apart."""
+    if tok.config.unit != "byte":
+        raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
+    if not set(byte_alphabet()) <= set(tok.alphabet):
+        raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
+    if not tok.config.reuse_ids:
+        raise ConfigError("tiktoken needs one rank per distinct token: train with id reuse on")
+    lines = []
+    for i in range(tok.n_special, len(tok.vocab)):
+        lines.append(f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n")
+    return "".join(lines)

@@ -1,0 +1,116 @@
+"""The CLI contract: trace.json's fields, encode's JSON, one-line errors with status 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, SAMPLES
+from explorer.cli import main
+
+
+def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    if stdin is not None:
+        old, sys.stdin = sys.stdin, io.StringIO(stdin)
+    try:
+        code = main(list(argv), out=out, err=err)
+    finally:
+        if stdin is not None:
+            sys.stdin = old
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_train_writes_trace_with_every_documented_field(tmp_path):
+    code, out, err = run("train", str(SAMPLES / "udhr_en.txt"), "--preset", "gpt2", "--vocab-size", "400",
+                         "--full-byte-alphabet", "--tie-break", "hf", "--out", str(tmp_path))
+    assert code == 0, err
+    assert "merges" in err  # the progress bar went to stderr
+    trace = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
+    assert set(trace) >= {"config", "special_tokens", "alphabet", "merges"}
+    assert trace["special_tokens"] == ["<|endoftext|>"]
+    assert len(trace["alphabet"]) == 256 and trace["alphabet"][0] == "!"  # GPT-2 order, as HF
+    assert len(trace["special_tokens"]) + len(trace["alphabet"]) + len(trace["merges"]) == 400
+    first = trace["merges"][0]
+    assert set(first) >= {"left", "right", "token", "id", "count", "replaced", "tokens_after", "ties"}
+    assert first["token"] == first["left"] + first["right"]
+    assert first["id"] == 257
+    counts = [m["count"] for m in trace["merges"]]
+    assert counts[0] == max(counts)
+
+
+def test_encode_prints_ids_and_display_tokens_from_text_or_stdin(tmp_path):
+    assert run("train", str(SAMPLES / "demo_sentences.txt"), "--preset", "gpt2", "--merges", "50",
+               "--out", str(tmp_path))[0] == 0
+    code, out, _ = run("encode", "--tokenizer", str(tmp_path), "--text", "The cat sat.")
+    assert code == 0
+    enc = json.loads(out)
+    assert len(enc["ids"]) == len(enc["tokens"]) < len("The cat sat.")
+    assert "".join(enc["tokens"]) == "TheĠcatĠsat."
+    code2, out2, _ = run("encode", "--tokenizer", str(tmp_path), stdin="The cat sat.")
+    assert code2 == 0 and json.loads(out2) == enc
+
+
+def test_encode_dropout_is_reproducible_with_a_seed(tmp_path):
+    run("train", str(SAMPLES / "seeds" / "seed004_bpe_dropout.txt"), "--preset", "suffix-marker", "--out", str(tmp_path))
+    a = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.", "--dropout", "0.3", "--seed", "7")
+    b = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.", "--dropout", "0.3", "--seed", "7")
+    plain = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.")
+    assert a == b
+    assert json.loads(plain[1])["tokens"] == ["BPEĠ", "willĠ", "resultĠ", "inĠ", "aĠ", "higherĠ", "BLEUĠ", "scor", "e", ".Ġ"]
+    assert len(json.loads(a[1])["ids"]) > len(json.loads(plain[1])["ids"])
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["train", "missing.txt", "--preset", "gpt2", "--out", "x"], "no such file"),
+        (["train", "README.md", "--preset", "nope", "--out", "x"], "invalid choice"),
+        (["train", "README.md", "--preset", "gpt2", "--marker", "eow", "--out", "x"], "word markers"),
+        (["train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", "(", "--out", "x"], "does not compile"),
+        (["train", "README.md", "--preset", "gpt2", "--vocab-size", "0", "--out", "x"], "vocab size"),
+        (["train", "README.md", "--preset", "gpt2", "--vocab-size", "10", "--merges", "3", "--out", "x"], "not allowed with"),
+        (["encode", "--tokenizer", "no-such-dir", "--text", "x"], "no trace.json"),
+        (["encode"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(argv, message, tmp_path):
+    code, out, err = run(*argv)
+    assert code == 2
+    assert err.count("\n") == 1 and message in err
+    assert "Traceback" not in err
+
+
+def test_undecodable_and_binary_files_are_refused_cleanly(tmp_path):
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\xe9".encode("latin-1"))
+    code, _, err = run("train", str(bad), "--preset", "gpt2", "--out", str(tmp_path / "o"))
+    assert code == 2 and "not valid UTF-8" in err and "offset 3" in err
+    binary = tmp_path / "bin.txt"
+    binary.write_bytes(b"\x00\x01\x02abc")
+    code, _, err = run("train", str(binary), "--preset", "gpt2", "--out", str(tmp_path / "o"))
+    assert code == 2 and "binary" in err
+
+
+@pytest.mark.parametrize("payload, message", [
+    ("{not json", "not valid JSON"),
+    ('{"format": "other"}', "not a BPE Explorer trace"),
+    ('{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 9, "id": 1}]}', "inconsistent"),
+    ('{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 0, "id": 5}]}', "derives id 1"),
+    ('{"format": "bpe-explorer-trace", "config": {"unit": "qubit"}, "alphabet": [], "merges": []}', "config is invalid"),
+])
+def test_malformed_trace_files_are_refused_with_a_clear_message(payload, message, tmp_path):
+    (tmp_path / "trace.json").write_text(payload, encoding="utf-8")
+    code, _, err = run("encode", "--tokenizer", str(tmp_path), "--text", "a")
+    assert code == 2 and message in err
+
+
+def test_module_entry_point_runs_in_a_subprocess(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "explorer", "train", "nope.txt", "--preset", "gpt2", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.startswith("python -m explorer: error:") and "Traceback" not in proc.stderr

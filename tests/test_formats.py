@@ -1,0 +1,60 @@
+"""Exports carry the same merges other tools read; a saved trace loads back identically."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from tokenizers import Tokenizer as HFTokenizer
+
+from conftest import read_sample
+from explorer import ConfigError, make_config, train
+from explorer.formats import (
+    load_tokenizer,
+    to_arrow_merges,
+    to_hf_tokenizer_json,
+    to_subword_nmt_codes,
+    to_tiktoken,
+    write_trace,
+)
+
+
+@pytest.fixture(scope="module")
+def byte_trainer():
+    return train(read_sample("udhr_en.txt"), make_config("gpt2", alphabet="full-bytes", tie_break="hf", vocab_size=600))
+
+
+def test_trace_round_trip_gives_the_same_encoding(byte_trainer, tmp_path):
+    write_trace(byte_trainer, tmp_path)
+    loaded = load_tokenizer(tmp_path)
+    text = read_sample("udhr_ru.txt")[:3000]
+    assert loaded.encode(text) == byte_trainer.tokenizer().encode(text)
+    assert loaded.vocab == tuple(byte_trainer.vocab)
+
+
+def test_hf_tokenizer_json_export_loads_in_hf_and_encodes_the_same(byte_trainer):
+    hf = HFTokenizer.from_str(json.dumps(to_hf_tokenizer_json(byte_trainer.tokenizer())))
+    ours = byte_trainer.tokenizer()
+    text = read_sample("demo_sentences.txt")
+    assert hf.encode(text).ids == ours.encode(text)
+
+
+def test_tiktoken_export_lists_each_token_bytes_with_its_id(byte_trainer):
+    tok = byte_trainer.tokenizer()
+    lines = to_tiktoken(tok).splitlines()
+    assert len(lines) == len(tok.vocab) - 1  # <|endoftext|> is kept apart, as tiktoken does
+    b64, rank = lines[-1].split()
+    assert base64.b64decode(b64) == tok.token_bytes(int(rank))
+
+
+def test_tiktoken_export_refuses_char_level_tokenizers():
+    tok = train("low lower", make_config("sennrich", num_merges=2)).tokenizer()
+    with pytest.raises(ConfigError):
+        to_tiktoken(tok)
+
+
+def test_subword_nmt_and_arrow_merge_files_follow_their_layouts():
+    tok = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=3)).tokenizer()
+    assert to_subword_nmt_codes(tok) == "#version: 0.2\ne s\nes t\nest </w>\n"
+    assert to_arrow_merges(tok) == "e s -> es\nes t -> est\nest </w> -> est</w>\n"
