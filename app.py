@@ -1,18 +1,33 @@
-"""BPE Explorer: home page."""
+"""BPE Explorer: the home page."""
 
 import streamlit as st
 
-from explorer import make_config, train
+from explorer.ui import home_view, state
 
 st.set_page_config(page_title="BPE Explorer", page_icon="🧩", layout="wide")
+state.keep_widget_state()
+
 st.title("BPE Explorer")
-st.write(
-    "Byte-pair encoding starts from single characters (or bytes) and, again and again, merges the "
-    "pair of neighbouring symbols that occurs most often into a new symbol. The list of merges *is* "
-    "the tokenizer."
+st.markdown(
+    """
+**Byte-pair encoding** (BPE) is how most language models cut text into tokens. It starts from
+single characters (or bytes) and repeats one move: count every pair of neighbouring symbols in
+the corpus, and merge the most frequent pair into a new symbol. Frequent words soon become one
+token; rare words stay in pieces. The ordered list of merges *is* the tokenizer: to encode new
+text, apply the same merges in the same order.
+"""
 )
-demo = train("aaabdaaabac", make_config("bytes", vocab_size=None, num_merges=4))
-st.subheader('The classic example: "aaabdaaabac"')
-for r in demo.records:
-    st.write(f"Step {r.step}: merge `{r.left}` + `{r.right}` → `{r.token}` "
-             f"({r.count} occurrences, {r.tokens_after} tokens left)")
+
+st.subheader("Watch it on Sennrich's toy corpus: low ×5, lower ×2, newest ×6, widest ×3")
+home_view.miniature()
+
+st.subheader("Explore")
+c1, c2 = st.columns(2)
+with c1:
+    st.page_link("pages/1_Corpus.py", label="**Corpus**: pick, upload or paste text; see its statistics and how pre-tokenizers cut it", icon="📚")
+with c2:
+    st.page_link("pages/2_Train.py", label="**Train**: step through the merges, watch the pair counts, words and compression", icon="▶️")
+st.caption(
+    f"The app opens on a bundled corpus ({state.corpus_choice().label()}) with the GPT-2 style preset; "
+    "every preset reproduces one of the classic BPE notebooks merge for merge."
+)

@@ -306,6 +306,15 @@ class Tokenizer:
             offset += len(seq)
         return out
 
+    def encode_piece(self, piece: str) -> tuple[int, ...]:
+        """Ids of one pre-tokenized piece, as the trainer segments that word.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), alphabet=["l", "o", "w", "</w>"], merges=[(0, 1)])
+        >>> tok.tokens(tok.encode_piece("low"))
+        ['lo', 'w', '</w>']
+        """
+        return self._encode_piece(piece)
+
     def encode_trace(self, piece: str) -> list[TraceStep]:
         """The merges applied to one piece, in order: why it is segmented the way it is.
 

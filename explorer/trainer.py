@@ -67,7 +67,7 @@ class StepRecord:
     ties: tuple[tuple[str, str], ...]  # the first of them in tie-break order (at most top_k - 1)
     top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
     words_affected: int
-    examples: tuple[tuple[str, int], ...]  # (word, occurrences merged there x its frequency)
+    examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -173,6 +173,29 @@ class Trainer:
     @property
     def freqs(self) -> list[int]:
         return self._freqs
+
+    @property
+    def corpus_chars(self) -> int:
+        """Characters in all pieces (what pre-tokenization kept), counted with frequency."""
+        return sum(len(w) * f for w, f in zip(self._words, self._freqs))
+
+    @property
+    def corpus_bytes(self) -> int:
+        """UTF-8 bytes in all pieces, counted with frequency."""
+        return sum(len(w.encode("utf-8")) * f for w, f in zip(self._words, self._freqs))
+
+    def peek(self, k: int | None = None) -> tuple[PairStat, ...]:
+        """The pair table the next merge would be chosen from (winner first), without merging.
+
+        >>> t = Trainer.from_texts("abab", TrainerConfig(pretokenizer="none", unit="char"))
+        >>> [(p.left, p.right, p.count) for p in t.peek()]
+        [('a', 'b', 2), ('b', 'a', 1)]
+        """
+        tokens = self._vocab.tokens
+        return tuple(
+            PairStat(p >> PAIR_SHIFT, p & PAIR_MASK, tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK], c)
+            for p, c in self._top(max(1, self.config.top_k if k is None else k))
+        )
 
     def tokenizer(self, k: int | None = None):
         """A Tokenizer holding the first k merges (all of them by default)."""
@@ -287,7 +310,7 @@ class Trainer:
         return record
 
     def _example(self, wi: int) -> str:
-        word = "".join(word_symbols(self._words[wi], self.config))
+        word = self._words[wi]
         return word if len(word) <= _EXAMPLE_CHARS else word[: _EXAMPLE_CHARS - 1] + "…"
 
     def _merge(self, pair: int, a: int, b: int, new: int) -> tuple[int, dict[int, int]]:

@@ -1,0 +1,94 @@
+"""Altair charts of a training run, with tooltips."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+from ..trainer import StepRecord
+
+__all__ = ["progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame"]
+
+
+def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int) -> pd.DataFrame:
+    """One row per step (0 = before any merge): corpus tokens, compression, winning count.
+
+    >>> from explorer import make_config, train
+    >>> t = train("aaabdaaabac", make_config("bytes", vocab_size=None, num_merges=2))
+    >>> progress_frame(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)["tokens"].tolist()
+    [11, 9, 7]
+    """
+    steps = [0] + [r.step for r in records]
+    tokens = [initial_tokens] + [r.tokens_after for r in records]
+    counts = [None] + [r.count for r in records]
+    df = pd.DataFrame({"step": steps, "tokens": tokens, "winning count": counts})
+    df["bytes per token"] = corpus_bytes / df["tokens"].clip(lower=1)
+    df["chars per token"] = corpus_chars / df["tokens"].clip(lower=1)
+    return df
+
+
+def _rule(current: int) -> alt.Chart:
+    return alt.Chart(pd.DataFrame({"step": [current]})).mark_rule(color="#dc2626", strokeDash=[4, 3]).encode(x="step:Q")
+
+
+def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+    line = (
+        alt.Chart(df, title="Tokens in the corpus")
+        .mark_line(color="#2563eb")
+        .encode(
+            x=alt.X("step:Q", title="merge step"),
+            y=alt.Y("tokens:Q", title="tokens", scale=alt.Scale(zero=False)),
+            tooltip=["step", alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
+        )
+    )
+    return alt.layer(line, _rule(current)).properties(height=260)
+
+
+def compression_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+    long = df.melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
+    line = (
+        alt.Chart(long, title="Compression")
+        .mark_line()
+        .encode(
+            x=alt.X("step:Q", title="merge step"),
+            y=alt.Y("ratio:Q", title="per token", scale=alt.Scale(zero=False)),
+            color=alt.Color("measure:N", legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=["step", "measure", alt.Tooltip("ratio:Q", format=".3f")],
+        )
+    )
+    return alt.layer(line, _rule(current)).properties(height=260)
+
+
+def count_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+    pts = df.dropna(subset=["winning count"])
+    line = (
+        alt.Chart(pts, title="Count of the winning pair")
+        .mark_line(color="#7c3aed", point=len(pts) <= 60)
+        .encode(
+            x=alt.X("step:Q", title="merge step"),
+            y=alt.Y("winning count:Q", title="count (log scale)", scale=alt.Scale(type="log")),
+            tooltip=["step", alt.Tooltip("winning count:Q", format=",")],
+        )
+    )
+    return alt.layer(line, _rule(current)).properties(height=260)
+
+
+def length_frame(lengths: Sequence[int]) -> pd.DataFrame:
+    s = pd.Series(list(lengths), dtype="int64")
+    counts = s.value_counts().sort_index()
+    return pd.DataFrame({"length": counts.index.astype(int), "tokens": counts.values.astype(int)})
+
+
+def length_chart(df: pd.DataFrame, unit: str) -> alt.Chart:
+    return (
+        alt.Chart(df, title="Token lengths in the vocabulary so far")
+        .mark_bar(color="#0d9488")
+        .encode(
+            x=alt.X("length:O", title=f"length ({'bytes' if unit == 'byte' else 'characters'})"),
+            y=alt.Y("tokens:Q", title="tokens"),
+            tooltip=["length", "tokens"],
+        )
+        .properties(height=260)
+    )

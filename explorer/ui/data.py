@@ -1,0 +1,66 @@
+"""Cached values: computed once per input and shared by every session (``st.cache_data``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import NamedTuple
+
+import streamlit as st
+
+from ..config import TrainerConfig
+from ..corpora import list_samples, read_sample
+from ..pipeline import count_words
+
+__all__ = ["CorpusStats", "corpus_stats", "sample_names", "sample_text", "word_counts", "sample_descriptions"]
+
+
+@st.cache_data(show_spinner=False)
+def sample_names() -> list[str]:
+    return [s.name for s in list_samples()]
+
+
+@st.cache_data(show_spinner=False)
+def sample_descriptions() -> dict[str, str]:
+    return {s.name: f"{s.description} ({s.size:,} bytes)" if s.description else f"{s.size:,} bytes" for s in list_samples()}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def sample_text(name: str) -> str:
+    return read_sample(name)
+
+
+class CorpusStats(NamedTuple):
+    bytes: int
+    chars: int
+    lines: int
+    words: int
+    distinct_words: int
+    alphabet_chars: int
+    alphabet_bytes: int
+    top_words: list[tuple[str, int]]
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
+    """Sizes and the most frequent whitespace-separated words of a corpus."""
+    words: Counter[str] = Counter()
+    chars: set[str] = set()
+    data_bytes: set[int] = set()
+    n_bytes = n_chars = n_lines = 0
+    for text in texts:
+        encoded = text.encode("utf-8")
+        n_bytes += len(encoded)
+        n_chars += len(text)
+        n_lines += text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+        words.update(text.split())
+        chars.update(text)
+        data_bytes.update(encoded)
+    return CorpusStats(
+        n_bytes, n_chars, n_lines, sum(words.values()), len(words), len(chars), len(data_bytes), words.most_common(top)
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def word_counts(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
+    """The trainer's input for a corpus and config (pre-tokenizing 1 MB takes a while)."""
+    return count_words(texts, config)

@@ -1,0 +1,47 @@
+"""Sentences generated from step records, for the class to read aloud."""
+
+from __future__ import annotations
+
+from ..trainer import StepRecord
+from .render import visible
+
+__all__ = ["explain", "tie_rule_sentence"]
+
+_TIE_RULES = {
+    "first-seen": "it occurs first in the corpus (first-seen)",
+    "hf": "it has the smallest pair of token ids (HF)",
+    "subword-nmt": "it sorts last alphabetically (subword-nmt)",
+}
+
+
+def _q(s: str) -> str:
+    return "'" + s.replace("\n", "\\n").replace("\t", "\\t") + "'"
+
+
+def tie_rule_sentence(rule: str) -> str:
+    return _TIE_RULES.get(rule, rule)
+
+
+def explain(r: StepRecord, *, tie_break: str) -> str:
+    """One sentence on what a merge did.
+
+    >>> from explorer import make_config, train
+    >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
+    >>> explain(t.records[0], tie_break="first-seen")
+    "('e', 's') occurs 9 times: newest×6, widest×3 — merged into 'es'; 9 tokens fewer. It tied with 2 other pairs at 9; chosen because it occurs first in the corpus (first-seen)."
+    """
+    where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
+    more = r.words_affected - len(r.examples)
+    if more > 0:
+        where += f" and {more:,} more word{'s' if more > 1 else ''}"
+    times = "time" if r.count == 1 else "times"
+    text = f"({_q(r.left)}, {_q(r.right)}) occurs {r.count:,} {times}: {where} — merged into {_q(r.token)}; "
+    text += f"{r.replaced:,} token{'s' if r.replaced != 1 else ''} fewer."
+    if r.replaced != r.count:
+        text += f" Only {r.replaced:,} of the {r.count:,} could merge: the occurrences overlap (like 'aaa'), left to right wins."
+    if r.reused:
+        text += f" {_q(r.token)} already was a token, so its id {r.token_id} is reused."
+    if r.n_tied:
+        others = "pair" if r.n_tied == 1 else "pairs"
+        text += f" It tied with {r.n_tied:,} other {others} at {r.count:,}; chosen because {tie_rule_sentence(tie_break)}."
+    return text

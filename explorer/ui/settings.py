@@ -1,0 +1,117 @@
+"""Widgets that edit a TrainerConfig: the preset selector and an "advanced" form with every
+dimension. Widget values live in session state under ``w_`` keys (never passed as ``value=``),
+so they survive page switches without Streamlit's "set twice" warning."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, TIE_BREAKS, TrainerConfig, make_config
+from ..errors import ExplorerError
+from ..markers import MARKERS
+from ..normalizers import NORMALIZERS
+from ..pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
+from ..units import UNITS
+from . import state
+
+__all__ = ["preset_selector", "advanced_form", "load_into_widgets"]
+
+_CHOICES = {
+    "normalizer": ("Normalizer", NORMALIZERS),
+    "pretokenizer": ("Pre-tokenizer", PRETOKENIZERS),
+    "sequences": ("Sequences", SEQUENCE_MODES),
+    "unit": ("Unit", {"char": "Unicode characters", "byte": "UTF-8 bytes, shown as GPT-2 characters (space = Ġ)"}),
+    "marker": ("Word marker", MARKERS),
+    "alphabet": ("Alphabet", ALPHABETS),
+    "alphabet_order": ("Alphabet order (ids)", ALPHABET_ORDERS),
+    "tie_break": ("Tie-break", TIE_BREAKS),
+}
+assert set(_CHOICES["unit"][1]) == set(UNITS)
+
+
+def _key(field: str) -> str:
+    return f"w_cfg_{field}"
+
+
+def load_into_widgets(config: TrainerConfig) -> None:
+    """Show a config in the advanced form's widgets (called before they are drawn)."""
+    for field in _CHOICES:
+        st.session_state[_key(field)] = getattr(config, field)
+    st.session_state[_key("pattern")] = config.pattern or ""
+    st.session_state[_key("special")] = ", ".join(config.special_tokens)
+    st.session_state[_key("stop")] = "vocab size" if config.vocab_size is not None else ("merges" if config.num_merges is not None else "until no pair is left")
+    st.session_state[_key("amount")] = config.vocab_size if config.vocab_size is not None else (config.num_merges if config.num_merges is not None else 1000)
+    st.session_state[_key("min_frequency")] = config.min_frequency
+    st.session_state[_key("top_k")] = config.top_k
+    st.session_state[_key("reuse_ids")] = config.reuse_ids
+
+
+def _on_preset() -> None:
+    name = st.session_state["w_preset"]
+    config = make_config(name)
+    state.set_config(name, config)
+    load_into_widgets(config)
+
+
+def preset_selector() -> None:
+    """The preset picker; choosing one loads its settings (and restarts training)."""
+    preset, config = state.current_config()
+    if "w_preset" not in st.session_state:
+        st.session_state["w_preset"] = preset or state.DEFAULT_PRESET
+    if _key("unit") not in st.session_state:
+        load_into_widgets(config)
+    st.selectbox(
+        "Preset",
+        list(PRESETS),
+        key="w_preset",
+        format_func=state.preset_label,
+        on_change=_on_preset,
+        help="Each preset follows the conventions of one seed notebook; the advanced settings below override any dimension.",
+    )
+    if preset is None:
+        st.caption("Settings customised in the advanced panel.")
+
+
+def _config_from_widgets() -> TrainerConfig:
+    ss = st.session_state
+    stop = ss[_key("stop")]
+    amount = int(ss[_key("amount")])
+    specials = tuple(t.strip() for t in ss[_key("special")].split(",") if t.strip())
+    return TrainerConfig(
+        **{field: ss[_key(field)] for field in _CHOICES},
+        pattern=ss[_key("pattern")] or None,
+        special_tokens=specials,
+        vocab_size=amount if stop == "vocab size" else None,
+        num_merges=amount if stop == "merges" else None,
+        min_frequency=int(ss[_key("min_frequency")]),
+        top_k=int(ss[_key("top_k")]),
+        reuse_ids=bool(ss[_key("reuse_ids")]),
+    ).validate()
+
+
+def advanced_form() -> None:
+    """Every configuration dimension; "Apply" restarts training with them (or says what is wrong)."""
+    with st.form("w_advanced_form", border=False):
+        cols = st.columns(3)
+        for i, (field, (label, options)) in enumerate(_CHOICES.items()):
+            cols[i % 3].selectbox(label, list(options), key=_key(field), format_func=lambda v, o=options: f"{v} — {o[v]}")
+        st.text_input("Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+")
+        st.text_input("Special tokens (comma-separated, given the first ids)", key=_key("special"))
+        c1, c2, c3, c4 = st.columns(4)
+        c1.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"))
+        c2.number_input("Vocab size / merges", min_value=1, max_value=200_000, step=100, key=_key("amount"))
+        c3.number_input("Min frequency", min_value=0, max_value=1_000_000, key=_key("min_frequency"),
+                        help="Stop when the best pair occurs fewer times than this.")
+        c4.number_input("Top-K pairs shown", min_value=1, max_value=200, key=_key("top_k"))
+        st.checkbox("Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
+                    key=_key("reuse_ids"))
+        submitted = st.form_submit_button("Apply and restart training", type="primary")
+    if submitted:
+        try:
+            config = _config_from_widgets()
+        except ExplorerError as err:
+            st.error(f"These settings cannot be used: {err}")
+            return
+        preset = st.session_state.get("w_preset")
+        state.set_config(preset if preset in PRESETS and make_config(preset) == config else None, config)
+        st.rerun()

@@ -1,0 +1,179 @@
+"""What one browser session keeps in ``st.session_state``: its corpus choice, its live trainer,
+the step it is looking at. Nothing here is shared between sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from ..config import PRESETS, SEED_REPLAYS, TrainerConfig, make_config
+from ..errors import ExplorerError
+from ..trainer import Trainer
+from . import data
+
+__all__ = [
+    "DEFAULT_SAMPLE",
+    "DEFAULT_PRESET",
+    "CorpusChoice",
+    "Live",
+    "corpus_choice",
+    "set_corpus_choice",
+    "current_config",
+    "set_config",
+    "live",
+    "keep_widget_state",
+    "widget_default",
+    "replay_seed",
+]
+
+DEFAULT_SAMPLE = "english_frankenstein.txt"
+DEFAULT_PRESET = "gpt2"
+# The gpt2 preset stops at 100 tokens to replay seed 003; a class exploring a real corpus
+# wants more room.
+DEFAULT_OVERRIDES = {"vocab_size": 1000}
+
+_CORPUS = "corpus_choice"
+_CONFIG = "config"
+_PRESET = "preset_name"
+_LIVE = "live"
+
+
+@dataclass(frozen=True)
+class CorpusChoice:
+    """Bundled samples, uploaded files (name, text) and pasted text; each text is its own sequence."""
+
+    samples: tuple[str, ...] = (DEFAULT_SAMPLE,)
+    uploads: tuple[tuple[str, str], ...] = ()
+    pasted: str = ""
+
+    def texts(self) -> tuple[str, ...]:
+        out = [data.sample_text(name) for name in self.samples]
+        out += [text for _, text in self.uploads]
+        if self.pasted.strip():
+            out.append(self.pasted)
+        return tuple(out)
+
+    def label(self) -> str:
+        parts = list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
+        return ", ".join(parts) if parts else "nothing"
+
+    def key(self) -> str:
+        h = hashlib.sha1()
+        for name in self.samples:
+            h.update(b"S" + name.encode())
+        for name, text in self.uploads:
+            h.update(b"U" + name.encode() + b"\0" + text.encode("utf-8", "surrogatepass"))
+        h.update(b"P" + self.pasted.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+
+@dataclass
+class Live:
+    """The session's trainer and where the class is looking: step ``view`` of ``len(records)``."""
+
+    trainer: Trainer | None
+    corpus_key: str
+    config: TrainerConfig
+    view: int = 0
+    playing: bool = False
+    running: bool = False
+    error: str | None = None
+    last_tick: float = 0.0
+    _tokenizers: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def trained(self) -> int:
+        return len(self.trainer.records) if self.trainer else 0
+
+    def tokenizer(self, k: int):
+        """The tokenizer as of step k, cached (a few steps around the view are asked for)."""
+        cache = self._tokenizers
+        tok = cache.get(k)
+        if tok is None:
+            if len(cache) >= 8:
+                cache.pop(next(iter(cache)))
+            tok = cache[k] = self.trainer.tokenizer(k)
+        return tok
+
+    def forward(self, n: int) -> int:
+        """Move the view n steps ahead, training new merges as needed; returns steps moved."""
+        if self.trainer is None:
+            return 0
+        short = self.view + n - self.trained
+        if short > 0:
+            self.trainer.advance(short)
+        moved = min(self.view + n, self.trained) - self.view
+        self.view += moved
+        return moved
+
+
+def keep_widget_state() -> None:
+    """Streamlit forgets a widget's value when its page is not shown; re-storing every widget
+    key (ours start with ``w_``) at the top of each page keeps settings across page switches."""
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith("w_"):
+            st.session_state[key] = st.session_state[key]
+
+
+def widget_default(key: str, value) -> None:
+    """A widget's initial value, set in session state before the widget is drawn (passing
+    ``value=`` as well as keeping the key alive would make Streamlit warn)."""
+    st.session_state.setdefault(key, value)
+
+
+def corpus_choice() -> CorpusChoice:
+    if _CORPUS not in st.session_state:
+        st.session_state[_CORPUS] = CorpusChoice()
+    return st.session_state[_CORPUS]
+
+
+def set_corpus_choice(choice: CorpusChoice) -> None:
+    st.session_state[_CORPUS] = choice
+
+
+def current_config() -> tuple[str | None, TrainerConfig]:
+    """(preset name or None when customised, config) for this session."""
+    if _CONFIG not in st.session_state:
+        st.session_state[_PRESET] = DEFAULT_PRESET
+        st.session_state[_CONFIG] = make_config(DEFAULT_PRESET, **DEFAULT_OVERRIDES)
+    return st.session_state[_PRESET], st.session_state[_CONFIG]
+
+
+def set_config(preset: str | None, config: TrainerConfig) -> None:
+    st.session_state[_PRESET] = preset
+    st.session_state[_CONFIG] = config.validate()
+
+
+def replay_seed(seed: str) -> None:
+    """Load a seed notebook's corpus and settings (its preset with its own overrides)."""
+    replay = SEED_REPLAYS[seed]
+    set_corpus_choice(CorpusChoice(samples=(replay.corpus,)))
+    set_config(replay.preset, make_config(replay.preset, **replay.overrides))
+    st.session_state.pop(_LIVE, None)
+
+
+def live(*, reset: bool = False) -> Live:
+    """The session's live trainer for its current corpus and config, rebuilt when either
+    changed (or on reset). Errors (empty corpus, a regex that times out) are kept as a message."""
+    choice = corpus_choice()
+    _, config = current_config()
+    current: Live | None = st.session_state.get(_LIVE)
+    if current is not None and not reset and current.corpus_key == choice.key() and current.config == config:
+        return current
+    try:
+        words = data.word_counts(choice.texts(), config)
+        if not words:
+            raise ExplorerError("the corpus is empty: choose a sample, upload a file or paste some text on the Corpus page")
+        fresh = Live(Trainer(words, config), choice.key(), config)
+    except ExplorerError as err:
+        fresh = Live(None, choice.key(), config, error=str(err))
+    st.session_state[_LIVE] = fresh
+    return fresh
+
+
+def preset_label(name: str) -> str:
+    p = PRESETS[name]
+    return f"{name} — {p.description}" + (f" (seed {p.seed})" if p.seed else "")

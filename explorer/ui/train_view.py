@@ -1,0 +1,266 @@
+"""The Train page's panels: controls, the current merge, pair table, words, charts, history."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from ..tokenizer import Tokenizer
+from ..trainer import PairStat, Trainer
+from . import charts, render, state, tables
+from .explain import explain, tie_rule_sentence
+
+__all__ = ["controls", "run_to_end", "autoplay", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+
+_SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
+_RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
+_WORDS = 24
+
+
+# ---- controls --------------------------------------------------------------------------
+def _sync_slider(live: state.Live) -> None:
+    st.session_state["view_slider"] = live.view
+
+
+def _forward(n: int) -> None:
+    live = state.live()
+    live.playing = False
+    live.forward(n)
+    _sync_slider(live)
+
+
+def _start_run() -> None:
+    live = state.live()
+    live.playing = False
+    live.running = True
+
+
+def _stop_run() -> None:
+    live = state.live()
+    live.running = False
+    live.view = live.trained
+    _sync_slider(live)
+
+
+def _reset() -> None:
+    live = state.live(reset=True)
+    _sync_slider(live)
+
+
+def _on_slider() -> None:
+    live = state.live()
+    live.playing = False
+    live.view = int(st.session_state["view_slider"])
+
+
+def _toggle_play() -> None:
+    live = state.live()
+    live.playing = not live.playing
+    live.last_tick = time.monotonic()
+
+
+def controls(live: state.Live) -> None:
+    """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed, and the step slider."""
+    trainer = live.trainer
+    assert trainer is not None
+    at_end = trainer.done and live.view == live.trained
+    cols = st.columns([1, 1, 1, 1.4, 1, 1.2, 1.6])
+    cols[0].button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary", width="stretch")
+    cols[1].button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end, width="stretch")
+    cols[2].button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end, width="stretch")
+    cols[3].button("Run to end", key="run", on_click=_start_run, disabled=trainer.done, width="stretch")
+    cols[4].button("Reset", key="reset", on_click=_reset, width="stretch")
+    cols[5].button("Pause" if live.playing else "Play", key="play", on_click=_toggle_play, disabled=at_end, width="stretch")
+    cols[6].selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed")
+    if live.trained:
+        if st.session_state.get("view_slider") != live.view:
+            _sync_slider(live)
+        st.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider,
+                  help="Jump to any step already trained; the panels show the corpus as it was then.")
+    status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {len(trainer.vocab):,}"
+    if trainer.done:
+        status += f" · training stopped: {_stop_reason(trainer)}"
+    st.markdown(status)
+
+
+def _stop_reason(trainer: Trainer) -> str:
+    cfg, reason = trainer.config, trainer.stop_reason
+    if reason == "vocab_size":
+        return f"the vocabulary reached {cfg.vocab_size:,}"
+    if reason == "num_merges":
+        return f"{cfg.num_merges:,} merges done"
+    if reason == "min_frequency":
+        return f"the best pair occurs fewer than {cfg.min_frequency:,} times"
+    if reason == "no pairs left":
+        return "no pair of tokens is left to merge"
+    return reason or ""
+
+
+def _target(trainer: Trainer) -> int | None:
+    cfg = trainer.config
+    if cfg.num_merges is not None:
+        return cfg.num_merges
+    if cfg.vocab_size is not None:
+        return max(1, cfg.vocab_size - len(trainer.vocab) + len(trainer.records))
+    return None
+
+
+def run_to_end(live: state.Live) -> None:
+    """Train until a stop rule fires, with a progress bar and a Stop button; the trainer is
+    updated in place, so stopping (or closing the tab) keeps every merge done so far."""
+    if not live.running:
+        return
+    trainer = live.trainer
+    assert trainer is not None
+    st.button("Stop", key="stop", on_click=_stop_run)
+    bar = st.progress(0.0, text="Training…")
+    target = _target(trainer)
+    chunk = 25
+    while not trainer.done:
+        t0 = time.perf_counter()
+        trainer.advance(chunk)
+        spent = time.perf_counter() - t0
+        chunk = max(1, min(5000, int(chunk * _RUN_CHUNK_S / max(spent, 1e-4))))
+        done = len(trainer.records)
+        frac = min(1.0, done / target) if target else 0.0
+        bar.progress(frac, text=f"Training… {done:,} merges" + (f" of {target:,}" if target else ""))
+    live.running = False
+    live.view = live.trained
+    st.rerun()
+
+
+def autoplay(live: state.Live) -> None:
+    """While playing, a timer fragment advances one step per tick and redraws the page."""
+    if not live.playing:
+        return
+    interval = _SPEEDS[st.session_state.get("w_speed", "normal (1 s)")]
+
+    @st.fragment(run_every=interval)
+    def _tick() -> None:
+        # The fragment also runs once inside every full page run; only a timer run steps.
+        if time.monotonic() - getattr(live, "last_tick", 0.0) < interval * 0.8:
+            return
+        live.last_tick = time.monotonic()
+        if live.forward(1) == 0:
+            live.playing = False
+        st.rerun(scope="app")
+
+    _tick()
+
+
+# ---- panels ----------------------------------------------------------------------------
+def current_merge(live: state.Live) -> None:
+    trainer = live.trainer
+    assert trainer is not None
+    if live.view == 0:
+        st.info("Nothing merged yet: every word is still its characters"
+                f"{' (bytes)' if trainer.config.unit == 'byte' else ''}. Press **Step** to make the first merge.")
+        return
+    record = trainer.records[live.view - 1]
+    st.info(f"**Step {record.step}.** " + explain(record, tie_break=trainer.config.tie_break))
+
+
+def _next_table(live: state.Live) -> tuple[PairStat, ...]:
+    trainer = live.trainer
+    assert trainer is not None
+    if live.view < live.trained:
+        return trainer.records[live.view].top_pairs
+    return () if trainer.done else trainer.peek()
+
+
+def pair_panel(live: state.Live) -> None:
+    trainer = live.trainer
+    assert trainer is not None
+    st.subheader("Pair counts now")
+    pairs = _next_table(live)
+    if not pairs:
+        st.success(f"Training finished: {_stop_reason(trainer)}.")
+        return
+    df = tables.pair_table(pairs)
+    st.dataframe(tables.style_pair_table(df), hide_index=True, width="stretch")
+    tied = int((df["status"] == "tied").sum())
+    rule = trainer.config.tie_break
+    if tied:
+        st.caption(f"{tied} pair(s) shown tie with the winner; tie-break **{rule}**: the winner is chosen because {tie_rule_sentence(rule)}.")
+    else:
+        st.caption(f"Green: merges next. Yellow: tied with it (tie-break **{rule}**).")
+
+
+def _top_word_indices(trainer: Trainer, n: int) -> list[int]:
+    freqs = trainer.freqs
+    return sorted(range(len(freqs)), key=lambda i: -freqs[i])[:n]
+
+
+def words_panel(live: state.Live) -> None:
+    trainer = live.trainer
+    assert trainer is not None
+    st.subheader("Words, segmented")
+    now = live.tokenizer(live.view)
+    before = live.tokenizer(live.view - 1) if live.view else now
+    new_id = trainer.records[live.view - 1].token_id if live.view else -1
+    rows = []
+    for i in _top_word_indices(trainer, _WORDS):
+        word = trainer.words[i]
+        ids = now.encode_piece(word)
+        changed = live.view > 0 and ids != before.encode_piece(word)
+        rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], changed=changed,
+                                    highlight=[j for j, t in enumerate(ids) if t == new_id]))
+    st.html(render.CHIP_CSS + "".join(rows))
+    st.caption("The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token.")
+    query = st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase")
+    if query:
+        _lookup(now, query)
+
+
+def _lookup(tok: Tokenizer, query: str) -> None:
+    pieces = tok.encode_pieces(query[:2000])
+    html = "".join(render.word_row(p.text, tok.tokens(p.ids), 1).replace('<span class="bpe-freq">×1</span>', "") for p in pieces[:50])
+    st.html(render.CHIP_CSS + html)
+    if pieces:
+        steps = tok.encode_trace(pieces[0].text)
+        if steps:
+            st.caption(f"How {render.visible(pieces[0].text)!r} got its tokens, merge by merge:")
+            st.html(render.CHIP_CSS + "".join(
+                f'<div class="bpe-row">rule {s.rank + 1}: {render.chips([s.left + s.right])} ← '
+                f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
+        unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
+        if unknown:
+            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {tok.config.unk_token}.")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _lengths(tokens: tuple[str, ...], unit: str) -> list[int]:
+    from ..units import display_to_bytes
+
+    return [len(display_to_bytes(t)) if unit == "byte" else len(t) for t in tokens]
+
+
+def charts_panel(live: state.Live) -> None:
+    trainer = live.trainer
+    assert trainer is not None
+    records = trainer.records[: live.trained]
+    df = charts.progress_frame(records, initial_tokens=trainer.initial_tokens,
+                               corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+    c1, c2 = st.columns(2)
+    c1.altair_chart(charts.tokens_chart(df, live.view), width="stretch")
+    c2.altair_chart(charts.compression_chart(df, live.view), width="stretch")
+    c3, c4 = st.columns(2)
+    if records:
+        c3.altair_chart(charts.count_chart(df, live.view), width="stretch")
+    else:
+        c3.caption("The winning pair's count appears after the first merge.")
+    tok = live.tokenizer(live.view)
+    vocab = tuple(tok.vocab[tok.n_special:])
+    c4.altair_chart(charts.length_chart(charts.length_frame(_lengths(vocab, trainer.config.unit)), trainer.config.unit),
+                    width="stretch")
+
+
+def history_panel(live: state.Live) -> None:
+    trainer = live.trainer
+    assert trainer is not None
+    st.subheader("Merge history")
+    query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
+    df = tables.history_table(trainer.records, live.view, query)
+    st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
+    st.caption(f"{len(df):,} of {live.trained:,} merges shown; ▶ marks the step being viewed.")

@@ -1,0 +1,26 @@
+"""Corpus: choose the text to train on and see how it will be cut into pieces."""
+
+import streamlit as st
+
+from explorer.ui import corpus_view, state
+
+st.set_page_config(page_title="Corpus · BPE Explorer", page_icon="🧩", layout="wide")
+state.keep_widget_state()
+
+st.title("Corpus")
+st.write("Pick bundled texts, upload your own or paste some. The Train page trains on exactly this.")
+choice = corpus_view.choose()
+texts = choice.texts()
+if not any(t.strip() for t in texts):
+    st.warning("The corpus is empty: choose a bundled corpus, upload a file or paste some text.")
+    st.stop()
+
+st.subheader("At a glance")
+corpus_view.stats(texts)
+
+st.subheader("How pre-tokenization cuts it")
+corpus_view.preview(texts)
+with st.expander("All built-in pre-tokenizers side by side", expanded=True):
+    corpus_view.compare_patterns(texts)
+
+st.page_link("pages/2_Train.py", label="Train on this corpus →", icon="▶️")

@@ -1,0 +1,47 @@
+"""Train: step through BPE merges and watch the corpus change."""
+
+import streamlit as st
+
+from explorer.config import SEED_REPLAYS
+from explorer.ui import settings, state, train_view
+
+st.set_page_config(page_title="Train · BPE Explorer", page_icon="🧩", layout="wide")
+state.keep_widget_state()
+
+st.title("Train, one merge at a time")
+corpus = state.corpus_choice()
+st.caption(f"Corpus: **{corpus.label()}** — choose another on the Corpus page.")
+
+left, right = st.columns([3, 2])
+with left:
+    settings.preset_selector()
+with right:
+    seed = st.selectbox("Replay a seed notebook", ["—"] + list(SEED_REPLAYS), key="w_seed",
+                        format_func=lambda s: s if s == "—" else f"seed {s}: {SEED_REPLAYS[s].title}")
+    if st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—"):
+        state.replay_seed(seed)
+        settings.load_into_widgets(state.current_config()[1])
+        st.session_state["w_preset"] = SEED_REPLAYS[seed].preset
+        st.rerun()
+with st.expander("Advanced settings"):
+    settings.advanced_form()
+
+with st.spinner("Counting the corpus's words…"):
+    live = state.live()
+if live.error or live.trainer is None:
+    st.error(live.error or "the trainer could not start")
+    st.stop()
+
+train_view.controls(live)
+train_view.run_to_end(live)
+train_view.current_merge(live)
+
+col_pairs, col_words = st.columns([2, 3])
+with col_pairs:
+    train_view.pair_panel(live)
+with col_words:
+    train_view.words_panel(live)
+
+train_view.charts_panel(live)
+train_view.history_panel(live)
+train_view.autoplay(live)
