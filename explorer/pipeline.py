@@ -13,7 +13,7 @@ from typing import NamedTuple
 from .config import TrainerConfig
 from .markers import apply_marker
 from .normalizers import normalize_str
-from .pretokenizers import Piece, piece_texts, pre_tokenize_str, split_sequences
+from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
 from .units import base_symbols
 
 __all__ = ["InspectedPiece", "count_words", "inspect_str", "word_symbols", "iter_sequences"]
@@ -57,8 +57,8 @@ def count_words(texts: str | Iterable[str], config: TrainerConfig) -> dict[str, 
     {'low': 2, 'lower': 1}
     """
     counts: Counter[str] = Counter()
-    for seq in iter_sequences(texts, config):
-        counts.update(piece_texts(seq, pretokenizer=config.pretokenizer, pattern=config.pattern))
+    for pieces in iter_piece_texts(iter_sequences(texts, config), pretokenizer=config.pretokenizer, pattern=config.pattern):
+        counts.update(pieces)
     return dict(counts)
 
 

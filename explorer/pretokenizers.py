@@ -15,6 +15,8 @@ their own, so no character is ever dropped silently.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import regex
@@ -32,6 +34,7 @@ __all__ = [
     "Piece",
     "compile_pattern",
     "piece_texts",
+    "iter_piece_texts",
     "pre_tokenize_str",
     "split_sequences",
 ]
@@ -125,11 +128,13 @@ def compile_pattern(pattern: str) -> regex.Pattern:
 PATTERNS_COMPILED: dict[str, regex.Pattern] = {name: regex.compile(p) for name, p in PATTERNS.items()}
 
 
-def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool) -> list[Piece]:
+def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool, timeout: float = REGEX_TIMEOUT_S) -> list[Piece]:
     pieces: list[Piece] = []
     last = 0
     try:
-        for m in compiled.finditer(text, timeout=REGEX_TIMEOUT_S):
+        if timeout <= 0:
+            raise TimeoutError
+        for m in compiled.finditer(text, timeout=timeout):
             start, end = m.span()
             if start == end:
                 continue
@@ -168,6 +173,23 @@ def pre_tokenize_str(text: str, *, pretokenizer: str = "gpt2", pattern: str | No
             raise ConfigError("the 'regex' pre-tokenizer needs a pattern")
         return _regex_pieces(compile_pattern(pattern), text, keep_gaps=True)
     raise ConfigError(f"unknown pre-tokenizer {pretokenizer!r}; choose one of {', '.join(PRETOKENIZERS)}")
+
+
+def iter_piece_texts(sequences: Iterable[str], *, pretokenizer: str = "gpt2", pattern: str | None = None) -> Iterator[list[str]]:
+    """Pieces of each sequence. A custom regex gets one time budget for all of them, so a
+    pattern that backtracks on every line of a long corpus fails in seconds, not hours.
+
+    >>> list(iter_piece_texts(["a b", "c"], pretokenizer="whitespace"))
+    [['a', 'b'], ['c']]
+    """
+    if pretokenizer != "regex":
+        for seq in sequences:
+            yield piece_texts(seq, pretokenizer=pretokenizer, pattern=pattern)
+        return
+    compiled = compile_pattern(pattern or "")
+    deadline = time.monotonic() + REGEX_TIMEOUT_S
+    for seq in sequences:
+        yield [p.text for p in _regex_pieces(compiled, seq, keep_gaps=True, timeout=deadline - time.monotonic())]
 
 
 def piece_texts(text: str, *, pretokenizer: str = "gpt2", pattern: str | None = None) -> list[str]:

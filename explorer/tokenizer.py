@@ -18,7 +18,7 @@ from typing import NamedTuple
 from .config import TrainerConfig
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
-from .pretokenizers import Piece, piece_texts, pre_tokenize_str, split_sequences
+from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
 from .units import UNICODE_TO_BYTE, base_symbols, byte_alphabet
 from .vocab import PAIR_SHIFT, Vocab
 
@@ -263,12 +263,11 @@ class Tokenizer:
             if special:
                 out.append(self._ids[chunk])
                 continue
-            for seq in self._sequences(chunk):
+            for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
-                    for piece in piece_texts(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
+                    for piece in pieces:
                         out.extend(self._merge(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
-                    pieces = piece_texts(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern)
                     out += chain.from_iterable(map(self._cache_pieces(pieces), pieces))
         return out
 

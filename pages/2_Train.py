@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from explorer.config import SEED_REPLAYS
 from explorer.ui import settings, state, train_view
 
 st.set_page_config(page_title="Train · BPE Explorer", page_icon="🧩", layout="wide")
@@ -16,13 +15,7 @@ left, right = st.columns([3, 2])
 with left:
     settings.preset_selector()
 with right:
-    seed = st.selectbox("Replay a seed notebook", ["—"] + list(SEED_REPLAYS), key="w_seed",
-                        format_func=lambda s: s if s == "—" else f"seed {s}: {SEED_REPLAYS[s].title}")
-    if st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—"):
-        state.replay_seed(seed)
-        settings.load_into_widgets(state.current_config()[1])
-        st.session_state["w_preset"] = SEED_REPLAYS[seed].preset
-        st.rerun()
+    settings.seed_replay_picker()
 with st.expander("Advanced settings"):
     settings.advanced_form()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, TIE_BREAKS, TrainerConfig, make_config
+from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, make_config
 from ..errors import ExplorerError
 from ..markers import MARKERS
 from ..normalizers import NORMALIZERS
@@ -14,7 +14,7 @@ from ..pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
 from ..units import UNITS
 from . import state
 
-__all__ = ["preset_selector", "advanced_form", "load_into_widgets"]
+__all__ = ["preset_selector", "advanced_form", "load_into_widgets", "seed_replay_picker"]
 
 _CHOICES = {
     "normalizer": ("Normalizer", NORMALIZERS),
@@ -115,3 +115,23 @@ def advanced_form() -> None:
         preset = st.session_state.get("w_preset")
         state.set_config(preset if preset in PRESETS and make_config(preset) == config else None, config)
         st.rerun()
+
+
+def _replay() -> None:
+    seed = st.session_state["w_seed"]
+    if seed not in SEED_REPLAYS:
+        return
+    state.replay_seed(seed)
+    _, config = state.current_config()
+    load_into_widgets(config)
+    st.session_state["w_preset"] = SEED_REPLAYS[seed].preset
+    # the Corpus page's widgets must show the seed's corpus too, or visiting it would undo this
+    st.session_state["w_samples"] = [SEED_REPLAYS[seed].corpus]
+    st.session_state["w_pasted"] = ""
+
+
+def seed_replay_picker() -> None:
+    """Load a seed notebook's own corpus and settings, to replay its merges."""
+    seed = st.selectbox("Replay a seed notebook", ["—", *SEED_REPLAYS], key="w_seed",
+                        format_func=lambda s: s if s == "—" else f"seed {s}: {SEED_REPLAYS[s].title}")
+    st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—", on_click=_replay)

@@ -6,6 +6,7 @@ import time
 
 import streamlit as st
 
+from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from . import charts, render, state, tables
@@ -214,7 +215,11 @@ def words_panel(live: state.Live) -> None:
 
 
 def _lookup(tok: Tokenizer, query: str) -> None:
-    pieces = tok.encode_pieces(query[:2000])
+    try:
+        pieces = tok.encode_pieces(query[:2000])
+    except ExplorerError as err:
+        st.error(str(err))
+        return
     html = "".join(render.word_row(p.text, tok.tokens(p.ids), 1).replace('<span class="bpe-freq">×1</span>', "") for p in pieces[:50])
     st.html(render.CHIP_CSS + html)
     if pieces:

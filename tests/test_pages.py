@@ -1,0 +1,256 @@
+"""Page tests with Streamlit's AppTest: what each page shows is what the engine computes."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, read_sample
+from explorer import SEED_REPLAYS, Trainer, make_config
+from explorer.pipeline import count_words
+from explorer.ui.render import visible
+from explorer.ui.state import CorpusChoice
+
+APP = str(ROOT / "app.py")
+CORPUS = "udhr_en.txt"
+TIMEOUT = 60
+APPLY = "FormSubmitter:w_advanced_form-Apply and restart training"
+
+_ROW = re.compile(r'<div class="bpe-row[^"]*"><span class="bpe-word">(.*?)</span>(.*?)<span class="bpe-freq">', re.S)
+_CHIP = re.compile(r'<span class="bpe-chip[^"]*" style="[^"]*">(.*?)</span>', re.S)
+
+
+def fresh_app(*, corpus: str | None = CORPUS) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if corpus is not None:
+        at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
+    return at.run()
+
+
+def train_page(**kw) -> AppTest:
+    at = fresh_app(**kw)
+    at.switch_page("pages/2_Train.py").run()
+    assert not at.exception
+    return at
+
+
+def engine(corpus: str = CORPUS, **overrides) -> Trainer:
+    """What the page should show, computed by the engine directly (the page's default config)."""
+    config = make_config("gpt2", vocab_size=1000, **overrides)
+    return Trainer(count_words((read_sample(corpus),), config), config)
+
+
+def history(at: AppTest):
+    return next(df.value for df in at.dataframe if "new token" in df.value.columns)
+
+
+def pair_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "status" in df.value.columns)
+
+
+def chart_data(at: AppTest, title: str):
+    for el in at.get("vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
+        if title in titles:
+            return pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def segmented_words(at: AppTest) -> dict[str, list[str]]:
+    """Word -> its chips, from the "Words, segmented" panel."""
+    body = next(h.proto.body for h in at.get("html") if "bpe-freq" in h.proto.body)
+    return {html.unescape(word): [html.unescape(c) for c in _CHIP.findall(chips)] for word, chips in _ROW.findall(body)}
+
+
+def status(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("Step **"))
+
+
+@pytest.mark.parametrize("page", [None, "pages/1_Corpus.py", "pages/2_Train.py"])
+def test_every_page_renders_without_exception_on_a_fresh_session(page):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception
+    assert not at.error
+    assert at.title
+
+
+def test_app_opens_on_a_bundled_corpus_ready_to_train():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/2_Train.py").run()
+    assert "english_frankenstein.txt" in at.caption[0].value
+    assert status(at).startswith("Step **0** of 0 trained")
+    assert len(pair_table(at)) == 20
+
+
+def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
+    at = train_page()
+    ref = engine()
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
+    for _ in range(3):
+        at.button(key="step").click().run()
+    ref.advance(3)
+    hist = history(at)
+    assert hist[["step", "left", "right", "new token", "count", "replaced", "tokens after"]].values.tolist() == [
+        [r.step, r.left, r.right, r.token, r.count, r.replaced, r.tokens_after] for r in ref.records
+    ]
+    assert hist["now"].tolist() == ["", "", "▶"]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
+    tokens = chart_data(at, "Tokens in the corpus")
+    assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
+    assert f"**Step 3.** ('{ref.records[2].left}', '{ref.records[2].right}') occurs {ref.records[2].count:,}" in at.info[0].value
+
+
+def test_plus_ten_and_plus_hundred_train_that_many_merges():
+    at = train_page()
+    at.button(key="step10").click().run()
+    assert len(history(at)) == 10
+    at.button(key="step100").click().run()
+    assert len(history(at)) == 110
+    assert status(at).startswith("Step **110** of 110")
+
+
+def test_run_to_end_reaches_the_vocab_size():
+    at = train_page()
+    at.button(key="run").click().run()
+    assert not at.exception
+    ref = engine().run()
+    assert len(history(at)) == len(ref.records)
+    assert f"vocabulary {len(ref.vocab):,}" in status(at) and "the vocabulary reached 1,000" in status(at)
+    assert len(ref.vocab) == 1000
+    assert at.button(key="step").disabled
+
+
+def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_it():
+    at = train_page()
+    at.button(key="step100").click().run()
+    at.slider(key="view_slider").set_value(7).run()
+    assert status(at).startswith("Step **7** of 100")
+    ref = engine()
+    ref.advance(100)
+    tok = ref.tokenizer(7)
+    top = sorted(range(len(ref.words)), key=lambda i: -ref.freqs[i])[:24]
+    expected = {visible(ref.words[i]): [visible(t) for t in tok.tokens(tok.encode_piece(ref.words[i]))] for i in top}
+    assert segmented_words(at) == expected
+    assert any(len(chips) < len(word.encode()) for word, chips in expected.items())  # step 7 did merge something
+    # the pair table at a past step is the one the engine saw before merge 8
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs]
+
+
+def test_switching_pages_keeps_the_trainer_and_the_settings():
+    at = train_page()
+    at.button(key="step10").click().run()
+    at.switch_page("pages/1_Corpus.py").run()
+    at.switch_page("app.py").run()
+    at.switch_page("pages/2_Train.py").run()
+    assert status(at).startswith("Step **10** of 10")
+    assert len(history(at)) == 10
+
+
+def test_choosing_a_preset_restarts_training_with_its_settings():
+    at = train_page()
+    at.button(key="step10").click().run()
+    at.selectbox(key="w_preset").set_value("sennrich").run()
+    assert not at.exception
+    assert status(at).startswith("Step **0** of 0")
+    at.button(key="run").click().run()
+    assert "15 merges done" in status(at)
+    assert history(at)["new token"].str.contains("</w>").any()
+
+
+def test_advanced_settings_apply_and_impossible_ones_are_explained():
+    at = train_page()
+    # form widgets commit only on submit: set them, then click Apply (no run in between)
+    at.selectbox(key="w_cfg_unit").set_value("char")
+    at.selectbox(key="w_cfg_pretokenizer").set_value("whitespace")
+    at.selectbox(key="w_cfg_marker").set_value("eow")
+    at.button(key=APPLY).click().run()
+    assert not at.exception and not at.error
+    at.button(key="step10").click().run()
+    ref = Trainer.from_texts(read_sample(CORPUS), make_config("gpt2", vocab_size=1000, unit="char", pretokenizer="whitespace", marker="eow"))
+    ref.advance(10)
+    assert history(at)["new token"].tolist() == [r.token for r in ref.records]
+    assert any(r.token.endswith("</w>") for r in ref.records)
+    at.selectbox(key="w_cfg_unit").set_value("byte")
+    at.button(key=APPLY).click().run()
+    assert "word markers are for character-level BPE" in at.error[0].value
+    assert not at.exception
+
+
+def test_a_hostile_custom_regex_gives_a_message_not_a_hang():
+    at = train_page()
+    at.selectbox(key="w_cfg_pretokenizer").set_value("regex")
+    at.text_input(key="w_cfg_pattern").input("(")
+    at.button(key=APPLY).click().run()
+    assert "does not compile" in at.error[0].value
+    # compiles, but backtracks catastrophically on a run of x's: a time limit turns that into a message
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="x" * 3000)
+    at.text_input(key="w_cfg_pattern").input("(x+x+)+y")
+    at.button(key=APPLY).click().run()
+    assert not at.exception
+    assert "took longer than" in at.error[0].value
+
+
+@pytest.mark.parametrize("seed", sorted(SEED_REPLAYS))
+def test_each_seed_notebook_replays_on_the_train_page(seed):
+    at = train_page()
+    at.selectbox(key="w_seed").set_value(seed).run()
+    at.button(key="replay").click().run()
+    at.button(key="run").click().run()
+    assert not at.exception
+    replay = SEED_REPLAYS[seed]
+    config = make_config(replay.preset, **replay.overrides)
+    ref = Trainer.from_texts(read_sample(replay.corpus), config).run()
+    assert history(at)["new token"].tolist() == [r.token for r in ref.records]
+    assert replay.corpus in at.caption[0].value
+
+
+def test_pasted_html_is_shown_as_text_never_as_markup():
+    at = fresh_app(corpus=None)
+    at.switch_page("pages/1_Corpus.py").run()
+    at.multiselect(key="w_samples").set_value([]).run()
+    at.text_area(key="w_pasted").input("<script>alert('x')</script> <b>bold</b>").run()
+    assert not at.exception
+    bodies = "".join(h.proto.body for h in at.get("html"))
+    assert "<script>" not in bodies and "&lt;script&gt;" in bodies and "<b>" not in bodies
+    at.switch_page("pages/2_Train.py").run()
+    at.button(key="step").click().run()
+    assert not at.exception
+    assert "<script>" not in "".join(h.proto.body for h in at.get("html"))
+
+
+def test_an_empty_corpus_is_explained_on_both_pages():
+    at = fresh_app(corpus=None)
+    at.switch_page("pages/1_Corpus.py").run()
+    at.multiselect(key="w_samples").set_value([]).run()
+    assert "The corpus is empty" in at.warning[0].value
+    at.switch_page("pages/2_Train.py").run()
+    assert not at.exception
+    assert "the corpus is empty" in at.error[0].value
+
+
+def test_corpus_page_shows_sizes_the_text_really_has():
+    at = fresh_app()
+    at.switch_page("pages/1_Corpus.py").run()
+    text = read_sample(CORPUS)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Bytes"] == f"{len(text.encode()):,}"
+    assert metrics["Characters"] == f"{len(text):,}"
+    assert metrics["Words"] == f"{len(text.split()):,}"
+    assert metrics["Distinct words"] == f"{len(set(text.split())):,}"
+    assert metrics["Alphabet (chars)"] == f"{len(set(text)):,}"
+
+
+def test_word_lookup_explains_a_segmentation_merge_by_merge():
+    at = train_page()
+    at.button(key="step100").click().run()
+    at.text_input(key="w_word_search").input("declaration").run()
+    assert not at.exception
+    assert any("got its tokens, merge by merge" in c.value for c in at.caption)
