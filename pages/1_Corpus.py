@@ -4,7 +4,6 @@ import streamlit as st
 
 from explorer.ui import corpus_view, state
 
-st.set_page_config(page_title="Corpus · BPE Explorer", page_icon="🧩", layout="wide")
 state.keep_widget_state()
 
 st.title("Corpus")
@@ -23,4 +22,4 @@ corpus_view.preview(texts)
 with st.expander("All built-in pre-tokenizers side by side", expanded=True):
     corpus_view.compare_patterns(texts)
 
-st.page_link("pages/2_Train.py", label="Train on this corpus →", icon="▶️")
+st.page_link("pages/2_Train.py", label="Train on this corpus", icon=":material/play_circle:")

@@ -4,7 +4,6 @@ import streamlit as st
 
 from explorer.ui import settings, state, train_view
 
-st.set_page_config(page_title="Train · BPE Explorer", page_icon="🧩", layout="wide")
 state.keep_widget_state()
 
 st.title("Train, one merge at a time")
@@ -25,16 +24,5 @@ if live.error or live.trainer is None:
     st.error(live.error or "the trainer could not start")
     st.stop()
 
-train_view.controls(live)
-train_view.run_to_end(live)
-train_view.current_merge(live)
-
-col_pairs, col_words = st.columns([2, 3])
-with col_pairs:
-    train_view.pair_panel(live)
-with col_words:
-    train_view.words_panel(live)
-
-train_view.charts_panel(live)
-train_view.history_panel(live)
+train_view.live_area()
 train_view.autoplay(live)

@@ -64,7 +64,7 @@ def chart_data(at: AppTest, title: str):
 
 def segmented_words(at: AppTest) -> dict[str, list[str]]:
     """Word -> its chips, from the "Words, segmented" panel."""
-    body = next(h.proto.body for h in at.get("html") if "bpe-freq" in h.proto.body)
+    body = next(h.proto.body for h in at.get("html") if 'class="bpe-freq"' in h.proto.body)
     return {html.unescape(word): [html.unescape(c) for c in _CHIP.findall(chips)] for word, chips in _ROW.findall(body)}
 
 
@@ -97,11 +97,11 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     for _ in range(3):
         at.button(key="step").click().run()
     ref.advance(3)
-    hist = history(at)
+    hist = history(at)  # newest first
     assert hist[["step", "left", "right", "new token", "count", "replaced", "tokens after"]].values.tolist() == [
-        [r.step, r.left, r.right, r.token, r.count, r.replaced, r.tokens_after] for r in ref.records
+        [r.step, r.left, r.right, r.token, r.count, r.replaced, r.tokens_after] for r in reversed(ref.records)
     ]
-    assert hist["now"].tolist() == ["", "", "▶"]
+    assert hist["now"].tolist() == ["▶", "", ""]
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
     tokens = chart_data(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
@@ -176,7 +176,7 @@ def test_advanced_settings_apply_and_impossible_ones_are_explained():
     at.button(key="step10").click().run()
     ref = Trainer.from_texts(read_sample(CORPUS), make_config("gpt2", vocab_size=1000, unit="char", pretokenizer="whitespace", marker="eow"))
     ref.advance(10)
-    assert history(at)["new token"].tolist() == [r.token for r in ref.records]
+    assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
     assert any(r.token.endswith("</w>") for r in ref.records)
     at.selectbox(key="w_cfg_unit").set_value("byte")
     at.button(key=APPLY).click().run()
@@ -208,7 +208,7 @@ def test_each_seed_notebook_replays_on_the_train_page(seed):
     replay = SEED_REPLAYS[seed]
     config = make_config(replay.preset, **replay.overrides)
     ref = Trainer.from_texts(read_sample(replay.corpus), config).run()
-    assert history(at)["new token"].tolist() == [r.token for r in ref.records]
+    assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
     assert replay.corpus in at.caption[0].value
 
 

@@ -65,7 +65,7 @@ def choose() -> state.CorpusChoice:
 
 
 def stats(texts: tuple[str, ...]) -> None:
-    s = data.corpus_stats(texts)
+    s = data.corpus_stats(texts, top=20)
     cols = st.columns(7)
     for col, (label, value) in zip(cols, [
         ("Bytes", s.bytes), ("Characters", s.chars), ("Lines", s.lines), ("Words", s.words),
@@ -104,7 +104,7 @@ def _lines_of_pieces(sample: str, config: TrainerConfig) -> list[list[str]]:
 def preview(texts: tuple[str, ...]) -> None:
     """The first lines cut into pieces by the chosen normalizer and pre-tokenizer."""
     state.widget_default("w_prev_pretok", "gpt2")
-    state.widget_default("w_prev_lines", 8)
+    state.widget_default("w_prev_lines", 5)
     state.widget_default("w_prev_pattern", r"\w+|[^\w\s]+|\s+")
     c1, c2, c3 = st.columns([1, 1, 1])
     normalizer = c1.selectbox("Normalizer", list(NORMALIZERS), key="w_prev_norm", format_func=lambda v: f"{v} — {NORMALIZERS[v]}")
@@ -129,7 +129,7 @@ def preview(texts: tuple[str, ...]) -> None:
 
 def compare_patterns(texts: tuple[str, ...]) -> None:
     """The same lines under every built-in pre-tokenizer, side by side."""
-    sample = _first_lines(texts, st.session_state.get("w_prev_lines", 8))
+    sample = _first_lines(texts, st.session_state.get("w_prev_lines", 5))
     columns = {name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char")) for name in _SIDE_BY_SIDE}
     n_lines = max((len(v) for v in columns.values()), default=0)
     head = "".join(f"<th>{html.escape(name)}</th>" for name in _SIDE_BY_SIDE)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-__all__ = ["CHIP_CSS", "visible", "chips", "piece_preview", "word_row"]
+__all__ = ["CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows"]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
 _PALETTE = ("#dbeafe", "#fde68a", "#d1fae5", "#fce7f3", "#e0e7ff", "#fee2e2", "#ccfbf1", "#f3e8ff")
@@ -20,6 +20,12 @@ CHIP_CSS = """
 .bpe-word{display:inline-block;min-width:9em;color:#334155;}
 .bpe-freq{color:#64748b;font-size:.85rem;margin-left:.5em;}
 .bpe-changed{background:#fef9c3;border-radius:6px;}
+.bpe-hist{border-collapse:collapse;width:100%;font-size:1rem;}
+.bpe-hist th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
+.bpe-hist td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;}
+.bpe-hist td.num{text-align:right;}
+.bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
+.bpe-hist tr.bpe-ahead td{color:#94a3b8;}
 </style>
 """
 
@@ -60,3 +66,24 @@ def word_row(word: str, tokens: Sequence[str], freq: int, *, changed: bool = Fal
 def piece_preview(lines: Sequence[Sequence[str]]) -> str:
     """Lines of pre-tokenized pieces, each piece a chip, so chunk boundaries show."""
     return "".join(f'<div class="bpe-row">{chips(pieces)}</div>' for pieces in lines)
+
+
+def history_rows(records, current: int) -> str:
+    """Merge-history rows as an HTML table; the current step highlighted, steps ahead of it
+    (trained, but not yet shown) greyed.
+
+    >>> from explorer import make_config, train
+    >>> t = train("aaab", make_config("bytes", vocab_size=None, num_merges=2))
+    >>> "bpe-now" in history_rows(t.records, 2) and history_rows(t.records, 2).count("<tr") == 3
+    True
+    """
+    head = "<tr><th>step</th><th>pair</th><th>new token</th><th>id</th><th>count</th><th>replaced</th><th>tokens after</th></tr>"
+    rows = []
+    for r in records:
+        cls = ' class="bpe-now"' if r.step == current else (' class="bpe-ahead"' if r.step > current else "")
+        rows.append(
+            f'<tr{cls}><td class="num">{r.step:,}</td><td>{chips([r.left, r.right])}</td><td>{chips([r.token])}</td>'
+            f'<td class="num">{r.token_id:,}</td><td class="num">{r.count:,}</td><td class="num">{r.replaced:,}</td>'
+            f'<td class="num">{r.tokens_after:,}</td></tr>'
+        )
+    return f'<table class="bpe-hist">{head}{"".join(rows)}</table>'

@@ -48,10 +48,11 @@ def style_pair_table(df: pd.DataFrame):
     return df.style.apply(row_style, axis=1)
 
 
-def history_table(records: Sequence[StepRecord], current: int, query: str = "") -> pd.DataFrame:
+def history_table(records: Sequence[StepRecord], current: int, query: str = "", *, newest_first: bool = False) -> pd.DataFrame:
     """Merge history, one row per step; ``query`` keeps rows whose pair or token contains it.
 
-    The ▶ column marks the step being viewed."""
+    The ▶ column marks the step being viewed; newest first keeps the latest merge in sight
+    while the class steps forward."""
     q = query.strip().lower()
     rows = [
         {
@@ -65,7 +66,7 @@ def history_table(records: Sequence[StepRecord], current: int, query: str = "") 
             "replaced": r.replaced,
             "tokens after": r.tokens_after,
         }
-        for r in records
+        for r in (reversed(records) if newest_first else records)
         if not q or q in r.token.lower() or q in r.left.lower() or q in r.right.lower()
     ]
     return pd.DataFrame(rows, columns=["now", "step", "left", "right", "new token", "id", "count", "replaced", "tokens after"])

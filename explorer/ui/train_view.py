@@ -12,7 +12,7 @@ from ..trainer import PairStat, Trainer
 from . import charts, render, state, tables
 from .explain import explain, tie_rule_sentence
 
-__all__ = ["controls", "run_to_end", "autoplay", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+__all__ = ["live_area", "controls", "run_to_end", "autoplay", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
@@ -73,6 +73,7 @@ def controls(live: state.Live) -> None:
     cols[3].button("Run to end", key="run", on_click=_start_run, disabled=trainer.done, width="stretch")
     cols[4].button("Reset", key="reset", on_click=_reset, width="stretch")
     cols[5].button("Pause" if live.playing else "Play", key="play", on_click=_toggle_play, disabled=at_end, width="stretch")
+    state.widget_default("w_speed", "normal (1 s)")
     cols[6].selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed")
     if live.trained:
         if st.session_state.get("view_slider") != live.view:
@@ -261,11 +262,49 @@ def charts_panel(live: state.Live) -> None:
                     width="stretch")
 
 
+_HISTORY_WINDOW = 12
+_HISTORY_MATCHES = 60
+
+
 def history_panel(live: state.Live) -> None:
+    """The merges around the current step (newest first, current highlighted) as a table a
+    projector can show, a search over all of them, and the full history in a scrollable grid."""
     trainer = live.trainer
     assert trainer is not None
     st.subheader("Merge history")
     query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
-    df = tables.history_table(trainer.records, live.view, query)
-    st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
-    st.caption(f"{len(df):,} of {live.trained:,} merges shown; ▶ marks the step being viewed.")
+    records = trainer.records
+    q = query.strip().lower()
+    if q:
+        shown = [r for r in records if q in r.token.lower() or q in r.left.lower() or q in r.right.lower()]
+        caption = f"{len(shown):,} of {live.trained:,} merges match"
+        shown = shown[-_HISTORY_MATCHES:]
+    else:
+        hi = min(live.trained, live.view + 2)
+        shown = records[max(0, hi - _HISTORY_WINDOW):hi]
+        caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
+    if shown:
+        st.html(render.CHIP_CSS + render.history_rows(list(reversed(shown)), live.view))
+    st.caption(caption)
+    with st.expander(f"Full history ({live.trained:,} merges)"):
+        df = tables.history_table(records, live.view, query, newest_first=True)
+        st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
+
+
+@st.fragment
+def live_area() -> None:
+    """Controls and panels. A fragment: Step, the slider and the search boxes rerun only this
+    part of the page, not the settings above it."""
+    live = state.live()
+    if live.trainer is None:
+        return
+    controls(live)
+    run_to_end(live)
+    current_merge(live)
+    col_pairs, col_history = st.columns([1, 1])
+    with col_pairs:
+        pair_panel(live)
+    with col_history:
+        history_panel(live)
+    words_panel(live)
+    charts_panel(live)

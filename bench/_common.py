@@ -1,0 +1,127 @@
+"""Shared helpers for the benchmark scripts: repo paths, the corpus, timing, peak RSS and
+writing a script's section of bench/RESULTS.md.
+
+Everything is located relative to this file, so the scripts run from any directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import re
+import resource
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+CORPUS_NAME = "english_tiny_shakespeare.txt"
+CORPUS = ROOT / "sample_corpora" / CORPUS_NAME
+RESULTS = BENCH_DIR / "RESULTS.md"
+
+HEADER = """\
+# Benchmarks
+
+Numbers measured by the scripts in `bench/`, on `sample_corpora/english_tiny_shakespeare.txt`
+(1.1 MB). Absolute times and memory depend on the machine; the ratios against the reference
+implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what to compare.
+
+- `bench/train.py`: training with the GPT-2 preset (full byte alphabet, HF tie-break, no special
+  tokens) at vocab 1,000 / 5,000 / 20,000 against HF `BpeTrainer` (wall time, ratio, whether the
+  merge lists are identical, peak RSS of each of our runs in a fresh process); and the seed
+  notebooks' recount-everything loops (seed 002 over the whole byte sequence, seed 000 over
+  pre-tokenized words) per merge against ours.
+- `bench/encode.py`: encoding the same text with a 5,000-token tokenizer trained on it (GPT-2
+  and cl100k patterns) against `tiktoken`'s `encode_ordinary` with the same ranks, cold (fresh
+  tokenizer, empty piece cache) and warm (second call), checking the ids are identical.
+
+Run from the repository root:
+
+```
+python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
+python bench/encode.py --write
+```
+
+`--write` replaces that script's section below with the lines it printed.
+"""
+
+
+def read_corpus() -> str:
+    return CORPUS.read_text(encoding="utf-8")
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size so far, in MB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KB, macOS bytes
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def timed(fn, *args, **kwargs):
+    """(seconds, result) of one call."""
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return time.perf_counter() - t0, result
+
+
+def best_of(n: int, fn, *args, **kwargs):
+    """(min seconds, last result) over n calls."""
+    best, result = float("inf"), None
+    for _ in range(n):
+        dt, result = timed(fn, *args, **kwargs)
+        best = min(best, dt)
+    return best, result
+
+
+def yes_no(flag: bool) -> str:
+    return "yes" if flag else "NO"
+
+
+def fmt_s(seconds: float) -> str:
+    """Seconds with about three significant digits."""
+    if seconds >= 10:
+        return f"{seconds:.1f} s"
+    if seconds >= 0.1:
+        return f"{seconds:.2f} s"
+    if seconds >= 0.001:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} us"
+
+
+class Printer:
+    """Prints lines and keeps them, so --write can store exactly what was printed."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+
+def environment() -> str:
+    return (
+        f"{datetime.date.today().isoformat()}, Python {platform.python_version()}, "
+        f"{platform.machine() or 'unknown machine'}, {os.cpu_count()} CPUs"
+    )
+
+
+def write_section(name: str, title: str, lines: list[str], path: Path = RESULTS) -> None:
+    """Replace (or append) the section between ``<!-- name:begin -->`` and ``<!-- name:end -->``."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    body = "\n".join(
+        [begin, f"## {title}", "", f"Measured {environment()}.", "", "```", *lines, "```", end]
+    )
+    text = path.read_text(encoding="utf-8") if path.exists() else HEADER
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: body, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + body + "\n"
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote the {name} section of {path.name}")

@@ -1,0 +1,89 @@
+"""Encoding benchmark: our tokenizer vs tiktoken's encode_ordinary with the same ranks.
+
+    python bench/encode.py            # gpt2 and cl100k patterns (~15 s)
+    python bench/encode.py --write    # also store the printed lines in bench/RESULTS.md
+
+For each pattern: train our byte-level tokenizer (full byte alphabet, 5,000 vocab, HF ties, no
+special tokens) on the corpus, build a ``tiktoken.Encoding`` whose ranks are our ids, and encode
+the same text with both. Ours is timed cold (a fresh tokenizer's first call, which merges every
+distinct piece once and caches it; best of REPS fresh tokenizers) and warm (the second call on
+the same tokenizer, all pieces cached; best of REPS). tiktoken keeps no cache: best of REPS calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+
+from _common import CORPUS_NAME, Printer, best_of, read_corpus, timed, write_section, yes_no
+
+VOCAB = 5_000
+REPS = 5
+TARGET_RATIO = 2.5
+PRESETS = (("gpt2", "gpt2"), ("gpt4", "cl100k"))  # (our preset, pattern name)
+
+
+def bench_pattern(out: Printer, text: str, preset: str) -> list[float]:
+    import tiktoken
+
+    from explorer import PATTERNS, Trainer, make_config
+
+    cfg = make_config(preset, alphabet="full-bytes", tie_break="hf", vocab_size=VOCAB, special_tokens=())
+    pattern = cfg.pretokenizer
+    train_s, trainer = timed(lambda: Trainer.from_texts(text, cfg).run())
+    tok = trainer.tokenizer()
+    enc = tiktoken.Encoding(
+        "bench",
+        pat_str=PATTERNS[pattern],
+        mergeable_ranks={tok.token_bytes(i): i for i in range(len(tok.vocab))},
+        special_tokens={},
+    )
+
+    cold, warm = float("inf"), float("inf")
+    ids_cold = ids_warm = None
+    for _ in range(REPS):
+        fresh = trainer.tokenizer()
+        gc.collect()
+        dt, ids_cold = timed(fresh.encode, text)
+        cold = min(cold, dt)
+        gc.collect()
+        dt, ids_warm = timed(fresh.encode, text)
+        warm = min(warm, dt)
+    gc.collect()
+    tt, ids_tt = best_of(REPS, enc.encode_ordinary, text)
+
+    same = ids_cold == ids_tt and ids_warm == ids_tt
+    out(f"encode {pattern:<6} (preset {preset}, vocab {len(tok.vocab)}, trained in {train_s:.2f} s): "
+        f"{len(ids_tt):,} tokens, ids identical to tiktoken: {yes_no(same)}")
+    if not same:
+        first = next((i for i, (a, b) in enumerate(zip(ids_cold, ids_tt)) if a != b), min(len(ids_cold), len(ids_tt)))
+        out(f"    first difference at token {first}: ours {ids_cold[first:first + 5]} tiktoken {ids_tt[first:first + 5]}"
+            f" (lengths {len(ids_cold)} / {len(ids_tt)})")
+    out(f"  cold  ours {cold:.3f} s  tiktoken {tt:.3f} s  ratio {cold / tt:.2f}  [best of {REPS} fresh tokenizers]")
+    out(f"  warm  ours {warm:.3f} s  tiktoken {tt:.3f} s  ratio {warm / tt:.2f}  [best of {REPS}]")
+    return [cold / tt, warm / tt]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
+    args = ap.parse_args()
+
+    out = Printer()
+    text = read_corpus()
+    out(f"corpus {CORPUS_NAME}: {len(text.encode('utf-8')):,} bytes; byte level, full byte alphabet, "
+        f"vocab {VOCAB:,}, hf ties, no special tokens; tiktoken encode_ordinary with the same ranks")
+    worst = {}
+    for preset, _ in PRESETS:
+        cold, warm = bench_pattern(out, text, preset)
+        worst["cold"] = max(worst.get("cold", 0.0), cold)
+        worst["warm"] = max(worst.get("warm", 0.0), warm)
+    for kind, ratio in worst.items():
+        out(f"target ratio <= {TARGET_RATIO} ({kind}, worst pattern): {ratio:.2f} -> "
+            f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
+    if args.write:
+        write_section("encode", "bench/encode.py", out.lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""The running app in headless Chromium: a person picks a corpus, steps ten merges, sees the
+history and charts, visits every page; full-page screenshots land in test-artifacts/."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from appserver import ARTIFACTS, browser_page, chromium_path, full_screenshot, serve_app, wait_idle
+
+pytestmark = pytest.mark.browser
+
+if chromium_path() is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
+    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def app_url():
+    with serve_app() as url:
+        yield url
+
+
+@pytest.fixture()
+def page(app_url):
+    with browser_page() as page:
+        page.goto(app_url)
+        wait_idle(page, timeout=90)
+        yield page
+        assert not page.errors, page.errors
+
+
+def nav(page, title: str) -> None:
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
+    wait_idle(page, timeout=60)
+
+
+def status_text(page) -> str:
+    return page.get_by_text(re.compile(r"^Step \d[\d,]* of")).inner_text()
+
+
+def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
+    full_screenshot(page, ARTIFACTS / "01_home.png")
+
+    nav(page, "Corpus")
+    corpus = page.locator('[data-testid="stMultiSelect"]')
+    corpus.locator("input").click()
+    page.keyboard.type("udhr_en.txt")
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.keyboard.press("Escape")
+    corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()  # remove the default
+    wait_idle(page)
+    assert page.get_by_text("udhr_en.txt —").count() >= 1
+    assert "10,712" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    full_screenshot(page, ARTIFACTS / "02_corpus.png")
+
+    nav(page, "Train")
+    assert "udhr_en.txt" in page.get_by_text("Corpus:").first.inner_text()
+    step = page.get_by_role("button", name="Step", exact=True)
+    for i in range(1, 11):
+        step.click()
+        wait_idle(page)
+        assert status_text(page).startswith(f"Step {i} of {i}")
+    rows = page.locator("table.bpe-hist tr")
+    assert rows.count() == 11  # header + ten merges, newest first
+    assert rows.nth(1).get_attribute("class") == "bpe-now" and rows.nth(1).locator("td").first.inner_text() == "10"
+    page.get_by_text("Full history (10 merges)").click()
+    grid = page.locator('[data-testid="stExpander"] [data-testid="stDataFrame"] [role="grid"]')
+    grid.wait_for(state="attached")
+    assert grid.get_attribute("aria-rowcount") == "11"
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    assert charts.count() >= 4
+    charts.first.locator("canvas, svg").first.wait_for(state="visible")
+    assert page.locator(".bpe-chip").count() > 20
+    assert page.locator('[data-testid="stException"]').count() == 0
+    full_screenshot(page, ARTIFACTS / "03_train_after_10_steps.png")
+
+
+def test_every_page_opens_without_errors(page):
+    for title, shot in (("Home", "04_home.png"), ("Corpus", "05_corpus.png"), ("Train", "06_train_fresh.png")):
+        nav(page, title)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.locator("h1").count() >= 1
+        full_screenshot(page, ARTIFACTS / shot)
+
+
+def test_run_to_end_draws_the_final_chart(page):
+    nav(page, "Train")
+    page.get_by_role("button", name="Run to end").click()
+    wait_idle(page, timeout=120)
+    assert "training stopped: the vocabulary reached 1,000" in status_text(page)
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
+    full_screenshot(page, ARTIFACTS / "07_train_run_to_end.png")
