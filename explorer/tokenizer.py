@@ -83,7 +83,9 @@ class Tokenizer:
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
         # Unseen characters must still be counted, never dropped: unless the unk token is one
         # of the special tokens, it gets the id just past the vocabulary.
-        self.unk_id: int = self._ids.get(config.unk_token, len(self.vocab))
+        self.unk_id: int = (
+            self._ids[config.unk_token] if config.unk_token in config.special_tokens else len(self.vocab)
+        )
         if config.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
             self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
@@ -118,7 +120,7 @@ class Tokenizer:
     def _piece_ids(self, piece: str) -> list[int]:
         if self.config.unit == "byte":
             byte_ids = self._byte_ids
-            return [byte_ids[b] for b in piece.encode("utf-8")]
+            return [byte_ids[b] for b in piece.encode("utf-8", "surrogatepass")]
         ids, unk = self._ids, self.unk_id
         return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.config.marker)]
 
@@ -306,7 +308,9 @@ class Tokenizer:
         return out
 
     def encode_piece(self, piece: str) -> tuple[int, ...]:
-        """Ids of one pre-tokenized piece, as the trainer segments that word.
+        """Ids of one pre-tokenized piece: the trainer's segmentation of that word, as long as
+        no merge so far reused an existing token's id (a reused id can let an earlier rule apply
+        where training never merged, as in HF ``tokenizers``).
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), alphabet=["l", "o", "w", "</w>"], merges=[(0, 1)])
         >>> tok.tokens(tok.encode_piece("low"))

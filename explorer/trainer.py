@@ -106,11 +106,14 @@ class Trainer:
         self.stop_reason: str | None = None
 
         if config.tie_break == "hf":
-            ranks = hf_alphabet_ranks(self.alphabet)
+            # HF's ids: special tokens first, then the alphabet sorted by code point, skipping
+            # any symbol that already is a special token (that symbol keeps the special's id)
+            specials = set(config.special_tokens)
+            ranks = hf_alphabet_ranks([s for s in self.alphabet if s not in specials])
             n_special = self._vocab.n_special
             self._hf_rank = list(range(len(self._vocab)))
-            for sym in self.alphabet:
-                self._hf_rank[ids[sym]] = n_special + ranks[sym]
+            for sym, rank in ranks.items():
+                self._hf_rank[ids[sym]] = n_special + rank
         self._neg_keys: dict[int, tuple[int, ...]] = {}
 
         sym: list[int] = []
@@ -182,7 +185,7 @@ class Trainer:
     @property
     def corpus_bytes(self) -> int:
         """UTF-8 bytes in all pieces, counted with frequency."""
-        return sum(len(w.encode("utf-8")) * f for w, f in zip(self._words, self._freqs))
+        return sum(len(w.encode("utf-8", "surrogatepass")) * f for w, f in zip(self._words, self._freqs))
 
     def peek(self, k: int | None = None) -> tuple[PairStat, ...]:
         """The pair table the next merge would be chosen from (winner first), without merging.

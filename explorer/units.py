@@ -85,5 +85,6 @@ def base_symbols(piece: str, unit: str) -> list[str]:
     if unit == "char":
         return list(piece)
     if unit == "byte":
-        return list(bytes_to_display(piece.encode("utf-8")))
+        # lone surrogates (not valid in UTF-8) pass through as their 3 bytes instead of raising
+        return list(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
     raise ValueError(f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}")

@@ -42,6 +42,13 @@ def status_text(page) -> str:
     return page.get_by_text(re.compile(r"^Step \d[\d,]* of")).inner_text()
 
 
+def wait_status(page, pattern: str, *, timeout: float = 60.0) -> str:
+    """Wait (retrying) until the status line ("Step k of n trained ...") matches a regex."""
+    page.get_by_text(re.compile(pattern)).wait_for(timeout=timeout * 1000)
+    wait_idle(page, timeout=timeout)
+    return status_text(page)
+
+
 def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
     full_screenshot(page, ARTIFACTS / "01_home.png")
 
@@ -63,8 +70,7 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     step = page.get_by_role("button", name="Step", exact=True)
     for i in range(1, 11):
         step.click()
-        wait_idle(page)
-        assert status_text(page).startswith(f"Step {i} of {i}")
+        wait_status(page, rf"^Step {i} of {i} trained")
     rows = page.locator("table.bpe-hist tr")
     assert rows.count() == 11  # header + ten merges, newest first
     assert rows.nth(1).get_attribute("class") == "bpe-now" and rows.nth(1).locator("td").first.inner_text() == "10"
@@ -91,7 +97,56 @@ def test_every_page_opens_without_errors(page):
 def test_run_to_end_draws_the_final_chart(page):
     nav(page, "Train")
     page.get_by_role("button", name="Run to end").click()
-    wait_idle(page, timeout=120)
-    assert "training stopped: the vocabulary reached 1,000" in status_text(page)
+    assert "training stopped: the vocabulary reached 1,000" in wait_status(page, r"^Step .* training stopped", timeout=120)
     assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
     full_screenshot(page, ARTIFACTS / "07_train_run_to_end.png")
+
+
+def test_play_advances_by_itself_and_pause_stops_it(page):
+    nav(page, "Train")
+    page.get_by_role("button", name="Play").click()
+    page.wait_for_function("() => [...document.querySelectorAll('p')].some(p => /^Step [3-9]\\d* of/.test(p.innerText))", timeout=30_000)
+    page.get_by_role("button", name="Pause").click()
+    wait_idle(page)
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    paused = status_text(page)
+    page.wait_for_timeout(3000)
+    assert status_text(page) == paused
+    assert page.get_by_role("button", name="Play").is_visible()
+
+
+def test_an_undecodable_upload_gets_a_message_and_a_choice_of_decoding(page):
+    nav(page, "Corpus")
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
+        files=[{"name": "latin.txt", "mimeType": "text/plain", "buffer": "Café crème brûlée".encode("latin-1")}]
+    )
+    wait_idle(page)
+    assert page.get_by_text("latin.txt: the file is not valid UTF-8: byte 0xe9 at offset 3").is_visible()
+    page.get_by_text("Latin-1: every byte").click()
+    wait_idle(page)
+    assert page.get_by_text("latin.txt decoded as Latin-1").is_visible()
+    assert page.get_by_text("not valid UTF-8").count() == 0
+    # english_frankenstein.txt (421,530 bytes) + the upload as UTF-8 (21 bytes)
+    assert "421,551" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    full_screenshot(page, ARTIFACTS / "08_corpus_upload.png")
+
+
+def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
+    nav(page, "Train")
+    page.get_by_text("Advanced settings").click()
+    page.get_by_label("Vocab size / merges").fill("20000")
+    page.get_by_role("button", name="Apply and restart training").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Run to end").click()
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for(timeout=10_000)
+    page.wait_for_timeout(800)
+    stop.click()
+    wait_idle(page, timeout=60)
+    text = status_text(page)
+    steps = int(re.match(r"Step ([\d,]+) of", text).group(1).replace(",", ""))
+    assert 0 < steps < 19_000 and "training stopped" not in text
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_idle(page)
+    assert status_text(page).startswith(f"Step {steps + 1:,} of {steps + 1:,}")

@@ -34,6 +34,8 @@ def _decoded_uploads(files) -> tuple[tuple[str, str], ...]:
             st.radio(f"How should {f.name} be decoded?", [d for d in DECODINGS if d != "utf-8"], key=f"decode_{f.name}",
                      format_func=lambda d: DECODINGS[d], index=None, horizontal=True)
             continue
+        if choice != "utf-8":
+            st.caption(f"**{f.name}** decoded as {DECODINGS[choice]}.")
         if decoded.replaced:
             st.warning(f"**{f.name}**: {decoded.replaced:,} undecodable byte sequence(s) became U+FFFD (�).")
         if not decoded.text.strip():

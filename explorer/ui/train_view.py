@@ -55,9 +55,10 @@ def _on_slider() -> None:
     live.view = int(st.session_state["view_slider"])
 
 
-def _toggle_play() -> None:
+def _set_playing(playing: bool) -> None:
+    # idempotent (not a toggle): a click that lands during a tick's rerun cannot flip it back
     live = state.live()
-    live.playing = not live.playing
+    live.playing = playing
     live.last_tick = time.monotonic()
 
 
@@ -72,7 +73,10 @@ def controls(live: state.Live) -> None:
     cols[2].button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end, width="stretch")
     cols[3].button("Run to end", key="run", on_click=_start_run, disabled=trainer.done, width="stretch")
     cols[4].button("Reset", key="reset", on_click=_reset, width="stretch")
-    cols[5].button("Pause" if live.playing else "Play", key="play", on_click=_toggle_play, disabled=at_end, width="stretch")
+    if live.playing:
+        cols[5].button("Pause", key="pause", on_click=_set_playing, args=(False,), width="stretch")
+    else:
+        cols[5].button("Play", key="play", on_click=_set_playing, args=(True,), disabled=at_end, width="stretch")
     state.widget_default("w_speed", "normal (1 s)")
     cols[6].selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed")
     if live.trained:
@@ -132,8 +136,19 @@ def run_to_end(live: state.Live) -> None:
     st.rerun()
 
 
+_ARMED = "autoplay_armed"
+
+
+def _arm_autoplay_if_changed(live: state.Live) -> None:
+    """Play/Pause is clicked inside the live fragment, but the timer is registered by a full
+    page run: when the two disagree, rerun the whole page."""
+    if live.playing != st.session_state.get(_ARMED, False):
+        st.rerun(scope="app")
+
+
 def autoplay(live: state.Live) -> None:
-    """While playing, a timer fragment advances one step per tick and redraws the page."""
+    """While playing, a timer fragment advances one step per tick and redraws the live area."""
+    st.session_state[_ARMED] = live.playing
     if not live.playing:
         return
     interval = _SPEEDS[st.session_state.get("w_speed", "normal (1 s)")]
@@ -141,7 +156,7 @@ def autoplay(live: state.Live) -> None:
     @st.fragment(run_every=interval)
     def _tick() -> None:
         # The fragment also runs once inside every full page run; only a timer run steps.
-        if time.monotonic() - getattr(live, "last_tick", 0.0) < interval * 0.8:
+        if not live.playing or time.monotonic() - live.last_tick < interval * 0.8:
             return
         live.last_tick = time.monotonic()
         if live.forward(1) == 0:
@@ -299,6 +314,7 @@ def live_area() -> None:
     if live.trainer is None:
         return
     controls(live)
+    _arm_autoplay_if_changed(live)
     run_to_end(live)
     current_merge(live)
     col_pairs, col_history = st.columns([1, 1])
