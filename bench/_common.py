@@ -36,6 +36,9 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   merge lists are identical, peak RSS of each of our runs in a fresh process); and the seed
   notebooks' recount-everything loops (seed 002 over the whole byte sequence, seed 000 over
   pre-tokenized words) per merge against ours.
+- `bench/ui_latency.py`: the app in headless Chromium on the same corpus with the gpt2 preset
+  (vocab 5,000): time from clicking Step to the new history row (median and p95 over 50
+  clicks), and from clicking Run to end to the final chart.
 - `bench/encode.py`: encoding the same text with a 5,000-token tokenizer trained on it (GPT-2
   and cl100k patterns) against `tiktoken`'s `encode_ordinary` with the same ranks, cold (fresh
   tokenizer, empty piece cache) and warm (second call), checking the ids are identical.
@@ -45,6 +48,7 @@ Run from the repository root:
 ```
 python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
 python bench/encode.py --write
+python bench/ui_latency.py --write   # needs Debian's chromium
 ```
 
 `--write` replaces that script's section below with the lines it printed.

@@ -140,6 +140,10 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     expected = {visible(ref.words[i]): [visible(t) for t in tok.tokens(tok.encode_piece(ref.words[i]))] for i in top}
     assert segmented_words(at) == expected
     assert any(len(chips) < len(word.encode()) for word, chips in expected.items())  # step 7 did merge something
+    # the history table highlights the step shown and greys the steps trained beyond it
+    hist_html = next(h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body)
+    assert re.search(r'<tr class="bpe-now"><td class="num">7</td>', hist_html)
+    assert re.search(r'<tr class="bpe-ahead"><td class="num">9</td>', hist_html)
     # the pair table at a past step is the one the engine saw before merge 8
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs]
 

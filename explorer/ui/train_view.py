@@ -195,7 +195,17 @@ def pair_panel(live: state.Live) -> None:
         st.success(f"Training finished: {_stop_reason(trainer)}.")
         return
     df = tables.pair_table(pairs)
-    st.dataframe(tables.style_pair_table(df), hide_index=True, width="stretch")
+    st.dataframe(
+        tables.style_pair_table(df), hide_index=True, width="stretch",
+        column_config={
+            "rank": st.column_config.NumberColumn("#", width=40),
+            "left": st.column_config.TextColumn(width="small"),
+            "right": st.column_config.TextColumn(width="small"),
+            "merged": st.column_config.TextColumn(width="small"),
+            "count": st.column_config.NumberColumn(format="localized", width="small"),
+            "status": st.column_config.TextColumn(width="medium"),
+        },
+    )
     tied = int((df["status"] == "tied").sum())
     rule = trainer.config.tie_break
     if tied:
