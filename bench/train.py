@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
-from collections import defaultdict
 
-from _common import CORPUS_NAME, Printer, best_of, fmt_s, peak_rss_mb, read_corpus, timed, write_section, yes_no
+from _common import CORPUS_NAME, ROOT, Printer, best_of, fmt_s, peak_rss_mb, read_corpus, timed, write_section, yes_no
+
+sys.path.insert(0, str(ROOT / "tests"))  # for seed_loops: the seed notebooks' loops, re-typed
 
 VOCABS = (1_000, 5_000, 20_000)
 TARGET_RATIO = 2.0  # at vocab 5,000 (aim: 1.0)
@@ -120,48 +122,14 @@ def bench_vs_hf(out: Printer, text: str, vocabs) -> dict[int, tuple[float, float
     return results
 
 
-# ---- seed 002: recount the whole byte sequence per merge (re-typed from the notebook) -----------
-def get_pair_counts(tokens: list[int]) -> dict[tuple[int, int], int]:
-    pair_counts = {}
-    for i in range(len(tokens) - 1):
-        pair = (tokens[i], tokens[i + 1])
-        if pair not in pair_counts:
-            pair_counts[pair] = 0
-        pair_counts[pair] += 1
-    return pair_counts
-
-
-def merge_pair_002(tokens: list[int], pair: tuple[int, int], new_token_id: int) -> list[int]:
-    merged_tokens = []
-    i = 0
-    while i < len(tokens):
-        if i < len(tokens) - 1 and (tokens[i], tokens[i + 1]) == pair:
-            merged_tokens.append(new_token_id)
-            i += 2  # Skip the next token as it's part of the merged pair
-        else:
-            merged_tokens.append(tokens[i])
-            i += 1
-    return merged_tokens
-
-
-def seed002_loop(tokens: list[int], num_merges: int) -> dict[tuple[int, int], int]:
-    mapping = {}
-    new_tokens = tokens.copy()
-    for merge_id in range(max(256, max(new_tokens)), max(256, max(new_tokens)) + num_merges):
-        token_pairs = get_pair_counts(new_tokens)
-        if not token_pairs:
-            break  # No more pairs to merge
-        top_pair = max(token_pairs.keys(), key=lambda x: token_pairs[x])
-        new_tokens = merge_pair_002(new_tokens, top_pair, merge_id)
-        mapping[top_pair] = merge_id
-    return mapping
-
-
+# ---- seed 002: recount the whole byte sequence per merge (the notebook's loop, tests/seed_loops.py)
 def bench_seed002(out: Printer, text: str) -> None:
     from explorer import Trainer, make_config
+    from seed_loops import seed002_loop
 
     tokens = list(text.encode("utf-8"))
-    seed_s, mapping = timed(seed002_loop, tokens, SEED002_MERGES)
+    seed_s, ref = timed(seed002_loop, tokens, 256 + SEED002_MERGES)
+    mapping = ref["mapping"]
     seed_per = seed_s / SEED002_MERGES
     out(f"seed002 loop (get_pair_counts + merge_pair over all {len(tokens):,} bytes): "
         f"{fmt_s(seed_per)}/merge  [{SEED002_MERGES} merges]")
@@ -178,58 +146,20 @@ def bench_seed002(out: Printer, text: str) -> None:
         f"speed-up {seed_per / first_per:.1f}x (first {SEED002_MERGES}), {seed_per / avg_per:.1f}x (average)")
 
 
-# ---- seed 000: recount every word split per merge (re-typed from the HF course notebook) ----------
-def compute_pair_freqs(splits, word_freqs):
-    pair_freqs = defaultdict(int)
-    for word, freq in word_freqs.items():
-        split = splits[word]
-        if len(split) == 1:
-            continue
-        for i in range(len(split) - 1):
-            pair = (split[i], split[i + 1])
-            pair_freqs[pair] += freq
-    return pair_freqs
-
-
-def merge_pair_000(a, b, splits, word_freqs):
-    for word in word_freqs:
-        split = splits[word]
-        if len(split) == 1:
-            continue
-        i = 0
-        while i < (len(split) - 1):
-            if split[i] == a and split[i + 1] == b:
-                split = split[:i] + [a + b] + split[i + 2 :]
-            else:
-                i += 1
-        splits[word] = split
-    return splits
-
-
-def seed000_loop(splits, word_freqs, num_merges: int) -> list[tuple[str, str]]:
-    merges = []
-    for _ in range(num_merges):
-        pair_freqs = compute_pair_freqs(splits, word_freqs)
-        best_pair = ""
-        max_freq = None
-        for pair, freq in pair_freqs.items():
-            if max_freq is None or max_freq < freq:
-                best_pair = pair
-                max_freq = freq
-        splits = merge_pair_000(*best_pair, splits, word_freqs)
-        merges.append(best_pair)
-    return merges
-
-
+# ---- seed 000: recount every word split per merge (the HF course's loop, tests/seed_loops.py) -----
 def bench_seed000(out: Printer, text: str) -> None:
     from explorer import Trainer, count_words
     from explorer.pipeline import word_symbols
+    from seed_loops import hf_course_train
 
     # the seed's tie-break (first pair seen wins) so the merges can be compared
     cfg = gpt2_config(1_000, tie_break="first-seen")
     word_freqs = count_words(text, cfg)
     splits = {w: word_symbols(w, cfg) for w in word_freqs}
-    seed_s, seed_merges = timed(seed000_loop, splits, word_freqs, SEED000_MERGES)
+    # the loop appends to the vocab list until it holds vocab_size entries: from an empty list,
+    # vocab_size is the number of merges
+    seed_s, ref = timed(hf_course_train, word_freqs, splits, [], SEED000_MERGES)
+    seed_merges = [pair for pair, _ in ref["order"]]
     seed_per = seed_s / SEED000_MERGES
     out(f"seed000 loop (compute_pair_freqs + merge_pair over {len(word_freqs):,} distinct GPT-2 pieces): "
         f"{fmt_s(seed_per)}/merge  [{SEED000_MERGES} merges]")

@@ -38,6 +38,19 @@ def nav(page, title: str) -> None:
     wait_idle(page, timeout=60)
 
 
+def pick_corpus(page, name: str) -> None:
+    """On the Corpus page, add a bundled corpus and remove the default one."""
+    nav(page, "Corpus")
+    corpus = page.locator('[data-testid="stMultiSelect"]')
+    corpus.locator("input").click()
+    page.keyboard.type(name)
+    page.keyboard.press("Enter")
+    wait_idle(page)
+    page.keyboard.press("Escape")
+    corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()
+    wait_idle(page)
+
+
 def status_text(page) -> str:
     return page.get_by_text(re.compile(r"^Step \d[\d,]* of")).inner_text()
 
@@ -52,15 +65,7 @@ def wait_status(page, pattern: str, *, timeout: float = 60.0) -> str:
 def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
     full_screenshot(page, ARTIFACTS / "01_home.png")
 
-    nav(page, "Corpus")
-    corpus = page.locator('[data-testid="stMultiSelect"]')
-    corpus.locator("input").click()
-    page.keyboard.type("udhr_en.txt")
-    page.keyboard.press("Enter")
-    wait_idle(page)
-    page.keyboard.press("Escape")
-    corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()  # remove the default
-    wait_idle(page)
+    pick_corpus(page, "udhr_en.txt")
     assert page.get_by_text("udhr_en.txt —").count() >= 1
     assert "10,712" in page.locator('[data-testid="stMetric"]').first.inner_text()
     full_screenshot(page, ARTIFACTS / "02_corpus.png")
@@ -75,7 +80,9 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     assert rows.count() == 11  # header + ten merges, newest first
     assert rows.nth(1).get_attribute("class") == "bpe-now" and rows.nth(1).locator("td").first.inner_text() == "10"
     page.get_by_text("Full history (10 merges)").click()
-    grid = page.locator('[data-testid="stExpander"] [data-testid="stDataFrame"] [role="grid"]')
+    grids = page.locator('[data-testid="stDataFrame"] [role="grid"]')
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stDataFrame\"] [role=\"grid\"]').length === 2")
+    grid = grids.nth(1)  # the pair table comes first
     grid.wait_for(state="attached")
     assert grid.get_attribute("aria-rowcount") == "11"
     charts = page.locator('[data-testid="stVegaLiteChart"]')
@@ -133,13 +140,14 @@ def test_an_undecodable_upload_gets_a_message_and_a_choice_of_decoding(page):
 
 
 def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
+    pick_corpus(page, "english_tiny_shakespeare.txt")  # 20,000 merges take seconds here
     nav(page, "Train")
     page.get_by_text("Advanced settings").click()
     page.get_by_label("Vocab size / merges").fill("20000")
     page.get_by_role("button", name="Apply and restart training").click()
     wait_idle(page)
     page.get_by_role("button", name="Run to end").click()
-    stop = page.get_by_role("button", name="Stop")
+    stop = page.get_by_role("button", name="Stop training")
     stop.wait_for(timeout=10_000)
     page.wait_for_timeout(800)
     stop.click()

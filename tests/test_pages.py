@@ -46,6 +46,9 @@ def engine(corpus: str = CORPUS, **overrides) -> Trainer:
 
 
 def history(at: AppTest):
+    """The full merge history grid (switched on first)."""
+    if not at.toggle(key="w_full_history").value:
+        at.toggle(key="w_full_history").set_value(True).run()
     return next(df.value for df in at.dataframe if "new token" in df.value.columns)
 
 

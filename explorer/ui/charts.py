@@ -29,13 +29,32 @@ def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus
     return df
 
 
+MAX_POINTS = 2000
+
+
+def thin(df: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """Every k-th row and the last one, so a 20,000-step curve costs what a 2,000-step one does.
+
+    >>> t = thin(pd.DataFrame({"step": range(10_001)}), 1000)
+    >>> len(t) <= 1001, int(t["step"].iloc[0]), int(t["step"].iloc[-1])
+    (True, 0, 10000)
+    """
+    if len(df) <= max_points:
+        return df
+    k = -(-len(df) // max_points)
+    picked = df.iloc[::k]
+    if picked.index[-1] != df.index[-1]:
+        picked = pd.concat([picked, df.iloc[[-1]]])
+    return picked
+
+
 def _rule(current: int) -> alt.Chart:
     return alt.Chart(pd.DataFrame({"step": [current]})).mark_rule(color="#dc2626", strokeDash=[4, 3]).encode(x="step:Q")
 
 
 def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
     line = (
-        alt.Chart(df, title="Tokens in the corpus")
+        alt.Chart(thin(df), title="Tokens in the corpus")
         .mark_line(color="#2563eb")
         .encode(
             x=alt.X("step:Q", title="merge step"),
@@ -47,7 +66,7 @@ def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
 
 
 def compression_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
-    long = df.melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
+    long = thin(df).melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
     line = (
         alt.Chart(long, title="Compression")
         .mark_line()
@@ -62,7 +81,7 @@ def compression_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
 
 
 def count_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
-    pts = df.dropna(subset=["winning count"])
+    pts = thin(df.dropna(subset=["winning count"]))
     line = (
         alt.Chart(pts, title="Count of the winning pair")
         .mark_line(color="#7c3aed", point=len(pts) <= 60)

@@ -5,6 +5,7 @@ the step it is looking at. Nothing here is shared between sessions.
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -83,10 +84,22 @@ class Live:
     error: str | None = None
     last_tick: float = 0.0
     _tokenizers: dict = field(default_factory=dict, repr=False)
+    _top_words: dict = field(default_factory=dict, repr=False)
+    # With fast reruns, a click's callback can start while the previous run is still inside
+    # "Run to end"; every change to the trainer or the view happens under this lock.
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @property
     def trained(self) -> int:
         return len(self.trainer.records) if self.trainer else 0
+
+    def top_words(self, n: int) -> list[int]:
+        """Indices of the n most frequent words (computed once per trainer)."""
+        cache = self._top_words
+        if n not in cache:
+            freqs = self.trainer.freqs
+            cache[n] = sorted(range(len(freqs)), key=lambda i: -freqs[i])[:n]
+        return cache[n]
 
     def tokenizer(self, k: int):
         """The tokenizer as of step k, cached (a few steps around the view are asked for)."""
@@ -102,12 +115,13 @@ class Live:
         """Move the view n steps ahead, training new merges as needed; returns steps moved."""
         if self.trainer is None:
             return 0
-        short = self.view + n - self.trained
-        if short > 0:
-            self.trainer.advance(short)
-        moved = min(self.view + n, self.trained) - self.view
-        self.view += moved
-        return moved
+        with self.lock:
+            short = self.view + n - self.trained
+            if short > 0:
+                self.trainer.advance(short)
+            moved = min(self.view + n, self.trained) - self.view
+            self.view += moved
+            return moved
 
 
 def keep_widget_state() -> None:
