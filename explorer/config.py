@@ -19,6 +19,7 @@ from .units import UNITS
 __all__ = [
     "ALPHABETS",
     "ALPHABET_ORDERS",
+    "DROPOUT_STYLES",
     "TIE_BREAKS",
     "TrainerConfig",
     "Preset",
@@ -41,6 +42,11 @@ TIE_BREAKS: dict[str, str] = {
     "first-seen": "the pair seen first in the corpus wins (Python's max over a dict: seeds, minbpe)",
     "hf": "the pair with the smallest (left id, right id) wins (HF tokenizers' BpeTrainer)",
     "subword-nmt": "the lexicographically largest pair wins (subword-nmt's max over (count, pair))",
+}
+
+DROPOUT_STYLES: dict[str, str] = {
+    "retry": "a skipped merge may apply again after the next merge (HF tokenizers)",
+    "once": "each rule is tried once, in order; a skipped occurrence stays unmerged by it (seed 004)",
 }
 
 MAX_VOCAB_SIZE = 1_000_000
@@ -66,6 +72,7 @@ class TrainerConfig:
     reuse_ids: bool = True
     top_k: int = 20
     unk_token: str = "<unk>"
+    dropout_style: str = "retry"
 
     def validate(self) -> "TrainerConfig":
         """Raise ConfigError for unknown values or impossible combinations; return self."""
@@ -78,6 +85,7 @@ class TrainerConfig:
             ("alphabet", ALPHABETS),
             ("alphabet_order", ALPHABET_ORDERS),
             ("tie_break", TIE_BREAKS),
+            ("dropout_style", DROPOUT_STYLES),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -173,7 +181,7 @@ PRESETS: dict[str, Preset] = {
             "Seed 004: collapse whitespace, 'Ġ' appended to every word, characters, until vocab size or no pair is left",
             TrainerConfig(
                 normalizer="collapse-whitespace", pretokenizer="whitespace", unit="char", marker="g-suffix",
-                alphabet_order="first-seen", vocab_size=1000,
+                alphabet_order="first-seen", vocab_size=1000, dropout_style="once",
             ),
         ),
         Preset(

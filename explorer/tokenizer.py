@@ -217,6 +217,36 @@ class Tokenizer:
                 rs[i] = get(new << PAIR_SHIFT | ids[i + 1], _NO_MERGE)
         return ids
 
+    def _merge_once(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
+        """Seed 004's BPE-dropout: the rules in rank order, each swept once left to right over
+        the piece; an occurrence skipped (with probability ``dropout``) stays unmerged by it.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0)])
+        >>> tok._merge_once([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
+        [1, 1]
+        """
+        ranks, merges = self._ranks, self.merges
+        last = -1
+        while len(ids) > 1:
+            # the next rule, in rank order, that has an occurrence in the piece
+            rank = min((r[0] for r in map(ranks.get, (a << PAIR_SHIFT | b for a, b in zip(ids, ids[1:]))) if r is not None and r[0] > last),
+                       default=None)
+            if rank is None:
+                break
+            a, b = merges[rank]
+            new = self._ranks[a << PAIR_SHIFT | b][1]
+            out: list[int] = []
+            i, n = 0, len(ids)
+            while i < n:
+                if i + 1 < n and ids[i] == a and ids[i + 1] == b and rng.random() >= dropout:
+                    out.append(new)
+                    i += 2
+                else:
+                    out.append(ids[i])
+                    i += 1
+            ids, last = out, rank
+        return ids
+
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         cached = self._cache.get(piece)
         if cached is None:
@@ -267,8 +297,9 @@ class Tokenizer:
                 continue
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
+                    dropped = self._merge_once if cfg.dropout_style == "once" else self._merge
                     for piece in pieces:
-                        out.extend(self._merge(self._piece_ids(piece), rng=rng, dropout=dropout))
+                        out.extend(dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
                     out += chain.from_iterable(map(self._cache_pieces(pieces), pieces))
         return out

@@ -311,7 +311,7 @@ def _version_stable_text():
     def ok(c: str) -> bool:
         return c not in _unicode_table_differences()
 
-    chars = st.one_of(st.characters(), st.sampled_from(_TRICKY)).filter(ok)
+    chars = st.one_of(st.characters(codec="utf-8"), st.sampled_from(_TRICKY)).filter(ok)
     return st.one_of(st.text(chars, max_size=40), MIXED_TEXT.map(lambda s: s[:60]).filter(lambda s: all(map(ok, s))))
 
 

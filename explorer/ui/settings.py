@@ -77,7 +77,8 @@ def _config_from_widgets() -> TrainerConfig:
     stop = ss[_key("stop")]
     amount = int(ss[_key("amount")])
     specials = tuple(t.strip() for t in ss[_key("special")].split(",") if t.strip())
-    return TrainerConfig(
+    _, current = state.current_config()  # fields without a widget (unk token, dropout style) carry over
+    return current.replace(
         **{field: ss[_key(field)] for field in _CHOICES},
         pattern=ss[_key("pattern")] or None,
         special_tokens=specials,
