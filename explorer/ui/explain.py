@@ -29,11 +29,18 @@ def explain(r: StepRecord, *, tie_break: str) -> str:
     >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
     >>> explain(t.records[0], tie_break="first-seen")
     "('e', 's') occurs 9 times: newest×6, widest×3 — merged into 'es'; 9 tokens fewer. It tied with 2 other pairs at 9; chosen because it occurs first in the corpus (first-seen)."
+    >>> t = train("the cat sat on the mat with the hat" * 3, make_config("bytes", vocab_size=None, num_merges=1))
+    >>> explain(t.records[0], tie_break="first-seen").split(" — ")[0]
+    "('t', 'h') occurs 12 times: across the running text"
     """
-    where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
-    more = r.words_affected - len(r.examples)
-    if more > 0:
-        where += f" and {more:,} more word{'s' if more > 1 else ''}"
+    if r.examples and all(w.endswith("…") for w, _ in r.examples):
+        # no pre-tokenization: the "word" is a whole sequence, too long to quote
+        where = "across the running text"
+    else:
+        where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
+        more = r.words_affected - len(r.examples)
+        if more > 0:
+            where += f" and {more:,} more word{'s' if more > 1 else ''}"
     times = "time" if r.count == 1 else "times"
     text = f"({_q(r.left)}, {_q(r.right)}) occurs {r.count:,} {times}: {where} — merged into {_q(r.token)}; "
     text += f"{r.replaced:,} token{'s' if r.replaced != 1 else ''} fewer."
