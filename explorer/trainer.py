@@ -24,6 +24,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from operator import itemgetter
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -115,6 +116,7 @@ class Trainer:
             for sym, rank in ranks.items():
                 self._hf_rank[ids[sym]] = n_special + rank
         self._neg_keys: dict[int, tuple[int, ...]] = {}
+        self._rows: dict[tuple[int, int], PairStat] = {}  # (pair, count) -> its table row
 
         sym: list[int] = []
         nxt: list[int] = []
@@ -194,11 +196,7 @@ class Trainer:
         >>> [(p.left, p.right, p.count) for p in t.peek()]
         [('a', 'b', 2), ('b', 'a', 1)]
         """
-        tokens = self._vocab.tokens
-        return tuple(
-            PairStat(p >> PAIR_SHIFT, p & PAIR_MASK, tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK], c)
-            for p, c in self._top(max(1, self.config.top_k if k is None else k))
-        )
+        return tuple(map(self._pair_stat, self._top(max(1, self.config.top_k if k is None else k))))
 
     def tokenizer(self, k: int | None = None):
         """A Tokenizer holding the first k merges (all of them by default)."""
@@ -275,11 +273,8 @@ class Trainer:
             self.stop_reason = "min_frequency"
             return None
         tokens = self._vocab.tokens
-        table = tuple(
-            PairStat(p >> PAIR_SHIFT, p & PAIR_MASK, tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK], c)
-            for p, c in top[: cfg.top_k]
-        )
-        ties = tuple((s.left, s.right) for s in table[1:] if s.count == best_count)
+        table = tuple(map(self._pair_stat, top[: cfg.top_k]))
+        ties = tuple((tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK]) for p, c in top[1 : cfg.top_k] if c == best_count)
         n_tied = self._hist[best_count] - 1
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
         new_id, reused = self._vocab.add_merge(left, right)
@@ -288,9 +283,8 @@ class Trainer:
         replaced, per_word = self._merge(best, left, right, new_id)
         self.tokens -= replaced
         self.merges.append((left, right))
-        examples = tuple(
-            (self._example(wi), n) for wi, n in sorted(per_word.items(), key=lambda kv: (-kv[1], kv[0]))[:_EXAMPLES]
-        )
+        # nlargest equals a stable sort by count, descending: ties keep word order
+        examples = tuple((self._example(wi), n) for wi, n in heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1)))
         record = StepRecord(
             step=len(self.merges),
             left_id=left,
@@ -311,6 +305,17 @@ class Trainer:
         )
         self.records.append(record)
         return record
+
+    def _pair_stat(self, entry: tuple[int, int]) -> PairStat:
+        """A pair-table row, shared between steps while the pair's count stays the same (most of
+        the top-K table does not change from one merge to the next)."""
+        row = self._rows.get(entry)
+        if row is None:
+            pair, c = entry
+            left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
+            tokens = self._vocab.tokens
+            row = self._rows[entry] = PairStat(left, right, tokens[left], tokens[right], c)
+        return row
 
     def _example(self, wi: int) -> str:
         word = self._words[wi]
