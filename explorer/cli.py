@@ -79,18 +79,9 @@ def _overrides(args: argparse.Namespace) -> dict:
         o.update(vocab_size=args.vocab_size, num_merges=None)
     if args.merges is not None:
         o.update(num_merges=args.merges, vocab_size=None)
-    for flag, field in (
-        ("tie_break", "tie_break"),
-        ("min_frequency", "min_frequency"),
-        ("pretokenizer", "pretokenizer"),
-        ("pattern", "pattern"),
-        ("unit", "unit"),
-        ("marker", "marker"),
-        ("normalizer", "normalizer"),
-        ("top_k", "top_k"),
-    ):
-        if getattr(args, flag) is not None:
-            o[field] = getattr(args, flag)
+    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer", "top_k"):
+        if getattr(args, name) is not None:
+            o[name] = getattr(args, name)
     if args.special is not None:
         o["special_tokens"] = tuple(args.special)
     if args.full_byte_alphabet:
@@ -126,13 +117,7 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = make_config(args.preset, **_overrides(args))
     texts = [read_text_file(f) for f in args.files]
     trainer = Trainer.from_texts(texts, config)
-    if config.num_merges is not None:
-        total: int | None = config.num_merges
-    elif config.vocab_size is not None:
-        total = max(0, config.vocab_size - len(trainer.vocab))
-    else:
-        total = None
-    bar = _Progress(total, err)
+    bar = _Progress(trainer.planned_merges, err)
     bar.update(0)
     for record in trainer:
         bar.update(record.step)

@@ -3,7 +3,8 @@
 A tokenizer is (config, alphabet, merges); its vocabulary is derived. Encoding a piece
 repeatedly merges the adjacent pair whose merge rule has the lowest rank, leftmost first
 (tiktoken's and minbpe's loop). For merges learned by our trainer that reproduces the trainer's
-own segmentation of every training word, so "the tokenizer as of step k" is ``truncate(k)``.
+own segmentation of every training word (until a merge reuses an existing token's id, see
+``encode_piece``), so "the tokenizer as of step k" is ``truncate(k)``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .config import TrainerConfig
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
-from .units import UNICODE_TO_BYTE, base_symbols, byte_alphabet
+from .units import base_symbols, byte_alphabet, display_to_bytes
 from .vocab import PAIR_SHIFT, Vocab
 
 __all__ = ["Tokenizer", "TraceStep", "EncodedPiece"]
@@ -229,12 +230,12 @@ class Tokenizer:
         last = -1
         while len(ids) > 1:
             # the next rule, in rank order, that has an occurrence in the piece
-            rank = min((r[0] for r in map(ranks.get, (a << PAIR_SHIFT | b for a, b in zip(ids, ids[1:]))) if r is not None and r[0] > last),
-                       default=None)
+            present = (ranks.get(a << PAIR_SHIFT | b) for a, b in zip(ids, ids[1:]))
+            rank = min((r[0] for r in present if r is not None and r[0] > last), default=None)
             if rank is None:
                 break
             a, b = merges[rank]
-            new = self._ranks[a << PAIR_SHIFT | b][1]
+            new = self.merged_ids[rank]
             out: list[int] = []
             i, n = 0, len(ids)
             while i < n:
@@ -247,11 +248,15 @@ class Tokenizer:
             ids, last = out, rank
         return ids
 
+    def _merged_piece(self, piece: str) -> tuple[int, ...]:
+        """A piece's ids without dropout, by the loop that suits its length."""
+        ids = self._piece_ids(piece)
+        return tuple(self._merge_short(ids) if len(ids) <= _SHORT_PIECE else self._merge(ids))
+
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         cached = self._cache.get(piece)
         if cached is None:
-            ids = self._piece_ids(piece)
-            cached = tuple(self._merge_short(ids) if len(ids) <= _SHORT_PIECE else self._merge(ids))
+            cached = self._merged_piece(piece)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[piece] = cached
@@ -315,10 +320,9 @@ class Tokenizer:
         if len(cache) + len(new) > _CACHE_LIMIT:
             cache.clear()
             new = pieces
-        piece_ids, short, long = self._piece_ids, self._merge_short, self._merge
+        merged = self._merged_piece
         for piece in new:
-            ids = piece_ids(piece)
-            cache[piece] = tuple(short(ids) if len(ids) <= _SHORT_PIECE else long(ids))
+            cache[piece] = merged(piece)
         return cache.__getitem__
 
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
@@ -379,7 +383,7 @@ class Tokenizer:
         tok = self.vocab[token_id]
         if token_id < self.n_special or self.config.unit == "char":
             return tok.encode("utf-8")
-        return bytes(UNICODE_TO_BYTE[c] for c in tok)
+        return display_to_bytes(tok)
 
     def decode(self, ids: Sequence[int]) -> str:
         """Text of ids; byte level decodes UTF-8 with ``errors="replace"``.

@@ -189,6 +189,21 @@ class Trainer:
         """UTF-8 bytes in all pieces, counted with frequency."""
         return sum(len(w.encode("utf-8", "surrogatepass")) * f for w, f in zip(self._words, self._freqs))
 
+    @property
+    def planned_merges(self) -> int | None:
+        """How many merges the stop rules allow in all (an upper bound: with id reuse a merge
+        can leave the vocabulary as it was); None when only running out of pairs stops training.
+
+        >>> Trainer.from_texts("low lower", TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)).planned_merges
+        5
+        """
+        cfg = self.config
+        if cfg.num_merges is not None:
+            return cfg.num_merges
+        if cfg.vocab_size is not None:
+            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
+        return None
+
     def peek(self, k: int | None = None) -> tuple[PairStat, ...]:
         """The pair table the next merge would be chosen from (winner first), without merging.
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .config import TrainerConfig
-from .units import BYTE_TO_UNICODE, UNICODE_TO_BYTE, byte_alphabet
+from .units import UNICODE_TO_BYTE, byte_alphabet
 
 __all__ = ["Vocab", "build_alphabet", "hf_alphabet_ranks"]
 
@@ -86,5 +86,3 @@ def hf_alphabet_ranks(alphabet: list[str]) -> dict[str, int]:
     """
     return {sym: i for i, sym in enumerate(sorted(alphabet))}
 
-
-assert len(BYTE_TO_UNICODE) == 256

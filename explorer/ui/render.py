@@ -54,12 +54,14 @@ def chips(tokens: Sequence[str], *, highlight: Iterable[int] = (), unknown: Iter
     return "".join(out)
 
 
-def word_row(word: str, tokens: Sequence[str], freq: int, *, changed: bool = False, highlight: Iterable[int] = ()) -> str:
-    """One segmented word: the word, its chips, its frequency."""
+def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, changed: bool = False,
+             highlight: Iterable[int] = ()) -> str:
+    """One segmented word: the word, its chips, and its corpus frequency when given."""
     cls = "bpe-row bpe-changed" if changed else "bpe-row"
+    count = "" if freq is None else f'<span class="bpe-freq">×{freq:,}</span>'
     return (
         f'<div class="{cls}"><span class="bpe-word">{html.escape(visible(word))}</span>'
-        f"{chips(tokens, highlight=highlight)}<span class=\"bpe-freq\">×{freq:,}</span></div>"
+        f"{chips(tokens, highlight=highlight)}{count}</div>"
     )
 
 

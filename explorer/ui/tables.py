@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..trainer import PairStat, StepRecord
 
-__all__ = ["pair_table", "style_pair_table", "history_table", "style_history"]
+__all__ = ["pair_table", "style_pair_table", "matching", "history_table", "style_history"]
 
 _WINNER = "background-color: #bbf7d0; font-weight: 600"
 _TIED = "background-color: #fef08a"
@@ -48,12 +48,23 @@ def style_pair_table(df: pd.DataFrame):
     return df.style.apply(row_style, axis=1)
 
 
+def matching(records: Sequence[StepRecord], query: str) -> list[StepRecord]:
+    """The records whose pair or new token contains the query (case-insensitive).
+
+    >>> from explorer import make_config, train
+    >>> [r.token for r in matching(train("low lower", make_config("sennrich", num_merges=3)).records, "LO")]
+    ['lo', 'low', 'low</w>']
+    """
+    q = query.strip().lower()
+    return [r for r in records if not q or q in r.token.lower() or q in r.left.lower() or q in r.right.lower()]
+
+
 def history_table(records: Sequence[StepRecord], current: int, query: str = "", *, newest_first: bool = False) -> pd.DataFrame:
     """Merge history, one row per step; ``query`` keeps rows whose pair or token contains it.
 
     The ▶ column marks the step being viewed; newest first keeps the latest merge in sight
     while the class steps forward."""
-    q = query.strip().lower()
+    found = matching(records, query)
     rows = [
         {
             "now": "▶" if r.step == current else "",
@@ -66,8 +77,7 @@ def history_table(records: Sequence[StepRecord], current: int, query: str = "", 
             "replaced": r.replaced,
             "tokens after": r.tokens_after,
         }
-        for r in (reversed(records) if newest_first else records)
-        if not q or q in r.token.lower() or q in r.left.lower() or q in r.right.lower()
+        for r in (reversed(found) if newest_first else found)
     ]
     return pd.DataFrame(rows, columns=["now", "step", "left", "right", "new token", "id", "count", "replaced", "tokens after"])
 

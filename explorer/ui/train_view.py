@@ -9,6 +9,7 @@ import streamlit as st
 from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
+from ..units import display_to_bytes
 from . import charts, render, state, tables
 from .explain import explain, tie_rule_sentence
 
@@ -104,15 +105,6 @@ def _stop_reason(trainer: Trainer) -> str:
     return reason or ""
 
 
-def _target(trainer: Trainer) -> int | None:
-    cfg = trainer.config
-    if cfg.num_merges is not None:
-        return cfg.num_merges
-    if cfg.vocab_size is not None:
-        return max(1, cfg.vocab_size - len(trainer.vocab) + len(trainer.records))
-    return None
-
-
 def run_to_end(live: state.Live) -> None:
     """Train until a stop rule fires, with a progress bar and a Stop button; the trainer is
     updated in place, so stopping (or closing the tab) keeps every merge done so far.
@@ -125,7 +117,7 @@ def run_to_end(live: state.Live) -> None:
     assert trainer is not None
     st.button("Stop training", key="stop", on_click=_stop_run, type="primary")
     bar = st.progress(0.0, text="Training…")
-    target = _target(trainer)
+    target = trainer.planned_merges
     chunk = 25
     while True:
         with live.lock:
@@ -249,7 +241,7 @@ def _lookup(tok: Tokenizer, query: str) -> None:
     except ExplorerError as err:
         st.error(str(err))
         return
-    html = "".join(render.word_row(p.text, tok.tokens(p.ids), 1).replace('<span class="bpe-freq">×1</span>', "") for p in pieces[:50])
+    html = "".join(render.word_row(p.text, tok.tokens(p.ids)) for p in pieces[:50])
     st.html(render.CHIP_CSS + html)
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
@@ -265,8 +257,6 @@ def _lookup(tok: Tokenizer, query: str) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _lengths(tokens: tuple[str, ...], unit: str) -> list[int]:
-    from ..units import display_to_bytes
-
     return [len(display_to_bytes(t)) if unit == "byte" else len(t) for t in tokens]
 
 
@@ -302,9 +292,8 @@ def history_panel(live: state.Live) -> None:
     st.subheader("Merge history")
     query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
     records = trainer.records
-    q = query.strip().lower()
-    if q:
-        shown = [r for r in records if q in r.token.lower() or q in r.left.lower() or q in r.right.lower()]
+    if query.strip():
+        shown = tables.matching(records, query)
         caption = f"{len(shown):,} of {live.trained:,} merges match"
         shown = shown[-_HISTORY_MATCHES:]
     else:
