@@ -21,7 +21,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 CORPUS_NAME = "english_tiny_shakespeare.txt"
-CORPUS = ROOT / "sample_corpora" / CORPUS_NAME
+SAMPLES = ROOT / "sample_corpora"
+CORPUS = SAMPLES / CORPUS_NAME
 RESULTS = BENCH_DIR / "RESULTS.md"
 
 HEADER = """\
@@ -55,8 +56,8 @@ python bench/ui_latency.py --write   # needs Debian's chromium
 """
 
 
-def read_corpus() -> str:
-    return CORPUS.read_text(encoding="utf-8")
+def read_corpus(name: str = CORPUS_NAME) -> str:
+    return (SAMPLES / name).read_text(encoding="utf-8")
 
 
 def peak_rss_mb() -> float:

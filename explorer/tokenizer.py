@@ -12,8 +12,8 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections.abc import Callable, Sequence
+from itertools import chain, repeat
 from typing import NamedTuple
 
 from .config import TrainerConfig
@@ -30,7 +30,32 @@ _CACHE_LIMIT = 200_000
 # Pieces up to this many symbols are merged by rescanning a list of pair ranks (fast in C);
 # longer ones (no pre-tokenization) use the heap over a linked list.
 _SHORT_PIECE = 64
-_NO_MERGE = (1 << 62, -1)
+# A merge packed into one int, rank above the new id, so that min() over a piece's pairs
+# compares plain ints: (rank << _ID_BITS) | new_id.
+_ID_BITS = 21
+_ID_MASK = (1 << _ID_BITS) - 1
+_NO_MERGE = 1 << 62
+
+
+class _PieceCache(dict):
+    """piece -> ids, merged on first look-up. Hits stay inside dict's C ``__getitem__`` (only a
+    miss calls ``__missing__``), so encoding maps it over every piece of a text; 1 MB of
+    Shakespeare has 300k pieces but 15k distinct ones, each merged once.
+
+    >>> cache = _PieceCache(lambda piece: (len(piece),))
+    >>> cache["abc"], len(cache)
+    ((3,), 1)
+    """
+
+    def __init__(self, merge: Callable[[str], tuple[int, ...]]):
+        super().__init__()
+        self._merge = merge
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        if len(self) >= _CACHE_LIMIT:
+            self.clear()
+        ids = self[piece] = self._merge(piece)
+        return ids
 
 
 class TraceStep(NamedTuple):
@@ -72,6 +97,8 @@ class Tokenizer:
         vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
         # pair -> (rank, new id); a pair learned twice keeps its first rank (HF does the same)
         self._ranks: dict[int, tuple[int, int]] = {}
+        # the same rules keyed by the pair itself, for the short-piece loop: zip() makes the keys
+        self._packed: dict[tuple[int, int], int] = {}
         self.merged_ids: list[int] = []
         for rank, (a, b) in enumerate(self.merges):
             if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
@@ -79,6 +106,7 @@ class Tokenizer:
             new, _ = vocab.add_merge(a, b)
             self.merged_ids.append(new)
             self._ranks.setdefault(a << PAIR_SHIFT | b, (rank, new))
+            self._packed.setdefault((a, b), rank << _ID_BITS | new)
         self._ids = dict(vocab.ids)
         self.n_special = vocab.n_special
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
@@ -90,7 +118,10 @@ class Tokenizer:
         if config.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
             self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
-        self._cache: dict[str, tuple[int, ...]] = {}
+            self._byte_id = self._byte_ids.__getitem__
+            # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
+            self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
+        self._cache = _PieceCache(self._merged_piece)
         self._special_re = (
             re.compile("|".join(re.escape(t) for t in sorted(config.special_tokens, key=len, reverse=True)))
             if config.special_tokens
@@ -120,8 +151,8 @@ class Tokenizer:
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
         if self.config.unit == "byte":
-            byte_ids = self._byte_ids
-            return [byte_ids[b] for b in piece.encode("utf-8", "surrogatepass")]
+            raw = piece.encode("utf-8", "surrogatepass")
+            return list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
         ids, unk = self._ids, self.unk_id
         return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.config.marker)]
 
@@ -192,32 +223,6 @@ class Tokenizer:
                                        tuple(self.tokens(_walk(sym, nxt)))))
         return _walk(sym, nxt)
 
-    def _merge_short(self, ids: list[int]) -> list[int]:
-        """Same result as ``_merge`` without dropout: keep one rank per adjacent pair in a list,
-        merge the leftmost minimum, recompute only its two neighbours.
-
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
-        >>> tok._merge_short([0, 0, 1, 1])
-        [3, 1]
-        """
-        if len(ids) < 2:
-            return ids
-        get = self._ranks.get
-        rs = [get(a << PAIR_SHIFT | b, _NO_MERGE) for a, b in zip(ids, ids[1:])]
-        while rs:
-            best = min(rs)
-            if best is _NO_MERGE:
-                break
-            i = rs.index(best)
-            new = best[1]
-            ids[i : i + 2] = (new,)
-            del rs[i]
-            if i > 0:
-                rs[i - 1] = get(ids[i - 1] << PAIR_SHIFT | new, _NO_MERGE)
-            if i < len(rs):
-                rs[i] = get(new << PAIR_SHIFT | ids[i + 1], _NO_MERGE)
-        return ids
-
     def _merge_once(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
         """Seed 004's BPE-dropout: the rules in rank order, each swept once left to right over
         the piece; an occurrence skipped (with probability ``dropout``) stays unmerged by it.
@@ -249,18 +254,39 @@ class Tokenizer:
         return ids
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
-        """A piece's ids without dropout, by the loop that suits its length."""
-        ids = self._piece_ids(piece)
-        return tuple(self._merge_short(ids) if len(ids) <= _SHORT_PIECE else self._merge(ids))
+        """A piece's ids without dropout. A short piece keeps one packed rank per adjacent pair
+        in a list, merges the leftmost minimum and recomputes only its two neighbours (the scans
+        run in C); a long one (no pre-tokenization) goes to the heap in ``_merge``.
 
-    def _encode_piece(self, piece: str) -> tuple[int, ...]:
-        cached = self._cache.get(piece)
-        if cached is None:
-            cached = self._merged_piece(piece)
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[piece] = cached
-        return cached
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
+        ((3, 1), (1, 0))
+        """
+        ids = self._piece_ids(piece)
+        n = len(ids)
+        if n > _SHORT_PIECE:
+            return tuple(self._merge(ids))
+        if n < 2:
+            return tuple(ids)
+        get = self._packed.get
+        # [(rank << _ID_BITS) | new, ...] for (ids[0], ids[1]), (ids[1], ids[2]), ...
+        rs = list(map(get, zip(ids, ids[1:]), repeat(_NO_MERGE)))
+        while True:
+            best = min(rs)
+            if best == _NO_MERGE:
+                break
+            i = rs.index(best)
+            new = best & _ID_MASK
+            ids[i : i + 2] = (new,)
+            del rs[i]
+            n -= 1
+            if i:
+                rs[i - 1] = get((ids[i - 1], new), _NO_MERGE)
+            if i < n - 1:
+                rs[i] = get((new, ids[i + 1]), _NO_MERGE)
+            elif n == 1:
+                break
+        return tuple(ids)
 
     def _chunks(self, text: str, allow_special: bool) -> list[tuple[str, bool]]:
         """(text, is_special) chunks; specials are recognised only when allowed."""
@@ -306,24 +332,8 @@ class Tokenizer:
                     for piece in pieces:
                         out.extend(dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
-                    out += chain.from_iterable(map(self._cache_pieces(pieces), pieces))
+                    out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
-
-    def _cache_pieces(self, pieces: Iterable[str]):
-        """Merge every piece not cached yet; return the cache's look-up function.
-
-        Batching matters on a cold cache: 1 MB of Shakespeare has 300k pieces but 15k
-        distinct ones, and each is merged once."""
-        cache = self._cache
-        pieces = set(pieces)
-        new = pieces.difference(cache)
-        if len(cache) + len(new) > _CACHE_LIMIT:
-            cache.clear()
-            new = pieces
-        merged = self._merged_piece
-        for piece in new:
-            cache[piece] = merged(piece)
-        return cache.__getitem__
 
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
         """Each piece of the (normalized) text with its offsets and ids, for display.
@@ -338,7 +348,7 @@ class Tokenizer:
         for seq in self._sequences(text):
             piece: Piece
             for piece in pre_tokenize_str(seq, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
-                out.append(EncodedPiece(piece.text, offset + piece.start, offset + piece.end, self._encode_piece(piece.text)))
+                out.append(EncodedPiece(piece.text, offset + piece.start, offset + piece.end, self._cache[piece.text]))
             offset += len(seq)
         return out
 
@@ -351,7 +361,7 @@ class Tokenizer:
         >>> tok.tokens(tok.encode_piece("low"))
         ['lo', 'w', '</w>']
         """
-        return self._encode_piece(piece)
+        return self._cache[piece]
 
     def encode_trace(self, piece: str) -> list[TraceStep]:
         """The merges applied to one piece, in order: why it is segmented the way it is.
