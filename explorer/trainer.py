@@ -24,8 +24,9 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from operator import itemgetter
 from dataclasses import dataclass
+from itertools import takewhile
+from operator import itemgetter
 from typing import NamedTuple
 
 from .config import TrainerConfig
@@ -65,7 +66,6 @@ class StepRecord:
     tokens_after: int
     reused: bool  # the merged string already was a token, whose id was reused
     n_tied: int  # how many other pairs had the same count
-    ties: tuple[tuple[str, str], ...]  # the first of them in tie-break order (at most top_k - 1)
     top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
     words_affected: int
     examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
@@ -73,6 +73,12 @@ class StepRecord:
     @property
     def pair(self) -> tuple[str, str]:
         return (self.left, self.right)
+
+    @property
+    def ties(self) -> tuple[tuple[str, str], ...]:
+        """The pairs of the table that had the winner's count, in tie-break order (the first
+        ``top_k - 1`` of the ``n_tied``): the table is sorted by count, so they follow the winner."""
+        return tuple((p.left, p.right) for p in takewhile(lambda p: p.count == self.count, self.top_pairs[1:]))
 
 
 def _neg_str_key(s: str) -> tuple[int, ...]:
@@ -150,6 +156,7 @@ class Trainer:
         self.tokens = total
         self._heap = [(-c, self._tie_key(pair), pair) for pair, c in count.items()]
         heapq.heapify(self._heap)
+        self._front: list[tuple[int, object, int]] = []  # see _top
 
     @classmethod
     def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig) -> "Trainer":
@@ -249,22 +256,45 @@ class Trainer:
             heapq.heappop(heap)
         raise AssertionError("a counted pair has no occurrence")  # pragma: no cover
 
+    def _valid(self, entry: tuple[int, object, int]) -> bool:
+        """Whether a heap entry still holds its pair's count (and, first-seen, its first position)."""
+        neg, key, pair = entry
+        if self._count.get(pair, 0) != -neg:
+            return False
+        return self.config.tie_break != "first-seen" or key == self._first_position(pair)
+
     def _top(self, k: int) -> list[tuple[int, int]]:
-        """The k best (pair, count) in tie-break order; the heap is left as it was."""
-        heap, count = self._heap, self._count
-        first_seen = self.config.tie_break == "first-seen"
+        """The k best (pair, count) in tie-break order.
+
+        The best entries of the last call stay off the heap, in order, in ``_front``: most of
+        them are still valid after a merge, so a step pops only the few the merge changed
+        instead of popping and pushing back the whole table."""
+        heap, valid, count = self._heap, self._valid, self._count
+        front = [e for e in self._front if count.get(e[2], 0) == -e[0]]
+        if self.config.tie_break == "first-seen":
+            front = [e for e in front if e[1] == self._first_position(e[2])]
+        seen = {e[2] for e in front}
         out: list[tuple[int, object, int]] = []
-        seen: set[int] = set()
-        while heap and len(out) < k:
-            neg, key, pair = heapq.heappop(heap)
-            if pair in seen or count.get(pair, 0) != -neg:
-                continue
-            if first_seen and key != self._first_position(pair):
-                continue
-            seen.add(pair)
-            out.append((neg, key, pair))
-        for entry in out:
+        i = 0
+        checked = False  # whether heap[0] is known to be valid and new
+        while len(out) < k:
+            if not checked:
+                while heap and (heap[0][2] in seen or not valid(heap[0])):
+                    heapq.heappop(heap)
+                checked = True
+            if i < len(front) and (not heap or front[i] < heap[0]):
+                out.append(front[i])
+                i += 1
+            elif heap:
+                entry = heapq.heappop(heap)
+                seen.add(entry[2])
+                out.append(entry)
+                checked = False
+            else:
+                break
+        for entry in front[i:]:
             heapq.heappush(heap, entry)
+        self._front = out
         return [(pair, -neg) for neg, _, pair in out]
 
     # ---- stepping ------------------------------------------------------------------------
@@ -289,7 +319,6 @@ class Trainer:
             return None
         tokens = self._vocab.tokens
         table = tuple(map(self._pair_stat, top[: cfg.top_k]))
-        ties = tuple((tokens[p >> PAIR_SHIFT], tokens[p & PAIR_MASK]) for p, c in top[1 : cfg.top_k] if c == best_count)
         n_tied = self._hist[best_count] - 1
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
         new_id, reused = self._vocab.add_merge(left, right)
@@ -313,7 +342,6 @@ class Trainer:
             tokens_after=self.tokens,
             reused=reused,
             n_tied=n_tied,
-            ties=ties,
             top_pairs=table,
             words_affected=len(per_word),
             examples=examples,
