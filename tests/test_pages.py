@@ -151,6 +151,20 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs]
 
 
+def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
+    # the bytes preset trains on the text as one sequence: the words panel shows its start
+    at = train_page(corpus="english_tiny_shakespeare.txt")
+    at.selectbox(key="w_preset").set_value("bytes").run()
+    at.button(key="step10").click().run()
+    assert not at.exception
+    body = next(h.proto.body for h in at.get("html") if "segmented on their own" in h.proto.body)
+    assert "the first 1,000 of 1,115,394 characters" in body
+    (word, chips), = segmented_words(at).items()
+    tok = Trainer.from_texts(read_sample("english_tiny_shakespeare.txt"), make_config("bytes")).run().tokenizer(10)
+    start = read_sample("english_tiny_shakespeare.txt")[:1000]
+    assert chips == [visible(t) for t in tok.tokens(tok.encode_piece(start))] and word == visible(start)
+
+
 def test_switching_pages_keeps_the_trainer_and_the_settings():
     at = train_page()
     at.button(key="step10").click().run()

@@ -55,10 +55,17 @@ def chips(tokens: Sequence[str], *, highlight: Iterable[int] = (), unknown: Iter
 
 
 def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, changed: bool = False,
-             highlight: Iterable[int] = ()) -> str:
-    """One segmented word: the word, its chips, and its corpus frequency when given."""
+             highlight: Iterable[int] = (), note: str = "") -> str:
+    """One segmented word: the word, its chips, its corpus frequency when given, and a note.
+
+    >>> row = word_row("a<b", ["a<b"], 3, note="cut")
+    >>> "a&lt;b" in row and "<script" not in row and "×3" in row and ">cut<" in row
+    True
+    """
     cls = "bpe-row bpe-changed" if changed else "bpe-row"
     count = "" if freq is None else f'<span class="bpe-freq">×{freq:,}</span>'
+    if note:
+        count += f'<span class="bpe-freq">{html.escape(note)}</span>'
     return (
         f'<div class="{cls}"><span class="bpe-word">{html.escape(visible(word))}</span>'
         f"{chips(tokens, highlight=highlight)}{count}</div>"

@@ -18,6 +18,7 @@ __all__ = ["live_area", "controls", "run_to_end", "autoplay", "current_merge", "
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
 _WORDS = 24
+_WORD_CHARS = 1_000
 
 
 # ---- controls --------------------------------------------------------------------------
@@ -224,10 +225,16 @@ def words_panel(live: state.Live) -> None:
     rows = []
     for i in live.top_words(_WORDS):
         word = trainer.words[i]
+        note = ""
+        if len(word) > _WORD_CHARS:
+            # without pre-tokenization a "word" is a whole sequence (1 MB of Shakespeare, say):
+            # drawing it, or merging it twice per rerun, would stall the page
+            note = f"the first {_WORD_CHARS:,} of {len(word):,} characters, segmented on their own"
+            word = word[:_WORD_CHARS]
         ids = now.encode_piece(word)
         changed = live.view > 0 and ids != before.encode_piece(word)
         rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], changed=changed,
-                                    highlight=[j for j, t in enumerate(ids) if t == new_id]))
+                                    highlight=[j for j, t in enumerate(ids) if t == new_id], note=note))
     st.html(render.CHIP_CSS + "".join(rows))
     st.caption("The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token.")
     query = st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase")
