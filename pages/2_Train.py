@@ -24,6 +24,5 @@ if live.error or live.trainer is None:
     st.error(live.error or "the trainer could not start")
     st.stop()
 
-train_view.autoplay(live)  # arms (or disarms) the Play timer before the live area is drawn
 train_view.run_to_end(live)  # when "Run to end" was pressed: progress bar and Stop, then a rerun
 train_view.live_area()

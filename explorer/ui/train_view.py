@@ -13,7 +13,7 @@ from ..units import display_to_bytes
 from . import charts, render, state, tables
 from .explain import explain, tie_rule_sentence
 
-__all__ = ["live_area", "controls", "run_to_end", "autoplay", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+__all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
@@ -137,34 +137,29 @@ def run_to_end(live: state.Live) -> None:
     st.rerun()
 
 
-_ARMED = "autoplay_armed"
+_ARMED = "autoplay_armed"  # the timer interval the live area was registered with (None: no timer)
+
+
+def _wanted_interval(live: state.Live) -> float | None:
+    return _SPEEDS[st.session_state.get("w_speed", "normal (1 s)")] if live.playing else None
 
 
 def _arm_autoplay_if_changed(live: state.Live) -> None:
-    """Play/Pause is clicked inside the live fragment, but the timer is registered by a full
-    page run: when the two disagree, rerun the whole page."""
-    if live.playing != st.session_state.get(_ARMED, False):
+    """Play/Pause and the speed are set inside the live fragment, but its timer is registered by
+    a full page run: when the two disagree, rerun the whole page."""
+    if _wanted_interval(live) != st.session_state.get(_ARMED):
         st.rerun(scope="app")
 
 
-def autoplay(live: state.Live) -> None:
-    """While playing, a timer fragment advances one step per tick and redraws the live area."""
-    st.session_state[_ARMED] = live.playing
-    if not live.playing:
+def _autoplay_step(live: state.Live) -> None:
+    """One step per timer tick. The fragment also reruns for clicks and full page runs; the
+    clock tells a tick from those."""
+    interval = st.session_state.get(_ARMED)
+    if not live.playing or interval is None or time.monotonic() - live.last_tick < interval * 0.8:
         return
-    interval = _SPEEDS[st.session_state.get("w_speed", "normal (1 s)")]
-
-    @st.fragment(run_every=interval)
-    def _tick() -> None:
-        # The fragment also runs once inside every full page run; only a timer run steps.
-        if not live.playing or time.monotonic() - live.last_tick < interval * 0.8:
-            return
-        live.last_tick = time.monotonic()
-        if live.forward(1) == 0:
-            live.playing = False
-        st.rerun(scope="app")
-
-    _tick()
+    live.last_tick = time.monotonic()
+    if live.forward(1) == 0:
+        live.playing = False
 
 
 # ---- panels ----------------------------------------------------------------------------
@@ -316,13 +311,20 @@ def history_panel(live: state.Live) -> None:
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
-@st.fragment
 def live_area() -> None:
-    """Controls and panels. A fragment: Step, the slider and the search boxes rerun only this
-    part of the page, not the settings above it."""
+    """Controls and panels, in a fragment: Step, the slider and the search boxes rerun only this
+    part of the page, not the settings above it. While playing, the fragment also reruns on a
+    timer and steps, so autoplay redraws only this part too, at the speed chosen."""
+    interval = _wanted_interval(state.live())
+    st.session_state[_ARMED] = interval
+    st.fragment(_live_area, run_every=interval)()
+
+
+def _live_area() -> None:
     live = state.live()
     if live.trainer is None:
         return
+    _autoplay_step(live)
     controls(live)
     _arm_autoplay_if_changed(live)
     if live.running:
