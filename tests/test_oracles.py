@@ -98,19 +98,14 @@ CHAR_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, vocab_size, specials", BYTE_CASES, ids=[f"{c[0]}-{c[1]}" for c in BYTE_CASES])
-def test_hf_byte_level_merges(name, vocab_size, specials):
-    text = read_sample(name)
-    theirs = _hf_train([text], vocab_size, level="byte", special_tokens=specials)
-    ours = train(text, _our_config("byte", vocab_size, special_tokens=specials))
-    _assert_same_as_hf(ours, theirs)
+HF_CASES = [("byte", *c) for c in BYTE_CASES] + [("char", *c) for c in CHAR_CASES]
 
 
-@pytest.mark.parametrize("name, vocab_size, specials", CHAR_CASES, ids=[f"{c[0]}-{c[1]}" for c in CHAR_CASES])
-def test_hf_char_level_merges(name, vocab_size, specials):
+@pytest.mark.parametrize("level, name, vocab_size, specials", HF_CASES, ids=[f"{c[0]}-{c[1]}-{c[2]}" for c in HF_CASES])
+def test_merges_and_ids_equal_hf_bpe_trainer(level, name, vocab_size, specials):
     text = read_sample(name)
-    theirs = _hf_train([text], vocab_size, level="char", special_tokens=specials)
-    ours = train(text, _our_config("char", vocab_size, special_tokens=specials))
+    theirs = _hf_train([text], vocab_size, level=level, special_tokens=specials)
+    ours = train(text, _our_config(level, vocab_size, special_tokens=specials))
     _assert_same_as_hf(ours, theirs)
 
 
