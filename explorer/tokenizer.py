@@ -21,7 +21,7 @@ from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
 from .units import base_symbols, byte_alphabet, display_to_bytes
-from .vocab import PAIR_SHIFT, Vocab
+from .vocab import Vocab
 
 __all__ = ["Tokenizer", "TraceStep", "EncodedPiece"]
 
@@ -95,9 +95,8 @@ class Tokenizer:
         self.alphabet = tuple(alphabet)
         self.merges: tuple[tuple[int, int], ...] = tuple((int(a), int(b)) for a, b in merges)
         vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
-        # pair -> (rank, new id); a pair learned twice keeps its first rank (HF does the same)
-        self._ranks: dict[int, tuple[int, int]] = {}
-        # the same rules keyed by the pair itself, for the short-piece loop: zip() makes the keys
+        # (left id, right id) -> (rank << _ID_BITS) | new id; a pair learned twice keeps its first
+        # rank (HF does the same). Keyed by the pair itself so that zip() makes the keys.
         self._packed: dict[tuple[int, int], int] = {}
         self.merged_ids: list[int] = []
         for rank, (a, b) in enumerate(self.merges):
@@ -105,7 +104,6 @@ class Tokenizer:
                 raise ValueError(f"merge {rank} refers to an id that does not exist yet: {(a, b)}")
             new, _ = vocab.add_merge(a, b)
             self.merged_ids.append(new)
-            self._ranks.setdefault(a << PAIR_SHIFT | b, (rank, new))
             self._packed.setdefault((a, b), rank << _ID_BITS | new)
         self._ids = dict(vocab.ids)
         self.n_special = vocab.n_special
@@ -172,54 +170,49 @@ class Tokenizer:
         n = len(ids)
         if n < 2:
             return ids
-        ranks = self._ranks
+        get = self._packed.get
         sym = list(ids)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
-        heap = []
-        for i in range(n - 1):
-            r = ranks.get(sym[i] << PAIR_SHIFT | sym[i + 1])
-            if r is not None:
-                heap.append((r[0], i, r[1]))
+        # (packed merge, left position): one rank is one pair, so ties go to the leftmost
+        heap = [(r, i) for i, r in enumerate(map(get, zip(sym, sym[1:]))) if r is not None]
         if not heap:
             return ids
         heapq.heapify(heap)
-        skipped: list[tuple[int, int, int]] = []
+        skipped: list[tuple[int, int]] = []
         while heap:
             entry = heapq.heappop(heap)
-            rank, i, new = entry
+            packed, i = entry
             j = nxt[i] if sym[i] >= 0 else -1
-            if j < 0:
-                continue
-            r = ranks.get(sym[i] << PAIR_SHIFT | sym[j])
-            if r is None or r[0] != rank:
+            if j < 0 or get((sym[i], sym[j])) != packed:
                 continue
             if rng is not None and rng.random() < dropout:
                 skipped.append(entry)
                 continue
             if trace is not None:
                 left, right = self.id_to_token(sym[i]), self.id_to_token(sym[j])
+            new = packed & _ID_MASK
             sym[i] = new
             sym[j] = -1
             k = nxt[j]
             nxt[i] = k
             if k >= 0:
                 prv[k] = i
-                r = ranks.get(new << PAIR_SHIFT | sym[k])
+                r = get((new, sym[k]))
                 if r is not None:
-                    heapq.heappush(heap, (r[0], i, r[1]))
+                    heapq.heappush(heap, (r, i))
             h = prv[i]
             if h >= 0:
-                r = ranks.get(sym[h] << PAIR_SHIFT | new)
+                r = get((sym[h], new))
                 if r is not None:
-                    heapq.heappush(heap, (r[0], h, r[1]))
+                    heapq.heappush(heap, (r, h))
             if skipped:
                 for e in skipped:
                     heapq.heappush(heap, e)
                 skipped.clear()
             if trace is not None:
-                trace.append(TraceStep(rank, _rank_of_position(i, prv), left, right, self.vocab[new],
+                trace.append(TraceStep(packed >> _ID_BITS, _rank_of_position(i, prv), left, right, self.vocab[new],
                                        tuple(self.tokens(_walk(sym, nxt)))))
         return _walk(sym, nxt)
 
@@ -231,16 +224,16 @@ class Tokenizer:
         >>> tok._merge_once([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
-        ranks, merges = self._ranks, self.merges
+        get = self._packed.get
         last = -1
         while len(ids) > 1:
-            # the next rule, in rank order, that has an occurrence in the piece
-            present = (ranks.get(a << PAIR_SHIFT | b) for a, b in zip(ids, ids[1:]))
-            rank = min((r[0] for r in present if r is not None and r[0] > last), default=None)
-            if rank is None:
+            # the next rule, in rank order, that has an occurrence in the piece (packed merges
+            # order by rank)
+            best = min((r for r in map(get, zip(ids, ids[1:])) if r is not None and r > last), default=None)
+            if best is None:
                 break
-            a, b = merges[rank]
-            new = self.merged_ids[rank]
+            a, b = self.merges[best >> _ID_BITS]
+            new = best & _ID_MASK
             out: list[int] = []
             i, n = 0, len(ids)
             while i < n:
@@ -250,7 +243,7 @@ class Tokenizer:
                 else:
                     out.append(ids[i])
                     i += 1
-            ids, last = out, rank
+            ids, last = out, best
         return ids
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
