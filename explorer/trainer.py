@@ -269,10 +269,8 @@ class Trainer:
         The best entries of the last call stay off the heap, in order, in ``_front``: most of
         them are still valid after a merge, so a step pops only the few the merge changed
         instead of popping and pushing back the whole table."""
-        heap, valid, count = self._heap, self._valid, self._count
-        front = [e for e in self._front if count.get(e[2], 0) == -e[0]]
-        if self.config.tie_break == "first-seen":
-            front = [e for e in front if e[1] == self._first_position(e[2])]
+        heap, valid = self._heap, self._valid
+        front = list(filter(valid, self._front))
         seen = {e[2] for e in front}
         out: list[tuple[int, object, int]] = []
         i = 0
