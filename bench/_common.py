@@ -22,7 +22,6 @@ if str(ROOT) not in sys.path:
 
 CORPUS_NAME = "english_tiny_shakespeare.txt"
 SAMPLES = ROOT / "sample_corpora"
-CORPUS = SAMPLES / CORPUS_NAME
 RESULTS = BENCH_DIR / "RESULTS.md"
 
 HEADER = """\

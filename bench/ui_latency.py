@@ -16,12 +16,11 @@ import statistics
 import sys
 import time
 
-from _common import ROOT, Printer, fmt_s, write_section
+from _common import CORPUS_NAME, ROOT, Printer, fmt_s, write_section
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import browser_page, serve_app, wait_idle  # noqa: E402
 
-CORPUS = "english_tiny_shakespeare.txt"
 VOCAB = 5000
 TARGET_STEP_P95 = 0.250
 TARGET_RUN = 3.0
@@ -43,7 +42,7 @@ def _setup(page) -> None:
     _nav(page, "Corpus")
     box = page.locator('[data-testid="stMultiSelect"]')
     box.locator("input").click()
-    page.keyboard.type(CORPUS)
+    page.keyboard.type(CORPUS_NAME)
     page.keyboard.press("Enter")
     wait_idle(page, timeout=120)
     page.keyboard.press("Escape")
@@ -92,7 +91,7 @@ def main() -> int:
         _setup(page)
         lat = sorted(_step_latencies(page, args.clicks))
         p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
-        out(f"ui step  {CORPUS}, gpt2 preset, {args.clicks} clicks: median {fmt_s(statistics.median(lat))}  "
+        out(f"ui step  {CORPUS_NAME}, gpt2 preset, {args.clicks} clicks: median {fmt_s(statistics.median(lat))}  "
             f"p95 {fmt_s(p95)}  max {fmt_s(lat[-1])}  (target p95 <= {fmt_s(TARGET_STEP_P95)}: {'met' if p95 <= TARGET_STEP_P95 else 'MISSED'})")
         run = _run_to_end(page)
         status = page.get_by_text(re.compile(r"^Step \d[\d,]* of")).inner_text()
