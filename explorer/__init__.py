@@ -14,13 +14,16 @@ from .errors import ConfigError, CorpusError, ExplorerError, FormatError
 from .normalizers import NORMALIZERS, normalize_str
 from .pipeline import count_words, inspect_str
 from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
-from .tokenizer import EncodedPiece, Tokenizer, TraceStep
+from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
+from .ranks import recover_merges, tokenizer_from_ranks
+from .tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
 from .trainer import PairStat, StepRecord, Trainer, train
 from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
 
 __all__ = [
     "BYTE_TO_UNICODE",
     "ConfigError",
+    "ENCODING_RULES",
     "CorpusError",
     "EncodedPiece",
     "ExplorerError",
@@ -28,6 +31,7 @@ __all__ = [
     "NORMALIZERS",
     "PATTERNS",
     "PRESETS",
+    "PRETRAINED",
     "PRETOKENIZERS",
     "PairStat",
     "Piece",
@@ -43,9 +47,13 @@ __all__ = [
     "count_words",
     "display_to_bytes",
     "inspect_str",
+    "load_pretrained",
     "make_config",
     "normalize_str",
     "pre_tokenize_str",
+    "recover_merges",
+    "resolve_tokenizer",
     "split_sequences",
+    "tokenizer_from_ranks",
     "train",
 ]

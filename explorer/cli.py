@@ -4,7 +4,7 @@
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
         [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
-    python -m explorer encode --tokenizer DIR [--text TEXT] [--dropout P --seed S]
+    python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
     python -m explorer presets
 
 Every failure the user can fix exits with status 2 and one line on stderr, never a traceback.
@@ -21,9 +21,10 @@ from typing import TextIO
 from .config import PRESETS, TIE_BREAKS, make_config
 from .corpora import read_text_file
 from .errors import ExplorerError
-from .formats import load_tokenizer, write_trace
+from .formats import write_trace
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
+from .pretrained import PRETRAINED, resolve_tokenizer
 from .pretokenizers import PRETOKENIZERS
 from .trainer import Trainer
 from .units import UNITS
@@ -63,9 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
     t.add_argument("--out", required=True, metavar="DIR")
 
-    e = sub.add_parser("encode", help="encode text with a trained tokenizer; prints JSON")
-    e.add_argument("--tokenizer", required=True, metavar="DIR")
+    e = sub.add_parser("encode", help="encode text with a bundled or trained tokenizer; prints JSON")
+    e.add_argument("--tokenizer", required=True, metavar="NAME|DIR",
+                   help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json")
     e.add_argument("--text", help="the text (read from stdin when omitted)")
+    e.add_argument("--allow-special", action="store_true",
+                   help="encode special tokens in the text (e.g. <|endoftext|>) as their ids, not as plain text")
     e.add_argument("--dropout", type=float, default=0.0, metavar="P")
     e.add_argument("--seed", type=int, metavar="S")
 
@@ -133,9 +137,9 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _encode(args: argparse.Namespace, out: TextIO) -> int:
     if not 0.0 <= args.dropout <= 1.0:
         raise ExplorerError("--dropout must be between 0 and 1")
-    tok = load_tokenizer(args.tokenizer)
+    tok = resolve_tokenizer(args.tokenizer)
     text = args.text if args.text is not None else sys.stdin.read()
-    ids = tok.encode(text, dropout=args.dropout, seed=args.seed)
+    ids = tok.encode(text, allow_special=args.allow_special, dropout=args.dropout, seed=args.seed)
     out.write(json.dumps({"ids": ids, "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
     return 0
 

@@ -22,14 +22,16 @@ subword-nmt codes, a ``.tiktoken`` rank file, and seed 004's ``a b -> ab`` lines
 from __future__ import annotations
 
 import base64
+import binascii
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from .config import TrainerConfig
 from .errors import ConfigError, FormatError
 from .tokenizer import Tokenizer
 from .trainer import StepRecord, Trainer
-from .units import byte_alphabet
+from .units import byte_alphabet, bytes_to_display
 
 __all__ = [
     "TRACE_FORMAT",
@@ -41,6 +43,8 @@ __all__ = [
     "to_subword_nmt_codes",
     "to_tiktoken",
     "to_arrow_merges",
+    "read_tiktoken",
+    "tokenizer_from_gpt2",
 ]
 
 TRACE_FORMAT = "bpe-explorer-trace"
@@ -140,6 +144,82 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
     except json.JSONDecodeError as err:
         raise FormatError(f"{p.name} is not valid JSON: {err}") from None
     return tokenizer_from_trace(data)
+
+
+# ---- rank tables ---------------------------------------------------------------------------
+def read_tiktoken(data: bytes) -> list[bytes]:
+    """A ``.tiktoken`` file (``base64(token) rank`` per line) -> the tokens in rank order.
+
+    >>> read_tiktoken(b"IQ== 0\\nIg== 1\\n")
+    [b'!', b'"']
+    >>> read_tiktoken(b"IQ== 0\\nIg== 2\\n")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: .tiktoken line 2: rank 2 where rank 1 was expected (ranks must run 0, 1, 2, ...)
+    """
+    tokens: list[bytes] = []
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        _require(len(fields) == 2 and fields[1].isdigit(), f".tiktoken line {n}: expected 'base64 rank'")
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise FormatError(f".tiktoken line {n}: bad base64") from None
+        rank = int(fields[1])
+        _require(rank == len(tokens), f".tiktoken line {n}: rank {rank} where rank {len(tokens)} was expected "
+                                      "(ranks must run 0, 1, 2, ...)")
+        tokens.append(token)
+    return tokens
+
+
+def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2") -> Tokenizer:
+    """GPT-2's ``encoder.json`` (token -> id) and ``vocab.bpe`` (its merges, in order) as a
+    tokenizer. The merges are the source of truth: the ids they derive must be the encoder's,
+    and encoder entries past them (``<|endoftext|>``) become special tokens. Encoding follows
+    tiktoken's rules, as tiktoken's ``gpt2`` encoding does.
+
+    >>> tok = tokenizer_from_gpt2(json.dumps({bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}), "#version: 0.2\\na b\\n")
+    >>> tok.encode("abab<|endoftext|>", allow_special=True)
+    [256, 256, 257]
+    """
+    try:
+        encoder = json.loads(encoder_json)
+    except json.JSONDecodeError as err:
+        raise FormatError(f"encoder.json is not valid JSON: {err}") from None
+    _require(isinstance(encoder, dict) and all(isinstance(v, int) for v in encoder.values()),
+             "encoder.json must map tokens to integer ids")
+    lines = vocab_bpe.splitlines()
+    _require(bool(lines) and lines[0].startswith("#version"), "vocab.bpe must start with a '#version' line")
+    by_id = {i: t for t, i in encoder.items()}
+    _require(len(by_id) == len(encoder), "encoder.json gives two tokens the same id")
+    _require(all(i in by_id for i in range(256)), "encoder.json must hold ids 0-255 for the 256 bytes")
+    alphabet = [by_id[i] for i in range(256)]
+    _require(sorted(alphabet) == sorted(byte_alphabet()), "ids 0-255 of encoder.json must be the 256 byte symbols")
+    ids = {t: i for i, t in enumerate(alphabet)}
+    merges: list[tuple[int, int]] = []
+    for n, line in enumerate(lines[1:], 2):
+        if not line:
+            continue
+        parts = line.split(" ")
+        _require(len(parts) == 2, f"vocab.bpe line {n}: expected two tokens separated by one space")
+        a, b = parts
+        _require(a in ids and b in ids, f"vocab.bpe line {n}: {a!r} or {b!r} is not a token made by an earlier line")
+        merges.append((ids[a], ids[b]))
+        ids.setdefault(a + b, 256 + len(merges) - 1)
+    config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", alphabet="full-bytes", special_tokens=(),
+                           vocab_size=None, num_merges=None)
+    specials = {t: i for t, i in encoder.items() if i >= 256 + len(merges)}
+    try:
+        tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=specials, rules="tiktoken")
+    except ValueError as err:
+        raise FormatError(f"encoder.json and vocab.bpe do not fit together: {err}") from None
+    for rank, new in enumerate(tok.merged_ids):
+        token = tok.vocab[new]
+        _require(encoder.get(token) == new, f"vocab.bpe line {rank + 2} makes {token!r} id {new}; encoder.json says "
+                                            f"{encoder.get(token)}")
+    return tok
 
 
 # ---- exporters ---------------------------------------------------------------------------

@@ -12,18 +12,25 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, repeat
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from .config import TrainerConfig
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
-from .units import base_symbols, byte_alphabet, display_to_bytes
+from .units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from .vocab import Vocab
 
-__all__ = ["Tokenizer", "TraceStep", "EncodedPiece"]
+__all__ = ["ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
+
+EncodingRules = Literal["merges", "tiktoken"]
+ENCODING_RULES: dict[str, str] = {
+    "merges": "only a learned pair (a, b) merges, in the order learned (GPT-2's encoder.py, HF tokenizers)",
+    "tiktoken": "any two neighbours whose bytes together are a token merge, lowest token rank first; "
+                "lone surrogates become U+FFFD first (tiktoken)",
+}
 
 _CACHE_LIMIT = 200_000
 
@@ -90,8 +97,24 @@ class Tokenizer:
     ['aa', 'a', 'b', '<unk>']
     """
 
-    def __init__(self, *, config: TrainerConfig, alphabet: Sequence[str], merges: Sequence[tuple[int, int]]):
+    def __init__(
+        self,
+        *,
+        config: TrainerConfig,
+        alphabet: Sequence[str],
+        merges: Sequence[tuple[int, int]],
+        special_ids: Mapping[str, int] | None = None,
+        rules: EncodingRules = "merges",
+    ):
+        """``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
+        ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``config.special_tokens``
+        instead take the first ids. ``rules`` says which neighbours may merge (ENCODING_RULES)."""
         self.config = config.validate()
+        if rules not in ENCODING_RULES:
+            raise ValueError(f"unknown encoding rules {rules!r}; choose one of {', '.join(ENCODING_RULES)}")
+        if rules == "tiktoken" and config.unit != "byte":
+            raise ValueError("tiktoken's rules rank byte strings: they need the byte unit")
+        self.rules: EncodingRules = rules
         self.alphabet = tuple(alphabet)
         self.merges: tuple[tuple[int, int], ...] = tuple((int(a), int(b)) for a, b in merges)
         vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
@@ -99,19 +122,33 @@ class Tokenizer:
         # rank (HF does the same). Keyed by the pair itself so that zip() makes the keys.
         self._packed: dict[tuple[int, int], int] = {}
         self.merged_ids: list[int] = []
+        self._rank_of: dict[int, int] = {}  # token id -> rank of the first merge that made it
         for rank, (a, b) in enumerate(self.merges):
             if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
                 raise ValueError(f"merge {rank} refers to an id that does not exist yet: {(a, b)}")
             new, _ = vocab.add_merge(a, b)
             self.merged_ids.append(new)
             self._packed.setdefault((a, b), rank << _ID_BITS | new)
+            self._rank_of.setdefault(new, rank)
         self._ids = dict(vocab.ids)
         self.n_special = vocab.n_special
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
+        if rules == "tiktoken":
+            self._add_byte_splits()
+        # every special token -> its id: the leading ones (config) and the trailing ones
+        self._trailing: dict[int, str] = {}
+        self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
+        for tok, i in (special_ids or {}).items():
+            if not tok or tok in self.special_ids or i in self._trailing or i < len(self.vocab):
+                raise ValueError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
+            self.special_ids[tok] = int(i)
+            self._trailing[int(i)] = tok
         # Unseen characters must still be counted, never dropped: unless the unk token is one
-        # of the special tokens, it gets the id just past the vocabulary.
+        # of the special tokens, it gets the first id past every other.
         self.unk_id: int = (
-            self._ids[config.unk_token] if config.unk_token in config.special_tokens else len(self.vocab)
+            self._ids[config.unk_token]
+            if config.unk_token in config.special_tokens
+            else max([len(self.vocab), *(i + 1 for i in self._trailing)])
         )
         if config.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
@@ -119,23 +156,63 @@ class Tokenizer:
             self._byte_id = self._byte_ids.__getitem__
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
-        self._cache = _PieceCache(self._merged_piece)
+        self._cache = _PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
         self._special_re = (
-            re.compile("|".join(re.escape(t) for t in sorted(config.special_tokens, key=len, reverse=True)))
-            if config.special_tokens
+            re.compile("|".join(re.escape(t) for t in sorted(self.special_ids, key=len, reverse=True)))
+            if self.special_ids
             else None
         )
+
+    def _add_byte_splits(self) -> None:
+        """tiktoken's rule: every split of a token's bytes into two tokens merges into it, at the
+        token's rank, not only the split its merge was learned from. Byte-level display strings
+        hold one character per byte, so splitting the string splits the bytes.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
+        >>> merges = [(98, 99), (97, 98), (257, 99)]  # bc, ab, abc = ab + c
+        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges).encode("abc")
+        [97, 256]
+        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken").encode("abc")
+        [258]
+        """
+        ids, packed = self._ids, self._packed
+        for new, rank in self._rank_of.items():
+            token = self.vocab[new]
+            for i in range(1, len(token)):
+                a = ids.get(token[:i])
+                if a is not None:
+                    b = ids.get(token[i:])
+                    if b is not None:
+                        packed.setdefault((a, b), rank << _ID_BITS | new)
 
     # ---- identity ------------------------------------------------------------------------
     def __len__(self) -> int:
         return len(self.vocab)
 
     @property
+    def n_vocab(self) -> int:
+        """One past the largest id, special tokens included (tiktoken's ``n_vocab``)."""
+        return max([len(self.vocab), *(i + 1 for i in self._trailing)])
+
+    @property
     def num_merges(self) -> int:
         return len(self.merges)
 
     def token_to_id(self, token: str) -> int | None:
-        return self._ids.get(token)
+        return self._ids.get(token, self.special_ids.get(token))
+
+    def merge_rank(self, token_id: int) -> int | None:
+        """Rank of the merge that made a token (its training step - 1); None for the alphabet,
+        special tokens and unk.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok.merge_rank(2), tok.merge_rank(0)
+        (0, None)
+        """
+        return self._rank_of.get(token_id)
+
+    def is_special(self, token_id: int) -> bool:
+        return token_id < self.n_special or token_id in self._trailing
 
     def truncate(self, k: int) -> "Tokenizer":
         """The tokenizer as it was after its first k merges.
@@ -144,7 +221,8 @@ class Tokenizer:
         >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
         ['aa', 'aa']
         """
-        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)])
+        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)],
+                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules)
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
@@ -232,12 +310,11 @@ class Tokenizer:
             best = min((r for r in map(get, zip(ids, ids[1:])) if r is not None and r > last), default=None)
             if best is None:
                 break
-            a, b = self.merges[best >> _ID_BITS]
             new = best & _ID_MASK
             out: list[int] = []
             i, n = 0, len(ids)
             while i < n:
-                if i + 1 < n and ids[i] == a and ids[i + 1] == b and rng.random() >= dropout:
+                if i + 1 < n and get((ids[i], ids[i + 1])) == best and rng.random() >= dropout:
                     out.append(new)
                     i += 2
                 else:
@@ -255,7 +332,16 @@ class Tokenizer:
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
         ((3, 1), (1, 0))
         """
-        ids = self._piece_ids(piece)
+        return self._merge_ids(self._piece_ids(piece))
+
+    def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
+        """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
+        whole = self._ids.get(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
+        if whole is not None and whole >= self.n_special:
+            return (whole,)
+        return self._merged_piece(piece)
+
+    def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
         n = len(ids)
         if n > _SHORT_PIECE:
             return tuple(self._merge(ids))
@@ -314,10 +400,12 @@ class Tokenizer:
             raise ValueError("dropout must be between 0 and 1")
         rng = random.Random(seed) if dropout > 0 else None
         cfg = self.config
+        if self.rules == "tiktoken":
+            text = _fix_surrogates(text)
         out: list[int] = []
         for chunk, special in self._chunks(text, allow_special):
             if special:
-                out.append(self._ids[chunk])
+                out.append(self.special_ids[chunk])
                 continue
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
@@ -327,6 +415,18 @@ class Tokenizer:
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
+        tokens (tiktoken's ``_encode_bytes``); byte unit only.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", alphabet="full-bytes"), alphabet=byte_alphabet(), merges=[(228, 189)])
+        >>> tok.encode_bytes("你".encode())
+        [256, 160]
+        """
+        if self.config.unit != "byte":
+            raise ValueError("encode_bytes needs a byte-level tokenizer")
+        return list(self._merge_ids(list(map(self._byte_id, data))))
 
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
         """Each piece of the (normalized) text with its offsets and ids, for display.
@@ -373,7 +473,11 @@ class Tokenizer:
 
     # ---- decoding --------------------------------------------------------------------------
     def id_to_token(self, token_id: int) -> str:
-        return self.config.unk_token if token_id == self.unk_id else self.vocab[token_id]
+        if token_id == self.unk_id:
+            return self.config.unk_token
+        if token_id in self._trailing:
+            return self._trailing[token_id]
+        return self.vocab[token_id]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
         """Display strings of ids."""
@@ -383,8 +487,8 @@ class Tokenizer:
         """The bytes a token stands for (byte unit); specials give their text, <unk> U+FFFD."""
         if token_id == self.unk_id:
             return "\ufffd".encode()
-        tok = self.vocab[token_id]
-        if token_id < self.n_special or self.config.unit == "char":
+        tok = self.id_to_token(token_id)
+        if self.is_special(token_id) or self.config.unit == "char":
             return tok.encode("utf-8")
         return display_to_bytes(tok)
 
@@ -397,8 +501,22 @@ class Tokenizer:
         """
         if self.config.unit == "byte":
             return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
-        text = "".join("\ufffd" if i == self.unk_id else self.vocab[i] for i in ids)
+        text = "".join("\ufffd" if i == self.unk_id else self.id_to_token(i) for i in ids)
         return strip_markers(text, self.config.marker)
+
+
+def _fix_surrogates(text: str) -> str:
+    """tiktoken's fix-up before encoding: a surrogate pair becomes its character, a lone
+    surrogate U+FFFD (only text that UTF-8 cannot encode is touched).
+
+    >>> _fix_surrogates("a\\ud83d\\ude00b\\udc00") == "a\\U0001f600b\\ufffd"
+    True
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _walk(sym: list[int], nxt: list[int]) -> list[int]:

@@ -74,7 +74,7 @@ def test_encode_dropout_is_reproducible_with_a_seed(tmp_path):
         (["train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", "(", "--out", "x"], "does not compile"),
         (["train", "README.md", "--preset", "gpt2", "--vocab-size", "0", "--out", "x"], "vocab size"),
         (["train", "README.md", "--preset", "gpt2", "--vocab-size", "10", "--merges", "3", "--out", "x"], "not allowed with"),
-        (["encode", "--tokenizer", "no-such-dir", "--text", "x"], "no trace.json"),
+        (["encode", "--tokenizer", "no-such-dir", "--text", "x"], "neither a bundled tokenizer"),
         (["encode"], "required"),
         (["frobnicate"], "invalid choice"),
     ],
