@@ -9,8 +9,10 @@ pandas or altair.
 [('l', 'o', 4), ('lo', 'w', 4), ('low', '</w>', 3)]
 """
 
+from .analysis import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats, twin_configs, unknown_symbols
 from .config import PRESETS, SEED_REPLAYS, Preset, SeedReplay, TrainerConfig, make_config
 from .errors import ConfigError, CorpusError, ExplorerError, FormatError
+from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
 from .pipeline import count_words, inspect_str
 from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
@@ -23,22 +25,26 @@ from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
 __all__ = [
     "BYTE_TO_UNICODE",
     "ConfigError",
-    "ENCODING_RULES",
     "CorpusError",
+    "ENCODING_RULES",
     "EncodedPiece",
     "ExplorerError",
     "FormatError",
+    "KeywordInContext",
+    "Lineage",
     "NORMALIZERS",
     "PATTERNS",
     "PRESETS",
-    "PRETRAINED",
     "PRETOKENIZERS",
+    "PRETRAINED",
     "PairStat",
     "Piece",
     "Preset",
+    "RoundTrip",
     "SEED_REPLAYS",
     "SeedReplay",
     "StepRecord",
+    "TextStats",
     "Tokenizer",
     "TraceStep",
     "Trainer",
@@ -47,13 +53,20 @@ __all__ = [
     "count_words",
     "display_to_bytes",
     "inspect_str",
+    "keyword_in_context",
+    "lineage",
     "load_pretrained",
     "make_config",
     "normalize_str",
     "pre_tokenize_str",
     "recover_merges",
     "resolve_tokenizer",
+    "round_trip",
+    "sample_segmentations",
     "split_sequences",
+    "text_stats",
     "tokenizer_from_ranks",
     "train",
+    "twin_configs",
+    "unknown_symbols",
 ]

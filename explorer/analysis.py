@@ -1,0 +1,148 @@
+"""What a tokenizer does to one text: counts, the round trip, symbols it cannot represent,
+BPE-dropout samples, and the character-level / byte-level twins of a configuration.
+
+Data shapes::
+
+    TextStats(tokens=9, chars=44, bytes=46, unknown=0)
+    RoundTrip(exact=True, decoded="...", unknown=Counter({"한": 3}))
+    sample_segmentations(...) -> [((12, 7, 99), 61), ((12, 7, 40, 3), 23), ...]   # (ids, times drawn)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from typing import NamedTuple
+
+from .config import TrainerConfig
+from .pipeline import word_symbols
+from .tokenizer import Tokenizer
+
+__all__ = [
+    "TextStats",
+    "RoundTrip",
+    "text_stats",
+    "round_trip",
+    "unknown_symbols",
+    "sample_segmentations",
+    "utf8_runs",
+    "twin_configs",
+]
+
+
+class TextStats(NamedTuple):
+    tokens: int
+    chars: int
+    bytes: int
+    unknown: int  # how many ids are the unk id
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.chars / self.tokens if self.tokens else 0.0
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.bytes / self.tokens if self.tokens else 0.0
+
+
+def text_stats(tok: Tokenizer, text: str, ids: list[int]) -> TextStats:
+    """Sizes of a text and of its encoding ``ids``.
+
+    >>> from explorer import make_config, train
+    >>> tok = train("ab ab", make_config("sennrich", num_merges=1)).tokenizer()
+    >>> s = text_stats(tok, "ab c", tok.encode("ab c")); s, s.chars_per_token
+    (TextStats(tokens=4, chars=4, bytes=4, unknown=1), 1.0)
+    """
+    return TextStats(len(ids), len(text), len(text.encode("utf-8", "surrogatepass")), ids.count(tok.unk_id))
+
+
+def unknown_symbols(tok: Tokenizer, text: str) -> Counter[str]:
+    """Base symbols of a text that the tokenizer's alphabet lacks (each becomes the unk token),
+    with how often they occur. Byte-level symbols are GPT-2 display characters.
+
+    >>> from explorer import make_config, train
+    >>> tok = train("ab ab", make_config("sennrich", num_merges=1)).tokenizer()
+    >>> unknown_symbols(tok, "abc cd")
+    Counter({'c': 2, 'd': 1})
+    """
+    out: Counter[str] = Counter()
+    for piece in tok.encode_pieces(text):
+        if tok.unk_id in piece.ids:
+            out.update(s for s in word_symbols(piece.text, tok.config) if tok.token_to_id(s) is None)
+    return out
+
+
+class RoundTrip(NamedTuple):
+    exact: bool  # decode(encode(text)) == text
+    decoded: str
+    unknown: Counter[str]  # symbols that became the unk token
+
+
+def round_trip(tok: Tokenizer, text: str, ids: list[int]) -> RoundTrip:
+    """Whether decoding ``ids`` (the text's encoding) gives the text back, and if not, which
+    symbols were lost to the unk token.
+
+    >>> from explorer import make_config, train
+    >>> tok = train("ab ab", make_config("sennrich", num_merges=1)).tokenizer()
+    >>> round_trip(tok, "ab", tok.encode("ab")).exact, round_trip(tok, "abc", tok.encode("abc")).unknown
+    (True, Counter({'c': 1}))
+    """
+    decoded = tok.decode(ids)
+    unknown = unknown_symbols(tok, text) if tok.unk_id in ids else Counter()
+    return RoundTrip(decoded == text, decoded, unknown)
+
+
+def sample_segmentations(
+    tok: Tokenizer, text: str, *, dropout: float, samples: int, seed: int = 0
+) -> list[tuple[tuple[int, ...], int]]:
+    """Encode a text ``samples`` times with BPE-dropout (seeds ``seed``, ``seed + 1``, ...) and
+    count the distinct segmentations, most frequent first (ties in the order first drawn).
+
+    >>> from explorer import make_config, train
+    >>> tok = train("low " * 5, make_config("sennrich", num_merges=3)).tokenizer()
+    >>> sample_segmentations(tok, "low", dropout=0.0, samples=5)
+    [((6,), 5)]
+    >>> len(sample_segmentations(tok, "low", dropout=0.5, samples=50, seed=1)) > 1
+    True
+    """
+    counts: Counter[tuple[int, ...]] = Counter(
+        tuple(tok.encode(text, dropout=dropout, seed=seed + i)) for i in range(samples)
+    )
+    return counts.most_common()
+
+
+def utf8_runs(data: bytes) -> list[tuple[str | bytes, bool]]:
+    """Cut bytes into runs of valid UTF-8 text and runs of bytes that are not (a part of a
+    multi-byte character, say), so a display can show the latter as hex.
+
+    >>> utf8_runs("a你".encode()[:3]), utf8_runs(b"\\xe4\\xbd\\xa0!")
+    ([('a', True), (b'\\xe4\\xbd', False)], [('你!', True)])
+    """
+    out: list[tuple[str | bytes, bool]] = []
+    while data:
+        try:
+            out.append((data.decode("utf-8"), True))
+            break
+        except UnicodeDecodeError as err:
+            if err.start:
+                out.append((data[: err.start].decode("utf-8"), True))
+            end = err.end if err.reason != "unexpected end of data" else len(data)
+            out.append((data[err.start : end], False))
+            data = data[end:]
+    return out
+
+
+def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, TrainerConfig]:
+    """A character-level and a byte-level configuration that share a configuration's
+    normalizer, sequences, pre-tokenizer and special tokens, and make the same number of
+    merges: the only difference is the unit (char, present alphabet vs byte, all 256 bytes).
+    Word markers are left out of both, since byte level has none.
+
+    >>> char, byte = twin_configs(TrainerConfig(pretokenizer="cl100k"), merges=100)
+    >>> (char.unit, char.alphabet, char.num_merges), (byte.unit, byte.alphabet, byte.pretokenizer)
+    (('char', 'present', 100), ('byte', 'full-bytes', 'cl100k'))
+    """
+    shared = dict(vocab_size=None, num_merges=merges, marker="none", alphabet_order="sorted", min_frequency=0)
+    char = dataclasses.replace(config, unit="char", alphabet="present", **shared).validate()
+    byte = dataclasses.replace(config, unit="byte", alphabet="full-bytes", **shared).validate()
+    return char, byte
