@@ -20,13 +20,17 @@ text, apply the same merges in the same order.
     st.subheader("Watch it on Sennrich's toy corpus: low ×5, lower ×2, newest ×6, widest ×3")
     home_view.miniature()
     st.subheader("Explore")
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     with c1:
         st.page_link(CORPUS, label="**Corpus**")
         st.caption("Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it.")
     with c2:
         st.page_link(TRAIN, label="**Train**")
         st.caption("Step through the merges; watch the pair counts, the words and the compression curve.")
+    with c3:
+        st.page_link(PLAYGROUND, label="**Playground**")
+        st.caption("Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
+                   "see why a word is split, a token's lineage, and char-level vs byte-level BPE.")
     st.caption(
         f"The app opens on a bundled corpus ({state.corpus_choice().label()}) with the GPT-2 style preset; "
         "every preset reproduces one of the classic BPE notebooks merge for merge."
@@ -37,4 +41,5 @@ st.set_page_config(page_title="BPE Explorer", page_icon="🧩", layout="wide")
 HOME = st.Page(home, title="Home", icon=":material/home:", default=True)
 CORPUS = st.Page("pages/1_Corpus.py", title="Corpus", icon=":material/menu_book:")
 TRAIN = st.Page("pages/2_Train.py", title="Train", icon=":material/play_circle:")
-st.navigation([HOME, CORPUS, TRAIN]).run()
+PLAYGROUND = st.Page("pages/3_Playground.py", title="Playground", icon=":material/keyboard:")
+st.navigation([HOME, CORPUS, TRAIN, PLAYGROUND]).run()

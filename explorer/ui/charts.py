@@ -9,7 +9,9 @@ import pandas as pd
 
 from ..trainer import StepRecord
 
-__all__ = ["progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame"]
+__all__ = [
+    "progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
+]
 
 
 def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int) -> pd.DataFrame:
@@ -110,4 +112,28 @@ def length_chart(df: pd.DataFrame, unit: str) -> alt.Chart:
             tooltip=["length", "tokens"],
         )
         .properties(height=260)
+    )
+
+
+def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:
+    """Compression curves of several runs on one chart: bytes per token after each merge.
+
+    >>> from explorer import make_config, train
+    >>> t = train("aaabdaaabac", make_config("bytes", vocab_size=None, num_merges=2))
+    >>> df = progress_frame(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)
+    >>> twin_chart({"byte level": df}).to_dict()["mark"]["type"]
+    'line'
+    """
+    long = pd.concat([thin(df).assign(run=name) for name, df in frames.items()], ignore_index=True)
+    return (
+        alt.Chart(long, title="Compression on the training corpus")
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X("step:Q", title="merges"),
+            y=alt.Y("bytes per token:Q", title="bytes per token", scale=alt.Scale(zero=False)),
+            color=alt.Color("run:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=400)),
+            strokeDash=alt.StrokeDash("run:N", legend=None),
+            tooltip=["run", "step", alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
+        )
+        .properties(height=300)
     )

@@ -7,11 +7,18 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from ..analysis import twin_configs
 from ..config import TrainerConfig
 from ..corpora import list_samples, read_sample
 from ..pipeline import count_words
+from ..pretrained import load_pretrained
+from ..tokenizer import Tokenizer
+from ..trainer import Trainer
 
-__all__ = ["CorpusStats", "corpus_stats", "sample_names", "sample_text", "word_counts", "sample_descriptions"]
+__all__ = [
+    "CorpusStats", "corpus_stats", "sample_names", "sample_text", "word_counts", "sample_descriptions", "pretrained",
+    "twins",
+]
 
 
 @st.cache_data(show_spinner=False)
@@ -64,3 +71,18 @@ def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
 def word_counts(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
     """The trainer's input for a corpus and config (pre-tokenizing 1 MB takes a while)."""
     return count_words(texts, config)
+
+
+@st.cache_resource(show_spinner="Loading the tokenizer's table (once per server)…")
+def pretrained(name: str) -> Tokenizer:
+    """A bundled tokenizer, shared read-only by every session."""
+    return load_pretrained(name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def twins(corpus_key: str, _texts: tuple[str, ...], config: TrainerConfig, merges: int) -> tuple[Trainer, Trainer]:
+    """A character-level and a byte-level trainer on one corpus, trained to the end with the
+    same pre-tokenizer, normalizer and number of merges; shared read-only by every session
+    (``corpus_key`` identifies the texts, which are not hashed)."""
+    char, byte = twin_configs(config, merges=merges)
+    return Trainer(word_counts(_texts, char), char).run(), Trainer(word_counts(_texts, byte), byte).run()

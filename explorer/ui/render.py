@@ -6,7 +6,14 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-__all__ = ["CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows"]
+from ..analysis import utf8_runs
+from ..lineage import KeywordInContext
+from ..tokenizer import Tokenizer
+
+__all__ = [
+    "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
+    "encoded_chips", "kwic_rows",
+]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
 _PALETTE = ("#dbeafe", "#fde68a", "#d1fae5", "#fce7f3", "#e0e7ff", "#fee2e2", "#ccfbf1", "#f3e8ff")
@@ -26,6 +33,12 @@ CHIP_CSS = """
 .bpe-hist td.num{text-align:right;}
 .bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
 .bpe-hist tr.bpe-ahead td{color:#94a3b8;}
+.bpe-hex{font-size:.8em;color:#7c2d12;background:#ffedd5;border-radius:3px;padding:0 .15em;}
+.bpe-special{background:#1e293b!important;color:#f8fafc;border-color:#0f172a;}
+.bpe-text{white-space:pre-wrap;word-break:break-all;}
+.bpe-kwic{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95rem;white-space:pre;overflow-x:auto;}
+.bpe-kwic .l{display:inline-block;min-width:24em;text-align:right;color:#475569;}
+.bpe-kwic mark{background:#fde68a;padding:0 .1em;}
 </style>
 """
 
@@ -96,3 +109,86 @@ def history_rows(records, current: int) -> str:
             f'<td class="num">{r.tokens_after:,}</td></tr>'
         )
     return f'<table class="bpe-hist">{head}{"".join(rows)}</table>'
+
+
+def _hex(data: bytes) -> str:
+    return " ".join(f"{b:02x}" for b in data)
+
+
+def token_label(tok: Tokenizer, token_id: int, *, show_ws: bool = True) -> str:
+    """A token as plain text for tables and pickers: byte-level tokens as the text they stand
+    for, bytes that are not a whole UTF-8 character as hex in ⟨⟩, never as U+FFFD.
+
+    >>> from explorer import load_pretrained
+    >>> tok = load_pretrained("gpt2")
+    >>> [token_label(tok, i) for i in tok.encode(" 你好")]
+    ['·', '⟨e4 bd⟩', '⟨a0⟩', '⟨e5 a5⟩', '⟨bd⟩']
+    """
+    if tok.is_special(token_id) or token_id == tok.unk_id or tok.config.unit == "char":
+        text = tok.id_to_token(token_id)
+        return visible(text) if show_ws else text
+    parts = []
+    for run, is_text in utf8_runs(tok.token_bytes(token_id)):
+        if is_text:
+            parts.append(visible(run) if show_ws else run)
+        else:
+            parts.append(f"⟨{_hex(run)}⟩")
+    return "".join(parts)
+
+
+def token_title(tok: Tokenizer, token_id: int) -> str:
+    """What hovering a chip tells: id, the token as the vocabulary writes it, its bytes in hex.
+
+    >>> from explorer import load_pretrained
+    >>> token_title(load_pretrained("gpt2"), 995)
+    'id 995 · token Ġworld · bytes 20 77 6f 72 6c 64'
+    """
+    if token_id == tok.unk_id:
+        return f"unknown symbol → {tok.config.unk_token} (id {token_id})"
+    kind = "special token" if tok.is_special(token_id) else "token"
+    return f"id {token_id} · {kind} {tok.id_to_token(token_id)} · bytes {_hex(tok.token_bytes(token_id))}"
+
+
+def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, limit: int | None = None) -> str:
+    """Token ids as coloured chips with a hover title; special tokens dark, unknown red, bytes
+    that are part of a character in hex. Every string is escaped.
+
+    >>> from explorer import load_pretrained
+    >>> tok = load_pretrained("gpt2")
+    >>> html_ = encoded_chips(tok, tok.encode("<b>你"))
+    >>> "&lt;" in html_ and "<b>" not in html_ and 'class="bpe-hex"' in html_
+    True
+    """
+    shown = ids if limit is None else ids[:limit]
+    out = []
+    for i, token_id in enumerate(shown):
+        cls = "bpe-chip"
+        if token_id == tok.unk_id:
+            cls += " bpe-unk"
+        elif tok.is_special(token_id):
+            cls += " bpe-special"
+        if tok.config.unit == "byte" and not tok.is_special(token_id) and token_id != tok.unk_id:
+            body = "".join(
+                html.escape(visible(run) if show_ws else run) if is_text
+                else f'<span class="bpe-hex">{_hex(run)}</span>'
+                for run, is_text in utf8_runs(tok.token_bytes(token_id))
+            )
+        else:
+            body = html.escape(token_label(tok, token_id, show_ws=show_ws))
+        title = html.escape(token_title(tok, token_id), quote=True)
+        out.append(f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>')
+    return f'<div class="bpe-row bpe-text">{"".join(out)}</div>'
+
+
+def kwic_rows(rows: Sequence[KeywordInContext]) -> str:
+    """Keyword-in-context lines: left context right-aligned, the token marked, all escaped.
+
+    >>> from explorer import KeywordInContext
+    >>> kwic_rows([KeywordInContext(3, "a <i>", "low", "er")])
+    '<div class="bpe-kwic"><span class="l">line 3 · a &lt;i&gt;</span><mark>low</mark>er</div>'
+    """
+    return "".join(
+        f'<div class="bpe-kwic"><span class="l">line {r.line:,} · {html.escape(r.left)}</span>'
+        f"<mark>{html.escape(r.match)}</mark>{html.escape(r.right)}</div>"
+        for r in rows
+    )

@@ -1,0 +1,379 @@
+"""The Playground page's panels: pick a text and tokenizers, see the tokens, ask why a piece is
+split as it is, and put character-level and byte-level BPE side by side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from ..analysis import round_trip, sample_segmentations, text_stats
+from ..errors import ExplorerError
+from ..lineage import Lineage, keyword_in_context, lineage, walk
+from ..pretrained import PRETRAINED
+from ..tokenizer import EncodedPiece, Tokenizer
+from ..trainer import StepRecord
+from ..units import display_to_bytes
+from . import charts, data, render, state
+
+__all__ = [
+    "EXAMPLES", "Choice", "text_input", "choose_tokenizers", "encoded_panel", "dropout_panel", "why_panel",
+    "char_byte_panel", "lineage_dot",
+]
+
+EXAMPLES: dict[str, str] = {
+    "English prose": "It was on a dreary night of November that I beheld the accomplishment of my toils. "
+                     "Tokenizers don't read words; they read pieces.",
+    "Code": 'def greet(name: str) -> str:\n    """Say hello."""\n    return f"Hello, {name}!"  # 42\n\n'
+            "for i in range(10):\n\tprint(greet('world'), i ** 2)\n",
+    "Emoji (ZWJ, skin tones)": "Family 👨‍👩‍👧‍👦, coder 🧑🏽‍💻, thumbs 👍🏻👍🏿, flag 🇰🇷, keycap 1️⃣, heart ❤️‍🔥",
+    "Korean": "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다.",
+    "Chinese": "人人生而自由，在尊严和权利上一律平等。他们赋有理性和良心。",
+    "Hindi": "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता और समानता प्राप्त है।",
+    "Numbers and dates": "On 2024-03-15 at 09:45 the total was 1234567.89 (≈1.23e6); call +1 (555) 010-9999.",
+    "A special token": "First document ends here.<|endoftext|>The second one starts here.",
+}
+TRAINED = "trained"
+_MAX_CHARS = 200_000
+_CHIP_LIMIT = 3_000
+_ID_LIMIT = 20_000
+_VIEWS = ("Encode", "Why this split", "Char vs byte")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A tokenizer as the page shows it: its label, the tokenizer and, for the session's
+    trained one, the step records (what each merge's rank was learned from)."""
+
+    key: str
+    label: str
+    tokenizer: Tokenizer
+    records: tuple[StepRecord, ...] | None = None
+    corpus: tuple[str, ...] = ()
+
+
+def _set_example(name: str) -> None:
+    st.session_state["w_play_text"] = EXAMPLES[name]
+
+
+def text_input() -> str:
+    """The text area with one-click examples."""
+    state.widget_default("w_play_text", EXAMPLES["English prose"])
+    cols = st.columns(4)
+    for i, name in enumerate(EXAMPLES):
+        cols[i % 4].button(name, key=f"example_{i}", on_click=_set_example, args=(name,), width="stretch")
+    return st.text_area("Text to encode", key="w_play_text", height=120, max_chars=_MAX_CHARS,
+                        help="Press Ctrl+Enter (or click outside the box) to encode.")
+
+
+def _label(key: str) -> str:
+    return "trained in this session (Train page)" if key == TRAINED else f"{key} — {PRETRAINED[key].description}"
+
+
+def choose_tokenizers() -> list[Choice]:
+    """Up to four tokenizers: the session's trained one (as of merge k) and the bundled ones."""
+    state.widget_default("w_play_tokenizers", [TRAINED, "cl100k_base"])
+    keys = st.multiselect("Tokenizers (up to four, shown one under the other)", [TRAINED, *PRETRAINED],
+                          key="w_play_tokenizers", format_func=_label, max_selections=4)
+    out = []
+    for key in keys:
+        if key == TRAINED:
+            choice = _trained_choice()
+            if choice is not None:
+                out.append(choice)
+        else:
+            out.append(Choice(key, key, data.pretrained(key)))
+    return out
+
+
+def _trained_choice() -> Choice | None:
+    live = state.live()
+    if live.trainer is None:
+        st.warning(f"The session's trainer could not start: {live.error}")
+        return None
+    trainer = live.trainer
+    k = live.trained
+    if live.trained:
+        state.widget_default("w_play_k", live.trained)
+        if st.session_state["w_play_k"] > live.trained:
+            st.session_state["w_play_k"] = live.trained
+        k = st.slider("Trained tokenizer as of merge k", 0, live.trained, key="w_play_k",
+                      help="Slide to watch the same text compress as the vocabulary grows.")
+    else:
+        st.caption("The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
+                   "Until then it cuts the text into its base symbols.")
+    label = f"trained, as of merge {k:,} of {live.trained:,}"
+    return Choice(TRAINED, label, live.tokenizer(k), tuple(trainer.records[:k]), state.corpus_choice().texts())
+
+
+def _encode(choice: Choice, text: str, allow_special: bool) -> list[int] | None:
+    try:
+        return choice.tokenizer.encode(text, allow_special=allow_special)
+    except ExplorerError as err:
+        st.error(f"{choice.label}: {err}")
+        return None
+
+
+def encoded_panel(choice: Choice, text: str, *, allow_special: bool, show_ws: bool) -> None:
+    """One tokenizer's view of the text: chips, counts, ids, round trip."""
+    tok = choice.tokenizer
+    st.subheader(choice.label)
+    ids = _encode(choice, text, allow_special)
+    if ids is None:
+        return
+    stats = text_stats(tok, text, ids)
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Tokens", f"{stats.tokens:,}")
+    c2.metric("Characters per token", f"{stats.chars_per_token:.2f}")
+    c3.metric("Bytes per token", f"{stats.bytes_per_token:.2f}")
+    c4.metric("Unknown symbols", f"{stats.unknown:,}")
+    st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+    if len(ids) > _CHIP_LIMIT:
+        st.caption(f"The first {_CHIP_LIMIT:,} of {len(ids):,} tokens are drawn.")
+    with st.expander(f"Token ids ({len(ids):,})"):
+        st.code(str(ids[:_ID_LIMIT]), language=None, wrap_lines=True)
+        if len(ids) > _ID_LIMIT:
+            st.caption(f"The first {_ID_LIMIT:,} ids.")
+    trip = round_trip(tok, text, ids)
+    if trip.exact:
+        st.caption("Round trip: decode(encode(text)) gives the text back exactly.")
+    elif trip.unknown:
+        st.warning(f"Round trip is lossy: {stats.unknown:,} symbol(s) became the unknown token; "
+                   f"{len(trip.unknown):,} distinct, listed below.")
+        st.dataframe(_unknown_frame(tok, trip.unknown), hide_index=True)
+    else:
+        st.warning("Round trip differs: decoding does not give the text back (the normalizer or the word "
+                   "markers changed it). Decoded:")
+        st.text(trip.decoded[:2000])
+
+
+def _unknown_frame(tok: Tokenizer, unknown) -> pd.DataFrame:
+    rows = []
+    for sym, n in unknown.most_common():
+        if tok.config.unit == "char":
+            rows.append({"symbol": sym, "code point": f"U+{ord(sym):04X}", "count": n})
+        else:
+            rows.append({"symbol": f"byte {display_to_bytes(sym).hex()}", "code point": "", "count": n})
+    return pd.DataFrame(rows)
+
+
+def dropout_panel(choices: list[Choice], text: str, *, show_ws: bool) -> None:
+    """BPE-dropout: one sampled segmentation and the frequency of distinct segmentations."""
+    with st.expander("BPE-dropout: sample segmentations"):
+        names = [c.label for c in choices]
+        at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_drop_tok")
+        choice = choices[at if at is not None and at < len(choices) else 0]
+        c1, c2, c3 = st.columns(3)
+        state.widget_default("w_drop_p", 0.1)
+        p = c1.slider("Dropout p", 0.0, 1.0, step=0.05, key="w_drop_p",
+                      help="Each applicable merge is skipped with probability p (Provilkov et al. 2020).")
+        state.widget_default("w_drop_seed", 0)
+        seed = int(c2.number_input("Seed", 0, 1_000_000, key="w_drop_seed"))
+        state.widget_default("w_drop_n", 50)
+        n = int(c3.number_input("Samples", 1, 500, key="w_drop_n"))
+        sample = text[:2000]
+        if len(text) > len(sample):
+            st.caption("Dropout samples use the first 2,000 characters.")
+        tok = choice.tokenizer
+        ids = tok.encode(sample, dropout=p, seed=seed)
+        st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+        if st.button(f"Sample {n} segmentations", key="drop_sample"):
+            counts = sample_segmentations(tok, sample, dropout=p, samples=n, seed=seed)
+            st.caption(f"{len(counts):,} distinct segmentations in {n:,} samples (seeds {seed}…{seed + n - 1}).")
+            st.dataframe(pd.DataFrame([
+                {"times": k, "tokens": len(seg), "segmentation": " | ".join(render.token_label(tok, i) for i in seg)}
+                for seg, k in counts[:100]
+            ]), hide_index=True, width="stretch")
+
+
+# ---- why this split ----------------------------------------------------------------------------
+def _piece_label(pieces: list[EncodedPiece]):
+    return lambda i: f"{i + 1}: {render.visible(pieces[i].text)[:60]} ({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
+
+
+def why_panel(choices: list[Choice], text: str) -> None:
+    """The encode trace of one piece, and the lineage of one token."""
+    names = [c.label for c in choices]
+    at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_why_tok")
+    choice = choices[at if at is not None and at < len(choices) else 0]
+    tok = choice.tokenizer
+    try:
+        pieces = tok.encode_pieces(text[:20_000])
+    except ExplorerError as err:
+        st.error(str(err))
+        return
+    if not pieces:
+        st.info("The text has no pieces to explain.")
+        return
+    default = max(range(len(pieces)), key=lambda i: len(pieces[i].ids))  # the most interesting one
+    state.widget_default("w_why_piece", default)
+    if st.session_state["w_why_piece"] >= len(pieces):
+        st.session_state["w_why_piece"] = default
+    i = st.selectbox("Piece (what the pre-tokenizer cut; merges never cross it)", range(len(pieces)),
+                     format_func=_piece_label(pieces), key="w_why_piece")
+    piece = pieces[i]
+    st.html(render.CHIP_CSS + render.encoded_chips(tok, list(piece.ids)))
+    trace_table(choice, piece.text)
+    st.subheader("Lineage of a token")
+    token_ids = list(dict.fromkeys(piece.ids))
+    j = st.selectbox("Token", range(len(token_ids)), key="w_why_token",
+                     format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})")
+    typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {len(tok.vocab) - 1}")
+    token_id = token_ids[j if j is not None and j < len(token_ids) else 0]
+    if typed.strip():
+        if not typed.strip().isdigit() or not (0 <= int(typed) < len(tok.vocab)):
+            st.error(f"A token id is a whole number from 0 to {len(tok.vocab) - 1:,}.")
+            return
+        token_id = int(typed)
+    lineage_panel(choice, token_id)
+
+
+def trace_table(choice: Choice, piece: str) -> None:
+    tok = choice.tokenizer
+    steps = tok.encode_trace(piece)
+    if not steps:
+        st.caption("No merge applies to this piece: it stays as its base symbols.")
+        return
+    rows = []
+    for n, s in enumerate(steps, 1):
+        row = {
+            "#": n,
+            "merge rank": s.rank,
+            "left": _label_of(tok, s.left),
+            "right": _label_of(tok, s.right),
+            "new token": _label_of(tok, s.token),
+            "tokens after": " | ".join(_label_of(tok, t) for t in s.tokens),
+        }
+        if choice.records is not None:
+            record = choice.records[s.rank]
+            row["learned at step"] = record.step
+            row["pair count then"] = record.count
+        rows.append(row)
+    st.caption(f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+               + ("Rank r is the merge learned at step r + 1." if choice.records is not None
+                  else "A table's rank is the token's id minus 256."))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _label_of(tok: Tokenizer, display: str) -> str:
+    token_id = tok.token_to_id(display)
+    return render.visible(display) if token_id is None else render.token_label(tok, token_id)
+
+
+def lineage_dot(tok: Tokenizer, tree: Lineage) -> str:
+    """A lineage tree as Graphviz DOT: one box per token, an edge from each token to the two it
+    was merged from. Labels are DOT-escaped strings (never HTML labels).
+
+    >>> from explorer import make_config, train, lineage
+    >>> tok = train('say "hi" "hi"', make_config("sennrich", num_merges=3)).tokenizer()
+    >>> print(lineage_dot(tok, lineage(tok, tok.token_to_id('"h'))).splitlines()[3])
+      n0 [label="\\"h\\nid 7 · merge rank 0"];
+    """
+    lines = ["digraph lineage {", '  node [shape=box, style="rounded,filled", fillcolor="#dbeafe", fontname="monospace"];',
+             "  rankdir=TB;"]
+    names: dict[int, str] = {}
+    nodes = list(walk(tree))
+    for node in nodes:
+        if id(node) in names:
+            continue
+        name = names[id(node)] = f"n{len(names)}"
+        detail = f"id {node.id}" + (f" · merge rank {node.rank}" if node.rank is not None else " · base symbol")
+        label = _dot_escape(render.token_label(tok, node.id)) + "\\n" + detail
+        fill = ', fillcolor="#fde68a"' if node.rank is None else ""
+        lines.append(f'  {name} [label="{label}"{fill}];')
+    for node in nodes:
+        for child in (node.left, node.right):
+            if child is not None:
+                lines.append(f"  {names[id(node)]} -> {names[id(child)]};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _dot_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
+
+
+def lineage_panel(choice: Choice, token_id: int) -> None:
+    tok = choice.tokenizer
+    tree = lineage(tok, token_id)
+    size = sum(1 for _ in walk(tree))
+    if tree.rank is None:
+        st.caption(f"{render.token_label(tok, token_id)} (id {token_id}) is a base symbol: no merge made it.")
+    else:
+        where = f"learned at step {tree.rank + 1:,}" if choice.records is not None else f"merge rank {tree.rank:,}"
+        st.caption(f"{render.token_label(tok, token_id)} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
+                   f"from {(size + 1) // 2:,} base symbol(s). Yellow boxes are base symbols.")
+    st.graphviz_chart(lineage_dot(tok, tree))
+    if choice.records is not None and choice.corpus:
+        rows = keyword_in_context(tok, choice.corpus, token_id)
+        if rows:
+            st.caption("Where it occurs in the training corpus (keyword in context):")
+            st.html(render.CHIP_CSS + render.kwic_rows(rows))
+        else:
+            st.caption("It does not occur as this token in the training corpus's lines.")
+
+
+# ---- char vs byte ------------------------------------------------------------------------------
+def char_byte_panel(text: str, *, show_ws: bool) -> None:
+    """A character-level and a byte-level tokenizer trained alike on the session's corpus."""
+    choice = state.corpus_choice()
+    _, config = state.current_config()
+    st.caption(f"Both are trained on the session's corpus ({choice.label()}) with the Train page's normalizer "
+               f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs.")
+    state.widget_default("w_cb_merges", 500)
+    merges = int(st.number_input("Merges for each", 10, 5_000, step=50, key="w_cb_merges"))
+    cols = st.columns(3)
+    for i, name in enumerate(("Emoji (ZWJ, skin tones)", "Korean", "Code")):
+        cols[i].button(name, key=f"cb_example_{i}", on_click=_set_example, args=(name,), width="stretch")
+    texts = choice.texts()
+    if not any(t.strip() for t in texts):
+        st.warning("The corpus is empty: choose one on the Corpus page.")
+        return
+    try:
+        with st.spinner(f"Training a character-level and a byte-level tokenizer, {merges:,} merges each…"):
+            char_t, byte_t = data.twins(choice.key(), texts, config, merges)
+    except ExplorerError as err:
+        st.error(str(err))
+        return
+    c1, c2 = st.columns(2)
+    for col, name, trainer in ((c1, "Character level", char_t), (c2, "Byte level", byte_t)):
+        with col:
+            st.subheader(name)
+            a, b = st.columns(2)
+            a.metric("Base alphabet", f"{len(trainer.alphabet):,}")
+            b.metric("Vocabulary", f"{len(trainer.vocab):,}")
+    frames = {
+        f"{name} ({len(t.records):,} merges)": charts.progress_frame(
+            t.records, initial_tokens=t.initial_tokens, corpus_bytes=t.corpus_bytes, corpus_chars=t.corpus_chars)
+        for name, t in (("character level", char_t), ("byte level", byte_t))
+    }
+    st.altair_chart(charts.twin_chart(frames), width="stretch")
+    st.subheader("The playground's text, encoded by both")
+    char_tok, byte_tok = char_t.tokenizer(), byte_t.tokenizer()
+    for name, tok in (("Character level", char_tok), ("Byte level", byte_tok)):
+        ids = tok.encode(text)
+        stats = text_stats(tok, text, ids)
+        st.caption(f"{name}: {stats.tokens:,} tokens, {stats.unknown:,} unknown")
+        st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+    trip = round_trip(char_tok, text, char_tok.encode(text))
+    if trip.unknown:
+        st.warning(f"Character level cannot represent {len(trip.unknown):,} distinct character(s) of this text; "
+                   "byte level spells each one out of bytes:")
+        rows = []
+        for ch, n in trip.unknown.most_common():
+            ids = byte_tok.encode(ch)
+            rows.append({
+                "character": ch, "code point": f"U+{ord(ch):04X}", "count": n,
+                "UTF-8 bytes": " ".join(f"{b:02x}" for b in ch.encode("utf-8", "surrogatepass")),
+                "byte-level ids": ", ".join(map(str, ids)),
+                "byte-level tokens": " | ".join(render.token_label(byte_tok, i) for i in ids),
+            })
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    else:
+        st.success("Character level represents every character of this text; try the emoji or Korean example.")
+
+
+def view_picker() -> str:
+    state.widget_default("w_play_view", _VIEWS[0])
+    return st.radio("View", _VIEWS, key="w_play_view", horizontal=True, label_visibility="collapsed")

@@ -1,0 +1,400 @@
+"""The bundled pretrained tokenizers (gpt2, cl100k_base, o200k_base) against tiktoken.
+
+The oracle is tiktoken itself, built offline from the bundled files with tiktoken's own
+loaders (``data_gym_to_mergeable_bpe_ranks`` for GPT-2's encoder.json + vocab.bpe,
+``load_tiktoken_bpe`` for the ``.tiktoken`` tables): the ranks, the byte-pair merging, the
+special-token handling and the surrogate fix-up are tiktoken's code, not ours. The pattern and
+special ids are ours (``PATTERNS``, ``PRETRAINED``); ``test_bundled_tables_are_tiktokens_own_encodings``
+checks those, and the tables' hashes, against tiktoken's own definitions of the encodings.
+
+- ids equal tiktoken's on every sample corpus, on tricky strings and on generated text;
+- special tokens, allowed or not, as tiktoken encodes them;
+- the merges recovered from ranks rebuild every token, agree with GPT-2's own vocab.bpe and
+  with a reference written here from the definition of the recovery rule;
+- a damaged table is refused with a message naming it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import shutil
+from typing import NamedTuple
+
+import pytest
+import tiktoken
+import tiktoken.load
+import tiktoken_ext.openai_public
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import explorer.pretrained as pretrained_module
+from explorer import PATTERNS, FormatError, Tokenizer, TrainerConfig, display_to_bytes, load_pretrained, recover_merges
+from explorer.cli import main as cli_main
+from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+from explorer.units import byte_alphabet
+
+from conftest import SAMPLE_FILES, read_sample
+from test_oracles import _unicode_table_differences, _version_stable_text
+
+TABLES = list(PRETRAINED)
+RANK_TABLES = [name for name in TABLES if name != "gpt2"]  # the .tiktoken ones: ranks only, merges recovered
+
+
+# ---- the oracle ----------------------------------------------------------------------------------
+class Oracle(NamedTuple):
+    enc: tiktoken.Encoding
+    ranks: dict[bytes, int]  # token bytes -> rank, as tiktoken's loader read them
+
+
+def _load_ranks(name: str, folder) -> dict[bytes, int]:
+    spec = PRETRAINED[name]
+    if name == "gpt2":
+        return tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+            vocab_bpe_file=str(PRETRAINED_DIR / "gpt2" / "vocab.bpe"),
+            encoder_json_file=str(PRETRAINED_DIR / "gpt2" / "encoder.json"),
+        )
+    (rel,) = spec.files
+    plain = folder / f"{name}.tiktoken"
+    plain.write_bytes(gzip.decompress((PRETRAINED_DIR / rel).read_bytes()))
+    return tiktoken.load.load_tiktoken_bpe(str(plain))
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory):
+    """name -> Oracle, each built once per session. tiktoken's loaders cache what they read by
+    path (and, without an expected hash, trust that cache); a fresh cache folder of our own keeps
+    a stale copy from elsewhere out and leaves nothing behind."""
+    folder = tmp_path_factory.mktemp("tiktoken")
+    built: dict[str, Oracle] = {}
+
+    def get(name: str) -> Oracle:
+        if name not in built:
+            spec = PRETRAINED[name]
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("TIKTOKEN_CACHE_DIR", str(folder / "cache"))
+                ranks = _load_ranks(name, folder)
+            enc = tiktoken.Encoding(f"oracle-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks,
+                                    special_tokens=spec.special_ids)
+            built[name] = Oracle(enc, ranks)
+        return built[name]
+
+    return get
+
+
+def _first_difference(tok: Tokenizer, enc: tiktoken.Encoding, ours: list[int], theirs: list[int]) -> str | None:
+    """None when equal, else where and how the two id lists first differ (as token bytes)."""
+    if ours == theirs:
+        return None
+    i = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    return (f"first difference at token {i} of {len(ours)} (ours) / {len(theirs)} (tiktoken): "
+            f"ours {ours[i:i + 5]} = {[tok.token_bytes(t) for t in ours[i:i + 5]]}, "
+            f"tiktoken {theirs[i:i + 5]} = {[enc.decode_single_token_bytes(t) for t in theirs[i:i + 5]]}")
+
+
+def _assert_same_ids(tok, enc, ours, theirs, what: str) -> None:
+    diff = _first_difference(tok, enc, ours, theirs)
+    if diff:
+        pytest.fail(f"{what}: {diff}")
+
+
+# ---- the bundled files and settings are tiktoken's -------------------------------------------------
+_URL_FILES = {  # the file name in tiktoken's download address -> bundled file (gunzipped)
+    "vocab.bpe": "gpt2/vocab.bpe",
+    "encoder.json": "gpt2/encoder.json",
+    "cl100k_base.tiktoken": "tiktoken/cl100k_base.tiktoken.gz",
+    "o200k_base.tiktoken": "tiktoken/o200k_base.tiktoken.gz",
+}
+
+
+def _bundled_file(url: str) -> bytes:
+    data = (PRETRAINED_DIR / _URL_FILES[url.rsplit("/", 1)[-1]]).read_bytes()
+    return gzip.decompress(data) if url.endswith(".tiktoken") else data
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_bundled_tables_are_tiktokens_own_encodings(name, oracle, tmp_path, monkeypatch):
+    """tiktoken's own definition of each encoding (``tiktoken_ext.openai_public``), its downloads
+    answered from the bundled files: tiktoken checks each file against the sha256 it expects, and
+    its pattern, special tokens and ranks must be the ones we use."""
+    monkeypatch.setattr(tiktoken.load, "read_file", _bundled_file)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache: every file is read and hash-checked
+    definition = getattr(tiktoken_ext.openai_public, name)()
+    spec, tok, mine = PRETRAINED[name], load_pretrained(name), oracle(name)
+    assert definition["special_tokens"] == spec.special_ids == tok.special_ids
+    assert definition["mergeable_ranks"] == mine.ranks
+    theirs = tiktoken.Encoding(**definition)
+    assert tok.n_vocab == theirs.n_vocab
+    if definition["pat_str"] != PATTERNS[spec.pretokenizer]:
+        # GPT-2: tiktoken writes an equivalent, faster form of GPT-2's own regex; same ids
+        assert name == "gpt2"
+        for corpus in SAMPLE_FILES:
+            text = read_sample(corpus)
+            _assert_same_ids(tok, theirs, tok.encode(text), theirs.encode_ordinary(text), corpus)
+        for key, text in TRICKY.items():
+            _assert_same_ids(tok, theirs, tok.encode(text), theirs.encode_ordinary(text), key)
+
+
+# ---- ids equal tiktoken's ---------------------------------------------------------------------------
+@pytest.mark.parametrize("corpus", SAMPLE_FILES)
+@pytest.mark.parametrize("name", TABLES)
+def test_ids_equal_tiktoken_on_every_sample_corpus(name, corpus, oracle):
+    tok, enc = load_pretrained(name), oracle(name).enc
+    text = read_sample(corpus)
+    _assert_same_ids(tok, enc, tok.encode(text), enc.encode_ordinary(text), corpus)
+
+
+TRICKY = {
+    "zwj-family": "👩‍👩‍👧‍👦",
+    "zwj-technologist": "🧑🏽‍💻 at work",
+    "skin-tones": "👍🏻👍🏼👍🏽👍🏾👍🏿 👋🏿 hi",
+    "flags": "🇺🇸🇯🇵🇰🇷 🇫🇷 and 🏴󠁧󠁢󠁳󠁣󠁴󠁿",
+    "keycaps": "1️⃣ #️⃣ *️⃣ 0⃣",
+    "combining-acute": "cafe\u0301 e\u0301e\u0301 \u0301a",
+    "hangul-jamo": "\u1100\u1161\u11a8 \u1112\u1161\u11ab\u1100\u1173\u11af",
+    "cjk": "中文分词测试，漢字とかなカナ。",
+    "korean": "안녕하세요, 세계! 대한민국",
+    "hindi": "नमस्ते दुनिया, हिन्दी में लिखा",
+    "arabic": "مرحبا بالعالم ١٢٣",
+    "nul": "a\x00b\x00\x00 c",
+    "crlf": "line one\r\nline two\r\n",
+    "crlf-crlf": "\r\n\r\n",
+    "crlf-text": "x\r\n\r\n  y\r\n",
+    "digits": "1234567890" * 20,
+    "digits-spaced": " 1234567 89,000.5",
+    "trailing-spaces": "hello world   ",
+    "only-spaces": "     ",
+    "one-space": " ",
+    "tabs": "\tindented\t\tcode\t",
+    "line-separator": "a\u2028b\u2029c \u2028",
+    "nbsp-ideographic-space": "a\xa0b\u3000c",
+    "contractions": "I'LL've they'RE we'd O'Neil's",
+    "curly-apostrophe": "don’t it’s",
+    "camel-case": "camelCaseHTTPServer getX",
+    "empty": "",
+    "mixed": "Hello, 世界! 🌍 x=1+2; // ok\n\n\tdone.",
+}
+SURROGATES = {
+    "lone-high": "a\ud800b",
+    "lone-low": "\udc00",
+    "pair-as-code-units": "\ud83d\ude00",
+    "mixed-surrogates": "x\ud83d\ude00y\udfff z\ud83d",
+}
+
+
+@pytest.mark.parametrize("key", list(TRICKY))
+@pytest.mark.parametrize("name", TABLES)
+def test_ids_equal_tiktoken_on_tricky_strings(name, key, oracle):
+    tok, enc = load_pretrained(name), oracle(name).enc
+    text = TRICKY[key]
+    ours = tok.encode(text)
+    _assert_same_ids(tok, enc, ours, enc.encode_ordinary(text), repr(text))
+    assert tok.decode(ours) == text
+
+
+@pytest.mark.parametrize("key", list(SURROGATES))
+@pytest.mark.parametrize("name", TABLES)
+def test_lone_surrogates_are_fixed_up_as_tiktoken_does(name, key, oracle):
+    """Text UTF-8 cannot encode: tiktoken's ``encode`` joins a pair written as two code units and
+    turns a lone surrogate into U+FFFD before encoding."""
+    tok, enc = load_pretrained(name), oracle(name).enc
+    text = SURROGATES[key]
+    ours = tok.encode(text)
+    theirs = enc.encode(text, disallowed_special=())
+    _assert_same_ids(tok, enc, ours, theirs, repr(text))
+    assert tok.decode(ours) == enc.decode(theirs)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(text=_version_stable_text())
+@pytest.mark.parametrize("name", TABLES)
+def test_ids_equal_tiktoken_on_generated_text(name, text, oracle):
+    """Characters whose Unicode class differs between the `regex` module and tiktoken's regex
+    (newer tables) are left out: there the pieces differ by design, not the BPE."""
+    tok, enc = load_pretrained(name), oracle(name).enc
+    _assert_same_ids(tok, enc, tok.encode(text), enc.encode_ordinary(text), repr(text))
+
+
+def _stable_after_fix_up(text: str) -> bool:
+    fixed = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return not any(c in _unicode_table_differences() for c in fixed)
+
+
+_WITH_SURROGATES = st.lists(
+    st.one_of(_version_stable_text(), st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00"])),
+    min_size=1, max_size=6,
+).map("".join).filter(_stable_after_fix_up)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(text=_WITH_SURROGATES)
+@pytest.mark.parametrize("name", TABLES)
+def test_ids_equal_tiktoken_on_generated_text_with_surrogates(name, text, oracle):
+    tok, enc = load_pretrained(name), oracle(name).enc
+    _assert_same_ids(tok, enc, tok.encode(text), enc.encode(text, disallowed_special=()), repr(text))
+
+
+# ---- special tokens -------------------------------------------------------------------------------------
+def _special_texts(specials: list[str]) -> list[str]:
+    texts = ["".join(specials), " ".join(specials), "\n".join(specials) + "\n"]
+    for s in specials:
+        texts += [
+            s, s + "hello", "hello" + s, "hello " + s + " world", "wor" + s + "ld",  # start, end, middle, inside a word
+            s + s, s + " " + s, s + specials[0] + s,  # adjacent
+            "<|" + s + "|>", s[:-1], s[1:], s[:-1] + s, s.upper(), " " + s + "\n\n",  # near misses
+            "1234" + s + "5678", "\u4e2d" + s + "🙂",
+        ]
+    return texts
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_special_tokens_encode_as_tiktoken_allowed_or_not(name, oracle):
+    tok, enc = load_pretrained(name), oracle(name).enc
+    specials = list(PRETRAINED[name].special_ids)
+    for text in _special_texts(specials):
+        allowed = tok.encode(text, allow_special=True)
+        _assert_same_ids(tok, enc, allowed, enc.encode(text, allowed_special="all"), f"{text!r}, allowed")
+        plain = tok.encode(text)
+        _assert_same_ids(tok, enc, plain, enc.encode(text, disallowed_special=()), f"{text!r}, as plain text")
+        assert tok.decode(allowed) == text and tok.decode(plain) == text, repr(text)
+    for special, i in PRETRAINED[name].special_ids.items():
+        assert tok.encode("a" + special, allow_special=True)[-1] == i
+        assert i not in tok.encode("a" + special)
+
+
+# ---- decode, n_vocab, token bytes ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", TABLES)
+def test_decode_inverts_encode_on_every_sample_corpus(name):
+    tok = load_pretrained(name)
+    broken = [corpus for corpus in SAMPLE_FILES if tok.decode(tok.encode(read_sample(corpus))) != read_sample(corpus)]
+    assert not broken
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_n_vocab_and_token_bytes_equal_tiktoken(name, oracle):
+    tok, enc = load_pretrained(name), oracle(name).enc
+    assert tok.n_vocab == enc.n_vocab
+    specials = list(PRETRAINED[name].special_ids.values())
+    ids = [*range(256), *random.Random(7).sample(range(256, len(tok.vocab)), 3000), len(tok.vocab) - 1, *specials]
+    wrong = [(i, tok.token_bytes(i), enc.decode_single_token_bytes(i)) for i in ids
+             if tok.token_bytes(i) != enc.decode_single_token_bytes(i)]
+    assert not wrong, wrong[:5]
+
+
+# ---- recovered merges -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", TABLES)
+def test_merges_rebuild_every_token_as_one_id(name):
+    """Encoding a token's own bytes with the plain pair rule (only learned pairs merge, no
+    whole-token shortcut, no other splits) gives that token: every token is reachable."""
+    tok = load_pretrained(name)
+    plain = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges)
+    assert plain.rules == "merges"
+    wrong = [(i, tok.token_bytes(i), plain.encode_bytes(tok.token_bytes(i))) for i in range(256, len(tok.vocab))
+             if plain.encode_bytes(tok.token_bytes(i)) != [i]]
+    assert not wrong, f"{len(wrong)} tokens do not rebuild, e.g. {wrong[:5]}"
+
+
+def test_gpt2_merges_recovered_from_encoder_ranks_are_vocab_bpe():
+    """GPT-2 ships its merges; recovering them from encoder.json's ids alone (as for a .tiktoken
+    table) gives the same 50,000 pairs, so the recovery rule is right on a table whose merges
+    are known."""
+    encoder = json.loads((PRETRAINED_DIR / "gpt2" / "encoder.json").read_text(encoding="utf-8"))
+    by_id = sorted((i, t) for t, i in encoder.items() if t not in PRETRAINED["gpt2"].special_ids)
+    assert [i for i, _ in by_id] == list(range(len(by_id)))
+    recovered = recover_merges([display_to_bytes(t) for _, t in by_id])
+    # vocab.bpe read here, line by line: "left right" display strings -> encoder ids
+    lines = (PRETRAINED_DIR / "gpt2" / "vocab.bpe").read_text(encoding="utf-8").splitlines()[1:]
+    vocab_bpe = [tuple(encoder[s] for s in line.split(" ")) for line in lines if line]
+    assert len(vocab_bpe) == 50_000
+    diff = [(256 + k, a, b) for k, (a, b) in enumerate(zip(recovered, vocab_bpe)) if a != b]
+    assert not diff, f"{len(diff)} merges differ (id, recovered, vocab.bpe), e.g. {diff[:5]}"
+    assert recovered == vocab_bpe == list(load_pretrained("gpt2").merges)
+
+
+def _pair_by_definition(token: bytes, ranks: dict[bytes, int], r: int) -> tuple[int, int]:
+    """The merge that made the token of rank r, from the definition: rank-based BPE on the
+    token's own bytes with only the ranks below r (lowest rank first, leftmost on a tie) stops
+    at two parts; they are the pair."""
+    parts = [bytes([b]) for b in token]
+    while True:
+        candidates = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1)
+                      if ranks.get(parts[i] + parts[i + 1], r) < r]
+        if not candidates:
+            break
+        _, i = min(candidates)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    assert len(parts) == 2, f"rank {r} {token!r} stops at {parts}"
+    return ranks[parts[0]], ranks[parts[1]]
+
+
+@pytest.mark.parametrize("name", RANK_TABLES)
+def test_recovered_merges_follow_the_definition(name, oracle):
+    tok, ranks = load_pretrained(name), oracle(name).ranks
+    by_rank = {r: t for t, r in ranks.items()}
+    sample = random.Random(2024).sample(range(256, len(ranks)), 3000)
+    # the sample must hold many tokens with several splits into two lower-ranked tokens: there
+    # the rule matters (one split is the merge at once)
+    several = sum(
+        sum(ranks.get(t[:i], r) < r and ranks.get(t[i:], r) < r for i in range(1, len(t))) > 1
+        for r in sample for t in [by_rank[r]]
+    )
+    assert several > 1000
+    wrong = [(r, by_rank[r], tok.merges[r - 256], _pair_by_definition(by_rank[r], ranks, r)) for r in sample
+             if tok.merges[r - 256] != _pair_by_definition(by_rank[r], ranks, r)]
+    assert not wrong, f"{len(wrong)} of {len(sample)} differ (rank, token, ours, definition), e.g. {wrong[:5]}"
+
+
+def test_a_piece_that_is_a_token_is_that_token_as_in_tiktoken():
+    """tiktoken's whole-piece shortcut. In the bundled tables every token is reachable by merging
+    its bytes (above), so there it never changes an id; this table has one that is not: "abcd"
+    (= ab + cd), whose bytes merge b+c first and then stop at a, bc, d."""
+    cfg = TrainerConfig(pretokenizer="gpt2", alphabet="full-bytes")
+    alphabet = byte_alphabet()
+    a, b, c, d = (alphabet.index(ch) for ch in "abcd")
+    tok = Tokenizer(config=cfg, alphabet=alphabet, merges=[(b, c), (a, b), (c, d), (257, 258)], rules="tiktoken")
+    ranks = {tok.token_bytes(i): i for i in range(len(tok.vocab))}
+    enc = tiktoken.Encoding("shortcut", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks, special_tokens={})
+    for text in ("abcd", " abcd", "abcd abcde xabcd"):
+        _assert_same_ids(tok, enc, tok.encode(text), enc.encode_ordinary(text), repr(text))
+    assert tok.encode("abcd") == [259]
+    assert tok.encode_bytes(b"abcd") == [a, 256, d]  # no shortcut for raw bytes, as tiktoken's _encode_bytes
+
+
+# ---- damaged tables ------------------------------------------------------------------------------------
+_FILES = [(name, rel) for name, spec in PRETRAINED.items() for rel in spec.files]
+
+
+def _copy_tables(name: str, folder):
+    for rel in PRETRAINED[name].files:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PRETRAINED_DIR / rel, folder / rel)
+
+
+@pytest.mark.parametrize("name, rel", _FILES)
+def test_a_damaged_table_is_refused_by_name(name, rel, tmp_path, monkeypatch):
+    _copy_tables(name, tmp_path)
+    data = bytearray((tmp_path / rel).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (tmp_path / rel).write_bytes(bytes(data))
+    monkeypatch.setattr(pretrained_module, "PRETRAINED_DIR", tmp_path)
+    monkeypatch.setattr(pretrained_module, "_loaded", {})  # a fresh cache: the real one stays clean
+    with pytest.raises(FormatError) as err:
+        load_pretrained(name)
+    message = str(err.value)
+    assert name in message and rel in message and "damaged" in message
+    assert name not in pretrained_module._loaded
+    # the CLI says the same in one line, status 2
+    errs = io.StringIO()
+    assert cli_main(["encode", "--tokenizer", name, "--text", "x"], out=io.StringIO(), err=errs) == 2
+    assert errs.getvalue().count("\n") == 1 and rel in errs.getvalue() and "Traceback" not in errs.getvalue()
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_a_missing_table_is_refused_by_name(name, tmp_path, monkeypatch):
+    monkeypatch.setattr(pretrained_module, "PRETRAINED_DIR", tmp_path)
+    monkeypatch.setattr(pretrained_module, "_loaded", {})
+    with pytest.raises(FormatError, match=f"cannot read the bundled {name} table"):
+        load_pretrained(name)
+
