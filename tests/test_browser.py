@@ -165,3 +165,57 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     page.get_by_role("button", name="Step", exact=True).click()
     wait_idle(page)
     assert status_text(page).startswith(f"Step {steps + 1:,} of {steps + 1:,}")
+
+
+HOSTILE = 'Hi <script>alert(1)</script> and <img src=x onerror=alert(1)> **bold** $x^2$ <|endoftext|>'
+
+
+def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tokenizer(page):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pick_corpus(page, "python_stdlib_sample.txt")  # holds every character of HOSTILE: no <unk>
+    nav(page, "Train")
+    page.get_by_role("button", name="+10", exact=True).click()
+    wait_status(page, r"^Step 10 of 10 trained")
+    nav(page, "Playground")
+    box = page.locator('[data-testid="stTextArea"] textarea')
+    box.fill(HOSTILE)
+    box.press("Control+Enter")
+    wait_idle(page, timeout=120)
+    chosen = page.locator('[data-testid="stMultiSelect"]').inner_text()
+    assert "trained in this session" in chosen and "cl100k_base" in chosen
+    assert page.get_by_text("trained, as of merge 10 of 10").is_visible()
+    rows = page.locator("div.bpe-text")  # trained, cl100k_base, then the dropout sample (folded)
+    assert rows.count() == 3
+    # each tokenizer's chips, read back as text, spell the input exactly (spaces shown as ·)
+    for i in range(2):
+        assert rows.nth(i).inner_text().replace("\n", "") == HOSTILE.replace(" ", "·")
+    assert page.locator("img[src='x']").count() == 0
+    assert page.locator('script:text("alert(1)")').count() == 0
+    assert page.locator("strong", has_text="bold").count() == 0 and page.locator(".katex").count() == 0
+    assert not dialogs
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.screenshot(path=str(ARTIFACTS / "09_playground_1280x720.png"))
+    full_screenshot(page, ARTIFACTS / "09_playground.png")
+
+    page.get_by_text("Why this split").click()
+    wait_idle(page, timeout=60)
+    page.get_by_role("combobox", name="Tokenizer", exact=True).click()
+    page.get_by_role("option", name="cl100k_base").click()
+    wait_idle(page, timeout=60)
+    graph = page.locator('[data-testid="stGraphVizChart"] svg')
+    graph.wait_for(timeout=30_000)
+    assert graph.locator("g.node").count() >= 3  # the default token is the piece's most merged one
+    full_screenshot(page, ARTIFACTS / "10_playground_lineage.png")
+
+    page.get_by_text("Char vs byte").click()
+    wait_idle(page, timeout=120)
+    page.get_by_role("button", name="Korean").last.click()
+    wait_idle(page, timeout=60)
+    assert page.get_by_text("Character level cannot represent").is_visible()
+    assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
+    full_screenshot(page, ARTIFACTS / "11_playground_char_vs_byte.png")
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    page.screenshot(path=str(ARTIFACTS / "11_playground_char_vs_byte_1920x1080.png"))
+    assert not dialogs
+    assert page.locator('[data-testid="stException"]').count() == 0

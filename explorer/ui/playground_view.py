@@ -192,10 +192,16 @@ def _piece_label(pieces: list[EncodedPiece]):
     return lambda i: f"{i + 1}: {render.visible(pieces[i].text)[:60]} ({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
 
 
+def _forget_piece() -> None:
+    """Another tokenizer cuts other pieces: start again from its most merged piece."""
+    st.session_state.pop("w_why_piece", None)
+
+
 def why_panel(choices: list[Choice], text: str) -> None:
     """The encode trace of one piece, and the lineage of one token."""
     names = [c.label for c in choices]
-    at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_why_tok")
+    at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_why_tok",
+                      on_change=_forget_piece)
     choice = choices[at if at is not None and at < len(choices) else 0]
     tok = choice.tokenizer
     try:
@@ -206,7 +212,8 @@ def why_panel(choices: list[Choice], text: str) -> None:
     if not pieces:
         st.info("The text has no pieces to explain.")
         return
-    default = max(range(len(pieces)), key=lambda i: len(pieces[i].ids))  # the most interesting one
+    # the piece that the most merges worked on, the most instructive to trace
+    default = max(range(min(len(pieces), 2_000)), key=lambda i: len(tok.base_tokens(pieces[i].text)) - len(pieces[i].ids))
     state.widget_default("w_why_piece", default)
     if st.session_state["w_why_piece"] >= len(pieces):
         st.session_state["w_why_piece"] = default
@@ -216,8 +223,10 @@ def why_panel(choices: list[Choice], text: str) -> None:
     st.html(render.CHIP_CSS + render.encoded_chips(tok, list(piece.ids)))
     trace_table(choice, piece.text)
     st.subheader("Lineage of a token")
-    token_ids = list(dict.fromkeys(piece.ids))
-    j = st.selectbox("Token", range(len(token_ids)), key="w_why_token",
+    # the piece's tokens, the one built by the most merges first
+    token_ids = sorted(dict.fromkeys(piece.ids), key=lambda t: -len(tok.token_bytes(t)) if tok.merge_rank(t) is not None else 0)
+    # keyed by tokenizer and piece: a picker whose options change must not keep showing an old label
+    j = st.selectbox("Token", range(len(token_ids)), key=f"w_why_token:{choice.key}:{i}",
                      format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})")
     typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {len(tok.vocab) - 1}")
     token_id = token_ids[j if j is not None and j < len(token_ids) else 0]

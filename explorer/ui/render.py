@@ -37,6 +37,7 @@ CHIP_CSS = """
 .bpe-special{background:#1e293b!important;color:#f8fafc;border-color:#0f172a;}
 .bpe-text{white-space:pre-wrap;word-break:break-all;}
 .bpe-kwic{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95rem;white-space:pre;overflow-x:auto;}
+.bpe-kwic .n{display:inline-block;min-width:6em;color:#94a3b8;}
 .bpe-kwic .l{display:inline-block;min-width:24em;text-align:right;color:#475569;}
 .bpe-kwic mark{background:#fde68a;padding:0 .1em;}
 </style>
@@ -185,10 +186,10 @@ def kwic_rows(rows: Sequence[KeywordInContext]) -> str:
 
     >>> from explorer import KeywordInContext
     >>> kwic_rows([KeywordInContext(3, "a <i>", "low", "er")])
-    '<div class="bpe-kwic"><span class="l">line 3 · a &lt;i&gt;</span><mark>low</mark>er</div>'
+    '<div class="bpe-kwic"><span class="n">line 3</span><span class="l">a &lt;i&gt;</span><mark>low</mark>er</div>'
     """
     return "".join(
-        f'<div class="bpe-kwic"><span class="l">line {r.line:,} · {html.escape(r.left)}</span>'
+        f'<div class="bpe-kwic"><span class="n">line {r.line:,}</span><span class="l">{html.escape(r.left)}</span>'
         f"<mark>{html.escape(r.match)}</mark>{html.escape(r.right)}</div>"
         for r in rows
     )
