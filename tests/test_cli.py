@@ -65,6 +65,32 @@ def test_encode_dropout_is_reproducible_with_a_seed(tmp_path):
     assert len(json.loads(a[1])["ids"]) > len(json.loads(plain[1])["ids"])
 
 
+@pytest.mark.parametrize("name, ids", [("gpt2", [31373, 995]), ("cl100k_base", [15339, 1917]), ("o200k_base", [24912, 2375])])
+def test_encode_with_a_bundled_tokenizer_prints_its_ids(name, ids):
+    code, out, err = run("encode", "--tokenizer", name, "--text", "hello world")
+    assert code == 0, err
+    enc = json.loads(out)
+    assert enc["ids"] == ids
+    assert enc["tokens"] == ["hello", "Ġworld"]
+
+
+def test_encode_allow_special_turns_special_tokens_into_their_ids():
+    code, out, _ = run("encode", "--tokenizer", "cl100k_base", "--text", "a<|endoftext|>", "--allow-special")
+    assert code == 0
+    assert json.loads(out)["ids"] == [64, 100257]
+    code, out, _ = run("encode", "--tokenizer", "cl100k_base", "--text", "a<|endoftext|>")
+    assert code == 0
+    plain = json.loads(out)["ids"]
+    assert 100257 not in plain and len(plain) > 2  # "<|endoftext|>" as ordinary text
+
+
+def test_encode_with_an_unknown_tokenizer_names_the_bundled_ones():
+    code, out, err = run("encode", "--tokenizer", "gpt5", "--text", "x")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "'gpt5'" in err and all(name in err for name in ("gpt2", "cl100k_base", "o200k_base"))
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

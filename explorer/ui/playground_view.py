@@ -88,7 +88,8 @@ def choose_tokenizers() -> list[Choice]:
 
 
 def _trained_choice() -> Choice | None:
-    live = state.live()
+    with st.spinner("Counting the corpus's words…"):
+        live = state.live()
     if live.trainer is None:
         st.warning(f"The session's trainer could not start: {live.error}")
         return None
