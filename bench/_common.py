@@ -41,7 +41,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   clicks), and from clicking Run to end to the final chart.
 - `bench/encode.py`: encoding the same text with a 5,000-token tokenizer trained on it (GPT-2
   and cl100k patterns) against `tiktoken`'s `encode_ordinary` with the same ranks, cold (fresh
-  tokenizer, empty piece cache) and warm (second call), checking the ids are identical.
+  tokenizer, empty piece cache) and warm (second call), checking the ids are identical; then
+  the bundled GPT-2, cl100k_base and o200k_base tables against tiktoken's own `Encoding` of the
+  same files, on this corpus and on the UDHR translations plus the mixed emoji/multilingual
+  sample (non-Latin text).
 
 Run from the repository root:
 

@@ -231,8 +231,10 @@ def why_panel(choices: list[Choice], text: str) -> None:
                      format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})")
     typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {len(tok.vocab) - 1}")
     token_id = token_ids[j if j is not None and j < len(token_ids) else 0]
-    if typed.strip():
-        if not typed.strip().isdigit() or not (0 <= int(typed) < len(tok.vocab)):
+    typed = typed.strip()
+    if typed:
+        # isdigit() alone accepts '²' and digit runs longer than int() will parse
+        if not (typed.isascii() and typed.isdigit() and len(typed) <= 12 and int(typed) < len(tok.vocab)):
             st.error(f"A token id is a whole number from 0 to {len(tok.vocab) - 1:,}.")
             return
         token_id = int(typed)
@@ -309,10 +311,10 @@ def lineage_panel(choice: Choice, token_id: int) -> None:
     tree = lineage(tok, token_id)
     size = sum(1 for _ in walk(tree))
     if tree.rank is None:
-        st.caption(f"{render.token_label(tok, token_id)} (id {token_id}) is a base symbol: no merge made it.")
+        st.caption(f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}) is a base symbol: no merge made it.")
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.records is not None else f"merge rank {tree.rank:,}"
-        st.caption(f"{render.token_label(tok, token_id)} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
+        st.caption(f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
                    f"from {(size + 1) // 2:,} base symbol(s). Yellow boxes are base symbols.")
     st.graphviz_chart(lineage_dot(tok, tree))
     if choice.records is not None and choice.corpus:

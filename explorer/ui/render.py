@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import string
 from collections.abc import Iterable, Sequence
 
 from ..analysis import utf8_runs
@@ -12,7 +13,7 @@ from ..tokenizer import Tokenizer
 
 __all__ = [
     "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows",
+    "encoded_chips", "kwic_rows", "md_text",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -42,6 +43,20 @@ CHIP_CSS = """
 .bpe-kwic mark{background:#fde68a;padding:0 .1em;}
 </style>
 """
+
+
+_MD_SPECIAL = frozenset(string.punctuation)
+
+
+def md_text(text: str) -> str:
+    """User text (a token, a word, a file name) made safe to put inside Markdown that Streamlit
+    renders (captions, info boxes): every ASCII punctuation mark is backslash-escaped, so
+    ``*``, `````, ``$`` (LaTeX), ``[..](..)``, ``:emoji:`` and ``<tag>`` all show as typed.
+
+    >>> print(md_text("**a** `b` $x$ [l](javascript:x) :red[c]"))
+    \\*\\*a\\*\\* \\`b\\` \\$x\\$ \\[l\\]\\(javascript\\:x\\) \\:red\\[c\\]
+    """
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in text)
 
 
 def visible(text: str) -> str:
