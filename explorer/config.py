@@ -27,6 +27,8 @@ __all__ = [
     "SeedReplay",
     "SEED_REPLAYS",
     "make_config",
+    "DEFAULT_MERGES",
+    "corpus_config",
 ]
 
 ALPHABETS: dict[str, str] = {
@@ -238,3 +240,25 @@ def make_config(preset: str | None = None, **overrides) -> TrainerConfig:
     else:
         raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
     return base.replace(**overrides).validate()
+
+
+DEFAULT_MERGES = 1_000
+
+
+def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> TrainerConfig:
+    """A preset sized for any corpus instead of its seed notebook's toy one: its stop rule
+    becomes a budget of ``merges`` (training also stops sooner when the corpus runs out of
+    pairs), and byte level starts from all 256 bytes, so that every string stays encodable.
+    A seed replay uses :func:`make_config` with the notebook's own settings instead.
+
+    >>> cfg = corpus_config("hf-course")
+    >>> cfg.num_merges, cfg.vocab_size, cfg.unit
+    (1000, None, 'char')
+    >>> corpus_config("gpt2", merges=50).alphabet, make_config("gpt2").alphabet
+    ('full-bytes', 'present')
+    """
+    base = make_config(preset)
+    sized = {"num_merges": merges, "vocab_size": None}
+    if base.unit == "byte":
+        sized["alphabet"] = "full-bytes"
+    return base.replace(**{**sized, **overrides}).validate()

@@ -2,21 +2,16 @@
 
 import streamlit as st
 
-from explorer.ui import settings, state, train_view
+from explorer.ui import render, settings, state, train_view
 
 state.keep_widget_state()
+settings.sidebar()
 
+preset, config = state.current_config()
+st.html(render.COMPACT_CSS)
 st.title("Train, one merge at a time")
-corpus = state.corpus_choice()
-st.caption(f"Corpus: **{corpus.label()}** — choose another on the Corpus page.")
-
-left, right = st.columns([3, 2])
-with left:
-    settings.preset_selector()
-with right:
-    settings.seed_replay_picker()
-with st.expander("Advanced settings"):
-    settings.advanced_form()
+st.caption(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
+           + " — change the settings in the sidebar, the corpus on the Corpus page.")
 
 with st.spinner("Counting the corpus's words…"):
     live = state.live()

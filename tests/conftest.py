@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,8 @@ def read_sample(name: str) -> str:
 @pytest.fixture(scope="session")
 def sample():
     return read_sample
+
+
+def unescaped(markdown: str) -> str:
+    """Markdown with its backslash escapes undone: the text a reader sees."""
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -71,7 +71,7 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     full_screenshot(page, ARTIFACTS / "02_corpus.png")
 
     nav(page, "Train")
-    assert "udhr_en.txt" in page.get_by_text("Corpus:").first.inner_text()
+    assert page.get_by_text(re.compile(r"^udhr_en\.txt · gpt2 · 1,000 merges")).is_visible()
     step = page.get_by_role("button", name="Step", exact=True)
     for i in range(1, 11):
         step.click()
@@ -104,7 +104,7 @@ def test_every_page_opens_without_errors(page):
 def test_run_to_end_draws_the_final_chart(page):
     nav(page, "Train")
     page.get_by_role("button", name="Run to end").click()
-    assert "training stopped: the vocabulary reached 1,000" in wait_status(page, r"^Step .* training stopped", timeout=120)
+    assert "training stopped: 1,000 merges done" in wait_status(page, r"^Step .* training stopped", timeout=120)
     assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
     full_screenshot(page, ARTIFACTS / "07_train_run_to_end.png")
 
@@ -146,11 +146,12 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     nav(page, "Train")
     preset = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
     preset.locator("input").click()
-    page.get_by_role("option", name=re.compile(r"^bytes — ")).click()
+    page.get_by_role("option", name="bytes (seed 002)").click()
     wait_idle(page)
-    page.get_by_text("Advanced settings").click()
-    page.get_by_label("Vocab size / merges").fill("200000")
-    page.get_by_role("button", name="Apply and restart training").click()
+    merges = page.get_by_role("spinbutton", name="Merges", exact=True)
+    merges.fill("200000")
+    merges.press("Enter")
+    page.get_by_text(re.compile(r"· bytes · 200,000 merges")).wait_for(timeout=30_000)
     wait_idle(page)
     page.get_by_role("button", name="Run to end").click()
     stop = page.get_by_role("button", name="Stop training")

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample
-from explorer import SEED_REPLAYS, Trainer, make_config
+from conftest import ROOT, read_sample, unescaped
+from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
 from explorer.ui.state import CorpusChoice
@@ -41,7 +41,7 @@ def train_page(**kw) -> AppTest:
 
 def engine(corpus: str = CORPUS, **overrides) -> Trainer:
     """What the page should show, computed by the engine directly (the page's default config)."""
-    config = make_config("gpt2", vocab_size=1000, **overrides)
+    config = corpus_config("gpt2", **overrides)
     return Trainer(count_words((read_sample(corpus),), config), config)
 
 
@@ -88,7 +88,7 @@ def test_every_page_renders_without_exception_on_a_fresh_session(page):
 def test_app_opens_on_a_bundled_corpus_ready_to_train():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/2_Train.py").run()
-    assert "english_frankenstein.txt" in at.caption[0].value
+    assert unescaped(at.caption[0].value).startswith("english_frankenstein.txt · gpt2 · 1,000 merges")
     assert status(at).startswith("Step **0** of 0 trained")
     assert len(pair_table(at)) == 20
 
@@ -108,7 +108,9 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
     tokens = chart_data(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
-    assert f"**Step 3.** ('{ref.records[2].left}', '{ref.records[2].right}') occurs {ref.records[2].count:,}" in at.info[0].value
+    r = ref.records[2]
+    sentence = unescaped(at.info[0].value)
+    assert sentence.startswith(f"**Step 3.** ‘{r.left}’ + ‘{r.right}’ → ‘{r.left + r.right}’: the pair occurs {r.count:,}")
 
 
 def test_plus_ten_and_plus_hundred_train_that_many_merges():
@@ -120,14 +122,13 @@ def test_plus_ten_and_plus_hundred_train_that_many_merges():
     assert status(at).startswith("Step **110** of 110")
 
 
-def test_run_to_end_reaches_the_vocab_size():
+def test_run_to_end_makes_the_merge_budget():
     at = train_page()
     at.button(key="run").click().run()
     assert not at.exception
     ref = engine().run()
-    assert len(history(at)) == len(ref.records)
-    assert f"vocabulary {len(ref.vocab):,}" in status(at) and "the vocabulary reached 1,000" in status(at)
-    assert len(ref.vocab) == 1000
+    assert len(history(at)) == len(ref.records) == 1000
+    assert f"vocabulary {len(ref.vocab):,}" in status(at) and "1,000 merges done" in status(at)
     assert at.button(key="step").disabled
 
 
@@ -182,7 +183,9 @@ def test_choosing_a_preset_restarts_training_with_its_settings():
     assert not at.exception
     assert status(at).startswith("Step **0** of 0")
     at.button(key="run").click().run()
-    assert "15 merges done" in status(at)
+    assert "1,000 merges done" in status(at)  # sized for the corpus, not seed 001's 15
+    ref = Trainer.from_texts(read_sample(CORPUS), corpus_config("sennrich")).run()
+    assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
     assert history(at)["new token"].str.contains("</w>").any()
 
 
@@ -195,7 +198,7 @@ def test_advanced_settings_apply_and_impossible_ones_are_explained():
     at.button(key=APPLY).click().run()
     assert not at.exception and not at.error
     at.button(key="step10").click().run()
-    ref = Trainer.from_texts(read_sample(CORPUS), make_config("gpt2", vocab_size=1000, unit="char", pretokenizer="whitespace", marker="eow"))
+    ref = Trainer.from_texts(read_sample(CORPUS), corpus_config("gpt2", unit="char", pretokenizer="whitespace", marker="eow", alphabet="present"))
     ref.advance(10)
     assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
     assert any(r.token.endswith("</w>") for r in ref.records)
@@ -230,7 +233,7 @@ def test_each_seed_notebook_replays_on_the_train_page(seed):
     config = make_config(replay.preset, **replay.overrides)
     ref = Trainer.from_texts(read_sample(replay.corpus), config).run()
     assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
-    assert replay.corpus in at.caption[0].value
+    assert unescaped(at.caption[0].value).startswith(f"{replay.corpus} · {replay.preset} · ")
 
 
 def test_pasted_html_is_shown_as_text_never_as_markup():
@@ -275,3 +278,76 @@ def test_word_lookup_explains_a_segmentation_merge_by_merge():
     at.text_input(key="w_word_search").input("declaration").run()
     assert not at.exception
     assert any("got its tokens, merge by merge" in c.value for c in at.caption)
+
+
+# ---- presets sized for any corpus (a seed's own sizes only when replaying it) ------------------
+@pytest.mark.parametrize("preset", ["hf-course", "sennrich", "bytes", "gpt2", "suffix-marker", "gpt4"])
+def test_every_preset_makes_a_real_number_of_merges_on_a_non_seed_corpus(preset):
+    at = train_page(corpus="udhr_en.txt")
+    at.selectbox(key="w_preset").set_value(preset).run()
+    at.button(key="run").click().run()
+    assert not at.exception
+    ref = Trainer.from_texts(read_sample("udhr_en.txt"), corpus_config(preset)).run()
+    trained = len(history(at))
+    assert trained == len(ref.records) >= 100
+    assert f"{trained:,} merges done" in status(at) or "no pair of tokens is left" in status(at)
+    assert at.number_input(key="w_size").value == 1000
+
+
+@pytest.mark.parametrize("preset", ["bytes", "gpt2", "gpt4"])
+def test_byte_level_presets_never_produce_unk_outside_a_seed_replay(preset):
+    at = train_page(corpus="udhr_en.txt")
+    at.selectbox(key="w_preset").set_value(preset).run()
+    at.button(key="step10").click().run()
+    at.switch_page("pages/3_Playground.py").run()
+    at.multiselect(key="w_play_tokenizers").set_value(["trained"]).run()
+    text = "模 😀 ünï Ωmega \x00 \U0001f469\u200d\U0001f4bb"  # nothing of it is in the English corpus
+    at.text_area(key="w_play_text").input(text).run()
+    assert not at.exception
+    assert next(m.value for m in at.metric if m.label == "Unknown symbols") == "0"
+    tok = Trainer.from_texts(read_sample("udhr_en.txt"), corpus_config(preset)).run().tokenizer(10)
+    assert tok.unk_id not in tok.encode(text) and tok.decode(tok.encode(text)) == text
+
+
+def test_a_seed_replay_keeps_its_notebook_sizes_and_says_when_bytes_are_missing():
+    at = train_page()
+    at.selectbox(key="w_seed").set_value("003").run()
+    at.button(key="replay").click().run()
+    assert at.number_input(key="w_size").value == 100 and at.number_input(key="w_size").label == "Vocabulary size"
+    note = unescaped(" ".join(c.value for c in at.sidebar.caption))
+    assert "Replaying seed 003" in note and "only the bytes present in its corpus" in note
+    # another corpus ends the replay: the preset is sized for it again
+    at.switch_page("pages/1_Corpus.py").run()
+    at.multiselect(key="w_samples").set_value(["udhr_en.txt"]).run()
+    at.switch_page("pages/2_Train.py").run()
+    assert unescaped(at.caption[0].value).startswith("udhr_en.txt · gpt2 · 1,000 merges")
+    assert "Replaying" not in " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_the_merge_budget_is_editable_and_restarts_training():
+    at = train_page()
+    at.button(key="step10").click().run()
+    at.number_input(key="w_size").set_value(30).run()
+    assert status(at).startswith("Step **0** of 0")
+    at.button(key="run").click().run()
+    assert "30 merges done" in status(at) and len(history(at)) == 30
+    assert unescaped(at.caption[0].value).startswith(f"{CORPUS} · gpt2 · 30 merges")
+
+
+def test_no_merge_possible_is_said_without_inviting_a_click_on_step():
+    at = train_page()
+    at.number_input(key="w_size").set_value(0).run()
+    at.button(key="run").click().run()
+    assert at.button(key="step").disabled
+    assert not any("Press **Step**" in i.value for i in at.info)
+    assert "No merge can be made: 0 merges done" in at.warning[0].value
+
+
+def test_the_status_reports_the_vocabulary_of_the_step_shown():
+    at = train_page()
+    at.button(key="step10").click().run()
+    at.slider(key="view_slider").set_value(4).run()
+    ref = engine()
+    ref.advance(10)
+    assert status(at).startswith(f"Step **4** of 10 trained · vocabulary {len(ref.tokenizer(4).vocab):,}")
+    assert len(ref.tokenizer(4).vocab) == len(ref.tokenizer(10).vocab) - 6

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample
-from explorer import Trainer, load_pretrained, make_config
+from conftest import ROOT, read_sample, unescaped
+from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis import sample_segmentations, twin_configs
 from explorer.pipeline import count_words
 from explorer.ui.render import token_label
@@ -62,8 +62,8 @@ def playground(*, corpus: str | None = CORPUS, merges: int = 0, config=None, tok
 
 def engine(merges: int, corpus: str = CORPUS, **overrides) -> Trainer:
     """The session's trainer as the engine computes it (the page's default config: the gpt2
-    preset with a vocabulary of 1,000)."""
-    config = make_config("gpt2", vocab_size=1000, **overrides)
+    preset sized for the corpus)."""
+    config = corpus_config("gpt2", **overrides)
     trainer = Trainer(count_words((read_sample(corpus),), config), config)
     trainer.advance(merges)
     return trainer
@@ -180,18 +180,16 @@ def test_counts_chips_and_ids_of_every_tokenizer_are_the_engines():
     text = text_of(at)
     assert text == SHORT
     trained = engine(100).tokenizer(100)
-    corpus_bytes = set(read_sample(CORPUS).encode())
     expected = {"trained, as of merge 100 of 100": trained} | {name: load_pretrained(name) for name in PRETRAINED}
     panels = encode_panels(at)
     assert [p.label for p in panels] == list(expected)
     for panel, tok in zip(panels, expected.values()):
         ids = tok.encode(text)
-        # a byte the corpus never had is the trained tokenizer's unknown symbol, one id per byte
-        unknown = sum(b not in corpus_bytes for b in text.encode()) if tok is trained else 0
-        assert panel.metrics == expected_metrics(tok, text, ids, unknown), panel.label
+        assert panel.metrics == expected_metrics(tok, text, ids), panel.label
         assert panel.chips.count('class="bpe-chip') == len(ids), panel.label
         assert panel.ids == ids, panel.label
-    assert encode_panels(at)[0].metrics["Unknown symbols"] != "0"  # 你好 and ü are not in the English corpus
+    # 你好 and ü are not in the English corpus, but byte level starts from all 256 bytes
+    assert not set("你好ü") & set(read_sample(CORPUS)) and trained.unk_id not in trained.encode(text)
 
 
 def test_allow_special_tokens_turns_endoftext_into_one_id():
@@ -240,7 +238,8 @@ def test_trained_tokenizer_as_of_merge_k_counts_as_the_engine():
 
 @pytest.mark.parametrize("unit", ["byte", "char"])
 def test_unknown_symbols_are_those_the_corpus_never_had(unit):
-    config = make_config("gpt2", vocab_size=1000, unit=unit)
+    # a seed replay's alphabet: only what the corpus holds (a preset's byte level has all 256)
+    config = corpus_config("gpt2", unit=unit, alphabet="present")
     at = playground(merges=10, config=config, tokenizers=["trained"])
     text = KOREAN + " Korean and English."
     at.text_area(key="w_play_text").input(text).run()
@@ -250,7 +249,7 @@ def test_unknown_symbols_are_those_the_corpus_never_had(unit):
         missing = Counter(f"byte {b:02x}" for b in text.encode() if b not in set(corpus.encode()))
     else:
         missing = Counter(ch for ch in text if ch not in set(corpus))
-    tok = engine(10, unit=unit).tokenizer(10)
+    tok = engine(10, unit=unit, alphabet="present").tokenizer(10)
     ids = tok.encode(text)
     assert ids.count(tok.unk_id) == sum(missing.values()) > 0
     (panel,) = encode_panels(at)
@@ -400,7 +399,7 @@ def test_char_vs_byte_twins_are_trained_as_the_engine_trains_them():
     assert not at.exception
     corpus = read_sample(CORPUS)
     merges = at.number_input(key="w_cb_merges").value
-    char_cfg, byte_cfg = twin_configs(make_config("gpt2", vocab_size=1000), merges=merges)
+    char_cfg, byte_cfg = twin_configs(corpus_config("gpt2"), merges=merges)
     char_t = Trainer(count_words((corpus,), char_cfg), char_cfg).run()
     byte_t = Trainer(count_words((corpus,), byte_cfg), byte_cfg).run()
     char_alphabet = set("".join(count_words((corpus,), char_cfg)))
@@ -525,4 +524,4 @@ def test_a_tokens_label_in_the_lineage_caption_is_not_read_as_markdown():
     assert not at.exception
     caption = next(c.value for c in at.caption if f"(id {token_id})" in c.value)
     assert "`.`" not in caption  # raw backticks would make a code span
-    assert re.sub(r"\\(.)", r"\1", caption).startswith(f"`.` (id {token_id})")  # still there, escaped
+    assert unescaped(caption).startswith(f"`.` (id {token_id})")  # still there, escaped

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..trainer import StepRecord
 from .render import visible
 
-__all__ = ["explain", "tie_rule_sentence"]
+__all__ = ["explain", "tie_rule_sentence", "BYTE_LEGEND"]
 
 _TIE_RULES = {
     "first-seen": "it occurs first in the corpus (first-seen)",
@@ -15,7 +15,8 @@ _TIE_RULES = {
 
 
 def _q(s: str) -> str:
-    return "'" + s.replace("\n", "\\n").replace("\t", "\\t") + "'"
+    """A token in a sentence: quoted, whitespace made visible (· space, ↵ newline, → tab)."""
+    return "‘" + visible(s) + "’"
 
 
 def tie_rule_sentence(rule: str) -> str:
@@ -23,15 +24,15 @@ def tie_rule_sentence(rule: str) -> str:
 
 
 def explain(r: StepRecord, *, tie_break: str) -> str:
-    """One sentence on what a merge did.
+    """One sentence on what a merge did, as plain text (escape it before Markdown).
 
     >>> from explorer import make_config, train
     >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
     >>> explain(t.records[0], tie_break="first-seen")
-    "('e', 's') occurs 9 times: newest×6, widest×3 — merged into 'es'; 9 tokens fewer. It tied with 2 other pairs at 9; chosen because it occurs first in the corpus (first-seen)."
+    '‘e’ + ‘s’ → ‘es’: the pair occurs 9 times (newest×6, widest×3); 9 tokens fewer. It tied with 2 other pairs at 9; chosen because it occurs first in the corpus (first-seen).'
     >>> t = train("the cat sat on the mat with the hat" * 3, make_config("bytes", vocab_size=None, num_merges=1))
-    >>> explain(t.records[0], tie_break="first-seen").split(" — ")[0]
-    "('t', 'h') occurs 12 times: across the running text"
+    >>> explain(t.records[0], tie_break="first-seen").split(";")[0]
+    '‘t’ + ‘h’ → ‘th’: the pair occurs 12 times (across the running text)'
     """
     if r.examples and all(w.endswith("…") for w, _ in r.examples):
         # no pre-tokenization: the "word" is a whole sequence, too long to quote
@@ -42,7 +43,7 @@ def explain(r: StepRecord, *, tie_break: str) -> str:
         if more > 0:
             where += f" and {more:,} more word{'s' if more > 1 else ''}"
     times = "time" if r.count == 1 else "times"
-    text = f"({_q(r.left)}, {_q(r.right)}) occurs {r.count:,} {times}: {where} — merged into {_q(r.token)}; "
+    text = f"{_q(r.left)} + {_q(r.right)} → {_q(r.token)}: the pair occurs {r.count:,} {times} ({where}); "
     text += f"{r.replaced:,} token{'s' if r.replaced != 1 else ''} fewer."
     if r.replaced != r.count:
         text += f" Only {r.replaced:,} of the {r.count:,} could merge: the occurrences overlap (like 'aaa'), left to right wins."
@@ -52,3 +53,7 @@ def explain(r: StepRecord, *, tie_break: str) -> str:
         others = "pair" if r.n_tied == 1 else "pairs"
         text += f" It tied with {r.n_tied:,} other {others} at {r.count:,}; chosen because {tie_rule_sentence(tie_break)}."
     return text
+
+
+BYTE_LEGEND = ("Byte-level tokens are written with GPT-2's characters: Ġ is a space, Ċ a newline, ĉ a tab; "
+               "the other bytes that are not printable have stand-ins too (hover a chip for its bytes in hex).")

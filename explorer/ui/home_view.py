@@ -34,7 +34,7 @@ def miniature() -> None:
     )
     st.html(render.CHIP_CSS + rows)
     if k:
-        st.info(explain(trainer.records[k - 1], tie_break=trainer.config.tie_break))
+        st.info(render.md_text(explain(trainer.records[k - 1], tie_break=trainer.config.tie_break)))
     else:
         st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
     merges = " · ".join(f"{r.left} + {r.right} → {r.token}" for r in trainer.records[:k])

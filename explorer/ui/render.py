@@ -13,7 +13,7 @@ from ..tokenizer import Tokenizer
 
 __all__ = [
     "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows", "md_text",
+    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -44,6 +44,15 @@ CHIP_CSS = """
 </style>
 """
 
+
+# A presenter's page: less empty space above the first line, so the controls, the explanation
+# and the top of the pair table fit one 1280x720 screen.
+COMPACT_CSS = """
+<style>
+.stMainBlockContainer{padding-top:2.2rem;padding-bottom:2rem;}
+.stMainBlockContainer h1{font-size:1.9rem;padding:0 0 .25rem 0;}
+</style>
+"""
 
 _MD_SPECIAL = frozenset(string.punctuation)
 

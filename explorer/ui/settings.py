@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, make_config
+from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
 from ..errors import ExplorerError
 from ..markers import MARKERS
 from ..normalizers import NORMALIZERS
 from ..pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
 from ..units import UNITS
-from . import state
+from . import render, state
 
-__all__ = ["preset_selector", "advanced_form", "load_into_widgets", "seed_replay_picker"]
+__all__ = ["preset_selector", "size_input", "advanced_form", "load_into_widgets", "seed_replay_picker", "size_label",
+           "sidebar", "big_text_toggle"]
 
 _CHOICES = {
     "normalizer": ("Normalizer", NORMALIZERS),
@@ -44,13 +45,33 @@ def load_into_widgets(config: TrainerConfig) -> None:
     st.session_state[_key("min_frequency")] = config.min_frequency
     st.session_state[_key("top_k")] = config.top_k
     st.session_state[_key("reuse_ids")] = config.reuse_ids
+    st.session_state["w_size"] = _size_of(config)
+
+
+def _size_of(config: TrainerConfig) -> int:
+    return config.num_merges if config.num_merges is not None else (config.vocab_size or 0)
+
+
+def size_label(config: TrainerConfig) -> str:
+    """The stop rule in a few words, for the one-line summary.
+
+    >>> from explorer import corpus_config, make_config
+    >>> size_label(corpus_config("gpt2")), size_label(make_config("gpt2"))
+    ('1,000 merges', 'vocabulary 100')
+    """
+    if config.num_merges is not None:
+        return f"{config.num_merges:,} merges"
+    if config.vocab_size is not None:
+        return f"vocabulary {config.vocab_size:,}"
+    return "until no pair is left"
 
 
 def _on_preset() -> None:
     name = st.session_state["w_preset"]
-    config = make_config(name)
+    config = corpus_config(name)  # choosing a preset ends a seed replay
     state.set_config(name, config)
     load_into_widgets(config)
+    st.session_state["w_seed"] = "—"
 
 
 def preset_selector() -> None:
@@ -64,12 +85,56 @@ def preset_selector() -> None:
         "Preset",
         list(PRESETS),
         key="w_preset",
-        format_func=state.preset_label,
+        format_func=lambda name: name + (f" (seed {PRESETS[name].seed})" if PRESETS[name].seed else ""),
         on_change=_on_preset,
         help="Each preset follows the conventions of one seed notebook; the advanced settings below override any dimension.",
     )
     if preset is None:
         st.caption("Settings customised in the advanced panel.")
+    else:
+        st.caption(PRESETS[preset].description)
+
+
+def _on_size() -> None:
+    preset, config = state.current_config()
+    n = int(st.session_state["w_size"])
+    field = "num_merges" if config.num_merges is not None or config.vocab_size is None else "vocab_size"
+    try:
+        changed = config.replace(**{field: n}).validate()
+    except ExplorerError:
+        st.session_state["w_size"] = _size_of(config)
+        return
+    state.set_config(preset, changed, seed=state.replayed_seed())
+    load_into_widgets(changed)
+
+
+def size_input() -> None:
+    """The merge budget (or the vocabulary size, for a notebook that stops there): shown and
+    editable; a change restarts training."""
+    _, config = state.current_config()
+    state.widget_default("w_size", _size_of(config))
+    by_vocab = config.num_merges is None and config.vocab_size is not None
+    st.number_input("Vocabulary size" if by_vocab else "Merges", min_value=1 if by_vocab else 0, max_value=200_000,
+                    step=100, key="w_size", on_change=_on_size,
+                    help="Training stops here, or sooner when no pair is left to merge. Changing it restarts training.")
+
+
+def big_text_toggle() -> None:
+    """Larger text for a projector (a view setting: training is untouched)."""
+    if st.toggle("Big text (projector)", key="w_big_text"):
+        st.html("<style>html{font-size:20px;}</style>")
+
+
+def sidebar() -> None:
+    """The Train page's settings, folded into the sidebar so the main area keeps the controls,
+    the explanation and the pair table on one screen."""
+    with st.sidebar:
+        preset_selector()
+        size_input()
+        seed_replay_picker()
+        with st.expander("Advanced settings"):
+            advanced_form()
+        big_text_toggle()
 
 
 def _config_from_widgets() -> TrainerConfig:
@@ -78,8 +143,13 @@ def _config_from_widgets() -> TrainerConfig:
     amount = int(ss[_key("amount")])
     specials = tuple(t.strip() for t in ss[_key("special")].split(",") if t.strip())
     _, current = state.current_config()  # fields without a widget (unk token, dropout style) carry over
+    values = {field: ss[_key(field)] for field in _CHOICES}
+    if values["unit"] == "char" and current.unit == "byte":
+        # byte-only choices cannot follow a switch to characters: take the char-level ones
+        values["alphabet"] = "present" if values["alphabet"] == "full-bytes" else values["alphabet"]
+        values["alphabet_order"] = "sorted" if values["alphabet_order"] == "byte" else values["alphabet_order"]
     return current.replace(
-        **{field: ss[_key(field)] for field in _CHOICES},
+        **values,
         pattern=ss[_key("pattern")] or None,
         special_tokens=specials,
         vocab_size=amount if stop == "vocab size" else None,
@@ -93,17 +163,15 @@ def _config_from_widgets() -> TrainerConfig:
 def advanced_form() -> None:
     """Every configuration dimension; "Apply" restarts training with them (or says what is wrong)."""
     with st.form("w_advanced_form", border=False):
-        cols = st.columns(3)
-        for i, (field, (label, options)) in enumerate(_CHOICES.items()):
-            cols[i % 3].selectbox(label, list(options), key=_key(field), format_func=lambda v, o=options: f"{v} — {o[v]}")
+        for field, (label, options) in _CHOICES.items():
+            st.selectbox(label, list(options), key=_key(field), format_func=lambda v, o=options: f"{v} — {o[v]}")
         st.text_input("Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+")
         st.text_input("Special tokens (comma-separated, given the first ids)", key=_key("special"))
-        c1, c2, c3, c4 = st.columns(4)
-        c1.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"))
-        c2.number_input("Vocab size / merges", min_value=1, max_value=200_000, step=100, key=_key("amount"))
-        c3.number_input("Min frequency", min_value=0, max_value=1_000_000, key=_key("min_frequency"),
+        st.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"), horizontal=True)
+        st.number_input("Vocab size / merges", min_value=1, max_value=200_000, step=100, key=_key("amount"))
+        st.number_input("Min frequency", min_value=0, max_value=1_000_000, key=_key("min_frequency"),
                         help="Stop when the best pair occurs fewer times than this.")
-        c4.number_input("Top-K pairs shown", min_value=1, max_value=200, key=_key("top_k"))
+        st.number_input("Top-K pairs shown", min_value=1, max_value=200, key=_key("top_k"))
         st.checkbox("Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
                     key=_key("reuse_ids"))
         submitted = st.form_submit_button("Apply and restart training", type="primary")
@@ -114,7 +182,10 @@ def advanced_form() -> None:
             st.error(f"These settings cannot be used: {err}")
             return
         preset = st.session_state.get("w_preset")
-        state.set_config(preset if preset in PRESETS and make_config(preset) == config else None, config)
+        seed = state.replayed_seed()
+        same = preset in PRESETS and state.preset_config(preset).replace(
+            vocab_size=config.vocab_size, num_merges=config.num_merges) == config
+        state.set_config(preset if same else None, config, seed=seed if same else None)
         st.rerun()
 
 
@@ -136,3 +207,11 @@ def seed_replay_picker() -> None:
     seed = st.selectbox("Replay a seed notebook", ["—", *SEED_REPLAYS], key="w_seed",
                         format_func=lambda s: s if s == "—" else f"seed {s}: {SEED_REPLAYS[s].title}")
     st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—", on_click=_replay)
+    replaying = state.replayed_seed()
+    if replaying is not None:
+        _, config = state.current_config()
+        note = f"Replaying seed {replaying} with the notebook's own settings ({size_label(config)})."
+        if config.unit == "byte" and config.alphabet == "present":
+            note += (" As in the notebook, the alphabet is only the bytes present in its corpus: any other byte "
+                     "becomes <unk>. Choose a preset to train with all 256 bytes.")
+        st.caption(render.md_text(note))

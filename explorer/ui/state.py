@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, TrainerConfig, make_config
+from ..config import PRESETS, SEED_REPLAYS, TrainerConfig, corpus_config, make_config
 from ..errors import ExplorerError
 from ..trainer import Trainer
 from . import data
@@ -28,18 +28,17 @@ __all__ = [
     "keep_widget_state",
     "widget_default",
     "replay_seed",
+    "replayed_seed",
 ]
 
 DEFAULT_SAMPLE = "english_frankenstein.txt"
 DEFAULT_PRESET = "gpt2"
-# The gpt2 preset stops at 100 tokens to replay seed 003; a class exploring a real corpus
-# wants more room.
-DEFAULT_OVERRIDES = {"vocab_size": 1000}
 
 _CORPUS = "corpus_choice"
 _CONFIG = "config"
 _PRESET = "preset_name"
 _LIVE = "live"
+_REPLAY = "replayed_seed"
 
 
 @dataclass(frozen=True)
@@ -146,26 +145,51 @@ def corpus_choice() -> CorpusChoice:
 
 def set_corpus_choice(choice: CorpusChoice) -> None:
     st.session_state[_CORPUS] = choice
+    seed = replayed_seed()
+    if seed is not None and choice != CorpusChoice(samples=(SEED_REPLAYS[seed].corpus,)):
+        # the notebook's toy sizes do not suit another corpus: back to the preset sized for it
+        preset = SEED_REPLAYS[seed].preset
+        set_config(preset, corpus_config(preset))
+        for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("w_cfg_")]:
+            del st.session_state[key]  # the settings widgets reload from the new config
 
 
 def current_config() -> tuple[str | None, TrainerConfig]:
-    """(preset name or None when customised, config) for this session."""
+    """(preset name or None when customised, config) for this session. A preset is sized for
+    the corpus (``corpus_config``) unless a seed notebook is being replayed."""
     if _CONFIG not in st.session_state:
         st.session_state[_PRESET] = DEFAULT_PRESET
-        st.session_state[_CONFIG] = make_config(DEFAULT_PRESET, **DEFAULT_OVERRIDES)
+        st.session_state[_CONFIG] = corpus_config(DEFAULT_PRESET)
     return st.session_state[_PRESET], st.session_state[_CONFIG]
 
 
-def set_config(preset: str | None, config: TrainerConfig) -> None:
+def set_config(preset: str | None, config: TrainerConfig, *, seed: str | None = None) -> None:
+    """The session's config; ``seed`` names the notebook whose settings it replays, if any."""
     st.session_state[_PRESET] = preset
     st.session_state[_CONFIG] = config.validate()
+    st.session_state[_REPLAY] = seed
+
+
+def replayed_seed() -> str | None:
+    """The seed notebook whose corpus and settings the session replays (None: a preset sized for
+    the corpus, or custom settings)."""
+    return st.session_state.get(_REPLAY)
+
+
+def preset_config(preset: str) -> TrainerConfig:
+    """What choosing a preset gives: sized for the corpus, or the notebook's own settings while
+    its seed is replayed."""
+    seed = replayed_seed()
+    if seed is not None and SEED_REPLAYS[seed].preset == preset:
+        return make_config(preset, **SEED_REPLAYS[seed].overrides)
+    return corpus_config(preset)
 
 
 def replay_seed(seed: str) -> None:
     """Load a seed notebook's corpus and settings (its preset with its own overrides)."""
     replay = SEED_REPLAYS[seed]
     set_corpus_choice(CorpusChoice(samples=(replay.corpus,)))
-    set_config(replay.preset, make_config(replay.preset, **replay.overrides))
+    set_config(replay.preset, make_config(replay.preset, **replay.overrides), seed=seed)
     st.session_state.pop(_LIVE, None)
 
 

@@ -21,7 +21,7 @@ def pair_table(pairs: Sequence[PairStat]) -> pd.DataFrame:
 
     >>> from explorer import PairStat
     >>> pair_table([PairStat(0, 1, "e", "s", 9), PairStat(1, 2, "s", "t", 9), PairStat(2, 3, "l", "o", 7)])["status"].tolist()
-    ['merges next', 'tied', '']
+    ['next', 'tied', '']
     """
     if not pairs:
         return pd.DataFrame(columns=["rank", "left", "right", "merged", "count", "status"])
@@ -33,7 +33,7 @@ def pair_table(pairs: Sequence[PairStat]) -> pd.DataFrame:
             "right": p.right,
             "merged": p.left + p.right,
             "count": p.count,
-            "status": "merges next" if i == 0 else ("tied" if p.count == best else ""),
+            "status": "next" if i == 0 else ("tied" if p.count == best else ""),
         }
         for i, p in enumerate(pairs)
     ]
@@ -42,7 +42,7 @@ def pair_table(pairs: Sequence[PairStat]) -> pd.DataFrame:
 
 def style_pair_table(df: pd.DataFrame):
     def row_style(row):
-        style = _WINNER if row["status"] == "merges next" else (_TIED if row["status"] == "tied" else "")
+        style = _WINNER if row["status"] == "next" else (_TIED if row["status"] == "tied" else "")
         return [style] * len(row)
 
     return df.style.apply(row_style, axis=1)

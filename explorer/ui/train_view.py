@@ -11,7 +11,7 @@ from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
 from . import charts, render, state, tables
-from .explain import explain, tie_rule_sentence
+from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 
 __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
@@ -70,27 +70,34 @@ def controls(live: state.Live) -> None:
     trainer = live.trainer
     assert trainer is not None
     at_end = trainer.done and live.view == live.trained
-    cols = st.columns([1, 1, 1, 1.4, 1, 1.2, 1.6])
-    cols[0].button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary", width="stretch")
-    cols[1].button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end, width="stretch")
-    cols[2].button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end, width="stretch")
-    cols[3].button("Run to end", key="run", on_click=_start_run, disabled=trainer.done, width="stretch")
-    cols[4].button("Reset", key="reset", on_click=_reset, width="stretch")
+    # a row that wraps rather than squeezing a label into "S…" (narrow screens, 150% zoom)
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    row.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
+    row.button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end)
+    row.button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end)
+    row.button("Run to end", key="run", on_click=_start_run, disabled=trainer.done)
+    row.button("Reset", key="reset", on_click=_reset)
     if live.playing:
-        cols[5].button("Pause", key="pause", on_click=_set_playing, args=(False,), width="stretch")
+        row.button("Pause", key="pause", on_click=_set_playing, args=(False,))
     else:
-        cols[5].button("Play", key="play", on_click=_set_playing, args=(True,), disabled=at_end, width="stretch")
+        row.button("Play", key="play", on_click=_set_playing, args=(True,), disabled=at_end)
     state.widget_default("w_speed", "normal (1 s)")
-    cols[6].selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed")
-    if live.trained:
-        if st.session_state.get("view_slider") != live.view:
-            _sync_slider(live)
-        st.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider,
-                  help="Jump to any step already trained; the panels show the corpus as it was then.")
-    status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {len(trainer.vocab):,}"
+    row.selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed", width=170)
+    status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {_vocab_at(live):,}"
     if trainer.done:
         status += f" · training stopped: {_stop_reason(trainer)}"
     st.markdown(status)
+    if live.trained:
+        if st.session_state.get("view_slider") != live.view:
+            _sync_slider(live)
+        st.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider, label_visibility="collapsed",
+                  help="Jump to any step already trained; the panels show the corpus as it was then.")
+
+
+def _vocab_at(live: state.Live) -> int:
+    """The vocabulary of the step shown, not of the last step trained (with id reuse a merge
+    can leave it as it was)."""
+    return len(live.tokenizer(live.view).vocab)
 
 
 def _stop_reason(trainer: Trainer) -> str:
@@ -167,11 +174,18 @@ def current_merge(live: state.Live) -> None:
     trainer = live.trainer
     assert trainer is not None
     if live.view == 0:
-        st.info("Nothing merged yet: every word is still its characters"
-                f"{' (bytes)' if trainer.config.unit == 'byte' else ''}. Press **Step** to make the first merge.")
+        unit = " (bytes)" if trainer.config.unit == "byte" else ""
+        if trainer.done and not trainer.records:
+            # Step is disabled: say why instead of inviting a click
+            st.warning(f"No merge can be made: {_stop_reason(trainer)}. Every word stays as its characters{unit}; "
+                       "raise the number of merges or choose another corpus.")
+        else:
+            st.info(f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge.")
         return
     record = trainer.records[live.view - 1]
-    st.info(f"**Step {record.step}.** " + explain(record, tie_break=trainer.config.tie_break))
+    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, tie_break=trainer.config.tie_break)))
+    if trainer.config.unit == "byte":
+        st.caption(BYTE_LEGEND)
 
 
 def _next_table(live: state.Live) -> tuple[PairStat, ...]:
@@ -194,12 +208,12 @@ def pair_panel(live: state.Live) -> None:
     st.dataframe(
         tables.style_pair_table(df), hide_index=True, width="stretch",
         column_config={
-            "rank": st.column_config.NumberColumn("#", width=40),
-            "left": st.column_config.TextColumn(width="small"),
-            "right": st.column_config.TextColumn(width="small"),
-            "merged": st.column_config.TextColumn(width="small"),
-            "count": st.column_config.NumberColumn(format="localized", width="small"),
-            "status": st.column_config.TextColumn(width="medium"),
+            "rank": st.column_config.NumberColumn("#", width=36),
+            "left": st.column_config.TextColumn(width=64),
+            "right": st.column_config.TextColumn(width=64),
+            "merged": st.column_config.TextColumn(width=80),
+            "count": st.column_config.NumberColumn(format="localized", width=72),
+            "status": st.column_config.TextColumn(width=56),
         },
     )
     tied = int((df["status"] == "tied").sum())
