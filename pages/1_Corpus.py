@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from explorer.ui import corpus_view, state
+from explorer.ui import corpus_view, nav, state
 
+nav.enter_page()
 state.keep_widget_state()
 
 st.title("Corpus")

@@ -2,9 +2,11 @@
 
 import streamlit as st
 
-from explorer.ui import render, settings, state, train_view
+from explorer.ui import links, nav, render, settings, state, train_view
 
+nav.enter_page()
 state.keep_widget_state()
+links.apply_link()  # a shared link or a refresh: rebuild the view it names
 settings.sidebar()
 
 preset, config = state.current_config()

@@ -3,8 +3,9 @@
 import streamlit as st
 
 from explorer.ui import playground_view as view
-from explorer.ui import state
+from explorer.ui import nav, state
 
+nav.enter_page()
 state.keep_widget_state()
 
 st.title("Playground")

@@ -220,3 +220,53 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
     page.screenshot(path=str(ARTIFACTS / "11_playground_char_vs_byte_1920x1080.png"))
     assert not dialogs
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def _in_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
+
+
+def _ellipsized_buttons(page) -> list[str]:
+    """Labels of visible buttons whose text does not fit (cut to "S…" by CSS)."""
+    return page.evaluate("""() => [...document.querySelectorAll('button')]
+        .filter(b => b.offsetParent !== null)
+        .flatMap(b => [...b.querySelectorAll('p, div, span')].filter(e => e.scrollWidth > e.clientWidth + 1).map(() => b.innerText))""")
+
+
+def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it():
+    # its own server: the first visit of a fresh server is the link itself (no Home page first)
+    with serve_app() as url, browser_page(width=1280, height=720) as page:
+        page.goto(f"{url}/Train?corpus=demo_sennrich_low_lower.txt&preset=sennrich&step=3")
+        wait_idle(page, timeout=90)
+        assert status_text(page).startswith("Step 3 of 3 trained")
+        assert page.get_by_text(re.compile(r"^Step 3\. ‘est’ \+ ‘</w>’ → ‘est</w>’")).is_visible()
+        nav_links = page.locator('[data-testid="stSidebarNav"]')
+        assert nav_links.get_by_role("link", name="Home").is_visible() and "app" not in nav_links.inner_text().split()
+        page.get_by_role("button", name="Step", exact=True).click()
+        wait_status(page, r"^Step 4 of 4 trained")
+        page.wait_for_function("() => location.search.includes('step=4')", timeout=10_000)
+        page.reload()
+        wait_idle(page, timeout=90)
+        assert status_text(page).startswith("Step 4 of 4 trained")
+        page.screenshot(path=str(ARTIFACTS / "12_train_from_link_1280x720.png"))
+        assert not page.errors, page.errors
+
+
+@pytest.mark.parametrize("width, height, zoom", [(1280, 720, 1.0), (1920, 1080, 1.5)])
+def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_screen(app_url, width, height, zoom):
+    # 150% browser zoom on 1920x1080 is a 1280x720 CSS viewport with bigger pixels
+    with browser_page(width=round(width / zoom), height=round(height / zoom)) as page:
+        page.goto(f"{app_url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=2")
+        wait_idle(page, timeout=90)
+        step = page.get_by_role("button", name="Step", exact=True)
+        explanation = page.get_by_text(re.compile(r"^Step 2\. ")).first
+        first_pair = page.locator('[data-testid="stDataFrame"]').first
+        first_pair.wait_for()
+        assert _in_viewport(page, step) and _in_viewport(page, explanation)
+        top = first_pair.bounding_box()["y"]
+        assert top + 2 * 35 <= page.viewport_size["height"]  # the header and the first row of the pair table
+        assert _ellipsized_buttons(page) == []
+        page.screenshot(path=str(ARTIFACTS / f"13_train_{width}x{height}_zoom{zoom}.png"))
+        assert not page.errors, page.errors

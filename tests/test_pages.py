@@ -170,7 +170,7 @@ def test_switching_pages_keeps_the_trainer_and_the_settings():
     at = train_page()
     at.button(key="step10").click().run()
     at.switch_page("pages/1_Corpus.py").run()
-    at.switch_page("app.py").run()
+    at.switch_page("pages/0_Home.py").run()
     at.switch_page("pages/2_Train.py").run()
     assert status(at).startswith("Step **10** of 10")
     assert len(history(at)) == 10
@@ -351,3 +351,68 @@ def test_the_status_reports_the_vocabulary_of_the_step_shown():
     ref.advance(10)
     assert status(at).startswith(f"Step **4** of 10 trained · vocabulary {len(ref.tokenizer(4).vocab):,}")
     assert len(ref.tokenizer(4).vocab) == len(ref.tokenizer(10).vocab) - 6
+
+
+# ---- shareable links -----------------------------------------------------------------------------
+def link_page(query: dict[str, str]) -> AppTest:
+    """A new session opened on /Train with these URL params (as a shared link or a refresh does)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    at.run()
+    at.switch_page("pages/2_Train.py")
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_a_link_opens_the_step_it_names_trained_on_its_corpus_and_preset():
+    at = link_page({"corpus": "demo_sennrich_low_lower.txt", "preset": "sennrich", "step": "3"})
+    assert status(at).startswith("Step **3** of 3 trained")
+    assert at.info[0].value.startswith("**Step 3.**") and "est</w>" in unescaped(at.info[0].value)
+    assert unescaped(at.caption[0].value).startswith("demo_sennrich_low_lower.txt · sennrich · 1,000 merges")
+    assert at.query_params["step"] == "3" and at.query_params["preset"] == "sennrich"
+
+
+def test_the_url_follows_the_steps_and_settings_of_the_session():
+    at = train_page()
+    at.button(key="step10").click().run()
+    assert dict(at.query_params) == {"corpus": CORPUS, "preset": "gpt2", "merges": "1000", "step": "10"}
+    at.number_input(key="w_size").set_value(40).run()
+    at.button(key="step").click().run()
+    assert at.query_params["merges"] == "40" and at.query_params["step"] == "1"
+    # a refresh is a new session with the same URL: it shows the same step, trained the same way
+    again = link_page(dict(at.query_params))
+    assert status(again).startswith("Step **1** of 1 trained") and history(again)["new token"].tolist() == history(at)["new token"].tolist()
+
+
+def test_a_seed_replay_link_keeps_the_notebooks_settings():
+    at = link_page({"seed": "003", "step": "5"})
+    replay = SEED_REPLAYS["003"]
+    ref = Trainer.from_texts(read_sample(replay.corpus), make_config(replay.preset, **replay.overrides))
+    ref.advance(5)
+    assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
+    assert "Replaying seed 003" in unescaped(" ".join(c.value for c in at.sidebar.caption))
+
+
+@pytest.mark.parametrize("query, message", [
+    ({"corpus": "../../etc/passwd"}, "not bundled: '../../etc/passwd'"),
+    ({"preset": "gpt5"}, "unknown preset 'gpt5'"),
+    ({"step": "²"}, "step='²' in the link is not a whole number"),
+    ({"step": "9" * 5000}, "is not a whole number"),
+    ({"merges": "10", "vocab": "300"}, "both merges and vocab"),
+    ({"tie": "coin"}, "unknown tie-break 'coin'"),
+])
+def test_a_bad_link_gets_a_message_and_the_default_view(query, message):
+    at = link_page(query)
+    assert message in at.error[0].value and at.error[0].value.startswith("This link cannot be opened")
+    assert status(at).startswith("Step **0** of 0 trained")
+
+
+def test_a_link_from_a_session_with_pasted_text_says_it_is_left_out():
+    at = fresh_app()
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,), pasted="my own words")
+    at.run()
+    at.switch_page("pages/2_Train.py").run()
+    assert any("pasted text are not put in a link" in c.value for c in at.caption)
+    assert at.query_params["corpus"] == CORPUS

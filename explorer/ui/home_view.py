@@ -9,7 +9,7 @@ from ..trainer import Trainer, train
 from . import render, state
 from .explain import explain
 
-__all__ = ["miniature"]
+__all__ = ["miniature", "home"]
 
 TOY = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
 TOY_MERGES = 10
@@ -38,4 +38,37 @@ def miniature() -> None:
     else:
         st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
     merges = " · ".join(f"{r.left} + {r.right} → {r.token}" for r in trainer.records[:k])
-    st.caption(f"Merges so far: {merges}" if k else "No merges yet.")
+    st.caption(f"Merges so far: {render.md_text(merges)}" if k else "No merges yet.")
+
+
+def home() -> None:
+    """The Home page: what BPE is, the miniature, and where to go next."""
+    state.keep_widget_state()
+    st.title("BPE Explorer")
+    st.markdown(
+        """
+**Byte-pair encoding** (BPE) is how most language models cut text into tokens. It starts from
+single characters (or bytes) and repeats one move: count every pair of neighbouring symbols in
+the corpus, and merge the most frequent pair into a new symbol. Frequent words soon become one
+token; rare words stay in pieces. The ordered list of merges *is* the tokenizer: to encode new
+text, apply the same merges in the same order.
+"""
+    )
+    st.subheader("Watch it on Sennrich's toy corpus: low ×5, lower ×2, newest ×6, widest ×3")
+    miniature()
+    st.subheader("Explore")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        st.page_link("pages/1_Corpus.py", label="**Corpus**")
+        st.caption("Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it.")
+    with c2:
+        st.page_link("pages/2_Train.py", label="**Train**")
+        st.caption("Step through the merges; watch the pair counts, the words and the compression curve.")
+    with c3:
+        st.page_link("pages/3_Playground.py", label="**Playground**")
+        st.caption("Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
+                   "see why a word is split, a token's lineage, and char-level vs byte-level BPE.")
+    st.caption(
+        f"The app opens on a bundled corpus ({render.md_text(state.corpus_choice().label())}) with the GPT-2 style "
+        "preset; every preset reproduces one of the classic BPE notebooks merge for merge."
+    )

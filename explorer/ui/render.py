@@ -30,7 +30,7 @@ CHIP_CSS = """
 .bpe-changed{background:#fef9c3;border-radius:6px;}
 .bpe-hist{border-collapse:collapse;width:100%;font-size:1rem;}
 .bpe-hist th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
-.bpe-hist td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;}
+.bpe-hist td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;white-space:nowrap;}
 .bpe-hist td.num{text-align:right;}
 .bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
 .bpe-hist tr.bpe-ahead td{color:#94a3b8;}
@@ -49,8 +49,8 @@ CHIP_CSS = """
 # and the top of the pair table fit one 1280x720 screen.
 COMPACT_CSS = """
 <style>
-.stMainBlockContainer{padding-top:2.2rem;padding-bottom:2rem;}
-.stMainBlockContainer h1{font-size:1.9rem;padding:0 0 .25rem 0;}
+.stMainBlockContainer{padding-top:3.6rem;padding-bottom:2rem;}
+.stMainBlockContainer h1{font-size:1.6rem;padding:0 0 .1rem 0;}
 </style>
 """
 

@@ -10,7 +10,7 @@ from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
-from . import charts, render, state, tables
+from . import charts, links, render, state, tables
 from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 
 __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
@@ -340,6 +340,7 @@ def _live_area() -> None:
         return
     _autoplay_step(live)
     controls(live)
+    links.keep_link_current(live)
     _arm_autoplay_if_changed(live)
     if live.running:
         # "Run to end" runs at page level: only a full-page run can be interrupted by Stop
