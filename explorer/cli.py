@@ -83,7 +83,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         o.update(vocab_size=args.vocab_size, num_merges=None)
     if args.merges is not None:
         o.update(num_merges=args.merges, vocab_size=None)
-    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer", "top_k"):
+    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer"):
         if getattr(args, name) is not None:
             o[name] = getattr(args, name)
     if args.special is not None:
@@ -120,7 +120,7 @@ class _Progress:
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = make_config(args.preset, **_overrides(args))
     texts = [read_text_file(f) for f in args.files]
-    trainer = Trainer.from_texts(texts, config)
+    trainer = Trainer.from_texts(texts, config, **({} if args.top_k is None else {"top_k": args.top_k}))
     bar = _Progress(trainer.planned_merges, err)
     bar.update(0)
     for record in trainer:

@@ -72,7 +72,6 @@ class TrainerConfig:
     num_merges: int | None = None
     min_frequency: int = 0
     reuse_ids: bool = True
-    top_k: int = 20
     unk_token: str = "<unk>"
     dropout_style: str = "retry"
 
@@ -107,8 +106,6 @@ class TrainerConfig:
             raise ConfigError(f"the number of merges must be between 0 and {MAX_VOCAB_SIZE:,}")
         if self.min_frequency < 0:
             raise ConfigError("min frequency cannot be negative")
-        if not (0 <= self.top_k <= 1000):
-            raise ConfigError("top-K must be between 0 and 1000")
         if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
             raise ConfigError("special tokens must be distinct and non-empty")
         return self
@@ -127,6 +124,7 @@ class TrainerConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainerConfig":
+        # unknown keys (e.g. "top_k", a recording option older traces kept here) are ignored
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         if "special_tokens" in kwargs:

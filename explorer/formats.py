@@ -76,6 +76,7 @@ def trace_dict(trainer: Trainer) -> dict:
         "format": TRACE_FORMAT,
         "version": 1,
         "config": trainer.config.to_dict(),
+        "top_k": trainer.top_k,
         "special_tokens": list(trainer.config.special_tokens),
         "alphabet": list(trainer.alphabet),
         "initial_tokens": trainer.initial_tokens,

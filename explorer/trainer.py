@@ -30,10 +30,14 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from .config import TrainerConfig
+from .errors import ConfigError
 from .pipeline import count_words, word_symbols
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
 
-__all__ = ["PairStat", "StepRecord", "Trainer", "train"]
+__all__ = ["PairStat", "StepRecord", "Trainer", "train", "DEFAULT_TOP_K", "MAX_TOP_K"]
+
+DEFAULT_TOP_K = 20
+MAX_TOP_K = 1000
 
 _EXAMPLES = 5
 _EXAMPLE_CHARS = 40
@@ -100,8 +104,13 @@ class Trainer:
     'num_merges'
     """
 
-    def __init__(self, words: Mapping[str, int], config: TrainerConfig):
+    def __init__(self, words: Mapping[str, int], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K):
+        """``top_k``: rows of the pair table each step record keeps (what a view can show; it
+        changes no merge, so it is not part of the config)."""
         self.config = config.validate()
+        if not 0 <= top_k <= MAX_TOP_K:
+            raise ConfigError(f"top-K must be between 0 and {MAX_TOP_K:,}")
+        self.top_k = top_k
         self._words = list(words)
         self._freqs = [words[w] for w in self._words]
         symbols = [word_symbols(w, config) for w in self._words]
@@ -159,9 +168,9 @@ class Trainer:
         self._front: list[tuple[int, object, int]] = []  # see _top
 
     @classmethod
-    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig) -> "Trainer":
+    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K) -> "Trainer":
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(count_words(texts, config.validate()), config)
+        return cls(count_words(texts, config.validate()), config, top_k=top_k)
 
     # ---- derived views -------------------------------------------------------------------
     @property
@@ -218,7 +227,7 @@ class Trainer:
         >>> [(p.left, p.right, p.count) for p in t.peek()]
         [('a', 'b', 2), ('b', 'a', 1)]
         """
-        return tuple(map(self._pair_stat, self._top(max(1, self.config.top_k if k is None else k))))
+        return tuple(map(self._pair_stat, self._top(max(1, self.top_k if k is None else k))))
 
     def tokenizer(self, k: int | None = None):
         """A Tokenizer holding the first k merges (all of them by default)."""
@@ -307,7 +316,7 @@ class Trainer:
         if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
             self.stop_reason = "vocab_size"
             return None
-        top = self._top(max(cfg.top_k, 1))
+        top = self._top(max(self.top_k, 1))
         if not top:
             self.stop_reason = "no pairs left"
             return None
@@ -316,7 +325,7 @@ class Trainer:
             self.stop_reason = "min_frequency"
             return None
         tokens = self._vocab.tokens
-        table = tuple(map(self._pair_stat, top[: cfg.top_k]))
+        table = tuple(map(self._pair_stat, top[: self.top_k]))
         n_tied = self._hist[best_count] - 1
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
         new_id, reused = self._vocab.add_merge(left, right)
@@ -459,11 +468,11 @@ class Trainer:
         return self
 
 
-def train(texts: str | Iterable[str], config: TrainerConfig) -> Trainer:
+def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K) -> Trainer:
     """Train to the end in one call.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow", vocab_size=None, num_merges=4)
     >>> [r.token for r in train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, cfg).records]
     ['es', 'est', 'est</w>', 'lo']
     """
-    return Trainer.from_texts(texts, config).run()
+    return Trainer.from_texts(texts, config, top_k=top_k).run()

@@ -90,13 +90,13 @@ def test_app_opens_on_a_bundled_corpus_ready_to_train():
     at.switch_page("pages/2_Train.py").run()
     assert unescaped(at.caption[0].value).startswith("english_frankenstein.txt · gpt2 · 1,000 merges")
     assert status(at).startswith("Step **0** of 0 trained")
-    assert len(pair_table(at)) == 20
+    assert len(pair_table(at)) == 10
 
 
 def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     at = train_page()
     ref = engine()
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(10)]
     for _ in range(3):
         at.button(key="step").click().run()
     ref.advance(3)
@@ -105,7 +105,7 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
         [r.step, r.left, r.right, r.token, r.count, r.replaced, r.tokens_after] for r in reversed(ref.records)
     ]
     assert hist["now"].tolist() == ["▶", "", ""]
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek()]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(10)]
     tokens = chart_data(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
     r = ref.records[2]
@@ -149,7 +149,7 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert re.search(r'<tr class="bpe-now"><td class="num">7</td>', hist_html)
     assert re.search(r'<tr class="bpe-ahead"><td class="num">9</td>', hist_html)
     # the pair table at a past step is the one the engine saw before merge 8
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs[:10]]
 
 
 def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
@@ -416,3 +416,18 @@ def test_a_link_from_a_session_with_pasted_text_says_it_is_left_out():
     at.switch_page("pages/2_Train.py").run()
     assert any("pasted text are not put in a link" in c.value for c in at.caption)
     assert at.query_params["corpus"] == CORPUS
+
+
+def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
+    at = train_page()
+    at.button(key="step10").click().run()
+    before = history(at)["new token"].tolist()
+    ref = engine()
+    ref.advance(10)
+    for shown in (50, 5):
+        at.selectbox(key="w_top_k").set_value(shown).run()
+        assert status(at).startswith("Step **10** of 10 trained")
+        assert history(at)["new token"].tolist() == before
+        assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(shown)]
+    at.slider(key="view_slider").set_value(3).run()  # a past step shows the table recorded then
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[3].top_pairs[:5]]

@@ -135,7 +135,6 @@ def configs(draw, *, special_tokens=None):
         num_merges=draw(st.one_of(st.none(), st.integers(0, 80))),
         min_frequency=draw(st.integers(0, 3)),
         reuse_ids=draw(st.booleans()),
-        top_k=draw(st.sampled_from([0, 1, 3, 20])),
     )
 
 
@@ -277,9 +276,9 @@ def _is_one_piece(word: str, cfg) -> bool:
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cfg=configs(), text=CORPUS, data=st.data())
-def test_training_invariants(cfg, text, data):
-    t = train(text, cfg)
+@given(cfg=configs(), text=CORPUS, top_k=st.sampled_from([0, 1, 3, 20]), data=st.data())
+def test_training_invariants(cfg, text, top_k, data):
+    t = train(text, cfg, top_k=top_k)
     words = count_words(text, cfg)
     assert list(words) == t.words and list(words.values()) == t.freqs
     assert t.initial_tokens == sum(len(_my_symbols(w, cfg.unit, cfg.marker)) * f for w, f in words.items())
@@ -304,7 +303,8 @@ def test_training_invariants(cfg, text, data):
         assert r.tokens_after == prev - r.replaced
         assert 0 < r.words_affected <= len(words)
         prev = r.tokens_after
-        if cfg.top_k:
+        assert len(r.top_pairs) <= top_k
+        if top_k:
             top = r.top_pairs
             assert (top[0].left_id, top[0].right_id, top[0].count) == (r.left_id, r.right_id, r.count)
             assert [p.count for p in top] == sorted((p.count for p in top), reverse=True)

@@ -32,10 +32,10 @@ from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop,
 # =================================================================================================
 
 
-def replay(seed: str, **extra):
+def replay(seed: str, *, top_k: int = 20, **extra):
     """Train a seed's preset on the seed's own corpus, as ``SEED_REPLAYS`` describes it."""
     r = SEED_REPLAYS[seed]
-    return train(read_sample(r.corpus), make_config(r.preset, **{**r.overrides, **extra}))
+    return train(read_sample(r.corpus), make_config(r.preset, **{**r.overrides, **extra}), top_k=top_k)
 
 
 def pairs_of(trainer) -> list[tuple[str, str]]:

@@ -43,7 +43,6 @@ def load_into_widgets(config: TrainerConfig) -> None:
     st.session_state[_key("stop")] = "vocab size" if config.vocab_size is not None else ("merges" if config.num_merges is not None else "until no pair is left")
     st.session_state[_key("amount")] = config.vocab_size if config.vocab_size is not None else (config.num_merges if config.num_merges is not None else 1000)
     st.session_state[_key("min_frequency")] = config.min_frequency
-    st.session_state[_key("top_k")] = config.top_k
     st.session_state[_key("reuse_ids")] = config.reuse_ids
     st.session_state["w_size"] = _size_of(config)
 
@@ -155,7 +154,6 @@ def _config_from_widgets() -> TrainerConfig:
         vocab_size=amount if stop == "vocab size" else None,
         num_merges=amount if stop == "merges" else None,
         min_frequency=int(ss[_key("min_frequency")]),
-        top_k=int(ss[_key("top_k")]),
         reuse_ids=bool(ss[_key("reuse_ids")]),
     ).validate()
 
@@ -171,7 +169,6 @@ def advanced_form() -> None:
         st.number_input("Vocab size / merges", min_value=1, max_value=200_000, step=100, key=_key("amount"))
         st.number_input("Min frequency", min_value=0, max_value=1_000_000, key=_key("min_frequency"),
                         help="Stop when the best pair occurs fewer times than this.")
-        st.number_input("Top-K pairs shown", min_value=1, max_value=200, key=_key("top_k"))
         st.checkbox("Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
                     key=_key("reuse_ids"))
         submitted = st.form_submit_button("Apply and restart training", type="primary")

@@ -39,6 +39,9 @@ _CONFIG = "config"
 _PRESET = "preset_name"
 _LIVE = "live"
 _REPLAY = "replayed_seed"
+# Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
+# changing that view setting never restarts training.
+RECORDED_PAIRS = 50
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,7 @@ def live(*, reset: bool = False) -> Live:
         words = data.word_counts(choice.texts(), config)
         if not words:
             raise ExplorerError("the corpus is empty: choose a sample, upload a file or paste some text on the Corpus page")
-        fresh = Live(Trainer(words, config), choice.key(), config)
+        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS), choice.key(), config)
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh

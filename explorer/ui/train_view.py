@@ -18,6 +18,7 @@ __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel",
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
 _WORDS = 24
+_PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]
 _WORD_CHARS = 1_000
 
 
@@ -199,8 +200,11 @@ def _next_table(live: state.Live) -> tuple[PairStat, ...]:
 def pair_panel(live: state.Live) -> None:
     trainer = live.trainer
     assert trainer is not None
-    st.subheader("Pair counts now")
-    pairs = _next_table(live)
+    head, pick = st.columns([3, 1], vertical_alignment="bottom")
+    head.subheader("Pair counts now")
+    state.widget_default("w_top_k", 10)
+    shown = pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", help="A view setting: training is not restarted.")
+    pairs = _next_table(live)[:shown]
     if not pairs:
         st.success(f"Training finished: {_stop_reason(trainer)}.")
         return
