@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 
@@ -270,3 +271,45 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
         assert _ellipsized_buttons(page) == []
         page.screenshot(path=str(ARTIFACTS / f"13_train_{width}x{height}_zoom{zoom}.png"))
         assert not page.errors, page.errors
+
+
+def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
+    nav(page, "Train")
+    page.get_by_role("combobox", name="Speed").click()
+    page.get_by_role("option", name="fast (0.4 s)").click()
+    wait_idle(page)
+    start = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
+    page.get_by_role("button", name="Play").click()
+    t0 = time.monotonic()
+    page.wait_for_timeout(30_000)
+    steps = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", "")) - start
+    elapsed = time.monotonic() - t0
+    assert page.get_by_role("button", name="Pause").is_visible()  # still playing
+    assert steps >= 0.9 * elapsed / 0.4, f"{steps} steps in {elapsed:.1f} s at 0.4 s per step"
+    page.get_by_role("button", name="Pause").click()
+    wait_idle(page)
+    shown = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
+    page.wait_for_function(f"() => location.search.includes('step={shown}')", timeout=10_000)  # the link caught up
+
+
+def _quick_clicks(page, label: str, n: int, gap_ms: int = 30) -> None:
+    """n clicks on a button, gap_ms apart: each lands while the rerun of the one before is going."""
+    page.evaluate("""async ([label, n, gap]) => {
+        const button = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === label);
+        for (let i = 0; i < n; i++) { button.click(); await new Promise(r => setTimeout(r, gap)); }
+    }""", [label, n, gap_ms])
+
+
+def test_quick_clicks_queue_five_steps_make_five_merges(page):
+    nav(page, "Train")
+    for round_ in range(1, 4):
+        _quick_clicks(page, "Step", 5)
+        wait_status(page, rf"^Step {5 * round_} of {5 * round_} trained")
+        page.wait_for_timeout(1500)
+        wait_idle(page)
+        assert status_text(page).startswith(f"Step {5 * round_} of {5 * round_} trained")
+    _quick_clicks(page, "+10", 3)
+    wait_status(page, r"^Step 45 of 45 trained")
+    page.wait_for_timeout(1500)
+    wait_idle(page)
+    assert status_text(page).startswith("Step 45 of 45 trained")

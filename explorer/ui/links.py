@@ -19,7 +19,7 @@ from . import data, state
 __all__ = ["Link", "parse_link", "link_params", "apply_link", "keep_link_current"]
 
 _MAX_STEP = 200_000
-_WRITTEN = "link_written"  # the params this session last wrote or applied
+_CHECKED = "link_checked"  # the URL's params were read once, on the session's first Train run
 
 
 class Link(NamedTuple):
@@ -117,20 +117,22 @@ def link_params(choice: state.CorpusChoice, preset: str | None, config: TrainerC
 
 
 def apply_link() -> None:
-    """Rebuild the session from the URL's params when they ask for something else than what the
-    session shows (a shared link, a refresh); a bad link gets a message and changes nothing."""
-    params = st.query_params.to_dict()
-    if params == st.session_state.get(_WRITTEN):
+    """Rebuild the session from the URL's params on its first visit to the page (a shared link
+    opens, or a refresh, is a new session); a bad link gets a message and changes nothing.
+
+    Only the first visit: later the URL only ever holds what this session wrote, and a rerun
+    can carry it one step late (the browser updates it after the run that wrote it)."""
+    if st.session_state.get(_CHECKED):
         return
+    st.session_state[_CHECKED] = True
+    params = st.query_params.to_dict()
     try:
         link = parse_link(params, samples=data.sample_names())
     except ExplorerError as err:
         st.error(f"This link cannot be opened: {err}")
-        st.session_state[_WRITTEN] = params
         return
     if link is None:
         return
-    st.session_state[_WRITTEN] = params
     choice = state.CorpusChoice(samples=link.corpus)
     if (state.corpus_choice(), *state.current_config(), state.replayed_seed()) != (choice, link.preset, link.config, link.seed):
         state.set_corpus_choice(choice)
@@ -152,8 +154,8 @@ def keep_link_current(live: state.Live) -> None:
     """Write the view into the URL (called as the user steps), and say what a link leaves out."""
     preset, config = state.current_config()
     params, note = link_params(state.corpus_choice(), preset, config, live.view, state.replayed_seed())
-    if st.query_params.to_dict() != params:
+    # not while playing: a URL change stops the fragment's timer (the URL catches up on Pause)
+    if not live.playing and st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
-    st.session_state[_WRITTEN] = params
     if note:
         st.caption(f"Link to this view: {note}.")

@@ -10,7 +10,7 @@ from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
-from . import charts, links, render, state, tables
+from . import charts, clicks, links, render, state, tables
 from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 
 __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
@@ -18,6 +18,7 @@ __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel",
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
 _WORDS = 24
+_STEP_BUTTONS = {"step": 1, "step10": 10, "step100": 100}  # widget key -> steps per click
 _PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]
 _WORD_CHARS = 1_000
 
@@ -55,7 +56,11 @@ def _reset() -> None:
 
 def _on_slider() -> None:
     live = state.live()
-    live.playing = False
+    if live.playing:
+        # the slider is disabled while playing; a "change" now is a timer tick's rerun carrying
+        # the browser's value from one step ago, which must neither stop nor rewind the play
+        _sync_slider(live)
+        return
     live.view = int(st.session_state["view_slider"])
 
 
@@ -70,6 +75,9 @@ def controls(live: state.Live) -> None:
     """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed, and the step slider."""
     trainer = live.trainer
     assert trainer is not None
+    queued = clicks.counted_clicks(list(_STEP_BUTTONS), key="w_step_clicks")
+    if queued:
+        _forward(sum(_STEP_BUTTONS[k] * n for k, n in queued.items()))
     at_end = trainer.done and live.view == live.trained
     # a row that wraps rather than squeezing a label into "S…" (narrow screens, 150% zoom)
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -92,7 +100,8 @@ def controls(live: state.Live) -> None:
         if st.session_state.get("view_slider") != live.view:
             _sync_slider(live)
         st.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider, label_visibility="collapsed",
-                  help="Jump to any step already trained; the panels show the corpus as it was then.")
+                  disabled=live.playing, help="Jump to any step already trained (pause first while playing); the "
+                  "panels show the corpus as it was then.")
 
 
 def _vocab_at(live: state.Live) -> int:
