@@ -19,8 +19,9 @@ st.subheader("At a glance")
 corpus_view.stats(texts)
 
 st.subheader("How pre-tokenization cuts it")
-corpus_view.preview(texts)
+text = corpus_view.preview_text(choice)
+corpus_view.preview(text)
 with st.expander("All built-in pre-tokenizers side by side", expanded=True):
-    corpus_view.compare_patterns(texts)
+    corpus_view.compare_patterns(text)
 
 st.page_link("pages/2_Train.py", label="Train on this corpus", icon=":material/play_circle:")

@@ -124,7 +124,7 @@ def test_play_advances_by_itself_and_pause_stops_it(page):
     assert page.get_by_role("button", name="Play").is_visible()
 
 
-def test_an_undecodable_upload_gets_a_message_and_a_choice_of_decoding(page):
+def test_an_undecodable_upload_gets_a_choice_survives_a_page_switch_and_can_be_removed(page):
     nav(page, "Corpus")
     page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
         files=[{"name": "latin.txt", "mimeType": "text/plain", "buffer": "Café crème brûlée".encode("latin-1")}]
@@ -133,11 +133,20 @@ def test_an_undecodable_upload_gets_a_message_and_a_choice_of_decoding(page):
     assert page.get_by_text("latin.txt: the file is not valid UTF-8: byte 0xe9 at offset 3").is_visible()
     page.get_by_text("Latin-1: every byte").click()
     wait_idle(page)
-    assert page.get_by_text("latin.txt decoded as Latin-1").is_visible()
+    assert page.get_by_text(re.compile(r"^latin\.txt · 17 bytes · decoded as Latin-1")).is_visible()
     assert page.get_by_text("not valid UTF-8").count() == 0
     # english_frankenstein.txt (421,530 bytes) + the upload as UTF-8 (21 bytes)
     assert "421,551" in page.locator('[data-testid="stMetric"]').first.inner_text()
     full_screenshot(page, ARTIFACTS / "08_corpus_upload.png")
+    nav(page, "Train")
+    assert page.get_by_text(re.compile(r"^english_frankenstein\.txt, latin\.txt · gpt2")).is_visible()
+    nav(page, "Corpus")
+    assert page.get_by_text(re.compile(r"^latin\.txt · 17 bytes · decoded as Latin-1")).is_visible()
+    assert "421,551" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    page.get_by_role("button", name="Remove", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_text("latin.txt").count() == 0
+    assert "421,530" in page.locator('[data-testid="stMetric"]').first.inner_text()
 
 
 def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):

@@ -431,3 +431,60 @@ def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
         assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(shown)]
     at.slider(key="view_slider").set_value(3).run()  # a past step shows the table recorded then
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[3].top_pairs[:5]]
+
+
+# ---- uploads and preview settings persist ------------------------------------------------------
+LATIN = "Café crème brûlée, naïve façade".encode("latin-1")
+
+
+def corpus_page() -> AppTest:
+    at = fresh_app()
+    at.switch_page("pages/1_Corpus.py").run()
+    assert not at.exception
+    return at
+
+
+def uploaded_names(at: AppTest) -> list[str]:
+    return [unescaped(c.value).split(" · ")[0].strip("*") for c in at.caption if " bytes · " in c.value]
+
+
+def test_a_latin1_upload_survives_reruns_and_page_switches_and_can_be_removed():
+    at = corpus_page()
+    at.file_uploader[0].upload("latin.txt", LATIN, "text/plain").run()
+    assert "not valid UTF-8: byte 0xe9 at offset 3" in unescaped(at.error[0].value)
+    at.radio[0].set_value("latin-1").run()
+    assert not at.error and not at.exception
+    assert uploaded_names(at) == ["latin.txt"]
+    assert any("decoded as Latin-1" in c.value for c in at.caption)
+    for page in ("pages/2_Train.py", "pages/0_Home.py", "pages/1_Corpus.py"):
+        at.switch_page(page).run()
+        assert not at.exception and not at.error
+    assert uploaded_names(at) == ["latin.txt"] and any("decoded as Latin-1" in c.value for c in at.caption)
+    assert at.session_state["corpus_choice"].uploads == (("latin.txt", LATIN.decode("latin-1")),)
+    at.button(key="remove_1").click().run()
+    assert uploaded_names(at) == [] and at.session_state["corpus_choice"].uploads == ()
+
+
+def test_two_undecodable_files_with_one_name_each_get_their_own_choice():
+    at = corpus_page()
+    at.file_uploader[0].set_value([("notes.txt", LATIN, "text/plain"), ("notes.txt", b"\xff\xfeA\x00", "text/plain")]).run()
+    assert not at.exception
+    assert len(at.error) == 2 and len(at.radio) == 2
+    at.radio[1].set_value("utf-16").run()
+    at.radio[0].set_value("cp1252").run()
+    assert not at.exception and not at.error
+    assert at.session_state["corpus_choice"].uploads == (("notes.txt", LATIN.decode("cp1252")), ("notes (2).txt", "A"))
+
+
+def test_the_preview_shows_any_chosen_text_and_keeps_its_settings():
+    at = corpus_page()
+    at.text_area(key="w_pasted").input("zebra quagga okapi").run()
+    at.selectbox(key="w_prev_text").set_value("pasted text").run()
+    at.selectbox(key="w_prev_norm").set_value("lowercase").run()
+    at.slider(key="w_prev_lines").set_value(3).run()
+    assert any("zebra" in h.proto.body and "quagga" in h.proto.body for h in at.get("html"))
+    at.switch_page("pages/2_Train.py").run()
+    at.switch_page("pages/1_Corpus.py").run()
+    assert at.selectbox(key="w_prev_text").value == "pasted text"
+    assert at.selectbox(key="w_prev_norm").value == "lowercase" and at.slider(key="w_prev_lines").value == 3
+    assert any("zebra" in h.proto.body for h in at.get("html"))

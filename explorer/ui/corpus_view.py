@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, replace
 
 import altair as alt
 import pandas as pd
@@ -16,32 +17,96 @@ from ..pipeline import inspect_str
 from ..pretokenizers import PRETOKENIZERS
 from . import data, render, state
 
-__all__ = ["choose", "stats", "preview", "compare_patterns"]
+__all__ = ["choose", "uploads_panel", "stats", "preview_text", "preview", "compare_patterns"]
 
 _SIDE_BY_SIDE = ("whitespace", "gpt2", "cl100k", "o200k")
 
 
-def _decoded_uploads(files) -> tuple[tuple[str, str], ...]:
-    """Decode each uploaded file; an undecodable one gets a message and a choice of decoding."""
+@dataclass(frozen=True)
+class Upload:
+    """A file the session uploaded: its bytes and how to decode them (None: UTF-8 first)."""
+
+    uid: int
+    name: str
+    raw: bytes
+    decoding: str | None = None
+
+
+_UPLOADS = "upload_entries"  # {uid: Upload}, in upload order
+_ROUND = "upload_round"  # bumped to give the uploader a new key, which empties it
+
+
+def _uploads() -> dict[int, Upload]:
+    return st.session_state.setdefault(_UPLOADS, {})
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """A file name not yet used in the corpus ("notes.txt", then "notes (2).txt", ...).
+
+    >>> _unique("a.txt", {"a.txt", "a (2).txt"})
+    'a (3).txt'
+    """
+    if name not in taken:
+        return name
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    n = 2
+    while f"{stem} ({n}){dot}{ext}" in taken:
+        n += 1
+    return f"{stem} ({n}){dot}{ext}"
+
+
+def _on_upload(key: str) -> None:
+    """Move the uploader's files into the session's list and empty the uploader: the list, not
+    the uploader (which a page switch empties), is what the corpus holds."""
+    entries = _uploads()
+    taken = {u.name for u in entries.values()}
+    for f in st.session_state.get(key) or []:
+        uid = max(entries, default=0) + 1
+        name = _unique(f.name or "upload.txt", taken)
+        taken.add(name)
+        entries[uid] = Upload(uid, name, f.getvalue())
+    st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1
+
+
+def _set_decoding(uid: int) -> None:
+    entries = _uploads()
+    choice = st.session_state.get(f"w_decode_{uid}")
+    if uid in entries and choice in DECODINGS:
+        entries[uid] = replace(entries[uid], decoding=choice)
+
+
+def _remove(uid: int) -> None:
+    _uploads().pop(uid, None)
+    st.session_state.pop(f"w_decode_{uid}", None)
+
+
+def uploads_panel() -> tuple[tuple[str, str], ...]:
+    """The uploader, then every uploaded file with its size, how it was decoded (or a choice of
+    decoding when UTF-8 fails) and a Remove button; returns the decoded (name, text) pairs."""
+    key = f"upload_{st.session_state.get(_ROUND, 0)}"
+    st.file_uploader("Upload text files", accept_multiple_files=True, key=key, on_change=_on_upload, args=(key,),
+                     help="UTF-8 text; for other encodings you are asked how to decode. Files stay until removed.")
     out = []
-    for f in files:
-        raw = f.getvalue()
-        choice = st.session_state.get(f"decode_{f.name}", "utf-8")
+    for uid, up in list(_uploads().items()):
+        label = render.md_text(up.name)
+        row, remove = st.columns([6, 1], vertical_alignment="center")
+        remove.button("Remove", key=f"remove_{uid}", on_click=_remove, args=(uid,))
         try:
-            decoded = decode_bytes(raw, encoding=choice)
+            decoded = decode_bytes(up.raw, encoding=up.decoding or "utf-8")
         except ExplorerError as err:
-            st.error(f"**{f.name}**: {err}")
-            st.radio(f"How should {f.name} be decoded?", [d for d in DECODINGS if d != "utf-8"], key=f"decode_{f.name}",
-                     format_func=lambda d: DECODINGS[d], index=None, horizontal=True)
+            row.error(f"**{label}**: {render.md_text(str(err))}")
+            choices = [d for d in DECODINGS if d != "utf-8"]
+            st.radio(f"How should {label} be decoded?", choices, key=f"w_decode_{uid}", index=None, horizontal=True,
+                     format_func=DECODINGS.__getitem__, on_change=_set_decoding, args=(uid,))
             continue
-        if choice != "utf-8":
-            st.caption(f"**{f.name}** decoded as {DECODINGS[choice]}.")
+        how = f"decoded as {DECODINGS[decoded.encoding]}" if up.decoding else "UTF-8"
+        row.caption(f"**{label}** · {len(up.raw):,} bytes · {how}")
         if decoded.replaced:
-            st.warning(f"**{f.name}**: {decoded.replaced:,} undecodable byte sequence(s) became U+FFFD (�).")
+            st.warning(f"**{label}**: {decoded.replaced:,} undecodable byte sequence(s) became U+FFFD (�).")
         if not decoded.text.strip():
-            st.warning(f"**{f.name}** is empty (or only whitespace) and is left out.")
+            st.warning(f"**{label}** is empty (or only whitespace) and is left out.")
             continue
-        out.append((f.name, decoded.text))
+        out.append((up.name, decoded.text))
     return tuple(out)
 
 
@@ -55,10 +120,8 @@ def choose() -> state.CorpusChoice:
     st.multiselect("Bundled corpora", names, key="w_samples", help="Several can be combined; each file is its own sequence.",
                    format_func=lambda n: n)
     for name in st.session_state["w_samples"]:
-        st.caption(f"**{name}** — {descriptions.get(name, '')}")
-    files = st.file_uploader("Upload text files", accept_multiple_files=True, key="upload",
-                             help="UTF-8 text; for other encodings you are asked how to decode.")
-    uploads = _decoded_uploads(files or []) if files else current.uploads
+        st.caption(f"**{render.md_text(name)}** — {render.md_text(descriptions.get(name, ''))}")
+    uploads = uploads_panel()
     st.text_area("Or paste text", key="w_pasted", height=120, placeholder="Paste any text here (Ctrl+Enter to apply)")
     choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), uploads, st.session_state["w_pasted"])
     if choice != current:
@@ -103,8 +166,20 @@ def _lines_of_pieces(sample: str, config: TrainerConfig) -> list[list[str]]:
     return list(grouped.values())
 
 
-def preview(texts: tuple[str, ...]) -> None:
+def preview_text(choice: state.CorpusChoice) -> str:
+    """The text the previews show: any of the chosen ones (a picker when there are several)."""
+    parts = dict(choice.parts())
+    if len(parts) > 1:
+        if st.session_state.get("w_prev_text") not in parts:
+            st.session_state["w_prev_text"] = next(iter(parts))
+        st.selectbox("Text to preview", list(parts), key="w_prev_text")
+        return parts[st.session_state["w_prev_text"]]
+    return next(iter(parts.values()), "")
+
+
+def preview(text: str) -> None:
     """The first lines cut into pieces by the chosen normalizer and pre-tokenizer."""
+    texts = (text,)
     state.widget_default("w_prev_pretok", "gpt2")
     state.widget_default("w_prev_lines", 5)
     state.widget_default("w_prev_pattern", r"\w+|[^\w\s]+|\s+")
@@ -129,8 +204,9 @@ def preview(texts: tuple[str, ...]) -> None:
     st.html(render.CHIP_CSS + render.piece_preview(lines))
 
 
-def compare_patterns(texts: tuple[str, ...]) -> None:
+def compare_patterns(text: str) -> None:
     """The same lines under every built-in pre-tokenizer, side by side."""
+    texts = (text,)
     sample = _first_lines(texts, st.session_state.get("w_prev_lines", 5))
     columns = {name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char")) for name in _SIDE_BY_SIDE}
     n_lines = max((len(v) for v in columns.values()), default=0)

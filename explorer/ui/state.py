@@ -52,12 +52,16 @@ class CorpusChoice:
     uploads: tuple[tuple[str, str], ...] = ()
     pasted: str = ""
 
-    def texts(self) -> tuple[str, ...]:
-        out = [data.sample_text(name) for name in self.samples]
-        out += [text for _, text in self.uploads]
+    def parts(self) -> tuple[tuple[str, str], ...]:
+        """(label, text) of each text: sample and file names, and "pasted text"."""
+        out = [(name, data.sample_text(name)) for name in self.samples]
+        out += list(self.uploads)
         if self.pasted.strip():
-            out.append(self.pasted)
+            out.append(("pasted text", self.pasted))
         return tuple(out)
+
+    def texts(self) -> tuple[str, ...]:
+        return tuple(text for _, text in self.parts())
 
     def label(self) -> str:
         parts = list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
