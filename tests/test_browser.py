@@ -89,6 +89,14 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     charts = page.locator('[data-testid="stVegaLiteChart"]')
     assert charts.count() >= 4
     charts.first.locator("canvas, svg").first.wait_for(state="visible")
+    # hovering anywhere over a curve (not only its 1-pixel line) shows every series at that step
+    compression = charts.nth(1)
+    compression.scroll_into_view_if_needed()
+    box = compression.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.55, box["y"] + box["height"] * 0.2)
+    tooltip = page.locator("#vg-tooltip-element")
+    tooltip.wait_for(state="visible", timeout=10_000)
+    assert "bytes per token" in tooltip.inner_text() and "chars per token" in tooltip.inner_text()
     assert page.locator(".bpe-chip").count() > 20
     assert page.locator('[data-testid="stException"]').count() == 0
     full_screenshot(page, ARTIFACTS / "03_train_after_10_steps.png")

@@ -61,7 +61,9 @@ def chart_data(at: AppTest, title: str):
         spec = json.loads(el.proto.spec)
         titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
         if title in titles:
-            return pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()
+            # the line's data: the largest of the layers' datasets (the others are a rule's one row)
+            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in el.proto.datasets]
+            return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
 
 
@@ -488,3 +490,37 @@ def test_the_preview_shows_any_chosen_text_and_keeps_its_settings():
     assert at.selectbox(key="w_prev_text").value == "pasted text"
     assert at.selectbox(key="w_prev_norm").value == "lowercase" and at.slider(key="w_prev_lines").value == 3
     assert any("zebra" in h.proto.body for h in at.get("html"))
+
+
+# ---- charts people can read ------------------------------------------------------------------------
+def chart_spec(at: AppTest, title: str) -> dict:
+    for el in at.get("vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        if title in [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]:
+            return spec
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def _encodings(spec: dict) -> list[dict]:
+    return [layer.get("encoding", {}) for layer in spec.get("layer", [spec])]
+
+
+def test_charts_have_whole_steps_real_axes_at_step_zero_and_a_hover_rule():
+    at = train_page()
+    spec = chart_spec(at, "Tokens in the corpus")
+    x = _encodings(spec)[0]["x"]
+    assert x["axis"]["format"] == "d" and x["axis"]["tickMinStep"] == 1 and x["scale"]["domain"] == [0, 1]
+    y = _encodings(spec)[0]["y"]
+    tokens = engine().initial_tokens
+    low, high = y["scale"]["domain"]
+    assert low < tokens < high and y["axis"]["format"] == ",d"
+    at.button(key="step10").click().run()
+    for title, fields in (("Tokens in the corpus", {"step", "tokens", "bytes per token"}),
+                          ("Compression", {"step", "bytes per token", "chars per token"}),
+                          ("Count of the winning pair", {"step", "winning count"})):
+        spec = chart_spec(at, title)
+        assert [p["select"]["on"] for p in spec.get("params", [])] == ["pointerover"] or any(
+            p.get("select", {}).get("nearest") for layer in spec["layer"] for p in layer.get("params", []))
+        tips = [enc["tooltip"] for enc in _encodings(spec) if "tooltip" in enc]
+        assert any({t["field"] for t in tip} == fields for tip in tips), title
+        assert _encodings(spec)[0]["x"]["scale"]["domain"] == [0, 10]

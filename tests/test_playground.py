@@ -118,7 +118,9 @@ def dot(at: AppTest) -> str:
 def chart_data(at: AppTest, title: str) -> pd.DataFrame:
     for el in at.get("vega_lite_chart"):
         if json.loads(el.proto.spec).get("title") == title:
-            return pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()
+            # the line's data: the largest of the layers' datasets (the others are a rule's one row)
+            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in el.proto.datasets]
+            return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
 
 

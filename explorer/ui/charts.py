@@ -54,32 +54,64 @@ def _rule(current: int) -> alt.Chart:
     return alt.Chart(pd.DataFrame({"step": [current]})).mark_rule(color="#dc2626", strokeDash=[4, 3]).encode(x="step:Q")
 
 
-def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
-    line = (
-        alt.Chart(thin(df), title="Tokens in the corpus")
-        .mark_line(color="#2563eb")
-        .encode(
-            x=alt.X("step:Q", title="merge step"),
-            y=alt.Y("tokens:Q", title="tokens", scale=alt.Scale(zero=False)),
-            tooltip=["step", alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
-        )
+def _step_x(df: pd.DataFrame, title: str = "merge step") -> alt.X:
+    """Whole-number step ticks, and a real axis even at step 0 (one point would give 0.000000)."""
+    last = int(df["step"].max()) if len(df) else 0
+    return alt.X("step:Q", title=title, scale=alt.Scale(domain=[0, max(1, last)], nice=False),
+                 axis=alt.Axis(format="d", tickMinStep=1))
+
+
+def _y_scale(values: pd.Series, **kw) -> alt.Scale:
+    """zero=False, with room around a single value (at step 0 every point is the same)."""
+    lo, hi = float(values.min()), float(values.max())
+    if lo == hi:
+        pad = max(abs(lo) * 0.05, 1.0 if lo >= 1 else 0.05)
+        return alt.Scale(domain=[lo - pad, hi + pad], **kw)
+    return alt.Scale(zero=False, **kw)
+
+
+def _hover(wide: pd.DataFrame, tooltip: list) -> list[alt.Chart]:
+    """A rule that follows the pointer to the nearest step, its tooltip giving every series'
+    value there: hovering anywhere over the chart works, not only the 1-pixel line."""
+    nearest = alt.selection_point(name="nearest", nearest=True, on="pointerover", fields=["step"], empty=False,
+                                  clear="pointerout")
+    # the invisible points that catch the pointer carry the same tooltip as the rule
+    pick = alt.Chart(wide).mark_point(opacity=0, size=600).encode(x="step:Q", tooltip=tooltip).add_params(nearest)
+    rule = (
+        alt.Chart(wide).mark_rule(color="#475569", strokeWidth=1.5)
+        .encode(x="step:Q", opacity=alt.condition(nearest, alt.value(0.9), alt.value(0)), tooltip=tooltip)
     )
-    return alt.layer(line, _rule(current)).properties(height=260)
+    return [pick, rule]
+
+
+_STEP_TIP = alt.Tooltip("step:Q", title="step", format=",")
+
+
+def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+    data = thin(df)
+    line = (
+        alt.Chart(data, title="Tokens in the corpus")
+        .mark_line(color="#2563eb", point=len(data) <= 60)
+        .encode(x=_step_x(data), y=alt.Y("tokens:Q", title="tokens", scale=_y_scale(data["tokens"]), axis=alt.Axis(format=",d")))
+    )
+    tips = [_STEP_TIP, alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")]
+    return alt.layer(line, *_hover(data, tips), _rule(current)).properties(height=260)
 
 
 def compression_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
-    long = thin(df).melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
+    data = thin(df)
+    long = data.melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
     line = (
         alt.Chart(long, title="Compression")
-        .mark_line()
+        .mark_line(point=len(data) <= 60)
         .encode(
-            x=alt.X("step:Q", title="merge step"),
-            y=alt.Y("ratio:Q", title="per token", scale=alt.Scale(zero=False)),
+            x=_step_x(data),
+            y=alt.Y("ratio:Q", title="per token", scale=_y_scale(long["ratio"]), axis=alt.Axis(format=".2f")),
             color=alt.Color("measure:N", legend=alt.Legend(orient="bottom", title=None)),
-            tooltip=["step", "measure", alt.Tooltip("ratio:Q", format=".3f")],
         )
     )
-    return alt.layer(line, _rule(current)).properties(height=260)
+    tips = [_STEP_TIP, alt.Tooltip("bytes per token:Q", format=".3f"), alt.Tooltip("chars per token:Q", format=".3f")]
+    return alt.layer(line, *_hover(data, tips), _rule(current)).properties(height=260)
 
 
 def count_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
@@ -88,12 +120,12 @@ def count_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
         alt.Chart(pts, title="Count of the winning pair")
         .mark_line(color="#7c3aed", point=len(pts) <= 60)
         .encode(
-            x=alt.X("step:Q", title="merge step"),
-            y=alt.Y("winning count:Q", title="count (log scale)", scale=alt.Scale(type="log")),
-            tooltip=["step", alt.Tooltip("winning count:Q", format=",")],
+            x=_step_x(pts),
+            y=alt.Y("winning count:Q", title="count (log scale)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",d")),
         )
     )
-    return alt.layer(line, _rule(current)).properties(height=260)
+    tips = [_STEP_TIP, alt.Tooltip("winning count:Q", format=",")]
+    return alt.layer(line, *_hover(pts, tips), _rule(current)).properties(height=260)
 
 
 def length_frame(lengths: Sequence[int]) -> pd.DataFrame:
@@ -107,7 +139,8 @@ def length_chart(df: pd.DataFrame, unit: str) -> alt.Chart:
         alt.Chart(df, title="Token lengths in the vocabulary so far")
         .mark_bar(color="#0d9488")
         .encode(
-            x=alt.X("length:O", title=f"length ({'bytes' if unit == 'byte' else 'characters'})"),
+            x=alt.X("length:O", title=f"length ({'bytes' if unit == 'byte' else 'characters'})",
+                    axis=alt.Axis(labelAngle=0, labelOverlap=False)),
             y=alt.Y("tokens:Q", title="tokens"),
             tooltip=["length", "tokens"],
         )

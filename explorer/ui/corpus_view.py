@@ -142,8 +142,10 @@ def stats(texts: tuple[str, ...]) -> None:
         chart = (
             alt.Chart(df, title="Most frequent words (split on whitespace)")
             .mark_bar(color="#2563eb")
-            .encode(x=alt.X("count:Q"), y=alt.Y("word:N", sort="-x", title=None), tooltip=["word", alt.Tooltip("count:Q", format=",")])
-            .properties(height=max(200, 18 * len(df)))
+            .encode(x=alt.X("count:Q", axis=alt.Axis(format=",d")),
+                    y=alt.Y("word:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=240)),
+                    tooltip=["word", alt.Tooltip("count:Q", format=",")])
+            .properties(height=alt.Step(20))  # a row per word: every bar keeps its label
         )
         st.altair_chart(chart, width="stretch")
 
