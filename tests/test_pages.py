@@ -62,7 +62,8 @@ def chart_data(at: AppTest, title: str):
         titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
         if title in titles:
             # the line's data: the largest of the layers' datasets (the others are a rule's one row)
-            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in el.proto.datasets]
+            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
+            frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
             return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
 
@@ -524,3 +525,14 @@ def test_charts_have_whole_steps_real_axes_at_step_zero_and_a_hover_rule():
         tips = [enc["tooltip"] for enc in _encodings(spec) if "tooltip" in enc]
         assert any({t["field"] for t in tip} == fields for tip in tips), title
         assert _encodings(spec)[0]["x"]["scale"]["domain"] == [0, 10]
+
+
+def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    toy = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
+    ref = Trainer.from_texts(toy, make_config("sennrich", num_merges=10)).run()
+    for k in (0, 3, 10):
+        at.slider(key="w_home_step").set_value(k).run()
+        table = at.dataframe[0].value
+        assert table[["pair", "new token", "count"]].values.tolist() == [[f"{r.left} + {r.right}", r.token, r.count] for r in ref.records[:k]]
+    assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]

@@ -119,7 +119,8 @@ def chart_data(at: AppTest, title: str) -> pd.DataFrame:
     for el in at.get("vega_lite_chart"):
         if json.loads(el.proto.spec).get("title") == title:
             # the line's data: the largest of the layers' datasets (the others are a rule's one row)
-            frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in el.proto.datasets]
+            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
+            frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
             return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
 

@@ -11,6 +11,7 @@ from ..trainer import StepRecord
 
 __all__ = [
     "progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
+    "steps_spec",
 ]
 
 
@@ -50,82 +51,75 @@ def thin(df: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
     return picked
 
 
-def _rule(current: int) -> alt.Chart:
-    return alt.Chart(pd.DataFrame({"step": [current]})).mark_rule(color="#dc2626", strokeDash=[4, 3]).encode(x="step:Q")
-
-
-def _step_x(df: pd.DataFrame, title: str = "merge step") -> alt.X:
-    """Whole-number step ticks, and a real axis even at step 0 (one point would give 0.000000)."""
-    last = int(df["step"].max()) if len(df) else 0
-    return alt.X("step:Q", title=title, scale=alt.Scale(domain=[0, max(1, last)], nice=False),
-                 axis=alt.Axis(format="d", tickMinStep=1))
-
-
-def _y_scale(values: pd.Series, **kw) -> alt.Scale:
+# The three per-step curves redraw on every Step click, so they are written as Vega-Lite specs
+# directly: building and validating them through altair cost ~80 ms each per click.
+def _padded(values: pd.Series) -> dict:
     """zero=False, with room around a single value (at step 0 every point is the same)."""
     lo, hi = float(values.min()), float(values.max())
     if lo == hi:
         pad = max(abs(lo) * 0.05, 1.0 if lo >= 1 else 0.05)
-        return alt.Scale(domain=[lo - pad, hi + pad], **kw)
-    return alt.Scale(zero=False, **kw)
+        return {"domain": [lo - pad, hi + pad]}
+    return {"zero": False}
 
 
-def _hover(wide: pd.DataFrame, tooltip: list) -> list[alt.Chart]:
-    """A rule that follows the pointer to the nearest step, its tooltip giving every series'
-    value there: hovering anywhere over the chart works, not only the 1-pixel line."""
-    nearest = alt.selection_point(name="nearest", nearest=True, on="pointerover", fields=["step"], empty=False,
-                                  clear="pointerout")
-    # the invisible points that catch the pointer carry the same tooltip as the rule
-    pick = alt.Chart(wide).mark_point(opacity=0, size=600).encode(x="step:Q", tooltip=tooltip).add_params(nearest)
-    rule = (
-        alt.Chart(wide).mark_rule(color="#475569", strokeWidth=1.5)
-        .encode(x="step:Q", opacity=alt.condition(nearest, alt.value(0.9), alt.value(0)), tooltip=tooltip)
-    )
-    return [pick, rule]
+def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: str, y_format: str,
+               tips: list[tuple[str, str]], current: int, log: bool = False, color: str | None = None) -> dict:
+    """A Vega-Lite spec for curves over merge steps: whole-number step ticks, a real axis even
+    at step 0, a dashed rule at the step shown, and a hover rule at the nearest step whose
+    tooltip gives every series there (hovering anywhere works, not only the 1-pixel line).
+
+    >>> df = pd.DataFrame({"step": [0], "tokens": [11]})
+    >>> spec = steps_spec(df, title="T", series=["tokens"], y_title="tokens", y_format=",d", tips=[("tokens", ",")], current=0)
+    >>> spec["layer"][0]["encoding"]["x"]["scale"]["domain"], spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    ([0, 1], [10.0, 12.0])
+    """
+    last = int(data["step"].max()) if len(data) else 0
+    x = {"field": "step", "type": "quantitative", "title": "merge step",
+         "scale": {"domain": [0, max(1, last)], "nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
+    values = pd.concat([data[s] for s in series]).dropna()
+    y_scale = {"type": "log"} if log else (_padded(values) if len(values) else {"zero": False})
+    mark = {"type": "line", "point": len(data) <= 60, **({"color": color} if color else {})}
+    if len(series) == 1:
+        line = {"mark": mark, "encoding": {"x": x, "y": {"field": series[0], "type": "quantitative", "title": y_title,
+                                                        "scale": y_scale, "axis": {"format": y_format}}}}
+    else:
+        line = {"transform": [{"fold": series, "as": ["measure", "value"]}], "mark": mark,
+                "encoding": {"x": x, "y": {"field": "value", "type": "quantitative", "title": y_title, "scale": y_scale,
+                                           "axis": {"format": y_format}},
+                             "color": {"field": "measure", "type": "nominal", "legend": {"orient": "bottom", "title": None}}}}
+    tooltip = [{"field": "step", "type": "quantitative", "format": ","}] + [
+        {"field": f, "type": "quantitative", "format": fmt} for f, fmt in tips]
+    at = {"field": "step", "type": "quantitative"}
+    pick = {"params": [{"name": "nearest", "select": {"type": "point", "nearest": True, "on": "pointerover",
+                                                      "fields": ["step"], "clear": "pointerout"}}],
+            "mark": {"type": "point", "opacity": 0, "size": 600}, "encoding": {"x": at, "tooltip": tooltip}}
+    hover = {"mark": {"type": "rule", "color": "#475569", "strokeWidth": 1.5},
+             "encoding": {"x": at, "tooltip": tooltip,
+                          "opacity": {"condition": {"param": "nearest", "empty": False, "value": 0.9}, "value": 0}}}
+    now = {"data": {"values": [{"step": current}]}, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
+           "encoding": {"x": at}}
+    return {"title": title, "height": 260, "layer": [line, pick, hover, now]}
 
 
-_STEP_TIP = alt.Tooltip("step:Q", title="step", format=",")
-
-
-def tokens_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+def tokens_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
+    """(data, spec) of the corpus's token count after each merge."""
     data = thin(df)
-    line = (
-        alt.Chart(data, title="Tokens in the corpus")
-        .mark_line(color="#2563eb", point=len(data) <= 60)
-        .encode(x=_step_x(data), y=alt.Y("tokens:Q", title="tokens", scale=_y_scale(data["tokens"]), axis=alt.Axis(format=",d")))
-    )
-    tips = [_STEP_TIP, alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")]
-    return alt.layer(line, *_hover(data, tips), _rule(current)).properties(height=260)
+    return data, steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens", y_format=",d",
+                            tips=[("tokens", ","), ("bytes per token", ".3f")], current=current, color="#2563eb")
 
 
-def compression_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
+def compression_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
+    """(data, spec) of bytes and characters per token after each merge."""
     data = thin(df)
-    long = data.melt(id_vars=["step"], value_vars=["bytes per token", "chars per token"], var_name="measure", value_name="ratio")
-    line = (
-        alt.Chart(long, title="Compression")
-        .mark_line(point=len(data) <= 60)
-        .encode(
-            x=_step_x(data),
-            y=alt.Y("ratio:Q", title="per token", scale=_y_scale(long["ratio"]), axis=alt.Axis(format=".2f")),
-            color=alt.Color("measure:N", legend=alt.Legend(orient="bottom", title=None)),
-        )
-    )
-    tips = [_STEP_TIP, alt.Tooltip("bytes per token:Q", format=".3f"), alt.Tooltip("chars per token:Q", format=".3f")]
-    return alt.layer(line, *_hover(data, tips), _rule(current)).properties(height=260)
+    return data, steps_spec(data, title="Compression", series=["bytes per token", "chars per token"], y_title="per token",
+                            y_format=".2f", tips=[("bytes per token", ".3f"), ("chars per token", ".3f")], current=current)
 
 
-def count_chart(df: pd.DataFrame, current: int) -> alt.LayerChart:
-    pts = thin(df.dropna(subset=["winning count"]))
-    line = (
-        alt.Chart(pts, title="Count of the winning pair")
-        .mark_line(color="#7c3aed", point=len(pts) <= 60)
-        .encode(
-            x=_step_x(pts),
-            y=alt.Y("winning count:Q", title="count (log scale)", scale=alt.Scale(type="log"), axis=alt.Axis(format=",d")),
-        )
-    )
-    tips = [_STEP_TIP, alt.Tooltip("winning count:Q", format=",")]
-    return alt.layer(line, *_hover(pts, tips), _rule(current)).properties(height=260)
+def count_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
+    """(data, spec) of the winning pair's count at each merge, on a log scale."""
+    data = thin(df.dropna(subset=["winning count"]))
+    return data, steps_spec(data, title="Count of the winning pair", series=["winning count"], y_title="count (log scale)",
+                            y_format=",d", tips=[("winning count", ",")], current=current, log=True, color="#7c3aed")
 
 
 def length_frame(lengths: Sequence[int]) -> pd.DataFrame:

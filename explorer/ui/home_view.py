@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from ..config import make_config
 from ..trainer import Trainer, train
-from . import render, state
+from . import charts, render, state
 from .explain import explain
 
 __all__ = ["miniature", "home"]
@@ -37,8 +38,18 @@ def miniature() -> None:
         st.info(render.md_text(explain(trainer.records[k - 1], tie_break=trainer.config.tie_break)))
     else:
         st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
-    merges = " · ".join(f"{r.left} + {r.right} → {r.token}" for r in trainer.records[:k])
-    st.caption(f"Merges so far: {render.md_text(merges)}" if k else "No merges yet.")
+    left, right = st.columns([1, 1])
+    with left:
+        # the merge list so far is the tokenizer itself
+        rows = [{"step": r.step, "pair": f"{r.left} + {r.right}", "new token": r.token, "count": r.count}
+                for r in trainer.records[:k]]
+        st.dataframe(pd.DataFrame(rows, columns=["step", "pair", "new token", "count"]), hide_index=True,
+                     height=min(38 + 35 * max(k, 1), 320), width="stretch")
+    with right:
+        df = charts.progress_frame(trainer.records, initial_tokens=trainer.initial_tokens,
+                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+        data, spec = charts.tokens_chart(df, k)
+        st.vega_lite_chart(data, {**spec, "height": 200}, width="stretch")
 
 
 def home() -> None:

@@ -296,11 +296,11 @@ def charts_panel(live: state.Live) -> None:
     df = charts.progress_frame(records, initial_tokens=trainer.initial_tokens,
                                corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
     c1, c2 = st.columns(2)
-    c1.altair_chart(charts.tokens_chart(df, live.view), width="stretch")
-    c2.altair_chart(charts.compression_chart(df, live.view), width="stretch")
+    c1.vega_lite_chart(*charts.tokens_chart(df, live.view), width="stretch")
+    c2.vega_lite_chart(*charts.compression_chart(df, live.view), width="stretch")
     c3, c4 = st.columns(2)
     if records:
-        c3.altair_chart(charts.count_chart(df, live.view), width="stretch")
+        c3.vega_lite_chart(*charts.count_chart(df, live.view), width="stretch")
     else:
         c3.caption("The winning pair's count appears after the first merge.")
     tok = live.tokenizer(live.view)
