@@ -73,6 +73,7 @@ class StepRecord:
     top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
     words_affected: int
     examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
+    example_words: tuple[int, ...] = ()  # the examples' indices in Trainer.words (a long word is cut above)
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -335,7 +336,8 @@ class Trainer:
         self.tokens -= replaced
         self.merges.append((left, right))
         # nlargest equals a stable sort by count, descending: ties keep word order
-        examples = tuple((self._example(wi), n) for wi, n in heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1)))
+        picked = heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1))
+        examples = tuple((self._example(wi), n) for wi, n in picked)
         record = StepRecord(
             step=len(self.merges),
             left_id=left,
@@ -352,6 +354,7 @@ class Trainer:
             top_pairs=table,
             words_affected=len(per_word),
             examples=examples,
+            example_words=tuple(wi for wi, _ in picked),
         )
         self.records.append(record)
         return record

@@ -536,3 +536,16 @@ def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
         table = at.dataframe[0].value
         assert table[["pair", "new token", "count"]].values.tolist() == [[f"{r.left} + {r.right}", r.token, r.count] for r in ref.records[:k]]
     assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
+
+
+def test_a_word_with_an_ellipsis_is_quoted_not_taken_for_running_text():
+    from explorer.ui.explain import explain
+
+    trainer = Trainer.from_texts("wait… wait… wait… hmm…", corpus_config("sennrich", merges=1))
+    trainer.advance(1)
+    sentence = explain(trainer.records[0], config=trainer.config)
+    assert "running text" not in sentence and "wait…×3" in sentence
+    assert [trainer.words[i] for i in trainer.records[0].example_words] == [w for w, _ in trainer.records[0].examples]
+    running = Trainer.from_texts("abab abab", corpus_config("bytes", merges=1))
+    running.advance(1)
+    assert "(across the running text)" in explain(running.records[0], config=running.config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..config import TrainerConfig
 from ..trainer import StepRecord
 from .render import visible
 
@@ -23,19 +24,19 @@ def tie_rule_sentence(rule: str) -> str:
     return _TIE_RULES.get(rule, rule)
 
 
-def explain(r: StepRecord, *, tie_break: str) -> str:
+def explain(r: StepRecord, *, config: TrainerConfig) -> str:
     """One sentence on what a merge did, as plain text (escape it before Markdown).
 
     >>> from explorer import make_config, train
     >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
-    >>> explain(t.records[0], tie_break="first-seen")
+    >>> explain(t.records[0], config=t.config)
     '‘e’ + ‘s’ → ‘es’: the pair occurs 9 times (newest×6, widest×3); 9 tokens fewer. It tied with 2 other pairs at 9; chosen because it occurs first in the corpus (first-seen).'
     >>> t = train("the cat sat on the mat with the hat" * 3, make_config("bytes", vocab_size=None, num_merges=1))
-    >>> explain(t.records[0], tie_break="first-seen").split(";")[0]
+    >>> explain(t.records[0], config=t.config).split(";")[0]
     '‘t’ + ‘h’ → ‘th’: the pair occurs 12 times (across the running text)'
     """
-    if r.examples and all(w.endswith("…") for w, _ in r.examples):
-        # no pre-tokenization: the "word" is a whole sequence, too long to quote
+    if config.pretokenizer == "none":
+        # no pre-tokenization: each "word" is a whole sequence, too long to quote
         where = "across the running text"
     else:
         where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
@@ -51,7 +52,7 @@ def explain(r: StepRecord, *, tie_break: str) -> str:
         text += f" {_q(r.token)} already was a token, so its id {r.token_id} is reused."
     if r.n_tied:
         others = "pair" if r.n_tied == 1 else "pairs"
-        text += f" It tied with {r.n_tied:,} other {others} at {r.count:,}; chosen because {tie_rule_sentence(tie_break)}."
+        text += f" It tied with {r.n_tied:,} other {others} at {r.count:,}; chosen because {tie_rule_sentence(config.tie_break)}."
     return text
 
 

@@ -35,7 +35,7 @@ def miniature() -> None:
     )
     st.html(render.CHIP_CSS + rows)
     if k:
-        st.info(render.md_text(explain(trainer.records[k - 1], tie_break=trainer.config.tie_break)))
+        st.info(render.md_text(explain(trainer.records[k - 1], config=trainer.config)))
     else:
         st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
     left, right = st.columns([1, 1])

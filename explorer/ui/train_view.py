@@ -193,7 +193,7 @@ def current_merge(live: state.Live) -> None:
             st.info(f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge.")
         return
     record = trainer.records[live.view - 1]
-    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, tie_break=trainer.config.tie_break)))
+    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config)))
     if trainer.config.unit == "byte":
         st.caption(BYTE_LEGEND)
 
