@@ -549,3 +549,12 @@ def test_a_word_with_an_ellipsis_is_quoted_not_taken_for_running_text():
     running = Trainer.from_texts("abab abab", corpus_config("bytes", merges=1))
     running.advance(1)
     assert "(across the running text)" in explain(running.records[0], config=running.config)
+
+
+def test_big_text_is_a_view_setting_for_projectors():
+    at = train_page()
+    at.button(key="step10").click().run()
+    assert not any("font-size:20px" in h.proto.body for h in at.get("html"))
+    at.toggle(key="w_big_text").set_value(True).run()
+    assert any("html{font-size:20px;}" in h.proto.body for h in at.get("html"))
+    assert status(at).startswith("Step **10** of 10 trained")  # training untouched

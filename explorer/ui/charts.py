@@ -128,18 +128,23 @@ def length_frame(lengths: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame({"length": counts.index.astype(int), "tokens": counts.values.astype(int)})
 
 
-def length_chart(df: pd.DataFrame, unit: str) -> alt.Chart:
-    return (
-        alt.Chart(df, title="Token lengths in the vocabulary so far")
-        .mark_bar(color="#0d9488")
-        .encode(
-            x=alt.X("length:O", title=f"length ({'bytes' if unit == 'byte' else 'characters'})",
-                    axis=alt.Axis(labelAngle=0, labelOverlap=False)),
-            y=alt.Y("tokens:Q", title="tokens"),
-            tooltip=["length", "tokens"],
-        )
-        .properties(height=260)
-    )
+def length_chart(df: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, dict]:
+    """(data, Vega-Lite spec) of how many vocabulary tokens have each length; every bar labelled.
+
+    >>> data, spec = length_chart(length_frame([1, 1, 2]), "byte")
+    >>> data["tokens"].tolist(), spec["encoding"]["x"]["title"]
+    ([2, 1], 'length (bytes)')
+    """
+    return df, {
+        "title": "Token lengths in the vocabulary so far", "height": 260,
+        "mark": {"type": "bar", "color": "#0d9488"},
+        "encoding": {
+            "x": {"field": "length", "type": "ordinal", "title": f"length ({'bytes' if unit == 'byte' else 'characters'})",
+                  "axis": {"labelAngle": 0, "labelOverlap": False}},
+            "y": {"field": "tokens", "type": "quantitative", "title": "tokens", "axis": {"format": ",d"}},
+            "tooltip": [{"field": "length", "type": "ordinal"}, {"field": "tokens", "type": "quantitative", "format": ","}],
+        },
+    }
 
 
 def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:

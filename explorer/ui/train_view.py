@@ -305,8 +305,8 @@ def charts_panel(live: state.Live) -> None:
         c3.caption("The winning pair's count appears after the first merge.")
     tok = live.tokenizer(live.view)
     vocab = tuple(tok.vocab[tok.n_special:])
-    c4.altair_chart(charts.length_chart(charts.length_frame(_lengths(vocab, trainer.config.unit)), trainer.config.unit),
-                    width="stretch")
+    c4.vega_lite_chart(*charts.length_chart(charts.length_frame(_lengths(vocab, trainer.config.unit)), trainer.config.unit),
+                       width="stretch")
 
 
 _HISTORY_WINDOW = 12
