@@ -330,3 +330,19 @@ def test_quick_clicks_queue_five_steps_make_five_merges(page):
     page.wait_for_timeout(1500)
     wait_idle(page)
     assert status_text(page).startswith("Step 45 of 45 trained")
+
+
+def test_autoplay_pauses_on_a_page_switch_and_resumes_on_return(page):
+    nav(page, "Train")
+    page.get_by_role("button", name="Play").click()
+    wait_status(page, r"^Step [3-9]\d* of")
+    nav(page, "Corpus")
+    page.wait_for_timeout(2500)
+    nav(page, "Train")
+    first = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
+    assert page.get_by_role("button", name="Pause").is_visible()
+    page.wait_for_timeout(3000)
+    later = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
+    assert later >= first + 2  # still playing at "normal (1 s)"
+    page.get_by_role("button", name="Pause").click()
+    wait_idle(page)
