@@ -524,7 +524,12 @@ def test_charts_have_whole_steps_real_axes_at_step_zero_and_a_hover_rule():
             p.get("select", {}).get("nearest") for layer in spec["layer"] for p in layer.get("params", []))
         tips = [enc["tooltip"] for enc in _encodings(spec) if "tooltip" in enc]
         assert any({t["field"] for t in tip} == fields for tip in tips), title
-        assert _encodings(spec)[0]["x"]["scale"]["domain"] == [0, 10]
+        assert _encodings(spec)[0]["x"]["scale"] == {"nice": False}  # the data's 0..10: no padding to 12
+        data = chart_data(at, title)
+        assert data.loc[data["shown"], "step"].tolist() == [10]  # the dashed rule marks the step shown
+    at.slider(key="view_slider").set_value(4).run()
+    data = chart_data(at, "Tokens in the corpus")
+    assert data.loc[data["shown"], "step"].tolist() == [4] and data["step"].max() == 10
 
 
 def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():

@@ -63,21 +63,23 @@ def _padded(values: pd.Series) -> dict:
 
 
 def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: str, y_format: str,
-               tips: list[tuple[str, str]], current: int, log: bool = False, color: str | None = None) -> dict:
+               tips: list[tuple[str, str]], log: bool = False, color: str | None = None) -> dict:
     """A Vega-Lite spec for curves over merge steps: whole-number step ticks, a real axis even
-    at step 0, a dashed rule at the step shown, and a hover rule at the nearest step whose
-    tooltip gives every series there (hovering anywhere works, not only the 1-pixel line).
+    at step 0, a dashed rule at the step shown (the row whose ``shown`` is true), and a hover
+    rule at the nearest step whose tooltip gives every series there (hovering anywhere works,
+    not only the 1-pixel line). Past step 0 the spec does not change from step to step, so the
+    browser only swaps the data.
 
-    >>> df = pd.DataFrame({"step": [0], "tokens": [11]})
-    >>> spec = steps_spec(df, title="T", series=["tokens"], y_title="tokens", y_format=",d", tips=[("tokens", ",")], current=0)
+    >>> df = pd.DataFrame({"step": [0], "tokens": [11], "shown": [True]})
+    >>> spec = steps_spec(df, title="T", series=["tokens"], y_title="tokens", y_format=",d", tips=[("tokens", ",")])
     >>> spec["layer"][0]["encoding"]["x"]["scale"]["domain"], spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
     ([0, 1], [10.0, 12.0])
     """
-    last = int(data["step"].max()) if len(data) else 0
+    single = data["step"].nunique() <= 1
     x = {"field": "step", "type": "quantitative", "title": "merge step",
-         "scale": {"domain": [0, max(1, last)], "nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
+         "scale": {"domain": [0, 1]} if single else {"nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
     values = pd.concat([data[s] for s in series]).dropna()
-    y_scale = {"type": "log"} if log else (_padded(values) if len(values) else {"zero": False})
+    y_scale = {"type": "log"} if log else (_padded(values) if single and len(values) else {"zero": False})
     mark = {"type": "line", "point": len(data) <= 60, **({"color": color} if color else {})}
     if len(series) == 1:
         line = {"mark": mark, "encoding": {"x": x, "y": {"field": series[0], "type": "quantitative", "title": y_title,
@@ -96,30 +98,38 @@ def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: st
     hover = {"mark": {"type": "rule", "color": "#475569", "strokeWidth": 1.5},
              "encoding": {"x": at, "tooltip": tooltip,
                           "opacity": {"condition": {"param": "nearest", "empty": False, "value": 0.9}, "value": 0}}}
-    now = {"data": {"values": [{"step": current}]}, "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
+    now = {"transform": [{"filter": "datum.shown"}], "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
            "encoding": {"x": at}}
     return {"title": title, "height": 260, "layer": [line, pick, hover, now]}
 
 
+def _shown(df: pd.DataFrame, current: int) -> pd.DataFrame:
+    """The thinned curve with the step shown kept in it and marked (``shown``)."""
+    data = thin(df)
+    if not (data["step"] == current).any():
+        data = pd.concat([data, df[df["step"] == current]]).sort_values("step")
+    return data.assign(shown=data["step"] == current)
+
+
 def tokens_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
     """(data, spec) of the corpus's token count after each merge."""
-    data = thin(df)
+    data = _shown(df, current)
     return data, steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens", y_format=",d",
-                            tips=[("tokens", ","), ("bytes per token", ".3f")], current=current, color="#2563eb")
+                            tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
 
 
 def compression_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
     """(data, spec) of bytes and characters per token after each merge."""
-    data = thin(df)
+    data = _shown(df, current)
     return data, steps_spec(data, title="Compression", series=["bytes per token", "chars per token"], y_title="per token",
-                            y_format=".2f", tips=[("bytes per token", ".3f"), ("chars per token", ".3f")], current=current)
+                            y_format=".2f", tips=[("bytes per token", ".3f"), ("chars per token", ".3f")])
 
 
 def count_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
     """(data, spec) of the winning pair's count at each merge, on a log scale."""
-    data = thin(df.dropna(subset=["winning count"]))
+    data = _shown(df.dropna(subset=["winning count"]), current)
     return data, steps_spec(data, title="Count of the winning pair", series=["winning count"], y_title="count (log scale)",
-                            y_format=",d", tips=[("winning count", ",")], current=current, log=True, color="#7c3aed")
+                            y_format=",d", tips=[("winning count", ",")], log=True, color="#7c3aed")
 
 
 def length_frame(lengths: Sequence[int]) -> pd.DataFrame:
@@ -169,3 +179,4 @@ def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:
         )
         .properties(height=300)
     )
+
