@@ -207,7 +207,7 @@ def test_advanced_settings_apply_and_impossible_ones_are_explained():
     assert any(r.token.endswith("</w>") for r in ref.records)
     at.selectbox(key="w_cfg_unit").set_value("byte")
     at.button(key=APPLY).click().run()
-    assert "word markers are for character-level BPE" in at.error[0].value
+    assert "word markers are for character-level BPE" in unescaped(at.error[0].value)
     assert not at.exception
 
 
@@ -216,13 +216,13 @@ def test_a_hostile_custom_regex_gives_a_message_not_a_hang():
     at.selectbox(key="w_cfg_pretokenizer").set_value("regex")
     at.text_input(key="w_cfg_pattern").input("(")
     at.button(key=APPLY).click().run()
-    assert "does not compile" in at.error[0].value
+    assert "does not compile" in unescaped(at.error[0].value)
     # compiles, but backtracks catastrophically on a run of x's: a time limit turns that into a message
     at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="x" * 3000)
     at.text_input(key="w_cfg_pattern").input("(x+x+)+y")
     at.button(key=APPLY).click().run()
     assert not at.exception
-    assert "took longer than" in at.error[0].value
+    assert "took longer than" in unescaped(at.error[0].value)
 
 
 @pytest.mark.parametrize("seed", sorted(SEED_REPLAYS))
@@ -260,7 +260,7 @@ def test_an_empty_corpus_is_explained_on_both_pages():
     assert "The corpus is empty" in at.warning[0].value
     at.switch_page("pages/2_Train.py").run()
     assert not at.exception
-    assert "the corpus is empty" in at.error[0].value
+    assert "the corpus is empty" in unescaped(at.error[0].value)
 
 
 def test_corpus_page_shows_sizes_the_text_really_has():
@@ -408,7 +408,7 @@ def test_a_seed_replay_link_keeps_the_notebooks_settings():
 ])
 def test_a_bad_link_gets_a_message_and_the_default_view(query, message):
     at = link_page(query)
-    assert message in at.error[0].value and at.error[0].value.startswith("This link cannot be opened")
+    assert message in unescaped(at.error[0].value) and at.error[0].value.startswith("This link cannot be opened")
     assert status(at).startswith("Step **0** of 0 trained")
 
 
@@ -563,3 +563,23 @@ def test_big_text_is_a_view_setting_for_projectors():
     at.toggle(key="w_big_text").set_value(True).run()
     assert any("html{font-size:20px;}" in h.proto.body for h in at.get("html"))
     assert status(at).startswith("Step **10** of 10 trained")  # training untouched
+
+
+DANGEROUS = ["**bold**", "`code`", "$x^2$", "[link](javascript:alert(1))", "<img src=x onerror=alert(1)>", ":red[c]",
+             "# head", "> quote", "_it_", "~~s~~", "\\*", ":material/home:"]
+
+
+@pytest.mark.parametrize("construct", DANGEROUS)
+def test_md_text_shows_every_dangerous_construct_as_typed(construct):
+    from explorer.ui.render import md_text
+
+    escaped = md_text(construct)
+    assert unescaped(escaped) == construct
+    assert not re.search(r"(?<!\\)[*`$\[\]()<>:_~#]", escaped)  # no Markdown, LaTeX, link or tag character left bare
+
+
+def test_a_hostile_link_is_refused_with_its_text_escaped():
+    at = link_page({"preset": "[x](javascript:alert(1))"})
+    message = at.error[0].value
+    assert "](javascript" not in message and unescaped(message).endswith(
+        "unknown preset '[x](javascript:alert(1))'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4")

@@ -199,7 +199,7 @@ def preview(text: str) -> None:
         config.validate()
         lines = _lines_of_pieces(sample, config)
     except ExplorerError as err:
-        st.error(str(err))
+        st.error(render.md_text(str(err)))
         return
     pieces = sum(len(line) for line in lines)
     st.caption(f"{pieces:,} pieces in these {n} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")

@@ -14,7 +14,7 @@ import streamlit as st
 
 from ..config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config, make_config
 from ..errors import ConfigError, ExplorerError
-from . import data, state
+from . import data, render, state
 
 __all__ = ["Link", "parse_link", "link_params", "apply_link", "keep_link_current"]
 
@@ -129,7 +129,7 @@ def apply_link() -> None:
     try:
         link = parse_link(params, samples=data.sample_names())
     except ExplorerError as err:
-        st.error(f"This link cannot be opened: {err}")
+        st.error(f"This link cannot be opened: {render.md_text(str(err))}")
         return
     if link is None:
         return

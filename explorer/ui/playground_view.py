@@ -91,7 +91,7 @@ def _trained_choice() -> Choice | None:
     with st.spinner("Counting the corpus's words…"):
         live = state.live()
     if live.trainer is None:
-        st.warning(f"The session's trainer could not start: {live.error}")
+        st.warning(f"The session's trainer could not start: {render.md_text(live.error or '')}")
         return None
     trainer = live.trainer
     k = live.trained
@@ -112,7 +112,7 @@ def _encode(choice: Choice, text: str, allow_special: bool) -> list[int] | None:
     try:
         return choice.tokenizer.encode(text, allow_special=allow_special)
     except ExplorerError as err:
-        st.error(f"{choice.label}: {err}")
+        st.error(render.md_text(f"{choice.label}: {err}"))
         return None
 
 
@@ -208,7 +208,7 @@ def why_panel(choices: list[Choice], text: str) -> None:
     try:
         pieces = tok.encode_pieces(text[:20_000])
     except ExplorerError as err:
-        st.error(str(err))
+        st.error(render.md_text(str(err)))
         return
     if not pieces:
         st.info("The text has no pieces to explain.")
@@ -331,7 +331,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
     """A character-level and a byte-level tokenizer trained alike on the session's corpus."""
     choice = state.corpus_choice()
     _, config = state.current_config()
-    st.caption(f"Both are trained on the session's corpus ({choice.label()}) with the Train page's normalizer "
+    st.caption(f"Both are trained on the session's corpus ({render.md_text(choice.label())}) with the Train page's normalizer "
                f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs.")
     state.widget_default("w_cb_merges", 500)
     merges = int(st.number_input("Merges for each", 10, 5_000, step=50, key="w_cb_merges"))
@@ -346,7 +346,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
         with st.spinner(f"Training a character-level and a byte-level tokenizer, {merges:,} merges each…"):
             char_t, byte_t = data.twins(choice.key(), texts, config, merges)
     except ExplorerError as err:
-        st.error(str(err))
+        st.error(render.md_text(str(err)))
         return
     c1, c2 = st.columns(2)
     for col, name, trainer in ((c1, "Character level", char_t), (c2, "Byte level", byte_t)):

@@ -176,7 +176,7 @@ def advanced_form() -> None:
         try:
             config = _config_from_widgets()
         except ExplorerError as err:
-            st.error(f"These settings cannot be used: {err}")
+            st.error(f"These settings cannot be used: {render.md_text(str(err))}")
             return
         preset = st.session_state.get("w_preset")
         seed = state.replayed_seed()

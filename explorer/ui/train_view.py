@@ -268,20 +268,20 @@ def _lookup(tok: Tokenizer, query: str) -> None:
     try:
         pieces = tok.encode_pieces(query[:2000])
     except ExplorerError as err:
-        st.error(str(err))
+        st.error(render.md_text(str(err)))
         return
     html = "".join(render.word_row(p.text, tok.tokens(p.ids)) for p in pieces[:50])
     st.html(render.CHIP_CSS + html)
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
-            st.caption(f"How {render.visible(pieces[0].text)!r} got its tokens, merge by merge:")
+            st.caption(f"How {render.md_text(repr(render.visible(pieces[0].text)))} got its tokens, merge by merge:")
             st.html(render.CHIP_CSS + "".join(
                 f'<div class="bpe-row">rule {s.rank + 1}: {render.chips([s.left + s.right])} ← '
                 f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
-            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {tok.config.unk_token}.")
+            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.config.unk_token)}.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
