@@ -10,7 +10,17 @@ pandas or altair.
 """
 
 from .analysis import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats, twin_configs, unknown_symbols
-from .config import DEFAULT_MERGES, PRESETS, SEED_REPLAYS, Preset, SeedReplay, TrainerConfig, corpus_config, make_config
+from .config import (
+    DEFAULT_MERGES,
+    PRESETS,
+    SEED_REPLAYS,
+    EncodeOptions,
+    Preset,
+    SeedReplay,
+    TrainerConfig,
+    corpus_config,
+    make_config,
+)
 from .errors import ConfigError, CorpusError, ExplorerError, FormatError
 from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
@@ -59,6 +69,7 @@ __all__ = [
     "make_config",
     "corpus_config",
     "DEFAULT_MERGES",
+    "EncodeOptions",
     "normalize_str",
     "pre_tokenize_str",
     "recover_merges",

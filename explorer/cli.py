@@ -120,7 +120,8 @@ class _Progress:
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = make_config(args.preset, **_overrides(args))
     texts = [read_text_file(f) for f in args.files]
-    trainer = Trainer.from_texts(texts, config, **({} if args.top_k is None else {"top_k": args.top_k}))
+    trainer = Trainer.from_texts(texts, config, encoding=PRESETS[args.preset].encoding,
+                                 **({} if args.top_k is None else {"top_k": args.top_k}))
     bar = _Progress(trainer.planned_merges, err)
     bar.update(0)
     for record in trainer:

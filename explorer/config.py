@@ -20,6 +20,7 @@ __all__ = [
     "ALPHABETS",
     "ALPHABET_ORDERS",
     "DROPOUT_STYLES",
+    "EncodeOptions",
     "TIE_BREAKS",
     "TrainerConfig",
     "Preset",
@@ -72,8 +73,6 @@ class TrainerConfig:
     num_merges: int | None = None
     min_frequency: int = 0
     reuse_ids: bool = True
-    unk_token: str = "<unk>"
-    dropout_style: str = "retry"
 
     def validate(self) -> "TrainerConfig":
         """Raise ConfigError for unknown values or impossible combinations; return self."""
@@ -86,7 +85,6 @@ class TrainerConfig:
             ("alphabet", ALPHABETS),
             ("alphabet_order", ALPHABET_ORDERS),
             ("tie_break", TIE_BREAKS),
-            ("dropout_style", DROPOUT_STYLES),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -124,7 +122,8 @@ class TrainerConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "TrainerConfig":
-        # unknown keys (e.g. "top_k", a recording option older traces kept here) are ignored
+        # unknown keys are ignored: older traces kept here "top_k" (a recording option) and
+        # "unk_token" / "dropout_style" (encoding options, see EncodeOptions.from_dict)
         names = {f.name for f in dataclasses.fields(cls)}
         kwargs = {k: v for k, v in data.items() if k in names}
         if "special_tokens" in kwargs:
@@ -132,11 +131,41 @@ class TrainerConfig:
         return cls(**kwargs)
 
 
+@dataclass(frozen=True, slots=True)
+class EncodeOptions:
+    """How a tokenizer encodes, which no training choice depends on: the string shown for a
+    symbol it has no id for, and which BPE-dropout rule ``encode(dropout=p)`` follows."""
+
+    unk_token: str = "<unk>"
+    dropout_style: str = "retry"
+
+    def validate(self) -> "EncodeOptions":
+        if self.dropout_style not in DROPOUT_STYLES:
+            raise ConfigError(f"unknown dropout style {self.dropout_style!r}; choose one of {', '.join(DROPOUT_STYLES)}")
+        if not self.unk_token:
+            raise ConfigError("the unknown token cannot be empty")
+        return self
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EncodeOptions":
+        """From a trace's "encoding" object (or, in older traces, its "config" object).
+
+        >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
+        EncodeOptions(unk_token='<unk>', dropout_style='once')
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names}).validate()
+
+
 class Preset(NamedTuple):
     name: str
     seed: str | None
     description: str
     config: TrainerConfig
+    encoding: EncodeOptions = EncodeOptions()
 
 
 _HF_COURSE = TrainerConfig(
@@ -181,8 +210,9 @@ PRESETS: dict[str, Preset] = {
             "Seed 004: collapse whitespace, 'Ġ' appended to every word, characters, until vocab size or no pair is left",
             TrainerConfig(
                 normalizer="collapse-whitespace", pretokenizer="whitespace", unit="char", marker="g-suffix",
-                alphabet_order="first-seen", vocab_size=1000, dropout_style="once",
+                alphabet_order="first-seen", vocab_size=1000,
             ),
+            EncodeOptions(dropout_style="once"),
         ),
         Preset(
             "gpt4",

@@ -4,7 +4,8 @@
 
     {
       "format": "bpe-explorer-trace", "version": 1,
-      "config": {...TrainerConfig fields...},
+      "config": {...TrainerConfig fields...}, "encoding": {"unk_token": "<unk>", "dropout_style": "retry"},
+      "top_k": 20,
       "special_tokens": ["<|endoftext|>"],
       "alphabet": ["!", "\\"", ...],            # display strings, in id order after the specials
       "initial_tokens": 1115394, "stop_reason": "vocab_size",
@@ -27,7 +28,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from .config import TrainerConfig
+from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError, FormatError
 from .tokenizer import Tokenizer
 from .trainer import StepRecord, Trainer
@@ -76,6 +77,7 @@ def trace_dict(trainer: Trainer) -> dict:
         "format": TRACE_FORMAT,
         "version": 1,
         "config": trainer.config.to_dict(),
+        "encoding": trainer.encoding.to_dict(),
         "top_k": trainer.top_k,
         "special_tokens": list(trainer.config.special_tokens),
         "alphabet": list(trainer.alphabet),
@@ -110,7 +112,9 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     _require(isinstance(merges, list), "the trace's 'merges' must be a list")
     try:
         config = TrainerConfig.from_dict(data["config"]).validate()
-    except (ConfigError, TypeError) as err:
+        # older traces kept the encoding options inside "config"
+        encoding = EncodeOptions.from_dict(data.get("encoding", data["config"]))
+    except (ConfigError, TypeError, AttributeError) as err:
         raise FormatError(f"the trace's config is invalid: {err}") from None
     pairs = []
     for i, m in enumerate(merges):
@@ -119,7 +123,7 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
                  f"merge {i + 1} needs integer 'left_id', 'right_id' and 'id'")
         pairs.append((m["left_id"], m["right_id"]))
     try:
-        tok = Tokenizer(config=config, alphabet=data["alphabet"], merges=pairs)
+        tok = Tokenizer(config=config, alphabet=data["alphabet"], merges=pairs, encoding=encoding)
     except ValueError as err:
         raise FormatError(f"the trace's merges are inconsistent: {err}") from None
     for i, (m, new_id) in enumerate(zip(merges, tok.merged_ids)):
@@ -254,7 +258,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
         "model": {
             "type": "BPE",
             "dropout": None,
-            "unk_token": None if cfg.unit == "byte" else cfg.unk_token,
+            "unk_token": None if cfg.unit == "byte" else tok.encoding.unk_token,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": "</w>" if cfg.marker == "eow-glued" else None,
             "fuse_unk": False,

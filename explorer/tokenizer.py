@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Literal, NamedTuple
 
-from .config import TrainerConfig
+from .config import EncodeOptions, TrainerConfig
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
@@ -105,11 +105,13 @@ class Tokenizer:
         merges: Sequence[tuple[int, int]],
         special_ids: Mapping[str, int] | None = None,
         rules: EncodingRules = "merges",
+        encoding: EncodeOptions = EncodeOptions(),
     ):
         """``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
         ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``config.special_tokens``
         instead take the first ids. ``rules`` says which neighbours may merge (ENCODING_RULES)."""
         self.config = config.validate()
+        self.encoding = encoding.validate()
         if rules not in ENCODING_RULES:
             raise ValueError(f"unknown encoding rules {rules!r}; choose one of {', '.join(ENCODING_RULES)}")
         if rules == "tiktoken" and config.unit != "byte":
@@ -146,8 +148,8 @@ class Tokenizer:
         # Unseen characters must still be counted, never dropped: unless the unk token is one
         # of the special tokens, it gets the first id past every other.
         self.unk_id: int = (
-            self._ids[config.unk_token]
-            if config.unk_token in config.special_tokens
+            self._ids[encoding.unk_token]
+            if encoding.unk_token in config.special_tokens
             else max([len(self.vocab), *(i + 1 for i in self._trailing)])
         )
         if config.unit == "byte":
@@ -222,7 +224,7 @@ class Tokenizer:
         ['aa', 'aa']
         """
         return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)],
-                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules)
+                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules, encoding=self.encoding)
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
@@ -409,7 +411,7 @@ class Tokenizer:
                 continue
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
-                    dropped = self._merge_once if cfg.dropout_style == "once" else self._merge
+                    dropped = self._merge_once if self.encoding.dropout_style == "once" else self._merge
                     for piece in pieces:
                         out.extend(dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
@@ -474,7 +476,7 @@ class Tokenizer:
     # ---- decoding --------------------------------------------------------------------------
     def id_to_token(self, token_id: int) -> str:
         if token_id == self.unk_id:
-            return self.config.unk_token
+            return self.encoding.unk_token
         if token_id in self._trailing:
             return self._trailing[token_id]
         return self.vocab[token_id]

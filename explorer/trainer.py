@@ -29,7 +29,7 @@ from itertools import takewhile
 from operator import itemgetter
 from typing import NamedTuple
 
-from .config import TrainerConfig
+from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError
 from .pipeline import count_words, word_symbols
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
@@ -105,10 +105,13 @@ class Trainer:
     'num_merges'
     """
 
-    def __init__(self, words: Mapping[str, int], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K):
+    def __init__(self, words: Mapping[str, int], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
+                 encoding: EncodeOptions = EncodeOptions()):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
-        changes no merge, so it is not part of the config)."""
+        changes no merge, so it is not part of the config). ``encoding``: how the tokenizers it
+        hands out encode (unknown token, dropout rule); training never reads it."""
         self.config = config.validate()
+        self.encoding = encoding.validate()
         if not 0 <= top_k <= MAX_TOP_K:
             raise ConfigError(f"top-K must be between 0 and {MAX_TOP_K:,}")
         self.top_k = top_k
@@ -169,9 +172,10 @@ class Trainer:
         self._front: list[tuple[int, object, int]] = []  # see _top
 
     @classmethod
-    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K) -> "Trainer":
+    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
+                   encoding: EncodeOptions = EncodeOptions()) -> "Trainer":
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(count_words(texts, config.validate()), config, top_k=top_k)
+        return cls(count_words(texts, config.validate()), config, top_k=top_k, encoding=encoding)
 
     # ---- derived views -------------------------------------------------------------------
     @property
@@ -235,7 +239,7 @@ class Trainer:
         from .tokenizer import Tokenizer
 
         merges = self.merges if k is None else self.merges[:k]
-        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=merges)
+        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=merges, encoding=self.encoding)
 
     # ---- tie-breaking --------------------------------------------------------------------
     def _tie_key(self, pair: int):
@@ -471,11 +475,12 @@ class Trainer:
         return self
 
 
-def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K) -> Trainer:
+def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
+          encoding: EncodeOptions = EncodeOptions()) -> Trainer:
     """Train to the end in one call.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow", vocab_size=None, num_merges=4)
     >>> [r.token for r in train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, cfg).records]
     ['es', 'est', 'est</w>', 'lo']
     """
-    return Trainer.from_texts(texts, config, top_k=top_k).run()
+    return Trainer.from_texts(texts, config, top_k=top_k, encoding=encoding).run()

@@ -58,3 +58,22 @@ def test_subword_nmt_and_arrow_merge_files_follow_their_layouts():
     tok = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=3)).tokenizer()
     assert to_subword_nmt_codes(tok) == "#version: 0.2\ne s\nes t\nest </w>\n"
     assert to_arrow_merges(tok) == "e s -> es\nes t -> est\nest </w> -> est</w>\n"
+
+
+def test_encoding_options_travel_in_the_trace_and_older_traces_still_load(tmp_path):
+    from explorer import PRESETS, EncodeOptions, TrainerConfig
+    from explorer.formats import trace_dict, tokenizer_from_trace
+
+    text = read_sample("demo_sentences.txt")
+    trainer = train(text, make_config("suffix-marker", vocab_size=200), encoding=PRESETS["suffix-marker"].encoding)
+    data = trace_dict(trainer)
+    assert data["encoding"] == {"unk_token": "<unk>", "dropout_style": "once"}
+    assert "dropout_style" not in data["config"] and "unk_token" not in data["config"]
+    assert tokenizer_from_trace(data).encoding == EncodeOptions(dropout_style="once")
+    # a trace written before the split kept them in "config"
+    old = {**data, "config": {**data["config"], "dropout_style": "once", "unk_token": "<?>", "top_k": 20}}
+    del old["encoding"]
+    tok = tokenizer_from_trace(old)
+    assert tok.encoding == EncodeOptions(unk_token="<?>", dropout_style="once")
+    assert tok.tokens(tok.encode("zzz\u2603")).count("<?>") == 1  # ☃ is not in the corpus
+    assert TrainerConfig.from_dict(old["config"]) == trainer.config

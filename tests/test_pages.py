@@ -583,3 +583,12 @@ def test_a_hostile_link_is_refused_with_its_text_escaped():
     message = at.error[0].value
     assert "](javascript" not in message and unescaped(message).endswith(
         "unknown preset '[x](javascript:alert(1))'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4")
+
+
+def test_encode_options_follow_the_preset_and_are_no_training_setting():
+    at = train_page()
+    at.selectbox(key="w_preset").set_value("suffix-marker").run()
+    at.button(key="step10").click().run()
+    live = at.session_state["live"]
+    assert live.trainer.encoding.dropout_style == "once" and live.tokenizer(10).encoding.dropout_style == "once"
+    assert not hasattr(live.config, "dropout_style") and not hasattr(live.config, "unk_token")

@@ -24,6 +24,7 @@ from conftest import read_sample
 from explorer import (
     BYTE_TO_UNICODE,
     ConfigError,
+    EncodeOptions,
     count_words,
     make_config,
     normalize_str,
@@ -56,12 +57,12 @@ TEXT = st.one_of(
 
 
 @lru_cache(maxsize=None)
-def _trained(cfg, text: str = TRAIN_TEXT):
-    return train(text, cfg)
+def _trained(cfg, text: str = TRAIN_TEXT, encoding: EncodeOptions = EncodeOptions()):
+    return train(text, cfg, encoding=encoding)
 
 
-def _tok(cfg):
-    return _trained(cfg).tokenizer()
+def _tok(cfg, encoding: EncodeOptions = EncodeOptions()):
+    return _trained(cfg, encoding=encoding).tokenizer()
 
 
 # ---- round trip ----------------------------------------------------------------------------------
@@ -222,9 +223,10 @@ def test_learned_token_spelled_like_unk_token(unit):
 
 
 # ---- dropout ---------------------------------------------------------------------------------------
-DROPOUT_CONFIGS = {k: ROUND_TRIP[k] for k in ("gpt2-text-hf", "none-first-seen", "o200k-hf-no-reuse")} | {
-    "char-eow": make_config("sennrich", num_merges=300),
-    "char-g-suffix": make_config("suffix-marker", vocab_size=400),
+DROPOUT_CONFIGS = {k: (ROUND_TRIP[k], EncodeOptions()) for k in ("gpt2-text-hf", "none-first-seen", "o200k-hf-no-reuse")} | {
+    "char-eow": (make_config("sennrich", num_merges=300), EncodeOptions()),
+    "char-g-suffix-once": (make_config("suffix-marker", vocab_size=400), EncodeOptions(dropout_style="once")),
+    "char-g-suffix-retry": (make_config("suffix-marker", vocab_size=400), EncodeOptions()),
 }
 
 
@@ -232,8 +234,8 @@ DROPOUT_CONFIGS = {k: ROUND_TRIP[k] for k in ("gpt2-text-hf", "none-first-seen",
 @given(text=TEXT, seed=st.integers(0, 2**32))
 @pytest.mark.parametrize("name", list(DROPOUT_CONFIGS))
 def test_dropout(name, text, seed):
-    cfg = DROPOUT_CONFIGS[name]
-    tok = _tok(cfg)
+    cfg, encoding = DROPOUT_CONFIGS[name]
+    tok = _tok(cfg, encoding)
     plain = tok.encode(text)
     assert tok.encode(text, dropout=0.0, seed=seed) == plain
     assert tok.encode(text, dropout=0.5, seed=seed) == tok.encode(text, dropout=0.5, seed=seed)

@@ -23,7 +23,7 @@ import pytest
 from tokenizers.pre_tokenizers import ByteLevel
 
 from conftest import SAMPLE_FILES, read_sample
-from explorer import SEED_REPLAYS, Trainer, bytes_to_display, display_to_bytes, make_config, train
+from explorer import PRESETS, SEED_REPLAYS, EncodeOptions, Trainer, bytes_to_display, display_to_bytes, make_config, train
 from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop, seed003_loop, seed004_loop
 
 
@@ -35,7 +35,8 @@ from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop,
 def replay(seed: str, *, top_k: int = 20, **extra):
     """Train a seed's preset on the seed's own corpus, as ``SEED_REPLAYS`` describes it."""
     r = SEED_REPLAYS[seed]
-    return train(read_sample(r.corpus), make_config(r.preset, **{**r.overrides, **extra}), top_k=top_k)
+    return train(read_sample(r.corpus), make_config(r.preset, **{**r.overrides, **extra}), top_k=top_k,
+                 encoding=PRESETS[r.preset].encoding)
 
 
 def pairs_of(trainer) -> list[tuple[str, str]]:
@@ -522,13 +523,13 @@ def test_suffix_marker_dropout_follows_seed_004s_rule_in_distribution():
     corpus = read_sample(SEED_REPLAYS["004"].corpus)
     seed_tokenize = seed004_loop(corpus.split("\n"), 1000)["tokenize"]
     ours = replay("004").tokenizer()
-    assert ours.config.dropout_style == "once"
+    assert ours.encoding.dropout_style == "once"
     n, p = 300, 0.1
     theirs_mean = sum(len(seed_tokenize(corpus, p, random.Random(s))) for s in range(n)) / n
     ours_mean = sum(len(ours.encode(corpus, dropout=p, seed=s)) for s in range(n)) / n
     assert abs(ours_mean - theirs_mean) < 2.5, (ours_mean, theirs_mean)
     # HF's rule (a skipped merge may come back) merges far more: the choice matters
-    retry = train(corpus, make_config("suffix-marker", dropout_style="retry")).tokenizer()
+    retry = train(corpus, make_config("suffix-marker"), encoding=EncodeOptions(dropout_style="retry")).tokenizer()
     retry_mean = sum(len(retry.encode(corpus, dropout=p, seed=s)) for s in range(n)) / n
     assert retry_mean < theirs_mean - 10, (retry_mean, theirs_mean)
 

@@ -169,7 +169,7 @@ def token_title(tok: Tokenizer, token_id: int) -> str:
     'id 995 · token Ġworld · bytes 20 77 6f 72 6c 64'
     """
     if token_id == tok.unk_id:
-        return f"unknown symbol → {tok.config.unk_token} (id {token_id})"
+        return f"unknown symbol → {tok.encoding.unk_token} (id {token_id})"
     kind = "special token" if tok.is_special(token_id) else "token"
     return f"id {token_id} · {kind} {tok.id_to_token(token_id)} · bytes {_hex(tok.token_bytes(token_id))}"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, TrainerConfig, corpus_config, make_config
+from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config, make_config
 from ..errors import ExplorerError
 from ..trainer import Trainer
 from . import data
@@ -212,7 +212,9 @@ def live(*, reset: bool = False) -> Live:
         words = data.word_counts(choice.texts(), config)
         if not words:
             raise ExplorerError("the corpus is empty: choose a sample, upload a file or paste some text on the Corpus page")
-        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS), choice.key(), config)
+        preset = st.session_state.get(_PRESET)
+        encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
+        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, encoding=encoding), choice.key(), config)
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh

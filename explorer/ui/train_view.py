@@ -281,7 +281,7 @@ def _lookup(tok: Tokenizer, query: str) -> None:
                 f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
-            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.config.unk_token)}.")
+            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.encoding.unk_token)}.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
