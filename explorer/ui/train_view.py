@@ -16,7 +16,8 @@ from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
-_RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
+_RUN_CHUNK_S = 0.15
+_MAX_CATCH_UP = 3  # steps one autoplay tick may take when ticks were dropped  # progress redraws this often during "Run to end"
 _WORDS = 24
 _STEP_BUTTONS = {"step": 1, "step10": 10, "step100": 100}  # widget key -> steps per click
 _PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]
@@ -169,13 +170,20 @@ def _arm_autoplay_if_changed(live: state.Live) -> None:
 
 
 def _autoplay_step(live: state.Live) -> None:
-    """One step per timer tick. The fragment also reruns for clicks and full page runs; the
-    clock tells a tick from those."""
+    """The steps due since the last one, on each timer tick. The fragment also reruns for clicks
+    and full page runs; the clock tells a tick from those. A redraw slower than the interval
+    makes the browser drop timer ticks, so a tick takes every step that fell due (a few at
+    most): the play keeps the pace its speed promises."""
     interval = st.session_state.get(_ARMED)
-    if not live.playing or interval is None or time.monotonic() - live.last_tick < interval * 0.8:
+    if not live.playing or interval is None:
         return
-    live.last_tick = time.monotonic()
-    if live.forward(1) == 0:
+    now = time.monotonic()
+    due = int((now - live.last_tick) / interval + 0.2)
+    if due < 1:
+        return
+    due = min(due, _MAX_CATCH_UP)
+    live.last_tick = max(live.last_tick + due * interval, now - interval)
+    if live.forward(due) == 0:
         live.playing = False
 
 
