@@ -233,6 +233,14 @@ class SeedReplay(NamedTuple):
     corpus: str
     overrides: dict
 
+    def config(self, **changes) -> TrainerConfig:
+        """The notebook's own settings: its preset with its overrides (and any ``changes``).
+
+        >>> SEED_REPLAYS["003"].config().sequences, SEED_REPLAYS["003"].config(vocab_size=50).vocab_size
+        ('documents', 50)
+        """
+        return make_config(self.preset, **{**self.overrides, **changes})
+
 
 SEED_REPLAYS: dict[str, SeedReplay] = {
     r.seed: r

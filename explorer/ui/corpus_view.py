@@ -150,14 +150,18 @@ def stats(texts: tuple[str, ...]) -> None:
         st.altair_chart(chart, width="stretch")
 
 
-def _first_lines(texts: tuple[str, ...], n: int) -> str:
+def _first_lines(text: str, n: int) -> str:
+    """The first n non-blank lines (each cut at 400 characters).
+
+    >>> _first_lines("a\\n\\nb\\nc\\n", 2)
+    'a\\nb\\n'
+    """
     lines = []
-    for text in texts:
-        for line in text.splitlines(keepends=True):
-            if line.strip():
-                lines.append(line[:400])
-            if len(lines) >= n:
-                return "".join(lines)
+    for line in text.splitlines(keepends=True):
+        if line.strip():
+            lines.append(line[:400])
+        if len(lines) >= n:
+            break
     return "".join(lines)
 
 
@@ -181,7 +185,6 @@ def preview_text(choice: state.CorpusChoice) -> str:
 
 def preview(text: str) -> None:
     """The first lines cut into pieces by the chosen normalizer and pre-tokenizer."""
-    texts = (text,)
     state.widget_default("w_prev_pretok", "gpt2")
     state.widget_default("w_prev_lines", 5)
     state.widget_default("w_prev_pattern", r"\w+|[^\w\s]+|\s+")
@@ -193,7 +196,7 @@ def preview(text: str) -> None:
     pattern = None
     if pretok == "regex":
         pattern = st.text_input("Custom regex", key="w_prev_pattern")
-    sample = _first_lines(texts, n)
+    sample = _first_lines(text, n)
     config = TrainerConfig(normalizer=normalizer, pretokenizer=pretok, pattern=pattern, sequences="lines", unit="char")
     try:
         config.validate()
@@ -208,8 +211,7 @@ def preview(text: str) -> None:
 
 def compare_patterns(text: str) -> None:
     """The same lines under every built-in pre-tokenizer, side by side."""
-    texts = (text,)
-    sample = _first_lines(texts, st.session_state.get("w_prev_lines", 5))
+    sample = _first_lines(text, st.session_state.get("w_prev_lines", 5))
     columns = {name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char")) for name in _SIDE_BY_SIDE}
     n_lines = max((len(v) for v in columns.values()), default=0)
     head = "".join(f"<th>{html.escape(name)}</th>" for name in _SIDE_BY_SIDE)

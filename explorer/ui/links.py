@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config, make_config
+from ..config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
 from ..errors import ConfigError, ExplorerError
 from . import data, render, state
 
@@ -78,7 +78,7 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> Link | None:
             raise ConfigError(f"the link names an unknown tie-break {tie!r}; choose one of {', '.join(TIE_BREAKS)}")
         sized["tie_break"] = tie
     if seed is not None:
-        config = make_config(preset, **{**SEED_REPLAYS[seed].overrides, **sized})
+        config = SEED_REPLAYS[seed].config(**sized)
     else:
         config = corpus_config(preset).replace(**sized).validate()
     return Link(names or (state.DEFAULT_SAMPLE,), preset, config, _count(params, "step", low=0) or 0, seed)
@@ -100,7 +100,7 @@ def link_params(choice: state.CorpusChoice, preset: str | None, config: TrainerC
         notes.append("uploaded and pasted text are not put in a link: it opens on the bundled texts only")
     if seed is not None:
         params["seed"] = seed
-        base = make_config(SEED_REPLAYS[seed].preset, **SEED_REPLAYS[seed].overrides)
+        base = SEED_REPLAYS[seed].config()
     else:
         params["preset"] = preset or state.DEFAULT_PRESET
         base = corpus_config(preset or state.DEFAULT_PRESET)
@@ -137,9 +137,7 @@ def apply_link() -> None:
     if (state.corpus_choice(), *state.current_config(), state.replayed_seed()) != (choice, link.preset, link.config, link.seed):
         state.set_corpus_choice(choice)
         state.set_config(link.preset, link.config, seed=link.seed)
-        for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(("w_cfg_", "w_size", "w_preset",
-                                                                                             "w_samples", "w_pasted"))]:
-            del st.session_state[key]  # the widgets reload from the new settings
+        state.forget_widgets("w_cfg_", "w_size", "w_preset", "w_samples", "w_pasted")
     with st.spinner(f"Training to step {link.step:,}…"):
         live = state.live()
         if live.trainer is not None:

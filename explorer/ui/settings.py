@@ -141,7 +141,7 @@ def _config_from_widgets() -> TrainerConfig:
     stop = ss[_key("stop")]
     amount = int(ss[_key("amount")])
     specials = tuple(t.strip() for t in ss[_key("special")].split(",") if t.strip())
-    _, current = state.current_config()  # fields without a widget (unk token, dropout style) carry over
+    _, current = state.current_config()
     values = {field: ss[_key(field)] for field in _CHOICES}
     if values["unit"] == "char" and current.unit == "byte":
         # byte-only choices cannot follow a switch to characters: take the char-level ones

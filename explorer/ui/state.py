@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config, make_config
+from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
 from ..errors import ExplorerError
 from ..trainer import Trainer
 from . import data
@@ -27,6 +27,7 @@ __all__ = [
     "live",
     "keep_widget_state",
     "widget_default",
+    "forget_widgets",
     "replay_seed",
     "replayed_seed",
 ]
@@ -138,6 +139,13 @@ def keep_widget_state() -> None:
             st.session_state[key] = st.session_state[key]
 
 
+def forget_widgets(*prefixes: str) -> None:
+    """Drop the stored values of the widgets whose keys start with these prefixes, so that they
+    are drawn afresh from the session's settings."""
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefixes)]:
+        del st.session_state[key]
+
+
 def widget_default(key: str, value) -> None:
     """A widget's initial value, set in session state before the widget is drawn (passing
     ``value=`` as well as keeping the key alive would make Streamlit warn)."""
@@ -157,8 +165,7 @@ def set_corpus_choice(choice: CorpusChoice) -> None:
         # the notebook's toy sizes do not suit another corpus: back to the preset sized for it
         preset = SEED_REPLAYS[seed].preset
         set_config(preset, corpus_config(preset))
-        for key in [k for k in st.session_state if isinstance(k, str) and k.startswith("w_cfg_")]:
-            del st.session_state[key]  # the settings widgets reload from the new config
+        forget_widgets("w_cfg_")  # the settings widgets reload from the new config
 
 
 def current_config() -> tuple[str | None, TrainerConfig]:
@@ -188,7 +195,7 @@ def preset_config(preset: str) -> TrainerConfig:
     its seed is replayed."""
     seed = replayed_seed()
     if seed is not None and SEED_REPLAYS[seed].preset == preset:
-        return make_config(preset, **SEED_REPLAYS[seed].overrides)
+        return SEED_REPLAYS[seed].config()
     return corpus_config(preset)
 
 
@@ -196,7 +203,7 @@ def replay_seed(seed: str) -> None:
     """Load a seed notebook's corpus and settings (its preset with its own overrides)."""
     replay = SEED_REPLAYS[seed]
     set_corpus_choice(CorpusChoice(samples=(replay.corpus,)))
-    set_config(replay.preset, make_config(replay.preset, **replay.overrides), seed=seed)
+    set_config(replay.preset, replay.config(), seed=seed)
     st.session_state.pop(_LIVE, None)
 
 
@@ -204,7 +211,7 @@ def live(*, reset: bool = False) -> Live:
     """The session's live trainer for its current corpus and config, rebuilt when either
     changed (or on reset). Errors (empty corpus, a regex that times out) are kept as a message."""
     choice = corpus_choice()
-    _, config = current_config()
+    preset, config = current_config()
     current: Live | None = st.session_state.get(_LIVE)
     if current is not None and not reset and current.corpus_key == choice.key() and current.config == config:
         return current
@@ -212,7 +219,6 @@ def live(*, reset: bool = False) -> Live:
         words = data.word_counts(choice.texts(), config)
         if not words:
             raise ExplorerError("the corpus is empty: choose a sample, upload a file or paste some text on the Corpus page")
-        preset = st.session_state.get(_PRESET)
         encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
         fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, encoding=encoding), choice.key(), config)
     except ExplorerError as err:
@@ -220,7 +226,3 @@ def live(*, reset: bool = False) -> Live:
     st.session_state[_LIVE] = fresh
     return fresh
 
-
-def preset_label(name: str) -> str:
-    p = PRESETS[name]
-    return f"{name} — {p.description}" + (f" (seed {p.seed})" if p.seed else "")

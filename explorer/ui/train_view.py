@@ -16,8 +16,8 @@ from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 __all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
-_RUN_CHUNK_S = 0.15
-_MAX_CATCH_UP = 3  # steps one autoplay tick may take when ticks were dropped  # progress redraws this often during "Run to end"
+_RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
+_MAX_CATCH_UP = 3  # steps one autoplay tick may take when ticks were dropped
 _WORDS = 24
 _STEP_BUTTONS = {"step": 1, "step10": 10, "step100": 100}  # widget key -> steps per click
 _PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]
