@@ -25,6 +25,7 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import takewhile
 from operator import itemgetter
 from typing import NamedTuple
@@ -200,14 +201,15 @@ class Trainer:
     def freqs(self) -> list[int]:
         return self._freqs
 
-    @property
+    @cached_property
     def corpus_chars(self) -> int:
         """Characters in all pieces (what pre-tokenization kept), counted with frequency."""
         return sum(len(w) * f for w, f in zip(self._words, self._freqs))
 
-    @property
+    @cached_property
     def corpus_bytes(self) -> int:
-        """UTF-8 bytes in all pieces, counted with frequency."""
+        """UTF-8 bytes in all pieces, counted with frequency (computed once: the charts ask on
+        every step, and 40,000 distinct words take ~5 ms)."""
         return sum(len(w.encode("utf-8", "surrogatepass")) * f for w, f in zip(self._words, self._freqs))
 
     @property

@@ -6,6 +6,7 @@ import html
 import json
 import re
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -52,8 +53,24 @@ def history(at: AppTest):
     return next(df.value for df in at.dataframe if "new token" in df.value.columns)
 
 
-def pair_table(at: AppTest):
-    return next(df.value for df in at.dataframe if "status" in df.value.columns)
+_TR = re.compile(r"<tr([^>]*)>(.*?)</tr>", re.S)
+_TD = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
+
+
+def pair_table(at: AppTest) -> pd.DataFrame:
+    """The "Pair counts now" table read back from its HTML: one row per pair, the chips' text
+    unescaped, the row's class ("bpe-next", "bpe-tied" or none) as ``row_class``."""
+    body = next(h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body)
+    rows = []
+    for attrs, cells in _TR.findall(body.split('class="bpe-pairs">', 1)[1]):
+        tds = _TD.findall(cells)
+        if not tds:
+            continue  # the header row
+        rank, left, right, merged, count, status_ = tds
+        rows.append({"rank": int(rank), "left": html.unescape(_CHIP.findall(left)[0]), "right": html.unescape(_CHIP.findall(right)[0]),
+                     "merged": html.unescape(_CHIP.findall(merged)[0]), "count": int(count.replace(",", "")),
+                     "status": status_, "row_class": attrs.strip()})
+    return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "count", "status", "row_class"])
 
 
 def chart_data(at: AppTest, title: str):
@@ -94,6 +111,31 @@ def test_app_opens_on_a_bundled_corpus_ready_to_train():
     assert unescaped(at.caption[0].value).startswith("english_frankenstein.txt · gpt2 · 1,000 merges")
     assert status(at).startswith("Step **0** of 0 trained")
     assert len(pair_table(at)) == 10
+
+
+def test_pair_table_marks_the_winner_green_and_the_pairs_tied_with_it_yellow():
+    at = train_page()
+    ref = engine()
+    for _ in range(7):  # udhr_en at step 7: 'r'+'e' and 'Ġt'+'he' both occur 128 times
+        at.button(key="step").click().run()
+    ref.advance(7)
+    table, top = pair_table(at), ref.peek(10)
+    assert table["count"].tolist() == [p.count for p in top]
+    expected = ["bpe-next"] + ["bpe-tied" if p.count == top[0].count else "" for p in top[1:]]
+    assert [c.removeprefix('class="').removesuffix('"') for c in table["row_class"]] == expected
+    assert table["status"].tolist() == [c.removeprefix("bpe-") for c in expected]
+    assert expected.count("bpe-tied") >= 1
+    assert unescaped(next(c.value for c in at.caption if "tie with the winner" in c.value)).startswith(
+        f"{expected.count('bpe-tied')} pair(s) shown tie with the winner")
+
+
+def test_chip_and_table_styles_are_sent_once_per_page_not_with_every_table():
+    at = train_page()
+    at.button(key="step").click().run()
+    styled = [h.proto.body for h in at.get("html") if ".bpe-chip{" in h.proto.body]
+    assert len(styled) == 1 and ".bpe-pairs tr.bpe-next td" in styled[0]
+    tables = [h.proto.body for h in at.get("html") if h.proto.body.startswith(('<table class="bpe-pairs"', '<table class="bpe-hist"'))]
+    assert len(tables) == 2 and not any("<style>" in b for b in tables)
 
 
 def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():

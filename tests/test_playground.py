@@ -19,7 +19,7 @@ from conftest import ROOT, read_sample, unescaped
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis import sample_segmentations, twin_configs
 from explorer.pipeline import count_words
-from explorer.ui.render import token_label
+from explorer.ui.render import CHIP_CSS, token_label
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -76,12 +76,17 @@ class Panel(NamedTuple):
     ids: list[int]  # the ids in the code block
 
 
+def html_bodies(at: AppTest) -> list[str]:
+    """The page's st.html bodies in order, without the app-wide stylesheet."""
+    return [h.proto.body for h in at.get("html") if h.proto.body.strip() != CHIP_CSS.strip()]
+
+
 def encode_panels(at: AppTest) -> list[Panel]:
     """Each tokenizer's panel in the Encode view, in page order (subheader, four metrics, one
     html element and one code block each; the dropout chips come last)."""
     labels = [s.value for s in at.subheader]
     metrics = list(at.metric)
-    bodies = [h.proto.body for h in at.get("html")]
+    bodies = html_bodies(at)
     codes = [c.value for c in at.code]
     assert len(metrics) == 4 * len(labels) and len(codes) == len(labels) and len(bodies) == len(labels) + 1
     return [
@@ -465,7 +470,7 @@ def test_bpe_dropout_samples_are_the_engines_and_reproducible():
     # every segmentation still spells the text
     assert all("".join(s.split(" | ")).replace("·", " ") == text for s in table["segmentation"])
     # the chips above the table: one draw with the seed itself
-    body = at.get("html")[-1].proto.body
+    body = html_bodies(at)[-1]
     assert body.count('class="bpe-chip') == len(tok.encode(text, dropout=0.5, seed=7))
 
     at.button(key="drop_sample").click().run()
@@ -514,7 +519,7 @@ def test_hostile_text_is_shown_as_text_never_as_markup_or_markdown():
 
     at.radio(key="w_play_view").set_value("Char vs byte").run()
     _assert_nothing_raw(at, "Char vs byte")
-    byte_level = at.get("html")[-1].proto.body  # the byte-level twin spells every character
+    byte_level = html_bodies(at)[-1]  # the byte-level twin spells every character
     assert b"".join(chip_bytes(byte_level)).decode() == HOSTILE + "\n" + MARKDOWN
 
 

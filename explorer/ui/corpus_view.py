@@ -206,7 +206,7 @@ def preview(text: str) -> None:
         return
     pieces = sum(len(line) for line in lines)
     st.caption(f"{pieces:,} pieces in these {n} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
-    st.html(render.CHIP_CSS + render.piece_preview(lines))
+    st.html(render.piece_preview(lines))
 
 
 def compare_patterns(text: str) -> None:
@@ -221,5 +221,5 @@ def compare_patterns(text: str) -> None:
     )
     counts = " · ".join(f"{name}: {sum(map(len, columns[name])):,} pieces" for name in _SIDE_BY_SIDE)
     st.caption(counts)
-    st.html(render.CHIP_CSS + '<style>.bpe-cmp td{vertical-align:top;border-top:1px solid #e2e8f0;padding:4px;width:25%}'
+    st.html('<style>.bpe-cmp td{vertical-align:top;border-top:1px solid #e2e8f0;padding:4px;width:25%}'
             '.bpe-cmp th{text-align:left}</style>' + f'<table class="bpe-cmp"><tr>{head}</tr>{body}</table>')

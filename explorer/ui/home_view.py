@@ -33,7 +33,7 @@ def miniature() -> None:
         for w, f in zip(trainer.words, trainer.freqs)
         for ids in [tok.encode_piece(w)]
     )
-    st.html(render.CHIP_CSS + rows)
+    st.html(rows)
     if k:
         st.info(render.md_text(explain(trainer.records[k - 1], config=trainer.config)))
     else:

@@ -14,14 +14,19 @@ import threading
 
 import streamlit as st
 
+from . import render
+
 __all__ = ["run_app", "enter_page"]
 
 _local = threading.local()  # each session's script runs in its own thread
 
 
 def run_app() -> None:
-    """Page config and navigation, then the page the URL asks for."""
+    """Page config, the app-wide styles and navigation, then the page the URL asks for."""
     st.set_page_config(page_title="BPE Explorer", page_icon="🧩", layout="wide")
+    # the chips' and tables' styles, once per page run: a <style> inside every st.html that a
+    # step redraws made the browser restyle the whole page several times per step
+    st.html(render.CHIP_CSS)
     pages = [
         st.Page("pages/0_Home.py", title="Home", icon=":material/home:", default=True),
         st.Page("pages/1_Corpus.py", title="Corpus", icon=":material/menu_book:"),

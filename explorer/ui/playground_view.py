@@ -129,7 +129,7 @@ def encoded_panel(choice: Choice, text: str, *, allow_special: bool, show_ws: bo
     c2.metric("Characters per token", f"{stats.chars_per_token:.2f}")
     c3.metric("Bytes per token", f"{stats.bytes_per_token:.2f}")
     c4.metric("Unknown symbols", f"{stats.unknown:,}")
-    st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+    st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
     if len(ids) > _CHIP_LIMIT:
         st.caption(f"The first {_CHIP_LIMIT:,} of {len(ids):,} tokens are drawn.")
     with st.expander(f"Token ids ({len(ids):,})"):
@@ -178,7 +178,7 @@ def dropout_panel(choices: list[Choice], text: str, *, show_ws: bool) -> None:
             st.caption("Dropout samples use the first 2,000 characters.")
         tok = choice.tokenizer
         ids = tok.encode(sample, dropout=p, seed=seed)
-        st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+        st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
         if st.button(f"Sample {n} segmentations", key="drop_sample"):
             counts = sample_segmentations(tok, sample, dropout=p, samples=n, seed=seed)
             st.caption(f"{len(counts):,} distinct segmentations in {n:,} samples (seeds {seed}…{seed + n - 1}).")
@@ -221,7 +221,7 @@ def why_panel(choices: list[Choice], text: str) -> None:
     i = st.selectbox("Piece (what the pre-tokenizer cut; merges never cross it)", range(len(pieces)),
                      format_func=_piece_label(pieces), key="w_why_piece")
     piece = pieces[i]
-    st.html(render.CHIP_CSS + render.encoded_chips(tok, list(piece.ids)))
+    st.html(render.encoded_chips(tok, list(piece.ids)))
     trace_table(choice, piece.text)
     st.subheader("Lineage of a token")
     # the piece's tokens, the one built by the most merges first
@@ -321,7 +321,7 @@ def lineage_panel(choice: Choice, token_id: int) -> None:
         rows = keyword_in_context(tok, choice.corpus, token_id)
         if rows:
             st.caption("Where it occurs in the training corpus (keyword in context):")
-            st.html(render.CHIP_CSS + render.kwic_rows(rows))
+            st.html(render.kwic_rows(rows))
         else:
             st.caption("It does not occur as this token in the training corpus's lines.")
 
@@ -367,7 +367,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
         ids = tok.encode(text)
         stats = text_stats(tok, text, ids)
         st.caption(f"{name}: {stats.tokens:,} tokens, {stats.unknown:,} unknown")
-        st.html(render.CHIP_CSS + render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
+        st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
     trip = round_trip(char_tok, text, char_tok.encode(text))
     if trip.unknown:
         st.warning(f"Character level cannot represent {len(trip.unknown):,} distinct character(s) of this text; "

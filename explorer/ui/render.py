@@ -13,7 +13,7 @@ from ..tokenizer import Tokenizer
 
 __all__ = [
     "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS",
+    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS", "pair_rows",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -28,12 +28,14 @@ CHIP_CSS = """
 .bpe-word{display:inline-block;min-width:9em;color:#334155;}
 .bpe-freq{color:#64748b;font-size:.85rem;margin-left:.5em;}
 .bpe-changed{background:#fef9c3;border-radius:6px;}
-.bpe-hist{border-collapse:collapse;width:100%;font-size:1rem;}
-.bpe-hist th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
-.bpe-hist td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;white-space:nowrap;}
-.bpe-hist td.num{text-align:right;}
+.bpe-hist,.bpe-pairs{border-collapse:collapse;width:100%;font-size:1rem;}
+.bpe-hist th,.bpe-pairs th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
+.bpe-hist td,.bpe-pairs td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;white-space:nowrap;}
+.bpe-hist td.num,.bpe-pairs td.num{text-align:right;}
 .bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
 .bpe-hist tr.bpe-ahead td{color:#94a3b8;}
+.bpe-pairs tr.bpe-next td{background:#bbf7d0;font-weight:600;}
+.bpe-pairs tr.bpe-tied td{background:#fef08a;}
 .bpe-hex{font-size:.8em;color:#7c2d12;background:#ffedd5;border-radius:3px;padding:0 .15em;}
 .bpe-special{background:#1e293b!important;color:#f8fafc;border-color:#0f172a;}
 .bpe-text{white-space:pre-wrap;word-break:break-all;}
@@ -134,6 +136,29 @@ def history_rows(records, current: int) -> str:
             f'<td class="num">{r.tokens_after:,}</td></tr>'
         )
     return f'<table class="bpe-hist">{head}{"".join(rows)}</table>'
+
+
+def pair_rows(pairs) -> str:
+    """The pair-count table as HTML: the winner first (green, "next"), pairs tied with it
+    (yellow, "tied"), then the rest in tie-break order. A plain table rather than a data grid:
+    it redraws in a few milliseconds on each step and scales with the "big text" toggle.
+
+    >>> from explorer import PairStat
+    >>> table = pair_rows([PairStat(0, 1, "e", "s", 9), PairStat(1, 2, "s", "<b>", 9), PairStat(2, 3, "l", "o", 7)])
+    >>> [table.count(c) for c in ('class="bpe-next"', 'class="bpe-tied"', "<tr>")], "s&lt;b&gt;" in table and "<b>" not in table
+    ([1, 1, 2], True)
+    """
+    head = "<tr><th>#</th><th>left</th><th>right</th><th>merged</th><th>count</th><th>status</th></tr>"
+    rows = []
+    best = pairs[0].count if pairs else 0
+    for i, p in enumerate(pairs):
+        status = "next" if i == 0 else ("tied" if p.count == best else "")
+        cls = f' class="bpe-{status}"' if status else ""
+        rows.append(
+            f'<tr{cls}><td class="num">{i + 1}</td><td>{chips([p.left])}</td><td>{chips([p.right])}</td>'
+            f'<td>{chips([p.left + p.right])}</td><td class="num">{p.count:,}</td><td>{status}</td></tr>'
+        )
+    return f'<table class="bpe-pairs">{head}{"".join(rows)}</table>'
 
 
 def _hex(data: bytes) -> str:

@@ -92,6 +92,8 @@ class Live:
     last_tick: float = 0.0
     _tokenizers: dict = field(default_factory=dict, repr=False)
     _top_words: dict = field(default_factory=dict, repr=False)
+    # what the panels derive from this trainer and keep for the next step (token lengths, say)
+    memo: dict = field(default_factory=dict, repr=False)
     # With fast reruns, a click's callback can start while the previous run is still inside
     # "Run to end"; every change to the trainer or the view happens under this lock.
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)

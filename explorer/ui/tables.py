@@ -1,4 +1,4 @@
-"""DataFrames built from engine records, for ``st.dataframe``."""
+"""The merge history as a DataFrame, for ``st.dataframe``, and the search over it."""
 
 from __future__ import annotations
 
@@ -6,46 +6,12 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..trainer import PairStat, StepRecord
+from ..trainer import StepRecord
 
-__all__ = ["pair_table", "style_pair_table", "matching", "history_table", "style_history"]
+__all__ = ["matching", "history_table", "style_history"]
 
-_WINNER = "background-color: #bbf7d0; font-weight: 600"
-_TIED = "background-color: #fef08a"
 _NOW = "background-color: #bfdbfe; font-weight: 600"
 _HISTORY_STYLE_LIMIT = 1500  # Styler gets slow beyond this; the ▶ column still marks the step
-
-
-def pair_table(pairs: Sequence[PairStat]) -> pd.DataFrame:
-    """The pair-frequency table: the winner first, then the rest in tie-break order.
-
-    >>> from explorer import PairStat
-    >>> pair_table([PairStat(0, 1, "e", "s", 9), PairStat(1, 2, "s", "t", 9), PairStat(2, 3, "l", "o", 7)])["status"].tolist()
-    ['next', 'tied', '']
-    """
-    if not pairs:
-        return pd.DataFrame(columns=["rank", "left", "right", "merged", "count", "status"])
-    best = pairs[0].count
-    rows = [
-        {
-            "rank": i + 1,
-            "left": p.left,
-            "right": p.right,
-            "merged": p.left + p.right,
-            "count": p.count,
-            "status": "next" if i == 0 else ("tied" if p.count == best else ""),
-        }
-        for i, p in enumerate(pairs)
-    ]
-    return pd.DataFrame(rows)
-
-
-def style_pair_table(df: pd.DataFrame):
-    def row_style(row):
-        style = _WINNER if row["status"] == "next" else (_TIED if row["status"] == "tied" else "")
-        return [style] * len(row)
-
-    return df.style.apply(row_style, axis=1)
 
 
 def matching(records: Sequence[StepRecord], query: str) -> list[StepRecord]:

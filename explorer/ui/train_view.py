@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
+import pandas as pd
 import streamlit as st
 
 from ..errors import ExplorerError
@@ -72,13 +74,17 @@ def _set_playing(playing: bool) -> None:
     live.last_tick = time.monotonic()
 
 
+def _take_queued_clicks() -> None:
+    """Step clicks counted in the browser since the last run (see ``clicks``), all of them."""
+    queued = clicks.counted_clicks(list(_STEP_BUTTONS), key="w_step_clicks")
+    if queued:
+        _forward(sum(_STEP_BUTTONS[k] * n for k, n in queued.items()))
+
+
 def controls(live: state.Live) -> None:
     """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed, and the step slider."""
     trainer = live.trainer
     assert trainer is not None
-    queued = clicks.counted_clicks(list(_STEP_BUTTONS), key="w_step_clicks")
-    if queued:
-        _forward(sum(_STEP_BUTTONS[k] * n for k, n in queued.items()))
     at_end = trainer.done and live.view == live.trained
     # a row that wraps rather than squeezing a label into "S…" (narrow screens, 150% zoom)
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
@@ -188,6 +194,30 @@ def _autoplay_step(live: state.Live) -> None:
 
 
 # ---- panels ----------------------------------------------------------------------------
+# A step's panels are computed first and drawn after, in one go: the browser redraws the page
+# for each batch of elements that arrives, so elements sent over 50 ms of computing cost several
+# redraws per step where one burst costs one.
+@dataclass(frozen=True)
+class _View:
+    """Everything the panels show at the step viewed, computed before any of it is drawn."""
+
+    pairs: tuple[PairStat, ...]
+    pairs_html: str
+    history_html: str
+    history_caption: str
+    words_html: str
+    charts: tuple[tuple[pd.DataFrame, dict] | None, ...]  # tokens, compression, count, lengths
+
+
+def _prepare(live: state.Live) -> _View:
+    trainer = live.trainer
+    assert trainer is not None
+    state.widget_default("w_top_k", 10)
+    pairs = _next_table(live)[: st.session_state["w_top_k"]]
+    history_html, history_caption = _history(live, st.session_state.get("w_history_search", ""))
+    return _View(pairs, render.pair_rows(pairs) if pairs else "", history_html, history_caption, _words(live), _charts(live))
+
+
 def current_merge(live: state.Live) -> None:
     trainer = live.trainer
     assert trainer is not None
@@ -214,30 +244,18 @@ def _next_table(live: state.Live) -> tuple[PairStat, ...]:
     return () if trainer.done else trainer.peek()
 
 
-def pair_panel(live: state.Live) -> None:
+def pair_panel(live: state.Live, view: _View) -> None:
     trainer = live.trainer
     assert trainer is not None
     head, pick = st.columns([3, 1], vertical_alignment="bottom")
     head.subheader("Pair counts now")
-    state.widget_default("w_top_k", 10)
-    shown = pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", help="A view setting: training is not restarted.")
-    pairs = _next_table(live)[:shown]
+    pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", help="A view setting: training is not restarted.")
+    pairs = view.pairs
     if not pairs:
         st.success(f"Training finished: {_stop_reason(trainer)}.")
         return
-    df = tables.pair_table(pairs)
-    st.dataframe(
-        tables.style_pair_table(df), hide_index=True, width="stretch",
-        column_config={
-            "rank": st.column_config.NumberColumn("#", width=36),
-            "left": st.column_config.TextColumn(width=64),
-            "right": st.column_config.TextColumn(width=64),
-            "merged": st.column_config.TextColumn(width=80),
-            "count": st.column_config.NumberColumn(format="localized", width=72),
-            "status": st.column_config.TextColumn(width=56),
-        },
-    )
-    tied = int((df["status"] == "tied").sum())
+    st.html(view.pairs_html)
+    tied = sum(1 for p in pairs[1:] if p.count == pairs[0].count)
     rule = trainer.config.tie_break
     if tied:
         st.caption(f"{tied} pair(s) shown tie with the winner; tie-break **{rule}**: the winner is chosen because {tie_rule_sentence(rule)}.")
@@ -245,10 +263,10 @@ def pair_panel(live: state.Live) -> None:
         st.caption(f"Green: merges next. Yellow: tied with it (tie-break **{rule}**).")
 
 
-def words_panel(live: state.Live) -> None:
+def _words(live: state.Live) -> str:
+    """The most frequent words segmented at the step viewed, as HTML rows."""
     trainer = live.trainer
     assert trainer is not None
-    st.subheader("Words, segmented")
     now = live.tokenizer(live.view)
     before = live.tokenizer(live.view - 1) if live.view else now
     new_id = trainer.records[live.view - 1].token_id if live.view else -1
@@ -265,11 +283,16 @@ def words_panel(live: state.Live) -> None:
         changed = live.view > 0 and ids != before.encode_piece(word)
         rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], changed=changed,
                                     highlight=[j for j, t in enumerate(ids) if t == new_id], note=note))
-    st.html(render.CHIP_CSS + "".join(rows))
+    return "".join(rows)
+
+
+def words_panel(live: state.Live, view: _View) -> None:
+    st.subheader("Words, segmented")
+    st.html(view.words_html)
     st.caption("The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token.")
     query = st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase")
     if query:
-        _lookup(now, query)
+        _lookup(live.tokenizer(live.view), query)
 
 
 def _lookup(tok: Tokenizer, query: str) -> None:
@@ -279,12 +302,12 @@ def _lookup(tok: Tokenizer, query: str) -> None:
         st.error(render.md_text(str(err)))
         return
     html = "".join(render.word_row(p.text, tok.tokens(p.ids)) for p in pieces[:50])
-    st.html(render.CHIP_CSS + html)
+    st.html(html)
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
             st.caption(f"How {render.md_text(repr(render.visible(pieces[0].text)))} got its tokens, merge by merge:")
-            st.html(render.CHIP_CSS + "".join(
+            st.html("".join(
                 f'<div class="bpe-row">rule {s.rank + 1}: {render.chips([s.left + s.right])} ← '
                 f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
@@ -292,43 +315,56 @@ def _lookup(tok: Tokenizer, query: str) -> None:
             st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.encoding.unk_token)}.")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _lengths(tokens: tuple[str, ...], unit: str) -> list[int]:
-    return [len(display_to_bytes(t)) if unit == "byte" else len(t) for t in tokens]
+def _lengths(live: state.Live, k: int) -> list[int]:
+    """The length of each vocabulary token at step k, in bytes or characters (the trainer's
+    unit). Each token's length is computed once per trainer (hashing the whole vocabulary as
+    a cache key cost more than this)."""
+    tok = live.tokenizer(k)
+    byte = live.trainer.config.unit == "byte"
+    known = live.memo.setdefault("token_lengths", {})
+    out = []
+    for t in tok.vocab[tok.n_special:]:
+        n = known.get(t)
+        if n is None:
+            n = known[t] = len(display_to_bytes(t)) if byte else len(t)
+        out.append(n)
+    return out
 
 
-def charts_panel(live: state.Live) -> None:
+def _charts(live: state.Live) -> tuple[tuple[pd.DataFrame, dict] | None, ...]:
+    """(data, spec) of the four charts: tokens, compression, winning count (None before the
+    first merge) and token lengths."""
     trainer = live.trainer
     assert trainer is not None
     records = trainer.records[: live.trained]
     df = charts.progress_frame(records, initial_tokens=trainer.initial_tokens,
                                corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+    return (charts.tokens_chart(df, live.view), charts.compression_chart(df, live.view),
+            charts.count_chart(df, live.view) if records else None,
+            charts.length_chart(charts.length_frame(_lengths(live, live.view)), trainer.config.unit))
+
+
+def charts_panel(view: _View) -> None:
+    tokens, compression, count, lengths = view.charts
     c1, c2 = st.columns(2)
-    c1.vega_lite_chart(*charts.tokens_chart(df, live.view), width="stretch")
-    c2.vega_lite_chart(*charts.compression_chart(df, live.view), width="stretch")
+    c1.vega_lite_chart(*tokens, width="stretch")
+    c2.vega_lite_chart(*compression, width="stretch")
     c3, c4 = st.columns(2)
-    if records:
-        c3.vega_lite_chart(*charts.count_chart(df, live.view), width="stretch")
+    if count is not None:
+        c3.vega_lite_chart(*count, width="stretch")
     else:
         c3.caption("The winning pair's count appears after the first merge.")
-    tok = live.tokenizer(live.view)
-    vocab = tuple(tok.vocab[tok.n_special:])
-    c4.vega_lite_chart(*charts.length_chart(charts.length_frame(_lengths(vocab, trainer.config.unit)), trainer.config.unit),
-                       width="stretch")
+    c4.vega_lite_chart(*lengths, width="stretch")
 
 
 _HISTORY_WINDOW = 12
 _HISTORY_MATCHES = 60
 
 
-def history_panel(live: state.Live) -> None:
-    """The merges around the current step (newest first, current highlighted) as a table a
-    projector can show, a search over all of them, and the full history in a scrollable grid."""
-    trainer = live.trainer
-    assert trainer is not None
-    st.subheader("Merge history")
-    query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
-    records = trainer.records
+def _history(live: state.Live, query: str) -> tuple[str, str]:
+    """(HTML rows, caption): the merges around the step viewed (newest first, current
+    highlighted), or the latest of those matching the search."""
+    records = live.trainer.records
     if query.strip():
         shown = tables.matching(records, query)
         caption = f"{len(shown):,} of {live.trained:,} merges match"
@@ -337,12 +373,20 @@ def history_panel(live: state.Live) -> None:
         hi = min(live.trained, live.view + 2)
         shown = records[max(0, hi - _HISTORY_WINDOW):hi]
         caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
-    if shown:
-        st.html(render.CHIP_CSS + render.history_rows(list(reversed(shown)), live.view))
-    st.caption(caption)
+    return (render.history_rows(list(reversed(shown)), live.view) if shown else ""), caption
+
+
+def history_panel(live: state.Live, view: _View) -> None:
+    """The merges around the current step as a table a projector can show, a search over all of
+    them, and the full history in a scrollable grid."""
+    st.subheader("Merge history")
+    query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
+    if view.history_html:
+        st.html(view.history_html)
+    st.caption(view.history_caption)
     # the full grid is built and sent only on request: 20,000 rows cost ~0.1 s per rerun
     if st.toggle(f"Full history ({live.trained:,} merges)", key="w_full_history"):
-        df = tables.history_table(records, live.view, query, newest_first=True)
+        df = tables.history_table(live.trainer.records, live.view, query, newest_first=True)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
@@ -360,17 +404,19 @@ def _live_area() -> None:
     if live.trainer is None:
         return
     _autoplay_step(live)
-    controls(live)
-    links.keep_link_current(live)
+    _take_queued_clicks()
     _arm_autoplay_if_changed(live)
     if live.running:
         # "Run to end" runs at page level: only a full-page run can be interrupted by Stop
         st.rerun(scope="app")
+    view = _prepare(live)
+    controls(live)
+    links.keep_link_current(live)
     current_merge(live)
     col_pairs, col_history = st.columns([1, 1])
     with col_pairs:
-        pair_panel(live)
+        pair_panel(live, view)
     with col_history:
-        history_panel(live)
-    words_panel(live)
-    charts_panel(live)
+        history_panel(live, view)
+    words_panel(live, view)
+    charts_panel(view)
