@@ -60,7 +60,7 @@ def _cold_start(page, url: str) -> tuple[float, float, float]:
     t0 = time.perf_counter()
     page.locator('[data-testid="stSidebarNav"] a', has_text="Train").click()
     page.get_by_text(re.compile(r"^Step 0 of 0")).wait_for(timeout=120_000)
-    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)
+    page.locator("table.bpe-pairs tr").nth(1).wait_for(timeout=120_000)  # the pair table's first row
     train = time.perf_counter() - t0
     wait_idle(page, settle=0.0, timeout=120)
     t0 = time.perf_counter()
