@@ -22,6 +22,7 @@ from .config import (
     make_config,
 )
 from .errors import ConfigError, CorpusError, ExplorerError, FormatError
+from .evaluate import Evaluation, curve, evaluate, piece_counts, replay
 from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
 from .pipeline import count_words, inspect_str
@@ -38,6 +39,7 @@ __all__ = [
     "CorpusError",
     "ENCODING_RULES",
     "EncodedPiece",
+    "Evaluation",
     "ExplorerError",
     "FormatError",
     "KeywordInContext",
@@ -61,7 +63,9 @@ __all__ = [
     "TrainerConfig",
     "bytes_to_display",
     "count_words",
+    "curve",
     "display_to_bytes",
+    "evaluate",
     "inspect_str",
     "keyword_in_context",
     "lineage",
@@ -71,8 +75,10 @@ __all__ = [
     "DEFAULT_MERGES",
     "EncodeOptions",
     "normalize_str",
+    "piece_counts",
     "pre_tokenize_str",
     "recover_merges",
+    "replay",
     "resolve_tokenizer",
     "round_trip",
     "sample_segmentations",

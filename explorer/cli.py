@@ -1,10 +1,11 @@
-"""Command line: ``python -m explorer train|encode|presets``.
+"""Command line: ``python -m explorer train|encode|evaluate|presets``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
         [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
+    python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N]
     python -m explorer presets
 
 Every failure the user can fix exits with status 2 and one line on stderr, never a traceback.
@@ -21,6 +22,7 @@ from typing import TextIO
 from .config import PRESETS, TIE_BREAKS, make_config
 from .corpora import read_text_file
 from .errors import ExplorerError
+from .evaluate import curve, evaluate
 from .formats import write_trace
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
@@ -72,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="encode special tokens in the text (e.g. <|endoftext|>) as their ids, not as plain text")
     e.add_argument("--dropout", type=float, default=0.0, metavar="P")
     e.add_argument("--seed", type=int, metavar="S")
+
+    v = sub.add_parser("evaluate", help="count bytes, characters, words and tokens of each file; one JSON line per file")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("--tokenizer", required=True, metavar="NAME|DIR",
+                   help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json")
+    v.add_argument("--curve", type=int, metavar="N",
+                   help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)")
 
     sub.add_parser("presets", help="list the presets")
     return p
@@ -145,6 +154,19 @@ def _encode(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
+    if args.curve is not None and args.curve < 2:
+        raise ExplorerError("--curve needs at least 2 points")
+    tok = resolve_tokenizer(args.tokenizer)
+    texts = [(f, read_text_file(f)) for f in args.files]  # every file is read before any line is printed
+    for name, text in texts:
+        row: dict = {"file": name, **evaluate(tok, text).as_dict()}
+        if args.curve is not None:
+            row["curve"] = [list(point) for point in curve(tok, text, args.curve)]
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -154,6 +176,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _train(args, out, err)
         if args.command == "encode":
             return _encode(args, out)
+        if args.command == "evaluate":
+            return _evaluate(args, out)
         for p in PRESETS.values():
             out.write(f"{p.name:<14} {'seed ' + p.seed if p.seed else '':<9} {p.description}\n")
         return 0

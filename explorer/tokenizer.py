@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import random
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Literal, NamedTuple
 
@@ -417,6 +417,42 @@ class Tokenizer:
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
+
+    def piece_texts(self, text: str) -> Iterator[str]:
+        """The pre-tokenized pieces that ``encode`` merges, in order (special-token text is plain
+        text here, as in ``encode`` without ``allow_special``).
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[])
+        >>> list(tok.piece_texts("ab  ba\\nb"))
+        ['ab', 'ba', 'b']
+        """
+        if self.rules == "tiktoken":
+            text = _fix_surrogates(text)
+        cfg = self.config
+        for pieces in iter_piece_texts(self._sequences(text), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
+            yield from pieces
+
+    def initial_ids(self, piece: str) -> list[int]:
+        """A piece's ids before any merge: its characters (with the marker) or bytes; symbols
+        outside the alphabet are ``unk_id``."""
+        return self._piece_ids(piece)
+
+    def whole_token(self, piece: str) -> int | None:
+        """With tiktoken's rules, the id of a piece that is itself a merged token (taken whole,
+        before any merge); otherwise None."""
+        if self.rules != "tiktoken":
+            return None
+        whole = self._ids.get(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
+        return whole if whole is not None and whole in self._rank_of else None
+
+    def merge_rules(self) -> Mapping[tuple[int, int], tuple[int, int]]:
+        """(left id, right id) -> (rank, new id) of every pair that may merge (with tiktoken's
+        rules every split of a token, at the token's rank). A new mapping on each call.
+
+        >>> Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)]).merge_rules()
+        {(0, 1): (0, 2)}
+        """
+        return {pair: (packed >> _ID_BITS, packed & _ID_MASK) for pair, packed in self._packed.items()}
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
