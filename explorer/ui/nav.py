@@ -32,6 +32,7 @@ def run_app() -> None:
         st.Page("pages/1_Corpus.py", title="Corpus", icon=":material/menu_book:"),
         st.Page("pages/2_Train.py", title="Train", icon=":material/play_circle:"),
         st.Page("pages/3_Playground.py", title="Playground", icon=":material/keyboard:"),
+        st.Page("pages/4_Compare.py", title="Compare", icon=":material/compare_arrows:"),
     ]
     _local.inside = True
     try:

@@ -1,0 +1,324 @@
+"""Comparing corpora and languages under one tokenizer configuration.
+
+For corpora A, B, ... and either a training configuration (each corpus gets its own tokenizer)
+or one bundled pretrained tokenizer (the same for all):
+
+    curves        tokens after k merges on each corpus: while training (train-on-each) and
+                  replayed on a held-out 10% by a tokenizer trained on the other 90%
+    cross[A][B]   evaluate(tokenizer of A, text of B): bytes per token, tokens per word
+    overlap       Jaccard, shared and unique merged tokens of each pair of tokenizers (with one
+                  pretrained tokenizer: of the tokens each corpus actually uses)
+    lengths       how many tokens of each length (bytes, or characters) each corpus is cut into
+    languages     fertility (tokens per word, Rust et al. 2021) and parity (tokens for a text
+                  over tokens for the same content in the reference language, Petrov et al.
+                  2023) of parallel texts, per tokenizer
+
+Every result is computed by a small function of its inputs; ``compare_corpora`` runs them all
+with a progress callback and an optional shared memo (the app keeps one ``Memo`` per server
+process, so a corpus trained once is not trained again by the next comparison or student).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .config import EncodeOptions, TrainerConfig
+from .evaluate import Evaluation, curve_points, evaluate, piece_counts, replay
+from .pipeline import count_words
+from .tokenizer import Tokenizer
+from .trainer import Trainer
+from .units import display_to_bytes
+
+__all__ = [
+    "HELDOUT_FRACTION",
+    "Overlap",
+    "LanguageRow",
+    "CorpusRun",
+    "Comparison",
+    "Memo",
+    "heldout_split",
+    "overlap",
+    "merged_tokens",
+    "used_tokens",
+    "token_lengths",
+    "language_rows",
+    "compare_corpora",
+]
+
+HELDOUT_FRACTION = 0.1
+_LONGEST = 10  # longest tokens listed per side of an overlap
+
+
+def heldout_split(text: str, fraction: float = HELDOUT_FRACTION) -> tuple[str, str]:
+    """(train, held-out): the held-out part is the last ``fraction`` of the text, cut at the
+    line break nearest to that point when there is one near it (so no word is split).
+
+    >>> heldout_split("one\\ntwo\\nthree\\nfour\\nfive\\nsix\\nseven\\neight\\nnine\\nten\\n")
+    ('one\\ntwo\\nthree\\nfour\\nfive\\nsix\\nseven\\neight\\nnine\\n', 'ten\\n')
+    """
+    if not 0 < fraction < 1:
+        raise ValueError("the held-out fraction must be between 0 and 1")
+    cut = round(len(text) * (1 - fraction))
+    window = max(1, len(text) // 20)
+    before = text.rfind("\n", max(0, cut - window), cut)
+    after = text.find("\n", cut, min(len(text), cut + window))
+    options = [i + 1 for i in (before, after) if i >= 0]
+    if options:
+        cut = min(options, key=lambda i: abs(i - cut))
+    return text[:cut], text[cut:]
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """Two token sets side by side; the longest tokens only in each, longest first."""
+
+    a: str
+    b: str
+    shared: int
+    only_a: int
+    only_b: int
+    longest_only_a: tuple[str, ...]
+    longest_only_b: tuple[str, ...]
+    longest_shared: tuple[str, ...]
+
+    @property
+    def jaccard(self) -> float:
+        union = self.shared + self.only_a + self.only_b
+        return self.shared / union if union else 1.0
+
+
+def _by_length(tokens: set[str], unit: str) -> tuple[str, ...]:
+    size = (lambda t: len(display_to_bytes(t))) if unit == "byte" else len
+    return tuple(sorted(tokens, key=lambda t: (-size(t), t))[:_LONGEST])
+
+
+def overlap(a: str, tokens_a: set[str], b: str, tokens_b: set[str], *, unit: str = "char") -> Overlap:
+    """Shared and unique tokens of two sets.
+
+    >>> o = overlap("x", {"ab", "abc", "d"}, "y", {"ab", "e"})
+    >>> (o.shared, o.only_a, o.only_b, round(o.jaccard, 2), o.longest_only_a)
+    (1, 2, 1, 0.25, ('abc', 'd'))
+    """
+    return Overlap(a, b, len(tokens_a & tokens_b), len(tokens_a - tokens_b), len(tokens_b - tokens_a),
+                   _by_length(tokens_a - tokens_b, unit), _by_length(tokens_b - tokens_a, unit),
+                   _by_length(tokens_a & tokens_b, unit))
+
+
+def merged_tokens(tokenizer: Tokenizer) -> set[str]:
+    """The tokens its merges made (not the alphabet, not special tokens)."""
+    return {tokenizer.vocab[i] for i in tokenizer.merged_ids}
+
+
+def used_tokens(tokenizer: Tokenizer, ids: Sequence[int]) -> set[str]:
+    """The distinct tokens of an encoding that are not single symbols of the alphabet."""
+    merged = set(tokenizer.merged_ids)
+    return {tokenizer.vocab[i] for i in set(ids) if i in merged}
+
+
+def token_lengths(tokenizer: Tokenizer, ids: Sequence[int]) -> Counter[int]:
+    """Length -> how many tokens of an encoding have it: bytes at byte level, else characters
+    (the unknown token counts as 1).
+
+    >>> from explorer import load_pretrained
+    >>> tok = load_pretrained("gpt2")
+    >>> sorted(token_lengths(tok, tok.encode("hello hello!")).items())
+    [(1, 1), (5, 1), (6, 1)]
+    """
+    byte = tokenizer.config.unit == "byte"
+    per_id = Counter(ids)
+    out: Counter[int] = Counter()
+    for i, n in per_id.items():
+        if i == tokenizer.unk_id or tokenizer.is_special(i):
+            size = 1 if i == tokenizer.unk_id else len(tokenizer.id_to_token(i))
+        else:
+            token = tokenizer.id_to_token(i)
+            size = len(display_to_bytes(token)) if byte else len(token)
+        out[size] += n
+    return out
+
+
+@dataclass(frozen=True)
+class LanguageRow:
+    """One language under one tokenizer; parity against the reference language's text."""
+
+    tokenizer: str
+    language: str
+    evaluation: Evaluation
+    parity: float | None  # tokens / tokens of the reference text; None without a reference
+
+    @property
+    def fertility(self) -> float | None:
+        return self.evaluation.tokens_per_word
+
+
+def language_rows(tokenizers: Mapping[str, Tokenizer], texts: Mapping[str, str], *, reference: str) -> list[LanguageRow]:
+    """Fertility and parity of parallel texts (the same content in each language) per tokenizer.
+
+    >>> from explorer import load_pretrained
+    >>> rows = language_rows({"gpt2": load_pretrained("gpt2")}, {"en": "Hello world", "de": "Hallo Welt"}, reference="en")
+    >>> [(r.language, r.evaluation.tokens, r.parity) for r in rows]
+    [('en', 2, 1.0), ('de', 4, 2.0)]
+    """
+    rows = []
+    for name, tok in tokenizers.items():
+        evals = {lang: evaluate(tok, text) for lang, text in texts.items()}
+        ref = evals.get(reference)
+        for lang, e in evals.items():
+            parity = e.tokens / ref.tokens if ref is not None and ref.tokens else None
+            rows.append(LanguageRow(name, lang, e, parity))
+    return rows
+
+
+@dataclass(frozen=True)
+class CorpusRun:
+    """What one corpus gives under the configuration."""
+
+    name: str
+    tokenizer: Tokenizer  # its own (trained on it), or the pretrained one
+    train_curve: tuple[tuple[int, int], ...]  # (merges, tokens) on the whole corpus
+    heldout_curve: tuple[tuple[int, int], ...]  # (merges, tokens) on the held-out 10%
+    heldout_bytes: int
+    corpus_bytes: int
+    tokens: frozenset[str]  # merged tokens (trained) or merged tokens used (pretrained)
+    lengths: Counter[int]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    names: tuple[str, ...]
+    runs: dict[str, CorpusRun]
+    cross: dict[tuple[str, str], Evaluation]  # (tokenizer of, text of) -> counts
+    overlaps: tuple[Overlap, ...]
+    pretrained: str | None
+
+
+def _key(*parts: object) -> str:
+    h = hashlib.sha1()
+    for part in parts:
+        h.update(repr(part).encode("utf-8", "surrogatepass") if not isinstance(part, str) else part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class Memo:
+    """Get-or-compute, shared between threads, keeping the ``max_entries`` most recently used
+    results. One lock per key: two sessions asking for the same corpus wait for one training,
+    while different corpora train side by side."""
+
+    def __init__(self, max_entries: int = 256):
+        self.max_entries = max_entries
+        self._store: OrderedDict[str, object] = OrderedDict()
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def get(self, key: str, make: Callable[[], object]):
+        with self._guard:
+            if key in self._store:
+                self._store.move_to_end(key)
+                return self._store[key]
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            with self._guard:
+                if key in self._store:
+                    return self._store[key]
+            value = make()
+            with self._guard:
+                self._store[key] = value
+                self._locks.pop(key, None)
+                while len(self._store) > self.max_entries:
+                    self._store.popitem(last=False)
+            return value
+
+
+def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
+    trainer = Trainer(count_words((text,), config), config, top_k=0, encoding=encoding).run()
+    curve = [(0, trainer.initial_tokens)] + [(r.step, r.tokens_after) for r in trainer.records]
+    return trainer.tokenizer(), tuple(curve)
+
+
+def _encoded(tok: Tokenizer, text: str) -> tuple[frozenset[str], Counter[int]]:
+    ids = tok.encode(text)
+    return frozenset(used_tokens(tok, ids)), token_lengths(tok, ids)
+
+
+def _thin(curve: Sequence[tuple[int, int]], points: int) -> tuple[tuple[int, int], ...]:
+    if not curve:
+        return ()
+    last = curve[-1][0]
+    keep = set(curve_points(last, points))
+    return tuple(p for p in curve if p[0] in keep)
+
+
+def compare_corpora(
+    corpora: Mapping[str, str],
+    *,
+    config: TrainerConfig | None = None,
+    encoding: EncodeOptions = EncodeOptions(),
+    pretrained: tuple[str, Tokenizer] | None = None,
+    points: int = 60,
+    progress: Callable[[str, float], None] | None = None,
+    memo: Memo | None = None,
+) -> Comparison:
+    """Every comparison result for the corpora (name -> text), with either a training
+    ``config`` (a tokenizer per corpus) or one ``pretrained`` (name, tokenizer). ``progress``
+    gets (what is being done, fraction done); ``memo`` keeps per-corpus results between calls."""
+    if (config is None) == (pretrained is None):
+        raise ValueError("give either a training config or a pretrained tokenizer")
+    names = tuple(corpora)
+    cache = memo if memo is not None else Memo()
+    spec = ("pretrained", pretrained[0]) if pretrained else ("config", config, encoding)
+    report = progress or (lambda what, frac: None)
+    n = len(names)
+    total = 3 * n + n * n
+    done = 0
+
+    def tick(what: str) -> None:
+        nonlocal done
+        report(what, done / total)
+        done += 1
+
+    runs: dict[str, CorpusRun] = {}
+    for name in names:
+        text = corpora[name]
+        train_part, held = heldout_split(text)
+        tick(f"{name}: training" if config else f"{name}: encoding")
+        if pretrained:
+            tok = pretrained[1]
+            full = cache.get(_key(spec, "replay", text), lambda: tuple(replay(tok, piece_counts(tok, text))))
+            train_curve = tuple((k, full[k]) for k in curve_points(tok.num_merges, points))
+        else:
+            tok, whole_curve = cache.get(_key(spec, "train", text), lambda: _trained(text, config, encoding))
+            train_curve = _thin(whole_curve, points)
+        tick(f"{name}: held-out curve")
+        if pretrained:
+            held_tok = tok
+        else:
+            held_tok = cache.get(_key(spec, "train", train_part), lambda: _trained(train_part, config, encoding))[0]
+        counts = cache.get(_key(spec, "heldout", train_part, held), lambda: tuple(replay(held_tok, piece_counts(held_tok, held))))
+        heldout_curve = tuple((k, counts[k]) for k in curve_points(held_tok.num_merges, points))
+        tick(f"{name}: encoding")
+        used, lengths = cache.get(_key(spec, "encode", text), lambda: _encoded(tok, text))
+        vocab = used if pretrained else frozenset(merged_tokens(tok))
+        runs[name] = CorpusRun(name, tok, train_curve, heldout_curve, len(held.encode("utf-8", "surrogatepass")),
+                               len(text.encode("utf-8", "surrogatepass")), vocab, lengths)
+
+    cross: dict[tuple[str, str], Evaluation] = {}
+    for a in names:
+        for b in names:
+            tick(f"encoding {b} with the tokenizer of {a}")
+            if pretrained and a != b:
+                continue  # one tokenizer: the matrix is its diagonal
+            tok = runs[a].tokenizer
+            cross[a, b] = cache.get(_key(spec, "cross", corpora[a], corpora[b]), lambda: evaluate(tok, corpora[b]))
+    unit = (pretrained[1] if pretrained else runs[names[0]].tokenizer).config.unit if names else "char"
+    overlaps = tuple(overlap(a, set(runs[a].tokens), b, set(runs[b].tokens), unit=unit)
+                     for i, a in enumerate(names) for b in names[i + 1:])
+    report("done", 1.0)
+    return Comparison(names, runs, cross, overlaps, pretrained[0] if pretrained else None)

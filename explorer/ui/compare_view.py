@@ -1,0 +1,338 @@
+"""The Compare page's panels: choose corpora and a configuration, then curves, the
+cross-evaluation matrix, vocabulary overlap, token lengths, fertility and parity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ..compare import Comparison, LanguageRow, Memo, compare_corpora, language_rows
+from ..config import PRESETS, corpus_config
+from ..errors import ExplorerError
+from ..pretrained import PRETRAINED
+from ..tokenizer import Tokenizer
+from . import data, render, state
+
+__all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
+           "languages_panel", "METRICS"]
+
+MIN_CORPORA, MAX_CORPORA = 2, 6
+REFERENCE = "udhr_en.txt"
+_DEFAULT = ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
+_PASTED = "pasted text (Corpus page)"
+_UPLOAD = "uploaded: "
+_REQUEST = "compare_request"
+_LANGUAGES = {"en": "English", "ar": "Arabic", "el": "Greek", "hi": "Hindi", "ja": "Japanese", "ko": "Korean",
+              "ru": "Russian", "zh_hans": "Chinese (simplified)"}
+
+METRICS = r"""
+- **Bytes per token** $= \dfrac{\text{UTF-8 bytes of the text}}{\text{tokens}}$ and **characters per token**
+  $= \dfrac{\text{characters}}{\text{tokens}}$: how much text one token carries (higher is better compression).
+- **Fertility** (Rust et al. 2021) $= \dfrac{\text{tokens}}{\text{words}}$, words split at whitespace: how many
+  pieces an average word is cut into (1 is a whole word per token). Chinese and Japanese do not put spaces
+  between words, so their "words" are whole phrases and their fertility is not comparable with the others'.
+- **Parity** (Petrov et al. 2023) $= \dfrac{\text{tokens of the text in language } L}{\text{tokens of the same
+  text in English}}$, with one tokenizer, on parallel texts (the UDHR translations): 2.0 means a speaker of $L$
+  pays twice the tokens, twice the context and twice the price for the same content.
+- **Cross-evaluation**: train on corpus A, encode corpus B; the cell is bytes(B) / tokens of B under A's tokenizer.
+- **Jaccard overlap** $= \dfrac{|V_A \cap V_B|}{|V_A \cup V_B|}$ of the tokens the merges made (with one pretrained
+  tokenizer, of the merged tokens each corpus uses).
+- **Held-out curve**: a tokenizer trained on the first 90% of a corpus, replayed merge by merge on the last 10%.
+"""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked to compare: corpus labels and one configuration."""
+
+    corpora: tuple[str, ...]
+    preset: str | None  # train this preset on each corpus...
+    merges: int
+    pretrained: str | None  # ...or use this bundled tokenizer for all
+
+
+@st.cache_resource(show_spinner=False)
+def _memo() -> Memo:
+    """Per-corpus results shared by every session of this server (trained tokenizers, curves)."""
+    return Memo(max_entries=256)
+
+
+def _sources() -> dict[str, str]:
+    """Every text the page can compare: label -> text (samples, the session's uploads and
+    pasted text)."""
+    choice = state.corpus_choice()
+    out = {name: "" for name in data.sample_names()}
+    for name, _ in choice.uploads:
+        out[_UPLOAD + name] = ""
+    if choice.pasted.strip():
+        out[_PASTED] = ""
+    return out
+
+
+def _text(label: str) -> str:
+    if label == _PASTED:
+        return state.corpus_choice().pasted
+    if label.startswith(_UPLOAD):
+        return dict(state.corpus_choice().uploads).get(label[len(_UPLOAD):], "")
+    return data.sample_text(label)
+
+
+def _submit() -> None:
+    corpora = tuple(st.session_state["w_cmp_corpora"])
+    mode = st.session_state["w_cmp_mode"]
+    st.session_state[_REQUEST] = Request(
+        corpora, st.session_state["w_cmp_preset"] if mode == "train" else None, int(st.session_state["w_cmp_merges"]),
+        st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None)
+
+
+def request_form() -> Request | None:
+    """The corpora and configuration controls; the last submitted request (kept across reruns
+    and page switches), or None before the first."""
+    sources = _sources()
+    state.widget_default("w_cmp_corpora", [c for c in _DEFAULT if c in sources])
+    state.widget_default("w_cmp_mode", "train")
+    state.widget_default("w_cmp_preset", "gpt2")
+    state.widget_default("w_cmp_merges", 1000)
+    state.widget_default("w_cmp_pretrained", "cl100k_base")
+    st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
+    with st.form("w_cmp_form", border=True):
+        st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA}; uploads and pasted text come from the Corpus page)",
+                       list(sources), key="w_cmp_corpora", max_selections=MAX_CORPORA)
+        c1, c2, c3 = st.columns([2, 2, 1])
+        c1.radio("Configuration", ["train", "pretrained"], key="w_cmp_mode", horizontal=True,
+                 format_func={"train": "train a preset on each corpus", "pretrained": "one pretrained tokenizer"}.get)
+        c2.selectbox("Preset (when training)", list(PRESETS), key="w_cmp_preset")
+        c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
+        c2.selectbox("Pretrained tokenizer", list(PRETRAINED), key="w_cmp_pretrained",
+                     format_func=lambda k: f"{k} — {PRETRAINED[k].description}")
+        st.form_submit_button("Compare", type="primary", on_click=_submit)
+    return st.session_state.get(_REQUEST)
+
+
+def run(request: Request) -> Comparison | None:
+    """The comparison, with a progress bar while it is computed (per-corpus results come from
+    the server's shared memo when another comparison or session already made them)."""
+    if not MIN_CORPORA <= len(request.corpora) <= MAX_CORPORA:
+        st.warning(f"Choose {MIN_CORPORA} to {MAX_CORPORA} corpora, then press Compare.")
+        return None
+    corpora = {label: _text(label) for label in request.corpora}
+    empty = [label for label, text in corpora.items() if not text.strip()]
+    if empty:
+        st.error("Nothing to compare in: " + render.md_text(", ".join(empty)) + ". Choose other corpora.")
+        return None
+    bar = st.progress(0.0, text="Comparing…")
+    try:
+        if request.pretrained:
+            result = compare_corpora(corpora, pretrained=(request.pretrained, data.pretrained(request.pretrained)),
+                                     progress=lambda what, frac: bar.progress(frac, text=render.md_text(what)), memo=_memo())
+        else:
+            config = corpus_config(request.preset, merges=request.merges)
+            result = compare_corpora(corpora, config=config, encoding=PRESETS[request.preset].encoding,
+                                     progress=lambda what, frac: bar.progress(frac, text=render.md_text(what)), memo=_memo())
+    except ExplorerError as err:
+        bar.empty()
+        st.error(render.md_text(str(err)))
+        return None
+    bar.empty()
+    return result
+
+
+def _describe(request: Request) -> str:
+    if request.pretrained:
+        return f"one tokenizer for all: {request.pretrained}"
+    return f"{request.preset} trained on each corpus, {request.merges:,} merges at most"
+
+
+# ---- panels ------------------------------------------------------------------------------
+def curves_frame(result: Comparison) -> pd.DataFrame:
+    """Long form: corpus, curve (train / held-out), merges, bytes per token."""
+    rows = []
+    for name, run in result.runs.items():
+        label = "as of merge k" if result.pretrained else "while training"
+        for k, tokens in run.train_curve:
+            rows.append((name, label, k, run.corpus_bytes / max(tokens, 1)))
+        for k, tokens in run.heldout_curve:
+            rows.append((name, "held-out 10%", k, run.heldout_bytes / max(tokens, 1)))
+    return pd.DataFrame(rows, columns=["corpus", "curve", "merges", "bytes per token"])
+
+
+def curves_panel(result: Comparison, request: Request) -> None:
+    st.subheader("Compression curves")
+    st.caption(render.md_text(_describe(request)) + ". Solid: the whole corpus; dashed: its last 10%, "
+               + ("which this tokenizer never needed to see." if result.pretrained else
+                  "encoded by a tokenizer trained on the first 90% (replayed merge by merge)."))
+    df = curves_frame(result)
+    chart = (
+        alt.Chart(df, title="Bytes per token after k merges")
+        .mark_line(strokeWidth=2.5)
+        .encode(
+            x=alt.X("merges:Q", title="merges", axis=alt.Axis(format=",d", tickMinStep=1)),
+            y=alt.Y("bytes per token:Q", scale=alt.Scale(zero=False)),
+            color=alt.Color("corpus:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
+            strokeDash=alt.StrokeDash("curve:N", legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=["corpus", "curve", alt.Tooltip("merges:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
+        )
+        .properties(height=340)
+    )
+    st.altair_chart(chart, width="stretch")
+
+
+def cross_frame(result: Comparison) -> pd.DataFrame:
+    rows = [
+        {"trained on": a, "encoded": b, "bytes per token": e.bytes_per_token, "tokens per word": e.tokens_per_word,
+         "tokens": e.tokens, "unk": e.unk}
+        for (a, b), e in result.cross.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str) -> alt.LayerChart:
+    base = alt.Chart(df).encode(
+        x=alt.X("encoded:N", title="encoded corpus", sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
+        y=alt.Y("trained on:N", title="tokenizer trained on", sort=None, axis=alt.Axis(labelLimit=160)),
+    )
+    cells = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), legend=None),
+                                    tooltip=["trained on", "encoded", alt.Tooltip(f"{value}:Q", format=fmt)])
+    text = base.mark_text(fontSize=15, fontWeight="bold").encode(text=alt.Text(f"{value}:Q", format=fmt))
+    return (cells + text).properties(title=value)
+
+
+def cross_panel(result: Comparison) -> None:
+    st.subheader("Cross-evaluation")
+    if result.pretrained:
+        st.caption("One tokenizer for every corpus: one row per corpus (train a preset to see A on B).")
+    else:
+        st.caption("Row A, column B: corpus B encoded with the tokenizer trained on A. The diagonal is each corpus "
+                   "under its own tokenizer; off the diagonal, how well a vocabulary travels.")
+    df = cross_frame(result)
+    height = 110 + 48 * df["trained on"].nunique()  # room for the rows and the slanted corpus names
+    c1, c2 = st.columns(2)
+    c1.altair_chart(_heatmap(df, "bytes per token", ".2f", "greens"), width="stretch", height=height)
+    c2.altair_chart(_heatmap(df, "tokens per word", ".2f", "oranges"), width="stretch", height=height)
+
+
+def overlap_frame(result: Comparison) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"A": o.a, "B": o.b, "Jaccard": o.jaccard, "shared": o.shared, "only A": o.only_a, "only B": o.only_b}
+        for o in result.overlaps
+    ])
+
+
+def _token_chips(tok: Tokenizer, tokens: tuple[str, ...]) -> str:
+    ids = [i for i in (tok.token_to_id(t) for t in tokens) if i is not None]
+    return render.encoded_chips(tok, ids) if ids else '<div class="bpe-row">—</div>'
+
+
+def overlap_panel(result: Comparison) -> None:
+    st.subheader("Vocabulary overlap")
+    what = "merged tokens each corpus uses" if result.pretrained else "merged tokens of each corpus's tokenizer"
+    st.caption(f"Pairs of corpora: Jaccard, shared and unique {what}. Pick a pair to see its longest tokens.")
+    if not result.overlaps:
+        return
+    st.dataframe(overlap_frame(result), hide_index=True, width="stretch",
+                 column_config={"Jaccard": st.column_config.NumberColumn(format="%.3f")})
+    labels = [f"{o.a}  ↔  {o.b}" for o in result.overlaps]
+    pick = st.selectbox("Pair", range(len(labels)), format_func=labels.__getitem__, key="w_cmp_pair")
+    o = result.overlaps[min(pick or 0, len(labels) - 1)]
+    tok_a, tok_b = result.runs[o.a].tokenizer, result.runs[o.b].tokenizer
+    c1, c2, c3 = st.columns(3)
+    c1.caption("Longest only in " + render.md_text(o.a))
+    c1.html(_token_chips(tok_a, o.longest_only_a))
+    c2.caption("Longest shared")
+    c2.html(_token_chips(tok_a, o.longest_shared))
+    c3.caption("Longest only in " + render.md_text(o.b))
+    c3.html(_token_chips(tok_b, o.longest_only_b))
+
+
+def lengths_frame(result: Comparison) -> pd.DataFrame:
+    rows = []
+    for name, run in result.runs.items():
+        total = sum(run.lengths.values()) or 1
+        for size, n in sorted(run.lengths.items()):
+            rows.append((name, size, n, n / total))
+    return pd.DataFrame(rows, columns=["corpus", "length", "tokens", "share"])
+
+
+def lengths_panel(result: Comparison) -> None:
+    st.subheader("Token lengths")
+    unit = next(iter(result.runs.values())).tokenizer.config.unit
+    st.caption(f"How the tokens each corpus is cut into are spread over lengths (in {unit}s); share of the "
+               "corpus's tokens, so corpora of any size compare.")
+    df = lengths_frame(result)
+    df = df[df["length"] <= 24]
+    chart = (
+        alt.Chart(df, title=f"Token length ({unit}s)")
+        .mark_bar()
+        .encode(
+            x=alt.X("length:O", title=f"length ({unit}s)", axis=alt.Axis(labelAngle=0)),
+            xOffset="corpus:N",
+            y=alt.Y("share:Q", title="share of tokens", axis=alt.Axis(format="%")),
+            color=alt.Color("corpus:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
+            tooltip=["corpus", "length", alt.Tooltip("tokens:Q", format=","), alt.Tooltip("share:Q", format=".1%")],
+        )
+        .properties(height=300)
+    )
+    st.altair_chart(chart, width="stretch")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _language_rows(trained_key: str | None, _trained: Tokenizer | None) -> list[LanguageRow]:
+    tokenizers: dict[str, Tokenizer] = {}
+    if _trained is not None:
+        tokenizers["trained here"] = _trained
+    for name in PRETRAINED:
+        tokenizers[name] = data.pretrained(name)
+    texts = {_language(n): data.sample_text(n) for n in data.sample_names() if n.startswith("udhr_")}
+    return language_rows(tokenizers, texts, reference=_language(REFERENCE))
+
+
+def _language(sample: str) -> str:
+    code = sample.removeprefix("udhr_").removesuffix(".txt")
+    return _LANGUAGES.get(code, code)
+
+
+def languages_frame(rows: list[LanguageRow]) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"language": r.language, "tokenizer": r.tokenizer, "tokens": r.evaluation.tokens, "words": r.evaluation.words,
+         "fertility": r.fertility, "parity": r.parity, "bytes per token": r.evaluation.bytes_per_token}
+        for r in rows
+    ])
+
+
+def languages_panel(result: Comparison, request: Request) -> None:
+    st.subheader("Fertility and parity across languages")
+    trained = None
+    if not result.pretrained:
+        # the English corpus's tokenizer when English is compared, else the first corpus's
+        name = REFERENCE if REFERENCE in result.runs else result.names[0]
+        trained = result.runs[name].tokenizer
+        st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts), under "
+                   + render.md_text(f"the {request.preset} tokenizer trained on {name}")
+                   + " and the three production tokenizers. Parity is against English with the same tokenizer.")
+    else:
+        st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts) under the three "
+                   "production tokenizers. Parity is against English with the same tokenizer.")
+    key = None if trained is None else str(hash((trained.config, trained.alphabet, trained.merges)))
+    df = languages_frame(_language_rows(key, trained))
+    chart = (
+        alt.Chart(df, title="Parity: tokens for the same text, relative to English")
+        .mark_bar()
+        .encode(
+            y=alt.Y("language:N", sort=None, title=None),
+            yOffset="tokenizer:N",
+            x=alt.X("parity:Q", title="tokens / tokens in English"),
+            color=alt.Color("tokenizer:N", legend=alt.Legend(orient="bottom", title=None)),
+            tooltip=["language", "tokenizer", alt.Tooltip("parity:Q", format=".2f"), alt.Tooltip("fertility:Q", format=".2f"),
+                     alt.Tooltip("tokens:Q", format=",")],
+        )
+        .properties(height=40 * df["language"].nunique() + 40)
+    )
+    rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="#475569", strokeDash=[4, 3]).encode(x="x:Q")
+    st.altair_chart(chart + rule, width="stretch")
+    wide = df.pivot(index="language", columns="tokenizer", values=["fertility", "parity"])
+    wide.columns = [f"{metric} · {tok}" for metric, tok in wide.columns]
+    st.dataframe(wide.reset_index(), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in wide.columns})

@@ -1,0 +1,27 @@
+"""Compare: corpora and languages side by side under one tokenizer configuration."""
+
+import streamlit as st
+
+from explorer.ui import compare_view as view
+from explorer.ui import nav, state
+
+nav.enter_page()
+state.keep_widget_state()
+
+st.title("Compare corpora and languages")
+st.write("Train one configuration on each corpus (or take a production tokenizer) and compare compression, "
+         "how well each vocabulary travels, what the vocabularies share, and what each language pays in tokens.")
+request = view.request_form()
+if request is None:
+    st.info("Choose two to six corpora and a configuration, then press **Compare**.")
+    st.stop()
+result = view.run(request)
+if result is None:
+    st.stop()
+view.curves_panel(result, request)
+view.cross_panel(result)
+view.overlap_panel(result)
+view.lengths_panel(result)
+view.languages_panel(result, request)
+with st.expander("What the numbers mean"):
+    st.markdown(view.METRICS)
