@@ -45,6 +45,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   the bundled GPT-2, cl100k_base and o200k_base tables against tiktoken's own `Encoding` of the
   same files, on this corpus and on the UDHR translations plus the mixed emoji/multilingual
   sample (non-Latin text).
+- `bench/compare.py`: the held-out compression curve of a 5,000-merge tokenizer (trained on
+  Frankenstein) replayed on this corpus in one pass, against encoding it at 50 truncation
+  points, checking the counts agree; and the Compare page's full comparison of 4 corpora, cold
+  and warm, trained and with cl100k_base.
 
 Run from the repository root:
 
@@ -52,6 +56,7 @@ Run from the repository root:
 python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
 python bench/encode.py --write
 python bench/ui_latency.py --write   # needs Debian's chromium
+python bench/compare.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,3 +29,16 @@ def sample():
 def unescaped(markdown: str) -> str:
     """Markdown with its backslash escapes undone: the text a reader sees."""
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def chart_data(at, title: str):
+    """The data of the Vega-Lite chart (Altair's too) titled ``title`` on an AppTest page, as a
+    DataFrame: the largest of its datasets (the others are a rule's one row)."""
+    for el in at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart"):
+        spec = json.loads(el.proto.spec)
+        titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
+        if title in titles:
+            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
+            frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
+            return max(frames, key=len)
+    raise AssertionError(f"no chart titled {title!r}")

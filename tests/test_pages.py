@@ -7,11 +7,10 @@ import json
 import re
 
 import pandas as pd
-import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample, unescaped
+from conftest import ROOT, chart_data, read_sample, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -71,18 +70,6 @@ def pair_table(at: AppTest) -> pd.DataFrame:
                      "merged": html.unescape(_CHIP.findall(merged)[0]), "count": int(count.replace(",", "")),
                      "status": status_, "row_class": attrs.strip()})
     return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "count", "status", "row_class"])
-
-
-def chart_data(at: AppTest, title: str):
-    for el in at.get("vega_lite_chart"):
-        spec = json.loads(el.proto.spec)
-        titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
-        if title in titles:
-            # the line's data: the largest of the layers' datasets (the others are a rule's one row)
-            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
-            frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
-            return max(frames, key=len)
-    raise AssertionError(f"no chart titled {title!r}")
 
 
 def segmented_words(at: AppTest) -> dict[str, list[str]]:

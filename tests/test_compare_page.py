@@ -1,0 +1,172 @@
+"""The Compare page with AppTest: every number it shows is recomputed here from scratch (the
+engine's trainer and encoder run directly, tiktoken for the production tokenizers)."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, chart_data, read_sample, unescaped
+from explorer import PRESETS, Trainer, corpus_config
+from explorer.compare import heldout_split
+from explorer.pipeline import count_words
+from explorer.ui.state import CorpusChoice
+from test_pretrained import oracle  # noqa: F401  (the tiktoken oracle fixture)
+
+APP = str(ROOT / "app.py")
+TIMEOUT = 180
+SUBMIT = "FormSubmitter:w_cmp_form-Compare"
+THREE = ["udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"]
+
+
+def compare_page(*, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", choice=None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if choice is not None:
+        at.session_state["corpus_choice"] = choice
+    at.run()
+    at.switch_page("pages/4_Compare.py").run()
+    assert not at.exception
+    if corpora is not None:
+        at.multiselect(key="w_cmp_corpora").set_value(corpora)
+    at.radio(key="w_cmp_mode").set_value(mode)
+    at.selectbox(key="w_cmp_preset").set_value(preset)
+    at.number_input(key="w_cmp_merges").set_value(merges)
+    at.selectbox(key="w_cmp_pretrained").set_value(pretrained)
+    at.button(key=SUBMIT).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def three():
+    """The default comparison: UDHR English, Hindi and Korean, gpt2 preset, 1,000 merges."""
+    return compare_page(corpora=THREE)
+
+
+def trained(text: str, preset: str = "gpt2", merges: int = 1000) -> Trainer:
+    config = corpus_config(preset, merges=merges)
+    return Trainer(count_words((text,), config), config, encoding=PRESETS[preset].encoding).run()
+
+
+def cross_cells(at: AppTest):
+    """The cross-evaluation heatmap's data, one row per cell (column names with underscores)."""
+    return chart_data(at, "bytes per token").rename(columns=lambda c: c.replace(" ", "_"))
+
+
+def frame(at: AppTest, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def test_three_corpora_show_every_panel_and_no_error(three):
+    assert [s.value for s in three.subheader] == [
+        "Compression curves", "Cross-evaluation", "Vocabulary overlap", "Token lengths", "Fertility and parity across languages"]
+    assert not three.error and not three.warning
+    assert set(chart_data(three, "Bytes per token after k merges")["corpus"]) == set(THREE)
+    metrics = next(m.value for m in three.markdown if "Fertility" in m.value)
+    assert "Parity" in metrics and "Jaccard" in metrics and "dfrac" in metrics  # each metric with its formula
+
+
+def test_cross_evaluation_cell_is_bytes_of_b_over_tokens_under_the_tokenizer_trained_on_a(three):
+    cells = cross_cells(three)
+    assert len(cells) == 9
+    toks = {name: trained(read_sample(name)).tokenizer() for name in THREE}
+    for row in cells.itertuples(index=False):
+        text = read_sample(row.encoded)
+        tokens = len(toks[row.trained_on].encode(text))
+        assert row.tokens == tokens
+        assert row.bytes_per_token == pytest.approx(len(text.encode("utf-8")) / tokens)
+        assert row.tokens_per_word == pytest.approx(tokens / len(text.split()))
+    # an English byte-level vocabulary carries Hindi at about one byte per token
+    hi_under_en = cells[(cells.trained_on == "udhr_en.txt") & (cells.encoded == "udhr_hi.txt")].bytes_per_token.item()
+    assert hi_under_en < 1.1
+
+
+def test_curves_end_where_training_and_the_held_out_encoding_end(three):
+    curves = chart_data(three, "Bytes per token after k merges")
+    for name in THREE:
+        text = read_sample(name)
+        whole = curves[(curves.corpus == name) & (curves.curve == "while training")]
+        trainer = trained(text)
+        assert whole.merges.iloc[-1] == len(trainer.records)
+        assert whole["bytes per token"].iloc[-1] == pytest.approx(len(text.encode()) / trainer.tokens)
+        train_part, held = heldout_split(text)
+        assert train_part + held == text and 0.05 < len(held) / len(text) < 0.15
+        held_tok = trained(train_part).tokenizer()
+        held_curve = curves[(curves.corpus == name) & (curves.curve == "held-out 10%")]
+        assert held_curve.merges.iloc[-1] == held_tok.num_merges
+        assert held_curve["bytes per token"].iloc[-1] == pytest.approx(len(held.encode()) / len(held_tok.encode(held)))
+        k = int(held_curve.merges.iloc[len(held_curve) // 2])  # a point inside the curve: the tokenizer truncated
+        at_k = held_curve[held_curve.merges == k]["bytes per token"].item()
+        assert at_k == pytest.approx(len(held.encode()) / len(held_tok.truncate(k).encode(held)))
+
+
+def test_overlap_counts_are_set_arithmetic_on_each_trainers_merged_tokens(three):
+    table = frame(three, "Jaccard")
+    made = {name: {r.token for r in trained(read_sample(name)).records} for name in THREE}
+    assert len(table) == 3
+    for row in table.to_dict("records"):
+        a, b = made[row["A"]], made[row["B"]]
+        assert (row["shared"], row["only A"], row["only B"]) == (len(a & b), len(a - b), len(b - a))
+        assert row["Jaccard"] == pytest.approx(len(a & b) / len(a | b))
+
+
+def test_fertility_and_parity_of_the_production_tokenizers_are_tiktokens_counts(three, oracle):  # noqa: F811
+    table = frame(three, "parity · cl100k_base").set_index("language")
+    texts = {"English": read_sample("udhr_en.txt"), "Hindi": read_sample("udhr_hi.txt"), "Korean": read_sample("udhr_ko.txt"),
+             "Russian": read_sample("udhr_ru.txt")}
+    for name in ("gpt2", "cl100k_base", "o200k_base"):
+        enc = oracle(name).enc
+        english = len(enc.encode_ordinary(texts["English"]))
+        for language, text in texts.items():
+            tokens = len(enc.encode_ordinary(text))
+            assert table.loc[language, f"parity · {name}"] == pytest.approx(tokens / english)
+            assert table.loc[language, f"fertility · {name}"] == pytest.approx(tokens / len(text.split()))
+    # the point of the table: an English-heavy tokenizer costs Hindi speakers several times more
+    assert table.loc["Hindi", "parity · gpt2"] > 3 > table.loc["Hindi", "parity · o200k_base"]
+    # the tokenizer trained here: on the English corpus, with the preset chosen
+    en = trained(texts["English"]).tokenizer()
+    hi = len(en.encode(texts["Hindi"])) / len(en.encode(texts["English"]))
+    assert table.loc["Hindi", "parity · trained here"] == pytest.approx(hi)
+
+
+def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts(oracle):  # noqa: F811
+    at = compare_page(corpora=["udhr_en.txt", "udhr_ru.txt"], mode="pretrained", pretrained="o200k_base")
+    cells = cross_cells(at)
+    enc = oracle("o200k_base").enc
+    assert sorted(zip(cells.trained_on, cells.encoded)) == [("udhr_en.txt", "udhr_en.txt"), ("udhr_ru.txt", "udhr_ru.txt")]
+    for row in cells.itertuples(index=False):
+        assert row.tokens == len(enc.encode_ordinary(read_sample(row.encoded)))
+    curves = chart_data(at, "Bytes per token after k merges")
+    assert set(curves.curve) == {"as of merge k", "held-out 10%"}
+    assert curves.merges.max() == 199_742  # o200k_base: 199,998 ranked tokens less the 256 single bytes
+    assert "trained here" not in " ".join(frame(at, "language").columns)
+
+
+def test_uploads_and_pasted_text_are_compared_and_their_names_shown_as_text():
+    name = "**notes** $x$ [l](javascript:x).txt"
+    choice = CorpusChoice(samples=(), uploads=((name, "a tiny <b>upload</b> text, a tiny text, tiny " * 30),),
+                          pasted="pasted words, pasted words again " * 30)
+    at = compare_page(corpora=["uploaded: " + name, "pasted text (Corpus page)"], preset="sennrich", merges=50, choice=choice)
+    assert not at.error
+    captions = [c.value for c in at.caption]
+    shown = [unescaped(c) for c in captions if "notes" in c]
+    assert shown and all(f"only in uploaded: {name}" in s for s in shown if s.startswith("Longest only in uploaded"))
+    assert not any("**notes**" in c for c in captions)  # escaped, never bold
+    assert all("<b>" not in h.proto.body for h in at.get("html"))
+
+
+@pytest.mark.parametrize("corpora", [["udhr_en.txt"], []])
+def test_fewer_than_two_corpora_get_a_message_not_a_traceback(corpora):
+    at = compare_page(corpora=corpora)
+    assert not at.exception
+    assert [w.value for w in at.warning] == ["Choose 2 to 6 corpora, then press Compare."]
+    assert not at.subheader
+
+
+def test_results_stay_after_a_page_switch(three):
+    at = compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], merges=200)
+    at.switch_page("pages/2_Train.py").run()
+    at.switch_page("pages/4_Compare.py").run()
+    assert not at.exception
+    assert at.multiselect(key="w_cmp_corpora").value == ["udhr_en.txt", "udhr_ko.txt"]
+    assert set(chart_data(at, "bytes per token").encoded) == {"udhr_en.txt", "udhr_ko.txt"}
