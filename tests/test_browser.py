@@ -344,3 +344,20 @@ def test_autoplay_pauses_on_a_page_switch_and_resumes_on_return(page):
     assert later >= first + 2  # still playing at "normal (1 s)"
     page.get_by_role("button", name="Pause").click()
     wait_idle(page)
+
+
+def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
+    nav(page, "Compare")
+    chosen = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
+    assert all(name in chosen for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"))
+    page.get_by_role("button", name="Compare", exact=True).click()
+    page.get_by_text("Fertility and parity across languages").wait_for(timeout=180_000)
+    wait_idle(page, timeout=180)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    charts = page.locator('[data-testid="stVegaLiteChart"]')
+    assert charts.count() == 5  # curves, two heatmaps, token lengths, parity
+    for i in range(charts.count()):
+        charts.nth(i).locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
+    assert page.get_by_text("Longest only in udhr_en.txt").is_visible()
+    assert page.locator(".bpe-chip").count() >= 10
+    full_screenshot(page, ARTIFACTS / "14_compare_en_hi_ko.png")

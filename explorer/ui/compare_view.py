@@ -172,7 +172,9 @@ def curves_panel(result: Comparison, request: Request) -> None:
             x=alt.X("merges:Q", title="merges", axis=alt.Axis(format=",d", tickMinStep=1)),
             y=alt.Y("bytes per token:Q", scale=alt.Scale(zero=False)),
             color=alt.Color("corpus:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
-            strokeDash=alt.StrokeDash("curve:N", legend=alt.Legend(orient="bottom", title=None)),
+            strokeDash=alt.StrokeDash("curve:N", legend=alt.Legend(orient="bottom", title=None), scale=alt.Scale(
+                domain=["as of merge k" if result.pretrained else "while training", "held-out 10%"],
+                range=[[1, 0], [6, 4]])),
             tooltip=["corpus", "curve", alt.Tooltip("merges:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
         )
         .properties(height=340)
