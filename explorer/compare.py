@@ -237,10 +237,17 @@ class Memo:
             return value
 
 
-def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
+def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions, points: int) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
+    """The tokenizer trained on a text and its training curve at about ``points`` merge counts."""
     trainer = Trainer(count_words((text,), config), config, top_k=0, encoding=encoding).run()
     curve = [(0, trainer.initial_tokens)] + [(r.step, r.tokens_after) for r in trainer.records]
-    return trainer.tokenizer(), tuple(curve)
+    return trainer.tokenizer(), _thin(curve, points)
+
+
+def _replayed(tok: Tokenizer, text: str, points: int) -> tuple[tuple[int, int], ...]:
+    """(merges, tokens) of a text under the tokenizer truncated at about ``points`` merge counts."""
+    counts = replay(tok, piece_counts(tok, text))
+    return tuple((k, counts[k]) for k in curve_points(tok.num_merges, points))
 
 
 def _encoded(tok: Tokenizer, text: str) -> tuple[frozenset[str], Counter[int]]:
@@ -289,20 +296,18 @@ def compare_corpora(
         text = corpora[name]
         train_part, held = heldout_split(text)
         tick(f"{name}: training" if config else f"{name}: encoding")
+        # the memo keeps curves at the points drawn, not every merge's count (o200k: 200,000)
         if pretrained:
             tok = pretrained[1]
-            full = cache.get(_key(spec, "replay", text), lambda: tuple(replay(tok, piece_counts(tok, text))))
-            train_curve = tuple((k, full[k]) for k in curve_points(tok.num_merges, points))
+            train_curve = cache.get(_key(spec, "replay", points, text), lambda: _replayed(tok, text, points))
         else:
-            tok, whole_curve = cache.get(_key(spec, "train", text), lambda: _trained(text, config, encoding))
-            train_curve = _thin(whole_curve, points)
+            tok, train_curve = cache.get(_key(spec, "train", points, text), lambda: _trained(text, config, encoding, points))
         tick(f"{name}: held-out curve")
         if pretrained:
             held_tok = tok
         else:
-            held_tok = cache.get(_key(spec, "train", train_part), lambda: _trained(train_part, config, encoding))[0]
-        counts = cache.get(_key(spec, "heldout", train_part, held), lambda: tuple(replay(held_tok, piece_counts(held_tok, held))))
-        heldout_curve = tuple((k, counts[k]) for k in curve_points(held_tok.num_merges, points))
+            held_tok = cache.get(_key(spec, "train", points, train_part), lambda: _trained(train_part, config, encoding, points))[0]
+        heldout_curve = cache.get(_key(spec, "heldout", points, train_part, held), lambda: _replayed(held_tok, held, points))
         tick(f"{name}: encoding")
         used, lengths = cache.get(_key(spec, "encode", text), lambda: _encoded(tok, text))
         vocab = used if pretrained else frozenset(merged_tokens(tok))
