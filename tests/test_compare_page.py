@@ -170,3 +170,16 @@ def test_results_stay_after_a_page_switch(three):
     assert not at.exception
     assert at.multiselect(key="w_cmp_corpora").value == ["udhr_en.txt", "udhr_ko.txt"]
     assert set(chart_data(at, "bytes per token").encoded) == {"udhr_en.txt", "udhr_ko.txt"}
+
+
+def test_token_length_shares_are_the_corpus_encoded_by_its_own_tokenizer(three):
+    bars = chart_data(three, "Token length (bytes)")
+    for name in THREE:
+        text = read_sample(name)
+        tok = trained(text).tokenizer()
+        sizes = [len(tok.token_bytes(i)) for i in tok.encode(text)]
+        shown = bars[bars.corpus == name].set_index("length")
+        for size in set(sizes):
+            if size <= 24:  # the chart stops at 24 bytes
+                assert shown.loc[size, "tokens"] == sizes.count(size)
+                assert shown.loc[size, "share"] == pytest.approx(sizes.count(size) / len(sizes))
