@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
 from .config import PRESETS, TIE_BREAKS, make_config
-from .corpora import read_text_file
+from .corpora import read_text_file, require_text
 from .errors import ExplorerError
 from .evaluate import curve, evaluate
 from .formats import write_trace
@@ -126,11 +128,27 @@ class _Progress:
         self.stream.flush()
 
 
+def _writable_folder(path: str) -> Path:
+    """The output folder, made now: a bad --out is reported before training, not after."""
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise ExplorerError(f"--out {path}: a file of that name exists (give a folder)") from None
+    except OSError as e:
+        raise ExplorerError(f"--out {path}: cannot create the folder ({e.strerror or e})") from None
+    if not os.access(folder, os.W_OK):
+        raise ExplorerError(f"--out {path}: the folder is not writable")
+    return folder
+
+
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     config = make_config(args.preset, **_overrides(args))
     texts = [read_text_file(f) for f in args.files]
+    require_text(texts)
+    _writable_folder(args.out)
     trainer = Trainer.from_texts(texts, config, encoding=PRESETS[args.preset].encoding,
-                                 **({} if args.top_k is None else {"top_k": args.top_k}))
+                                 **({} if args.top_k is None else {"top_k": args.top_k})).require_room()
     bar = _Progress(trainer.planned_merges, err)
     bar.update(0)
     for record in trainer:

@@ -91,6 +91,9 @@ class TrainerConfig:
                 raise ConfigError(f"unknown {name.replace('_', ' ')} {value!r}; choose one of {', '.join(allowed)}")
         if self.pretokenizer == "regex":
             compile_pattern(self.pattern or "")
+        elif self.pattern is not None:
+            raise ConfigError(f"a custom regex is used only by the 'regex' pre-tokenizer, not by {self.pretokenizer!r} "
+                              "(CLI: add --pretokenizer regex)")
         if self.unit == "byte" and self.marker != "none":
             raise ConfigError(
                 "word markers are for character-level BPE; byte-level BPE keeps the space inside the "

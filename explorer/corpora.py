@@ -23,10 +23,32 @@ __all__ = [
     "list_samples",
     "read_sample",
     "read_text_file",
+    "require_text",
+    "mib",
+    "too_big",
 ]
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_corpora"
-MAX_CORPUS_BYTES = 20 * 1024 * 1024
+MAX_CORPUS_BYTES = 20 * 1024 * 1024  # the same in the app (uploads, pasted text) and the CLI
+
+
+def mib(n: int) -> str:
+    """A size in MiB, the one unit every size message uses (Streamlit's upload limit is in MiB).
+
+    >>> mib(MAX_CORPUS_BYTES), mib(22_960_000)
+    ('20.0 MiB', '21.9 MiB')
+    """
+    return f"{n / 2**20:.1f} MiB"
+
+
+def too_big(what: str, size: int, limit: int = MAX_CORPUS_BYTES) -> CorpusError:
+    return CorpusError(f"{what} is {mib(size)}; the limit is {mib(limit)}")
+
+
+def require_text(texts) -> None:
+    """Refuse a corpus with nothing to train on: no text, or only whitespace."""
+    if not any(t.strip() for t in texts):
+        raise CorpusError("the corpus is empty (or only whitespace): there is nothing to train on")
 
 DECODINGS: dict[str, str] = {
     "utf-8": "UTF-8, refuse undecodable bytes",
@@ -62,26 +84,29 @@ def decode_bytes(data: bytes, *, encoding: str = "utf-8", limit: int = MAX_CORPU
     DecodedText(text='caf� ok', encoding='utf-8-replace', replaced=1)
     """
     if len(data) > limit:
-        raise CorpusError(f"the text is {len(data) / 1e6:.1f} MB; the limit is {limit / 1e6:.0f} MB")
+        raise too_big("the text", len(data), limit)
     if encoding not in DECODINGS:
         raise CorpusError(f"unknown decoding {encoding!r}; choose one of {', '.join(DECODINGS)}")
     if data.startswith(codecs.BOM_UTF8) and encoding.startswith("utf-8"):
         data = data[len(codecs.BOM_UTF8) :]
+    replaced = 0
     if encoding == "utf-8-replace":
         before = data.count("\ufffd".encode())
         text = data.decode("utf-8", errors="replace")
-        return DecodedText(text, encoding, text.count("\ufffd") - before)
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as err:
-        name = "UTF-8" if encoding == "utf-8" else encoding
-        raise CorpusError(
-            f"the file is not valid {name}: byte 0x{data[err.start]:02x} at offset {err.start} cannot be decoded "
-            "(choose another decoding, e.g. UTF-8 with replacement or Latin-1)"
-        ) from None
+        replaced = text.count("\ufffd") - before
+    else:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError as err:
+            name = "UTF-8" if encoding == "utf-8" else encoding
+            raise CorpusError(
+                f"the file is not valid {name}: byte 0x{data[err.start]:02x} at offset {err.start} cannot be decoded "
+                "(choose another decoding, e.g. UTF-8 with replacement or Latin-1)"
+            ) from None
     if "\x00" in text and encoding != "utf-16":
+        # every decoding, replacement included: a binary file decodes "fine" with enough U+FFFD
         raise CorpusError("the file contains NUL bytes: it looks binary (or UTF-16 without a byte-order mark)")
-    return DecodedText(text, encoding, 0)
+    return DecodedText(text, encoding, replaced)
 
 
 def read_text_file(path: str | Path, *, encoding: str = "utf-8") -> str:
@@ -90,7 +115,7 @@ def read_text_file(path: str | Path, *, encoding: str = "utf-8") -> str:
     try:
         size = p.stat().st_size
         if size > MAX_CORPUS_BYTES:
-            raise CorpusError(f"{p.name} is {size / 1e6:.1f} MB; the limit is {MAX_CORPUS_BYTES / 1e6:.0f} MB")
+            raise too_big(p.name, size)
         data = p.read_bytes()
     except FileNotFoundError:
         raise CorpusError(f"no such file: {path}") from None

@@ -106,6 +106,10 @@ def split_sequences(text: str, *, mode: str = "text") -> list[str]:
     raise ConfigError(f"unknown sequence mode {mode!r}; choose one of {', '.join(SEQUENCE_MODES)}")
 
 
+# letters, digits, spaces, punctuation and a newline: where a pattern like \b or x* matches nothing
+_EMPTY_PROBE = "Ab c1 2,3 -- x\n\t  y!"
+
+
 def compile_pattern(pattern: str) -> regex.Pattern:
     """Compile a user's regex, turning every failure into a ConfigError with a clear message.
 
@@ -121,9 +125,14 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ConfigError(f"the custom regex is longer than {MAX_PATTERN_CHARS:,} characters")
     try:
-        return regex.compile(pattern)
+        compiled = regex.compile(pattern)
     except (regex.error, ValueError, OverflowError, RecursionError) as err:
         raise ConfigError(f"the custom regex does not compile: {err}") from None
+    if compiled.match("") is not None or any(m.start() == m.end() for m in compiled.finditer(_EMPTY_PROBE, timeout=1.0)):
+        # a match of nothing makes no piece: whatever the pattern skips would be lost or glued
+        raise ConfigError(f"the custom regex can match the empty string ({pattern!r}); make every branch match "
+                          "at least one character (e.g. x+ instead of x*)")
+    return compiled
 
 
 PATTERNS_COMPILED: dict[str, regex.Pattern] = {name: regex.compile(p) for name, p in PATTERNS.items()}

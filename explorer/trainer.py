@@ -178,6 +178,25 @@ class Trainer:
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
         return cls(count_words(texts, config.validate()), config, top_k=top_k, encoding=encoding)
 
+    def require_room(self) -> "Trainer":
+        """Raise ConfigError when the vocabulary size leaves no room for a single merge (the app
+        and the CLI refuse that; the engine itself trains 0 merges then, as HF does); return self.
+
+        >>> Trainer({"ab": 1}, TrainerConfig(pretokenizer="none", unit="char", vocab_size=2)).require_room()
+        Traceback (most recent call last):
+        ...
+        explorer.errors.ConfigError: a vocabulary of 2 leaves no room for a merge: the base vocabulary already has 2 tokens (2 base symbols); ask for at least 3
+        """
+        config = self.config
+        if config.vocab_size is not None and config.vocab_size <= len(self._vocab):
+            raise ConfigError(
+                f"a vocabulary of {config.vocab_size:,} leaves no room for a merge: the base vocabulary already has "
+                f"{len(self._vocab):,} tokens ({len(self.alphabet):,} base symbols"
+                + (f" and {len(config.special_tokens)} special token{'s' * (len(config.special_tokens) != 1)}"
+                   if config.special_tokens else "")
+                + f"); ask for at least {len(self._vocab) + 1:,}")
+        return self
+
     # ---- derived views -------------------------------------------------------------------
     @property
     def vocab(self) -> list[str]:

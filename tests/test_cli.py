@@ -140,3 +140,58 @@ def test_module_entry_point_runs_in_a_subprocess(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "explorer", "train", "nope.txt", "--preset", "gpt2", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.startswith("python -m explorer: error:") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("content", ["", "  \n\t\n", "\n\n"])
+def test_an_empty_or_whitespace_only_corpus_is_refused_before_any_output(content, tmp_path):
+    corpus = tmp_path / "empty.txt"
+    corpus.write_text(content, encoding="utf-8")
+    code, out, err = run("train", str(corpus), "--preset", "gpt2", "--out", str(tmp_path / "model"))
+    assert code == 2 and out == "" and "the corpus is empty (or only whitespace)" in err and err.count("\n") == 1
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_vocab_size_with_no_room_for_a_merge_is_refused_with_the_size_to_ask_for(tmp_path):
+    corpus = tmp_path / "a.txt"
+    corpus.write_text("hello world hello", encoding="utf-8")  # 7 symbols + <|endoftext|> = 8 base tokens
+    code, _, err = run("train", str(corpus), "--preset", "hf-course", "--vocab-size", "8", "--out", str(tmp_path / "m"))
+    assert code == 2 and "a vocabulary of 8 leaves no room for a merge" in err and "ask for at least 9" in err
+    code, out, _ = run("train", str(corpus), "--preset", "hf-course", "--vocab-size", "9", "--out", str(tmp_path / "m"))
+    assert code == 0 and out.startswith("1 merges, vocab 9")
+
+
+@pytest.mark.parametrize("pattern", ["x*", "a|", "(?:)", r"\b", "(a)?"])
+def test_a_custom_regex_that_can_match_nothing_is_refused(pattern, tmp_path):
+    code, _, err = run("train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", pattern,
+                       "--out", str(tmp_path / "m"))
+    assert code == 2 and "can match the empty string" in err and err.count("\n") == 1
+
+
+def test_a_custom_regex_without_the_regex_pre_tokenizer_is_refused_not_ignored(tmp_path):
+    code, _, err = run("train", "README.md", "--preset", "gpt2", "--pattern", r"\w+", "--out", str(tmp_path / "m"))
+    assert code == 2 and "only by the 'regex' pre-tokenizer" in err and "--pretokenizer regex" in err
+
+
+@pytest.mark.parametrize("make_out, message", [
+    (lambda tmp: tmp / "a-file.txt", "a file of that name exists"),
+    (lambda tmp: tmp / "a-file.txt" / "below", "cannot create the folder"),
+])
+def test_a_bad_out_is_reported_before_training(make_out, message, tmp_path, monkeypatch):
+    (tmp_path / "a-file.txt").write_text("x", encoding="utf-8")
+    trained = []
+    monkeypatch.setattr("explorer.cli.Trainer.step", lambda self: trained.append(1))
+    code, _, err = run("train", str(SAMPLES / "udhr_en.txt"), "--preset", "gpt2", "--out", str(make_out(tmp_path)))
+    assert code == 2 and message in err and trained == []
+
+
+def test_size_limits_are_the_same_in_the_cli_and_the_app_and_stated_in_mib(tmp_path):
+    from explorer.corpora import MAX_CORPUS_BYTES, decode_bytes, read_text_file
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"a" * (MAX_CORPUS_BYTES + 1))  # 20 MiB and one byte
+    code, _, err = run("train", str(big), "--preset", "gpt2", "--out", str(tmp_path / "m"))
+    assert code == 2 and "big.txt is 20.0 MiB; the limit is 20.0 MiB" in err
+    with pytest.raises(Exception, match="the text is 20.0 MiB; the limit is 20.0 MiB"):
+        decode_bytes(big.read_bytes())  # what an upload of the same file meets in the app
+    big.write_bytes(b"a" * MAX_CORPUS_BYTES)  # exactly at the limit: accepted by both
+    assert len(read_text_file(big)) == len(decode_bytes(big.read_bytes()).text) == MAX_CORPUS_BYTES

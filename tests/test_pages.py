@@ -621,3 +621,75 @@ def test_encode_options_follow_the_preset_and_are_no_training_setting():
     live = at.session_state["live"]
     assert live.trainer.encoding.dropout_style == "once" and live.tokenizer(10).encoding.dropout_style == "once"
     assert not hasattr(live.config, "dropout_style") and not hasattr(live.config, "unk_token")
+
+
+# ---- bad input gets a message and the session keeps working ------------------------------------------
+def steps_after(at: AppTest, n: int = 2) -> None:
+    """The session still trains: back on the bundled corpus and default settings, n steps."""
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,))
+    at.switch_page("pages/2_Train.py").run()
+    for _ in range(n):
+        at.button(key="step").click().run()
+    assert not at.exception and status(at).startswith(f"Step **{n}** of {n} trained")
+
+
+def test_a_binary_file_is_refused_with_replacement_decoding_too():
+    at = corpus_page()
+    at.file_uploader[0].upload("blob.bin", b"\x00\x01\xffPK\x03\x04" * 50, "application/octet-stream").run()
+    at.radio[0].set_value("utf-8-replace").run()
+    assert not at.exception
+    assert "contains NUL bytes" in unescaped(at.error[0].value)
+    assert at.session_state["corpus_choice"].uploads == ()
+    steps_after(at)
+
+
+def test_pasting_more_than_the_limit_says_so_and_leaves_it_out():
+    at = corpus_page()
+    # the browser stops a paste at max_chars; a client that sends more anyway meets the server's check
+    at.session_state["w_pasted"] = "ab " * (7 * 2**20 + 1)  # 21 MiB
+    at.run()
+    assert not at.exception
+    message = unescaped(at.error[0].value)
+    assert message.startswith("The pasted text is larger than 20.0 MiB, the limit for an uploaded file too")
+    assert at.session_state["corpus_choice"].pasted == ""
+    assert at.text_area(key="w_pasted").proto.max_chars == 20 * 2**20 + 1  # the browser stops a paste beyond it too
+    steps_after(at)
+
+
+def test_a_whitespace_only_corpus_is_called_empty_on_the_train_page():
+    at = fresh_app(corpus=None)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted=" \n\t \n")
+    at.switch_page("pages/2_Train.py").run()
+    assert not at.exception
+    assert unescaped(at.error[0].value).startswith("the corpus is empty (or only whitespace)")
+    steps_after(at)
+
+
+def test_a_vocab_size_below_the_base_vocabulary_is_explained_not_reported_as_reached():
+    at = train_page()
+    at.radio(key="w_cfg_stop").set_value("vocab size")
+    at.number_input(key="w_cfg_amount").set_value(5)
+    at.button(key=APPLY).click().run()
+    assert not at.exception
+    message = unescaped(at.error[0].value)
+    assert "a vocabulary of 5 leaves no room for a merge" in message and "ask for at least 258" in message
+    assert not any("the vocabulary reached" in m.value for m in at.markdown)
+    at.number_input(key="w_cfg_amount").set_value(300)
+    at.button(key=APPLY).click().run()
+    at.button(key="step").click().run()
+    assert not at.error and status(at).startswith("Step **1** of 1 trained")
+
+
+@pytest.mark.parametrize("amount, message", [(0, "vocab size must be between 1 and 1,000,000"),
+                                             (5_000_000, "vocab size must be between 1 and 1,000,000")])
+def test_out_of_range_numbers_in_the_settings_get_a_message(amount, message):
+    at = train_page()
+    at.radio(key="w_cfg_stop").set_value("vocab size")
+    at.number_input(key="w_cfg_amount").set_value(amount)
+    at.button(key=APPLY).click().run()
+    assert not at.exception and message in unescaped(at.error[0].value)
+    at.number_input(key="w_size").set_value(-3).run()
+    assert "-3 cannot be used: the number of merges must be between 0 and 1,000,000. Kept 1,000." in unescaped(at.error[0].value)
+    assert at.number_input(key="w_size").value == 1000
+    at.button(key="step").click().run()
+    assert status(at).startswith("Step **1** of 1 trained")

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ..config import TrainerConfig
-from ..corpora import DECODINGS, decode_bytes
+from ..corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..errors import ExplorerError
 from ..normalizers import NORMALIZERS
 from ..pipeline import inspect_str
@@ -122,8 +122,16 @@ def choose() -> state.CorpusChoice:
     for name in st.session_state["w_samples"]:
         st.caption(f"**{render.md_text(name)}** — {render.md_text(descriptions.get(name, ''))}")
     uploads = uploads_panel()
-    st.text_area("Or paste text", key="w_pasted", height=120, placeholder="Paste any text here (Ctrl+Enter to apply)")
-    choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), uploads, st.session_state["w_pasted"])
+    # one character more than the limit: Streamlit cuts a longer value to max_chars without a
+    # word, and the cut text must still be seen as too long
+    st.text_area("Or paste text", key="w_pasted", height=120, max_chars=MAX_CORPUS_BYTES + 1,
+                 placeholder="Paste any text here (Ctrl+Enter to apply)")
+    pasted = st.session_state["w_pasted"]
+    if len(pasted.encode("utf-8", "surrogatepass")) > MAX_CORPUS_BYTES:
+        st.error(f"The pasted text is larger than {mib(MAX_CORPUS_BYTES)}, the limit for an uploaded file too. It is "
+                 "left out of the corpus: paste less, or upload it as a file.")
+        pasted = ""
+    choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), uploads, pasted)
     if choice != current:
         state.set_corpus_choice(choice)
     return choice

@@ -17,6 +17,8 @@ from . import render, state
 __all__ = ["preset_selector", "size_input", "advanced_form", "load_into_widgets", "seed_replay_picker", "size_label",
            "sidebar", "big_text_toggle"]
 
+_SIZE_ERROR = "size_error"  # why the last size typed in the sidebar was refused (shown once)
+
 _CHOICES = {
     "normalizer": ("Normalizer", NORMALIZERS),
     "pretokenizer": ("Pre-tokenizer", PRETOKENIZERS),
@@ -100,8 +102,9 @@ def _on_size() -> None:
     field = "num_merges" if config.num_merges is not None or config.vocab_size is None else "vocab_size"
     try:
         changed = config.replace(**{field: n}).validate()
-    except ExplorerError:
+    except ExplorerError as err:
         st.session_state["w_size"] = _size_of(config)
+        st.session_state[_SIZE_ERROR] = f"{n:,} cannot be used: {err}. Kept {_size_of(config):,}."
         return
     state.set_config(preset, changed, seed=state.replayed_seed())
     load_into_widgets(changed)
@@ -113,9 +116,10 @@ def size_input() -> None:
     _, config = state.current_config()
     state.widget_default("w_size", _size_of(config))
     by_vocab = config.num_merges is None and config.vocab_size is not None
-    st.number_input("Vocabulary size" if by_vocab else "Merges", min_value=1 if by_vocab else 0, max_value=200_000,
-                    step=100, key="w_size", on_change=_on_size,
+    st.number_input("Vocabulary size" if by_vocab else "Merges", step=100, key="w_size", on_change=_on_size,
                     help="Training stops here, or sooner when no pair is left to merge. Changing it restarts training.")
+    if _SIZE_ERROR in st.session_state:
+        st.error(render.md_text(st.session_state.pop(_SIZE_ERROR)))
 
 
 def big_text_toggle() -> None:
@@ -149,7 +153,8 @@ def _config_from_widgets() -> TrainerConfig:
         values["alphabet_order"] = "sorted" if values["alphabet_order"] == "byte" else values["alphabet_order"]
     return current.replace(
         **values,
-        pattern=ss[_key("pattern")] or None,
+        # the regex box keeps its text when another pre-tokenizer is chosen; only "regex" uses it
+        pattern=(ss[_key("pattern")] or None) if values["pretokenizer"] == "regex" else None,
         special_tokens=specials,
         vocab_size=amount if stop == "vocab size" else None,
         num_merges=amount if stop == "merges" else None,
@@ -166,8 +171,9 @@ def advanced_form() -> None:
         st.text_input("Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+")
         st.text_input("Special tokens (comma-separated, given the first ids)", key=_key("special"))
         st.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"), horizontal=True)
-        st.number_input("Vocab size / merges", min_value=1, max_value=200_000, step=100, key=_key("amount"))
-        st.number_input("Min frequency", min_value=0, max_value=1_000_000, key=_key("min_frequency"),
+        # no min/max here: an out-of-range number reaches the check below and gets its message
+        st.number_input("Vocab size / merges", step=100, key=_key("amount"))
+        st.number_input("Min frequency", key=_key("min_frequency"),
                         help="Stop when the best pair occurs fewer times than this.")
         st.checkbox("Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
                     key=_key("reuse_ids"))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
+from ..corpora import require_text
 from ..errors import ExplorerError
 from ..trainer import Trainer
 from . import data
@@ -218,11 +219,13 @@ def live(*, reset: bool = False) -> Live:
     if current is not None and not reset and current.corpus_key == choice.key() and current.config == config:
         return current
     try:
+        try:
+            require_text(choice.texts())
+        except ExplorerError as err:
+            raise ExplorerError(f"{err}; choose a sample, upload a file or paste some text on the Corpus page") from None
         words = data.word_counts(choice.texts(), config)
-        if not words:
-            raise ExplorerError("the corpus is empty: choose a sample, upload a file or paste some text on the Corpus page")
         encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
-        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, encoding=encoding), choice.key(), config)
+        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, encoding=encoding).require_room(), choice.key(), config)
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh
