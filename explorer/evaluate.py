@@ -120,8 +120,9 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
         base, n = len(sym), len(ids)
         sym.extend(ids)
         nxt.extend(range(base + 1, base + n))
-        nxt.append(-1)
-        prv.append(-1)
+        if n:  # an empty piece has no positions
+            nxt.append(-1)
+            prv.append(-1)
         prv.extend(range(base, base + n - 1))
         wof.extend([wi] * n)
         freqs.append(freq)
