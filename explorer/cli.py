@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .config import PRESETS, TIE_BREAKS, make_config
+from .config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
 from .corpora import read_text_file, require_text
 from .errors import ExplorerError
 from .evaluate import curve, evaluate
@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--marker", choices=list(MARKERS))
     t.add_argument("--normalizer", choices=list(NORMALIZERS))
     t.add_argument("--special", nargs="+", metavar="TOK", help="special tokens, given the first ids")
+    t.add_argument("--specials-in-text", choices=list(SPECIALS_IN_TEXT),
+                   help="a special token found in the corpus: cut it out of the text (split, default) or refuse the corpus")
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
     t.add_argument("--out", required=True, metavar="DIR")
 
@@ -94,7 +96,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         o.update(vocab_size=args.vocab_size, num_merges=None)
     if args.merges is not None:
         o.update(num_merges=args.merges, vocab_size=None)
-    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer"):
+    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer", "specials_in_text"):
         if getattr(args, name) is not None:
             o[name] = getattr(args, name)
     if args.special is not None:

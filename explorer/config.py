@@ -20,6 +20,7 @@ __all__ = [
     "ALPHABETS",
     "ALPHABET_ORDERS",
     "DROPOUT_STYLES",
+    "SPECIALS_IN_TEXT",
     "EncodeOptions",
     "TIE_BREAKS",
     "TrainerConfig",
@@ -45,6 +46,12 @@ TIE_BREAKS: dict[str, str] = {
     "first-seen": "the pair seen first in the corpus wins (Python's max over a dict: seeds, minbpe)",
     "hf": "the pair with the smallest (left id, right id) wins (HF tokenizers' BpeTrainer)",
     "subword-nmt": "the lexicographically largest pair wins (subword-nmt's max over (count, pair))",
+}
+
+SPECIALS_IN_TEXT: dict[str, str] = {
+    "split": "a special token found in the corpus is cut out of it and never merged (as HF tokenizers encode)",
+    "text": "trained on as plain text (HF's BpeTrainer does this; it cuts them out only when encoding)",
+    "refuse": "a corpus that contains a special token is refused, with where it occurs",
 }
 
 DROPOUT_STYLES: dict[str, str] = {
@@ -73,6 +80,7 @@ class TrainerConfig:
     num_merges: int | None = None
     min_frequency: int = 0
     reuse_ids: bool = True
+    specials_in_text: str = "split"
 
     def validate(self) -> "TrainerConfig":
         """Raise ConfigError for unknown values or impossible combinations; return self."""
@@ -85,6 +93,7 @@ class TrainerConfig:
             ("alphabet", ALPHABETS),
             ("alphabet_order", ALPHABET_ORDERS),
             ("tie_break", TIE_BREAKS),
+            ("specials_in_text", SPECIALS_IN_TEXT),
         ):
             value = getattr(self, name)
             if value not in allowed:
@@ -172,7 +181,8 @@ class Preset(NamedTuple):
 
 
 _HF_COURSE = TrainerConfig(
-    pretokenizer="whitespace", unit="char", special_tokens=("<|endoftext|>",), vocab_size=50
+    pretokenizer="whitespace", unit="char", special_tokens=("<|endoftext|>",), vocab_size=50,
+    specials_in_text="text",  # the notebook trains with HF's BpeTrainer, which reads them as text
 )
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -205,7 +215,8 @@ PRESETS: dict[str, Preset] = {
             "gpt2",
             "003",
             "GPT-2: its regex pre-tokenizer, bytes shown as GPT-2 chars (space = 'Ġ'), '<|endoftext|>' first",
-            TrainerConfig(pretokenizer="gpt2", unit="byte", special_tokens=("<|endoftext|>",), vocab_size=100),
+            TrainerConfig(pretokenizer="gpt2", unit="byte", special_tokens=("<|endoftext|>",), vocab_size=100,
+                          specials_in_text="text"),  # as HF's BpeTrainer, like the notebook
         ),
         Preset(
             "suffix-marker",

@@ -6,17 +6,20 @@ is the fast path the trainer uses.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import NamedTuple
 
 from .config import TrainerConfig
+from .errors import CorpusError
 from .markers import apply_marker
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
 from .units import base_symbols
 
-__all__ = ["InspectedPiece", "count_words", "inspect_str", "word_symbols", "iter_sequences"]
+__all__ = ["InspectedPiece", "count_words", "inspect_str", "word_symbols", "iter_sequences", "split_specials"]
 
 
 class InspectedPiece(NamedTuple):
@@ -29,8 +32,38 @@ class InspectedPiece(NamedTuple):
     symbols: tuple[str, ...]
 
 
+def split_specials(text: str, config: TrainerConfig) -> list[str]:
+    """The text around the special tokens it contains: with ``specials_in_text="split"`` they
+    are cut out (before normalization, as HF does when it encodes: a special token is never
+    merged into a neighbour), with ``"text"`` they stay plain text, with ``"refuse"`` a text
+    holding one is a CorpusError.
+
+    >>> split_specials("a<s>b<s>", TrainerConfig(special_tokens=("<s>",)))
+    ['a', 'b']
+    >>> split_specials("a<s>b", TrainerConfig(special_tokens=("<s>",), specials_in_text="refuse"))
+    Traceback (most recent call last):
+    ...
+    explorer.errors.CorpusError: the corpus contains the special token '<s>' (first at character 1): remove it, or let special tokens be cut out of the text
+    """
+    if not config.special_tokens or config.specials_in_text == "text":
+        return [text]
+    found = _specials_re(config.special_tokens).search(text)
+    if found is None:
+        return [text]
+    if config.specials_in_text == "refuse":
+        raise CorpusError(f"the corpus contains the special token {found.group()!r} (first at character {found.start():,}): "
+                          "remove it, or let special tokens be cut out of the text")
+    return [part for part in _specials_re(config.special_tokens).split(text) if part]
+
+
+@lru_cache(maxsize=32)
+def _specials_re(tokens: tuple[str, ...]) -> re.Pattern:
+    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+
+
 def iter_sequences(texts: str | Iterable[str], config: TrainerConfig) -> Iterable[str]:
-    """Normalized sequences of one text or of several (each text is cut on its own).
+    """Normalized sequences of one text or of several (each text is cut on its own, and at
+    every special token it holds, see ``split_specials``).
 
     >>> list(iter_sequences(["a\\nb", "c"], TrainerConfig(sequences="documents")))
     ['a', 'b', 'c']
@@ -38,7 +71,8 @@ def iter_sequences(texts: str | Iterable[str], config: TrainerConfig) -> Iterabl
     if isinstance(texts, str):
         texts = [texts]
     for text in texts:
-        yield from split_sequences(normalize_str(text, normalizer=config.normalizer), mode=config.sequences)
+        for part in split_specials(text, config):
+            yield from split_sequences(normalize_str(part, normalizer=config.normalizer), mode=config.sequences)
 
 
 def word_symbols(word: str, config: TrainerConfig) -> list[str]:

@@ -195,3 +195,22 @@ def test_size_limits_are_the_same_in_the_cli_and_the_app_and_stated_in_mib(tmp_p
         decode_bytes(big.read_bytes())  # what an upload of the same file meets in the app
     big.write_bytes(b"a" * MAX_CORPUS_BYTES)  # exactly at the limit: accepted by both
     assert len(read_text_file(big)) == len(decode_bytes(big.read_bytes()).text) == MAX_CORPUS_BYTES
+
+
+def test_special_tokens_in_the_corpus_are_cut_out_trained_as_text_or_refused(tmp_path):
+    corpus = tmp_path / "with-specials.txt"
+    corpus.write_text("hello world<|endoftext|>" * 20 + "bye<s>", encoding="utf-8")
+    code, _, err = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>",
+                       "--specials-in-text", "refuse", "--out", str(tmp_path / "m"))
+    assert code == 2 and "the corpus contains the special token '<|endoftext|>' (first at character 11)" in err
+    code, _, _ = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>", "--merges", "30",
+                     "--specials-in-text", "split", "--out", str(tmp_path / "split"))
+    trace = json.loads((tmp_path / "split" / "trace.json").read_text(encoding="utf-8"))
+    assert code == 0 and trace["config"]["specials_in_text"] == "split"
+    assert not any("endoftext" in m["token"] or "|>" in m["token"] for m in trace["merges"])
+    # the gpt2 preset, like its notebook and HF's BpeTrainer, trains on them as text
+    code, _, _ = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>", "--merges", "30",
+                     "--out", str(tmp_path / "text"))
+    trace = json.loads((tmp_path / "text" / "trace.json").read_text(encoding="utf-8"))
+    assert code == 0 and trace["config"]["specials_in_text"] == "text"
+    assert any("endoftext" in m["token"] for m in trace["merges"])

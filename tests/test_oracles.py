@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 
 import pytest
@@ -58,6 +59,7 @@ def _hf_train(source, vocab_size: int, *, level: str, special_tokens=(), min_fre
 
 def _our_config(level: str, vocab_size: int, **overrides):
     overrides.setdefault("special_tokens", ())  # the presets' "<|endoftext|>" is not in HF's runs
+    overrides.setdefault("specials_in_text", "text")  # HF's BpeTrainer trains on a special token's text
     if level == "byte":
         return make_config("gpt2", alphabet="full-bytes", tie_break="hf", vocab_size=vocab_size, **overrides)
     return make_config("hf-course", tie_break="hf", vocab_size=vocab_size, **overrides)
@@ -324,3 +326,20 @@ def test_pieces_match_tiktoken_regex(pattern, data):
 def test_unicode_tables_match_tiktoken():
     diff = _unicode_table_differences()
     assert not diff, f"{len(diff)} code points, e.g. {sorted(f'U+{ord(c):04X}' for c in diff)[:5]}"
+
+
+@pytest.mark.parametrize("level", ["byte", "char"])
+def test_special_tokens_inside_the_corpus_are_cut_out_or_trained_as_text(level):
+    """HF's BpeTrainer trains on a special token's text (it cuts specials out only when it
+    encodes): ``specials_in_text="text"`` gives exactly its merges. The default, "split", gives
+    exactly HF's merges on the text with the specials cut out: the pieces between them."""
+    docs = [read_sample(name) for name in ("udhr_en.txt", "demo_sentences.txt", "udhr_el.txt")]
+    specials = ("<|endoftext|>", "<s>", "</s>")
+    text = "<|endoftext|>".join(docs) + "<s>end</s>x<|endoftext|>" * 50
+    parts = [p for p in re.split("|".join(map(re.escape, specials)), text) if p]
+    as_text = train(text, _our_config(level, 1500, special_tokens=specials, specials_in_text="text"))
+    _assert_same_as_hf(as_text, _hf_train([text], 1500, level=level, special_tokens=specials))
+    split = train(text, _our_config(level, 1500, special_tokens=specials, specials_in_text="split"))
+    _assert_same_as_hf(split, _hf_train(parts, 1500, level=level, special_tokens=specials))
+    assert any("endoftext" in r.token for r in as_text.records)
+    assert not any("endoftext" in r.token or "</s" in r.token for r in split.records)

@@ -693,3 +693,18 @@ def test_out_of_range_numbers_in_the_settings_get_a_message(amount, message):
     assert at.number_input(key="w_size").value == 1000
     at.button(key="step").click().run()
     assert status(at).startswith("Step **1** of 1 trained")
+
+
+def test_a_corpus_with_special_tokens_can_be_refused_with_where_they_are():
+    at = fresh_app(corpus=None)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="one two<|endoftext|>three four " * 20)
+    at.switch_page("pages/2_Train.py").run()
+    at.text_input(key="w_cfg_special").input("<|endoftext|>")
+    at.selectbox(key="w_cfg_specials_in_text").set_value("refuse")
+    at.button(key=APPLY).click().run()
+    assert not at.exception
+    assert "the corpus contains the special token '<|endoftext|>' (first at character 7)" in unescaped(at.error[0].value)
+    at.selectbox(key="w_cfg_specials_in_text").set_value("split")
+    at.button(key=APPLY).click().run()
+    at.button(key="step100").click().run()
+    assert not at.error and not any("endoftext" in t for t in history(at)["new token"])

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..config import ALPHABET_ORDERS, ALPHABETS, PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
+from ..config import (
+    ALPHABET_ORDERS,
+    ALPHABETS,
+    PRESETS,
+    SEED_REPLAYS,
+    SPECIALS_IN_TEXT,
+    TIE_BREAKS,
+    TrainerConfig,
+    corpus_config,
+)
 from ..errors import ExplorerError
 from ..markers import MARKERS
 from ..normalizers import NORMALIZERS
@@ -28,6 +37,7 @@ _CHOICES = {
     "alphabet": ("Alphabet", ALPHABETS),
     "alphabet_order": ("Alphabet order (ids)", ALPHABET_ORDERS),
     "tie_break": ("Tie-break", TIE_BREAKS),
+    "specials_in_text": ("Special tokens found in the corpus", SPECIALS_IN_TEXT),
 }
 assert set(_CHOICES["unit"][1]) == set(UNITS)
 
