@@ -22,6 +22,7 @@ linked list over positions.
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -138,10 +139,12 @@ class Trainer:
         self._neg_keys: dict[int, tuple[int, ...]] = {}
         self._rows: dict[tuple[int, int], PairStat] = {}  # (pair, count) -> its table row
 
-        sym: list[int] = []
-        nxt: list[int] = []
-        prv: list[int] = []
-        wof: list[int] = []
+        # flat C arrays, 4 bytes a position: as lists of int objects a 20 MB text without
+        # pre-tokenization (one position per byte) took about 90 bytes a position
+        sym = array("i")
+        nxt = array("i")
+        prv = array("i")
+        wof = array("i")
         count: dict[int, int] = {}
         where: dict[int, list[int]] = {}
         total = 0

@@ -1,0 +1,41 @@
+"""Memory per session, measured in a fresh process (peak RSS), so one student's big corpus
+cannot take the server's memory."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT
+
+# Train a few merges on MIB MiB of text without pre-tokenization (the bytes preset: one
+# position per byte, the trainer's worst case) and report the peak RSS above the baseline.
+_PROBE = """
+import json, resource, sys
+sys.path.insert(0, {root!r})
+from explorer import Trainer, corpus_config
+from explorer.pipeline import count_words
+size = {mib} * 2**20
+text = (open({corpus!r}, encoding="utf-8").read() * 40)[:size]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+config = corpus_config("bytes")
+trainer = Trainer(count_words((text,), config), config, top_k=50)
+trainer.advance(5)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({{"merges": len(trainer.records), "training_mb": (peak - base) / 1024}}))
+"""
+
+
+def _training_mb(mib: int) -> dict:
+    code = _PROBE.format(root=str(ROOT), mib=mib, corpus=str(ROOT / "sample_corpora" / "english_tiny_shakespeare.txt"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_a_corpus_without_pre_tokenization_costs_under_100_bytes_a_byte():
+    # as lists of int objects the trainer took ~150 bytes a position (4 MiB: ~600 MB); flat
+    # arrays take ~70 (4 MiB: ~280 MB), most of it now the positions listed per pair
+    result = _training_mb(4)
+    assert result["merges"] == 5
+    assert result["training_mb"] < 4 * 100, result
