@@ -146,7 +146,9 @@ class Trainer:
         prv = array("i")
         wof = array("i")
         count: dict[int, int] = {}
-        where: dict[int, list[int]] = {}
+        # pair -> its positions: built ascending in a flat array (4 bytes a position); made a
+        # list only when a position must be pushed into it as a heap (see _heap_of)
+        where: dict[int, array | list[int]] = {}
         total = 0
         for wi, (syms, freq) in enumerate(zip(symbols, self._freqs)):
             base = len(sym)
@@ -163,7 +165,7 @@ class Trainer:
                 count[pair] = count.get(pair, 0) + freq
                 lst = where.get(pair)
                 if lst is None:
-                    where[pair] = [p]
+                    where[pair] = array("i", (p,))
                 else:
                     lst.append(p)  # ascending: already a valid min-heap
         self._sym, self._nxt, self._prv, self._wof = sym, nxt, prv, wof
@@ -280,11 +282,28 @@ class Trainer:
                 neg[t] = _neg_str_key(self._vocab.tokens[t])
         return (neg[left], neg[right])
 
+    def _heap_of(self, pair: int) -> list[int]:
+        """The pair's positions as a list heap (an ascending array is one already)."""
+        lst = self._where[pair]
+        if type(lst) is not list:
+            lst = self._where[pair] = list(lst)
+        return lst
+
     def _first_position(self, pair: int) -> int:
         """Smallest position where the pair still occurs, dropping stale heap entries."""
         heap = self._where[pair]
         left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
         sym, nxt = self._sym, self._nxt
+        if type(heap) is not list:
+            # still the ascending array from the start: skip the stale front, cut it off in C
+            for i, p in enumerate(heap):
+                if sym[p] == left:
+                    q = nxt[p]
+                    if q >= 0 and sym[q] == right:
+                        if i:
+                            del heap[:i]
+                        return p
+            raise AssertionError("a counted pair has no occurrence")  # pragma: no cover
         while heap:
             p = heap[0]
             if sym[p] == left:
@@ -407,7 +426,8 @@ class Trainer:
         count, where, hist = self._count, self._where, self._hist
         push = heapq.heappush
         positions = where.pop(pair)
-        positions.sort()
+        if type(positions) is list:  # a heap; an array is still in ascending order
+            positions.sort()
         before: dict[int, int] = {}  # pair -> its count before this merge, for pairs it touched
         per_word: dict[int, int] = {}
         replaced = 0
@@ -445,7 +465,7 @@ class Trainer:
                 if lst is None:
                     where[added] = [p]
                 else:
-                    push(lst, p)
+                    push(lst if type(lst) is list else self._heap_of(added), p)
             if left >= 0:
                 added = sym[left] << PAIR_SHIFT | new
                 if added not in before:
@@ -455,7 +475,7 @@ class Trainer:
                 if lst is None:
                     where[added] = [left]
                 else:
-                    push(lst, left)
+                    push(lst if type(lst) is list else self._heap_of(added), left)
             replaced += w
             per_word[wi] = per_word.get(wi, 0) + w
 
