@@ -26,6 +26,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+import functools
 from functools import cached_property
 from itertools import takewhile
 from operator import itemgetter
@@ -34,6 +35,7 @@ from typing import NamedTuple
 from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError
 from .pipeline import count_words, word_symbols
+from .units import BYTE_TO_UNICODE, byte_alphabet
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
 
 __all__ = ["PairStat", "StepRecord", "Trainer", "train", "DEFAULT_TOP_K", "MAX_TOP_K"]
@@ -119,10 +121,25 @@ class Trainer:
         self.top_k = top_k
         self._words = list(words)
         self._freqs = [words[w] for w in self._words]
-        symbols = [word_symbols(w, config) for w in self._words]
-        self.alphabet: list[str] = build_alphabet((s for syms in symbols for s in syms), config)
+        if config.unit == "byte":
+            # each word as its UTF-8 bytes: as a list of display strings, a 20 MB text without
+            # pre-tokenization was a 20-million-string list while it was read in
+            seqs: list = [w.encode("utf-8", "surrogatepass") for w in self._words]
+            first: dict[int, None] = {}
+            for raw in seqs:
+                first.update(dict.fromkeys(raw))  # the bytes in order of first appearance
+            present = (BYTE_TO_UNICODE[b] for b in first)
+        else:
+            seqs = [word_symbols(w, config) for w in self._words]
+            present = (s for syms in seqs for s in syms)
+        self.alphabet: list[str] = build_alphabet(present, config)
         self._vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
         ids = self._vocab.ids
+        if config.unit == "byte":
+            by_byte = [ids.get(c, -1) for c in byte_alphabet()]  # byte value -> id (-1: not in the alphabet)
+            to_ids = functools.partial(map, by_byte.__getitem__)
+        else:
+            to_ids = functools.partial(map, ids.__getitem__)
         self.records: list[StepRecord] = []
         self.merges: list[tuple[int, int]] = []
         self.stop_reason: str | None = None
@@ -146,14 +163,15 @@ class Trainer:
         prv = array("i")
         wof = array("i")
         count: dict[int, int] = {}
-        # pair -> its positions: built ascending in a flat array (4 bytes a position); made a
-        # list only when a position must be pushed into it as a heap (see _heap_of)
+        # pair -> its positions: a flat array in ascending order (4 bytes a position), as the
+        # corpus is read and as a merge visits positions left to right; made a list heap only
+        # when a position arrives out of order (a merge that reuses an existing id, see _heap_of)
         where: dict[int, array | list[int]] = {}
         total = 0
-        for wi, (syms, freq) in enumerate(zip(symbols, self._freqs)):
+        for wi, (seq, freq) in enumerate(zip(seqs, self._freqs)):
             base = len(sym)
-            n = len(syms)
-            sym.extend(ids[s] for s in syms)
+            n = len(seq)
+            sym.extend(to_ids(seq))
             nxt.extend(range(base + 1, base + n))
             nxt.append(-1)
             prv.append(-1)
@@ -463,9 +481,13 @@ class Trainer:
                 count[added] = count.get(added, 0) + w
                 lst = where.get(added)
                 if lst is None:
-                    where[added] = [p]
+                    where[added] = array("i", (p,))
+                elif type(lst) is list:
+                    push(lst, p)
+                elif p >= lst[-1]:
+                    lst.append(p)  # positions come in ascending order: the array stays sorted
                 else:
-                    push(lst if type(lst) is list else self._heap_of(added), p)
+                    push(self._heap_of(added), p)
             if left >= 0:
                 added = sym[left] << PAIR_SHIFT | new
                 if added not in before:
@@ -473,9 +495,13 @@ class Trainer:
                 count[added] = count.get(added, 0) + w
                 lst = where.get(added)
                 if lst is None:
-                    where[added] = [left]
+                    where[added] = array("i", (left,))
+                elif type(lst) is list:
+                    push(lst, left)
+                elif left >= lst[-1]:
+                    lst.append(left)  # positions come in ascending order: the array stays sorted
                 else:
-                    push(lst if type(lst) is list else self._heap_of(added), left)
+                    push(self._heap_of(added), left)
             replaced += w
             per_word[wi] = per_word.get(wi, 0) + w
 
