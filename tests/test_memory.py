@@ -10,20 +10,26 @@ import sys
 from conftest import ROOT
 
 # Train a few merges on MIB MiB of text without pre-tokenization (the bytes preset: one
-# position per byte, the trainer's worst case) and report the peak RSS above the baseline.
+# position per byte, the trainer's worst case) and report its memory high-water mark.
 _PROBE = """
-import json, resource, sys
+import json, re, sys
 sys.path.insert(0, {root!r})
+
+def high_water_mb():
+    # VmHWM starts afresh with this program; ru_maxrss would carry the forking parent's peak
+    with open("/proc/self/status") as f:
+        return int(re.search(r"VmHWM:\\s+(\\d+) kB", f.read()).group(1)) / 1024
+
 from explorer import Trainer, corpus_config
 from explorer.pipeline import count_words
 size = {mib} * 2**20
 text = (open({corpus!r}, encoding="utf-8").read() * 40)[:size]
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = high_water_mb()
 config = corpus_config("bytes")
 trainer = Trainer(count_words((text,), config), config, top_k=50)
 trainer.advance(5)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({{"merges": len(trainer.records), "training_mb": (peak - base) / 1024, "peak_mb": peak / 1024}}))
+peak = high_water_mb()
+print(json.dumps({{"merges": len(trainer.records), "training_mb": peak - base, "peak_mb": peak}}))
 """
 
 
