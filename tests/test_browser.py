@@ -361,3 +361,29 @@ def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
     assert page.get_by_text("Longest only in udhr_en.txt").is_visible()
     assert page.locator(".bpe-chip").count() >= 10
     full_screenshot(page, ARTIFACTS / "14_compare_en_hi_ko.png")
+
+
+def test_markdown_and_latex_in_corpus_tokens_show_literally_in_the_step_sentence(page):
+    nav(page, "Corpus")
+    corpus = page.locator('[data-testid="stMultiSelect"]').first
+    corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()
+    wait_idle(page)
+    box = page.get_by_label("Or paste text")
+    box.fill("$$ " * 50 + "** " * 40 + "[a](javascript:alert(1)) " * 30)
+    box.press("Control+Enter")
+    wait_idle(page)
+    nav(page, "Train")
+    step = page.get_by_role("button", name="Step", exact=True)
+    sentences = []
+    for i in range(1, 7):
+        step.click()
+        wait_status(page, rf"^Step {i} of {i} trained")
+        sentences.append(page.get_by_text(re.compile(rf"^Step {i}\. ")).first.inner_text())
+    shown = "\n".join(sentences)
+    # $$ would open LaTeX, ** bold, ]( a link: all show as typed
+    assert "‘$’ + ‘$’ → ‘$$’" in shown and "‘Ġ*’ + ‘*’ → ‘Ġ**’" in shown and "(·**×40)" in shown, shown
+    assert "‘]’ + ‘(’ → ‘](’" in shown, shown
+    assert page.locator(".katex, .katex-display").count() == 0  # no LaTeX
+    assert page.locator('a[href^="javascript"]').count() == 0  # no link
+    assert page.locator('[data-testid="stMain"] strong', has_text="$").count() == 0
+    page.screenshot(path=str(ARTIFACTS / "15_train_markdown_literal.png"))
