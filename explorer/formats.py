@@ -25,14 +25,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError, FormatError
 from .tokenizer import Tokenizer
 from .trainer import StepRecord, Trainer
-from .units import byte_alphabet, bytes_to_display
+from .units import byte_alphabet, bytes_to_display  # bytes_to_display: used by the doctests
 
 __all__ = [
     "TRACE_FORMAT",

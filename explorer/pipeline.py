@@ -6,17 +6,15 @@ is the fast path the trainer uses.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
 from typing import NamedTuple
 
 from .config import TrainerConfig
 from .errors import CorpusError
 from .markers import apply_marker
 from .normalizers import normalize_str
-from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
+from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from .units import base_symbols
 
 __all__ = ["InspectedPiece", "count_words", "inspect_str", "word_symbols", "iter_sequences", "split_specials"]
@@ -47,18 +45,14 @@ def split_specials(text: str, config: TrainerConfig) -> list[str]:
     """
     if not config.special_tokens or config.specials_in_text == "text":
         return [text]
-    found = _specials_re(config.special_tokens).search(text)
-    if found is None:
-        return [text]
+    specials = special_tokens_re(config.special_tokens)
     if config.specials_in_text == "refuse":
-        raise CorpusError(f"the corpus contains the special token {found.group()!r} (first at character {found.start():,}): "
-                          "remove it, or let special tokens be cut out of the text")
-    return [part for part in _specials_re(config.special_tokens).split(text) if part]
-
-
-@lru_cache(maxsize=32)
-def _specials_re(tokens: tuple[str, ...]) -> re.Pattern:
-    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+        found = specials.search(text)
+        if found is not None:
+            raise CorpusError(f"the corpus contains the special token {found.group()!r} (first at character "
+                              f"{found.start():,}): remove it, or let special tokens be cut out of the text")
+        return [text]
+    return [part for part in specials.split(text) if part]
 
 
 def iter_sequences(texts: str | Iterable[str], config: TrainerConfig) -> Iterable[str]:

@@ -18,6 +18,7 @@ import re
 import string
 import time
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from typing import NamedTuple
 
 import regex
@@ -38,6 +39,7 @@ __all__ = [
     "iter_piece_texts",
     "pre_tokenize_str",
     "split_sequences",
+    "special_tokens_re",
 ]
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -106,10 +108,22 @@ def split_sequences(text: str, *, mode: str = "text") -> list[str]:
     raise ConfigError(f"unknown sequence mode {mode!r}; choose one of {', '.join(SEQUENCE_MODES)}")
 
 
+@lru_cache(maxsize=64)
+def special_tokens_re(tokens: tuple[str, ...]) -> re.Pattern:
+    """One regex for a set of special tokens, the longest first (so "<s>" never cuts "<s>x</s>"
+    short when both are special).
+
+    >>> special_tokens_re(("<", "<s>")).findall("a<s>b<")
+    ['<s>', '<']
+    """
+    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+
+
 # letters, digits, spaces, punctuation and a newline: where a pattern like \b or x* matches nothing
 _EMPTY_PROBE = "Ab c1 2,3 -- x\n\t  y!"
 
 
+@lru_cache(maxsize=64)  # per sequence on some paths: the empty-match probe runs once per pattern
 def compile_pattern(pattern: str) -> regex.Pattern:
     """Compile a user's regex, turning every failure into a ConfigError with a clear message.
 

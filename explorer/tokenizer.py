@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import random
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Literal, NamedTuple
@@ -19,7 +18,7 @@ from typing import Literal, NamedTuple
 from .config import EncodeOptions, TrainerConfig
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
-from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, split_sequences
+from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from .units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from .vocab import Vocab
 
@@ -159,11 +158,7 @@ class Tokenizer:
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
         self._cache = _PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
-        self._special_re = (
-            re.compile("|".join(re.escape(t) for t in sorted(self.special_ids, key=len, reverse=True)))
-            if self.special_ids
-            else None
-        )
+        self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
 
     def _add_byte_splits(self) -> None:
         """tiktoken's rule: every split of a token's bytes into two tokens merges into it, at the

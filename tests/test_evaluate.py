@@ -18,7 +18,6 @@ What is checked against what:
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import subprocess
@@ -33,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, SAMPLE_FILES, SAMPLES, read_sample
+from test_pretrained import _bundled_file  # tiktoken's downloads answered from the bundled files
 from explorer import (
     PATTERNS,
     PRESETS,
@@ -48,7 +48,7 @@ from explorer import (
 from explorer.cli import main
 from explorer.evaluate import Evaluation, curve, curve_points, evaluate, piece_counts, replay
 from explorer.formats import load_tokenizer
-from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+from explorer.pretrained import PRETRAINED
 from explorer.ranks import tokenizer_from_ranks
 from explorer.units import bytes_to_display
 
@@ -206,19 +206,6 @@ def test_a_merge_that_makes_a_lower_ranked_pair_is_followed_by_it_at_once(table,
 
 
 # ---- evaluate against tiktoken itself -----------------------------------------------------------------------
-_URL_FILES = {  # the file name in tiktoken's download address -> bundled file (gzipped .tiktoken tables)
-    "vocab.bpe": "gpt2/vocab.bpe",
-    "encoder.json": "gpt2/encoder.json",
-    "cl100k_base.tiktoken": "tiktoken/cl100k_base.tiktoken.gz",
-    "o200k_base.tiktoken": "tiktoken/o200k_base.tiktoken.gz",
-}
-
-
-def _bundled_file(url: str) -> bytes:
-    data = (PRETRAINED_DIR / _URL_FILES[url.rsplit("/", 1)[-1]]).read_bytes()
-    return gzip.decompress(data) if url.endswith(".tiktoken") else data
-
-
 @pytest.fixture(scope="module")
 def tiktoken_encoding(tmp_path_factory):
     """name -> tiktoken's own Encoding (its definition in ``tiktoken_ext.openai_public``: its

@@ -60,16 +60,12 @@ def _memo() -> Memo:
     return Memo(max_entries=256)
 
 
-def _sources() -> dict[str, str]:
-    """Every text the page can compare: label -> text (samples, the session's uploads and
-    pasted text)."""
+def _sources() -> list[str]:
+    """The labels of every text the page can compare: samples, the session's uploads and its
+    pasted text (``_text`` gives a label's text)."""
     choice = state.corpus_choice()
-    out = {name: "" for name in data.sample_names()}
-    for name, _ in choice.uploads:
-        out[_UPLOAD + name] = ""
-    if choice.pasted.strip():
-        out[_PASTED] = ""
-    return out
+    return [*data.sample_names(), *(_UPLOAD + name for name, _ in choice.uploads),
+            *([_PASTED] if choice.pasted.strip() else [])]
 
 
 def _text(label: str) -> str:
@@ -100,7 +96,7 @@ def request_form() -> Request | None:
     st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
     with st.form("w_cmp_form", border=True):
         st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA}; uploads and pasted text come from the Corpus page)",
-                       list(sources), key="w_cmp_corpora", max_selections=MAX_CORPORA)
+                       sources, key="w_cmp_corpora", max_selections=MAX_CORPORA)
         c1, c2, c3 = st.columns([2, 2, 1])
         c1.radio("Configuration", ["train", "pretrained"], key="w_cmp_mode", horizontal=True,
                  format_func={"train": "train a preset on each corpus", "pretrained": "one pretrained tokenizer"}.get)
