@@ -3,6 +3,8 @@ engine's trainer and encoder run directly, tiktoken for the production tokenizer
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -183,3 +185,10 @@ def test_token_length_shares_are_the_corpus_encoded_by_its_own_tokenizer(three):
             if size <= 24:  # the chart stops at 24 bytes
                 assert shown.loc[size, "tokens"] == sizes.count(size)
                 assert shown.loc[size, "share"] == pytest.approx(sizes.count(size) / len(sizes))
+
+
+def test_heatmap_rows_name_the_one_pretrained_tokenizer_not_a_training():
+    at = compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2")
+    specs = [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
+    heat = next(s for s in specs if s.get("title") == "bytes per token")
+    assert heat["layer"][0]["encoding"]["y"]["title"] == "gpt2 on the corpus"

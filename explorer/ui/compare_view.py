@@ -187,10 +187,10 @@ def cross_frame(result: Comparison) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str) -> alt.LayerChart:
+def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str, *, rows: str) -> alt.LayerChart:
     base = alt.Chart(df).encode(
         x=alt.X("encoded:N", title="encoded corpus", sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
-        y=alt.Y("trained on:N", title="tokenizer trained on", sort=None, axis=alt.Axis(labelLimit=160)),
+        y=alt.Y("trained on:N", title=rows, sort=None, axis=alt.Axis(labelLimit=160)),
     )
     cells = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), legend=None),
                                     tooltip=["trained on", "encoded", alt.Tooltip(f"{value}:Q", format=fmt)])
@@ -208,8 +208,9 @@ def cross_panel(result: Comparison) -> None:
     df = cross_frame(result)
     height = 110 + 48 * df["trained on"].nunique()  # room for the rows and the slanted corpus names
     c1, c2 = st.columns(2)
-    c1.altair_chart(_heatmap(df, "bytes per token", ".2f", "greens"), width="stretch", height=height)
-    c2.altair_chart(_heatmap(df, "tokens per word", ".2f", "oranges"), width="stretch", height=height)
+    rows = f"{result.pretrained} on the corpus" if result.pretrained else "tokenizer trained on"
+    c1.altair_chart(_heatmap(df, "bytes per token", ".2f", "greens", rows=rows), width="stretch", height=height)
+    c2.altair_chart(_heatmap(df, "tokens per word", ".2f", "oranges", rows=rows), width="stretch", height=height)
 
 
 def overlap_frame(result: Comparison) -> pd.DataFrame:
