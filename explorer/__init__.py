@@ -30,7 +30,8 @@ from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, spl
 from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .ranks import recover_merges, tokenizer_from_ranks
 from .tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
-from .trainer import PairStat, StepRecord, Trainer, train
+from .records import PairStat, StepLog, StepRecord
+from .trainer import Trainer, train
 from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "RoundTrip",
     "SEED_REPLAYS",
     "SeedReplay",
+    "StepLog",
     "StepRecord",
     "TextStats",
     "Tokenizer",

@@ -25,68 +25,23 @@ import heapq
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cached_property, partial
-from itertools import takewhile
 from operator import itemgetter
-from typing import NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError
 from .pipeline import count_words, word_symbols
+from .records import PairStat, StepLog, StepRecord
 from .units import BYTE_TO_UNICODE, byte_alphabet
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
 
-__all__ = ["PairStat", "StepRecord", "Trainer", "train", "DEFAULT_TOP_K", "MAX_TOP_K"]
+__all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "DEFAULT_TOP_K", "MAX_TOP_K"]
 
 DEFAULT_TOP_K = 20
 MAX_TOP_K = 1000
 
 _EXAMPLES = 5
 _EXAMPLE_CHARS = 40
-
-
-class PairStat(NamedTuple):
-    """One row of the pair-frequency table."""
-
-    left_id: int
-    right_id: int
-    left: str
-    right: str
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class StepRecord:
-    """What one merge did. ``count`` counts overlapping occurrences ("aaa" has two (a, a)),
-    ``replaced`` the occurrences actually merged, left to right (one in "aaa")."""
-
-    step: int
-    left_id: int
-    right_id: int
-    left: str
-    right: str
-    token_id: int
-    token: str
-    count: int
-    replaced: int
-    tokens_after: int
-    reused: bool  # the merged string already was a token, whose id was reused
-    n_tied: int  # how many other pairs had the same count
-    top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
-    words_affected: int
-    examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
-    example_words: tuple[int, ...] = ()  # the examples' indices in Trainer.words (a long word is cut above)
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        return (self.left, self.right)
-
-    @property
-    def ties(self) -> tuple[tuple[str, str], ...]:
-        """The pairs of the table that had the winner's count, in tie-break order (the first
-        ``top_k - 1`` of the ``n_tied``): the table is sorted by count, so they follow the winner."""
-        return tuple((p.left, p.right) for p in takewhile(lambda p: p.count == self.count, self.top_pairs[1:]))
 
 
 def _neg_str_key(s: str) -> tuple[int, ...]:
@@ -109,10 +64,12 @@ class Trainer:
     """
 
     def __init__(self, words: Mapping[str, int], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-                 encoding: EncodeOptions = EncodeOptions()):
+                 full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
-        changes no merge, so it is not part of the config). ``encoding``: how the tokenizers it
-        hands out encode (unknown token, dropout rule); training never reads it."""
+        changes no merge, so it is not part of the config). ``full_records``: how many steps keep
+        that table and their examples; later steps are logged compactly (see ``StepLog``; None:
+        all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
+        token, dropout rule); training never reads it."""
         self.config = config.validate()
         self.encoding = encoding.validate()
         if not 0 <= top_k <= MAX_TOP_K:
@@ -139,7 +96,7 @@ class Trainer:
             to_ids = partial(map, by_byte.__getitem__)
         else:
             to_ids = partial(map, ids.__getitem__)
-        self.records: list[StepRecord] = []
+        self.records = StepLog(self._vocab.tokens, full=full_records)
         self.merges: list[tuple[int, int]] = []
         self.stop_reason: str | None = None
 
@@ -196,9 +153,10 @@ class Trainer:
 
     @classmethod
     def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-                   encoding: EncodeOptions = EncodeOptions()) -> "Trainer":
+                   full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()) -> "Trainer":
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(count_words(texts, config.validate()), config, top_k=top_k, encoding=encoding)
+        return cls(count_words(texts, config.validate()), config, top_k=top_k, full_records=full_records,
+                   encoding=encoding)
 
     def require_room(self) -> "Trainer":
         """Raise ConfigError when the vocabulary size leaves no room for a single merge (the app
@@ -381,7 +339,9 @@ class Trainer:
         if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
             self.stop_reason = "vocab_size"
             return None
-        top = self._top(max(self.top_k, 1))
+        log = self.records
+        full = log.full is None or len(log) < log.full
+        top = self._top(max(self.top_k, 1) if full else 1)
         if not top:
             self.stop_reason = "no pairs left"
             return None
@@ -389,8 +349,7 @@ class Trainer:
         if best_count < cfg.min_frequency:
             self.stop_reason = "min_frequency"
             return None
-        tokens = self._vocab.tokens
-        table = tuple(map(self._pair_stat, top[: self.top_k]))
+        table = tuple(map(self._pair_stat, top[: self.top_k])) if full else ()
         n_tied = self._hist[best_count] - 1
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
         new_id, reused = self._vocab.add_merge(left, right)
@@ -400,28 +359,12 @@ class Trainer:
         self.tokens -= replaced
         self.merges.append((left, right))
         # nlargest equals a stable sort by count, descending: ties keep word order
-        picked = heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1))
+        picked = heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1)) if full else []
         examples = tuple((self._example(wi), n) for wi, n in picked)
-        record = StepRecord(
-            step=len(self.merges),
-            left_id=left,
-            right_id=right,
-            left=tokens[left],
-            right=tokens[right],
-            token_id=new_id,
-            token=tokens[new_id],
-            count=best_count,
-            replaced=replaced,
-            tokens_after=self.tokens,
-            reused=reused,
-            n_tied=n_tied,
-            top_pairs=table,
-            words_affected=len(per_word),
-            examples=examples,
-            example_words=tuple(wi for wi, _ in picked),
-        )
-        self.records.append(record)
-        return record
+        log.append(left, right, new_id, count=best_count, replaced=replaced, tokens_after=self.tokens,
+                   n_tied=n_tied, words_affected=len(per_word), reused=reused, top_pairs=table,
+                   examples=examples, example_words=tuple(wi for wi, _ in picked))
+        return log[-1]
 
     def _pair_stat(self, entry: tuple[int, int]) -> PairStat:
         """A pair-table row, shared between steps while the pair's count stays the same (most of
@@ -545,11 +488,11 @@ class Trainer:
 
 
 def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-          encoding: EncodeOptions = EncodeOptions()) -> Trainer:
+          full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()) -> Trainer:
     """Train to the end in one call.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow", vocab_size=None, num_merges=4)
     >>> [r.token for r in train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, cfg).records]
     ['es', 'est', 'est</w>', 'lo']
     """
-    return Trainer.from_texts(texts, config, top_k=top_k, encoding=encoding).run()
+    return Trainer.from_texts(texts, config, top_k=top_k, full_records=full_records, encoding=encoding).run()

@@ -184,6 +184,24 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs[:10]]
 
 
+def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compact(monkeypatch):
+    monkeypatch.setattr("explorer.ui.state.FULL_RECORDS", 5)
+    at = train_page()
+    at.button(key="step10").click().run()
+    ref = engine()
+    ref.advance(10)
+    assert history(at)["new token"].map(visible).tolist()[::-1] == [visible(r.token) for r in ref.records]
+    at.slider(key="view_slider").set_value(7).run()
+    # the table before merge 8: only the winner, with a note; merge 7's sentence names no example words
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[ref.records[7].left, ref.records[7].right, ref.records[7].count]]
+    assert any("keeps the full pair table for the first 5 steps only" in c.value for c in at.caption)
+    assert f"({ref.records[6].words_affected:,} words)" not in at.info[0].value
+    assert f"(in {ref.records[6].words_affected:,} words)" in unescaped(at.info[0].value)
+    at.slider(key="view_slider").set_value(3).run()
+    assert len(pair_table(at)) == 10
+    assert not any("keeps the full pair table" in c.value for c in at.caption)
+
+
 def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
     # the bytes preset trains on the text as one sequence: the words panel shows its start
     at = train_page(corpus="english_tiny_shakespeare.txt")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from ..trainer import StepRecord
+from ..records import StepLog, StepRecord
 
 __all__ = [
     "progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
@@ -23,10 +23,14 @@ def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus
     >>> progress_frame(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)["tokens"].tolist()
     [11, 9, 7]
     """
-    # built from plain lists: column arithmetic in pandas cost ~10 ms a step for a few rows
-    steps = [0] + [r.step for r in records]
-    tokens = [initial_tokens] + [r.tokens_after for r in records]
-    counts = [float("nan")] + [float(r.count) for r in records]
+    # built from plain lists: column arithmetic in pandas cost ~10 ms a step for a few rows; a
+    # step log gives its columns without making a record per step
+    def column(name: str) -> list[int]:
+        return records.column(name) if isinstance(records, StepLog) else [getattr(r, name) for r in records]
+
+    steps = [0] + column("step")
+    tokens = [initial_tokens] + column("tokens_after")
+    counts = [float("nan"), *map(float, column("count"))]
     return pd.DataFrame({
         "step": steps, "tokens": tokens, "winning count": counts,
         "bytes per token": [corpus_bytes / max(t, 1) for t in tokens],

@@ -34,10 +34,15 @@ def explain(r: StepRecord, *, config: TrainerConfig) -> str:
     >>> t = train("the cat sat on the mat with the hat" * 3, make_config("bytes", vocab_size=None, num_merges=1))
     >>> explain(t.records[0], config=t.config).split(";")[0]
     '‘t’ + ‘h’ → ‘th’: the pair occurs 12 times (across the running text)'
+    >>> t = train("low " * 5 + "lower " * 2, make_config("sennrich", num_merges=2), full_records=1)
+    >>> explain(t.records[1], config=t.config).split(";")[0]
+    '‘lo’ + ‘w’ → ‘low’: the pair occurs 7 times (in 2 words)'
     """
     if config.pretokenizer == "none":
         # no pre-tokenization: each "word" is a whole sequence, too long to quote
         where = "across the running text"
+    elif not r.examples:  # a compact record (a long run keeps no examples)
+        where = f"in {r.words_affected:,} word{'s' if r.words_affected != 1 else ''}"
     else:
         where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
         more = r.words_affected - len(r.examples)

@@ -3,6 +3,7 @@ split as it is, and put character-level and byte-level BPE side by side."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -13,7 +14,7 @@ from ..errors import ExplorerError
 from ..lineage import Lineage, keyword_in_context, lineage, walk
 from ..pretrained import PRETRAINED
 from ..tokenizer import EncodedPiece, Tokenizer
-from ..trainer import StepRecord
+from ..records import StepRecord
 from ..units import display_to_bytes
 from . import charts, data, render, state
 
@@ -49,7 +50,7 @@ class Choice:
     key: str
     label: str
     tokenizer: Tokenizer
-    records: tuple[StepRecord, ...] | None = None
+    records: Sequence[StepRecord] | None = None  # the trainer's log: rank r was learned at step r + 1
     corpus: tuple[str, ...] = ()
 
 
@@ -105,7 +106,7 @@ def _trained_choice() -> Choice | None:
         st.caption("The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
                    "Until then it cuts the text into its base symbols.")
     label = f"trained, as of merge {k:,} of {live.trained:,}"
-    return Choice(TRAINED, label, live.tokenizer(k), tuple(trainer.records[:k]), state.corpus_choice().texts())
+    return Choice(TRAINED, label, live.tokenizer(k), trainer.records, state.corpus_choice().texts())
 
 
 def _encode(choice: Choice, text: str, allow_special: bool) -> list[int] | None:

@@ -44,6 +44,9 @@ _REPLAY = "replayed_seed"
 # Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
 # changing that view setting never restarts training.
 RECORDED_PAIRS = 50
+# Steps that keep that table and their examples (~1 KB a step); later steps of a long run are
+# logged in ~50 bytes (a class steps through the first hundreds, then runs to the end).
+FULL_RECORDS = 2_000
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,7 @@ def live(*, reset: bool = False) -> Live:
             raise ExplorerError(f"{err}; choose a sample, upload a file or paste some text on the Corpus page") from None
         words = data.word_counts(choice.texts(), config)
         encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
-        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, encoding=encoding).require_room(), choice.key(), config)
+        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, full_records=FULL_RECORDS, encoding=encoding).require_room(), choice.key(), config)
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh

@@ -255,6 +255,10 @@ def pair_panel(live: state.Live, view: _View) -> None:
         st.success(f"Training finished: {_stop_reason(trainer)}.")
         return
     st.html(view.pairs_html)
+    if live.view < live.trained and trainer.records[live.view].compact:
+        st.caption(f"A long run keeps the full pair table for the first {trainer.records.full:,} steps only; "
+                   "this step kept its winning pair (its count and the number of pairs tied with it are exact).")
+        return
     tied = sum(1 for p in pairs[1:] if p.count == pairs[0].count)
     rule = trainer.config.tie_break
     if tied:
@@ -336,7 +340,7 @@ def _charts(live: state.Live) -> tuple[tuple[pd.DataFrame, dict] | None, ...]:
     first merge) and token lengths."""
     trainer = live.trainer
     assert trainer is not None
-    records = trainer.records[: live.trained]
+    records = trainer.records
     df = charts.progress_frame(records, initial_tokens=trainer.initial_tokens,
                                corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
     return (charts.tokens_chart(df, live.view), charts.compression_chart(df, live.view),

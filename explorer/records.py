@@ -1,0 +1,173 @@
+"""Step records: what each merge did, kept in a log that stays small on long runs.
+
+Data shapes (one row per merge, in flat arrays; a record object is made when asked for):
+
+    ids     array('i'), 3 a step     left_id, right_id, token_id
+    nums    array('q'), 5 a step     count, replaced, tokens_after, n_tied, words_affected
+    reused  bytearray, 1 a step
+    detail  list, one entry for each of the first ``full`` steps:
+            (top_pairs, examples, example_words)
+
+About 53 bytes a step, plus the detail of the first ``full`` steps (~1 KB each with a 50-row pair
+table): a run of 100,000 merges keeps ~5 MB of compact rows where records as objects took ~110 MB.
+A compact step's record has only the winning pair in its table and no examples.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import takewhile
+from typing import NamedTuple, overload
+
+__all__ = ["PairStat", "StepRecord", "StepLog"]
+
+
+class PairStat(NamedTuple):
+    """One row of the pair-frequency table."""
+
+    left_id: int
+    right_id: int
+    left: str
+    right: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    """What one merge did. ``count`` counts overlapping occurrences ("aaa" has two (a, a)),
+    ``replaced`` the occurrences actually merged, left to right (one in "aaa")."""
+
+    step: int
+    left_id: int
+    right_id: int
+    left: str
+    right: str
+    token_id: int
+    token: str
+    count: int
+    replaced: int
+    tokens_after: int
+    reused: bool  # the merged string already was a token, whose id was reused
+    n_tied: int  # how many other pairs had the same count
+    top_pairs: tuple[PairStat, ...]  # the pair table before the merge, winner first
+    words_affected: int
+    examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
+    example_words: tuple[int, ...] = ()  # the examples' indices in Trainer.words (a long word is cut above)
+    compact: bool = False  # kept without its pair table and examples (a step past the log's ``full``)
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.left, self.right)
+
+    @property
+    def ties(self) -> tuple[tuple[str, str], ...]:
+        """The pairs of the table that had the winner's count, in tie-break order (the first
+        ``top_k - 1`` of the ``n_tied``): the table is sorted by count, so they follow the winner."""
+        return tuple((p.left, p.right) for p in takewhile(lambda p: p.count == self.count, self.top_pairs[1:]))
+
+
+_NUMS = 5
+
+
+class StepLog(Sequence[StepRecord]):
+    """The records of a run, as a read-only sequence; step ``i + 1`` is ``log[i]``.
+
+    ``tokens`` is the vocabulary's live list of display strings (ids never change meaning, so a
+    record's strings are looked up when it is read). The first ``full`` steps keep their pair
+    table and examples; later ones are compact (None: every step is kept in full).
+
+    >>> log = StepLog(["a", "b", "ab"], full=0)
+    >>> log.append(0, 1, 2, count=4, replaced=3, tokens_after=9, n_tied=0, words_affected=2, reused=False,
+    ...            top_pairs=(PairStat(0, 1, "a", "b", 4), PairStat(1, 0, "b", "a", 1)), examples=(("abab", 3),))
+    >>> r = log[0]
+    >>> (r.step, r.pair, r.token, r.count, r.compact, len(r.top_pairs), r.examples)
+    (1, ('a', 'b'), 'ab', 4, True, 1, ())
+    >>> log.column("tokens_after")
+    [9]
+    """
+
+    __slots__ = ("_tokens", "full", "_ids", "_nums", "_reused", "_detail")
+
+    def __init__(self, tokens: Sequence[str], *, full: int | None = None):
+        if full is not None and full < 0:
+            raise ValueError("full must be >= 0 or None")
+        self._tokens = tokens
+        self.full = full
+        self._ids = array("i")
+        self._nums = array("q")
+        self._reused = bytearray()
+        self._detail: list[tuple[tuple[PairStat, ...], tuple[tuple[str, int], ...], tuple[int, ...]]] = []
+
+    def append(self, left_id: int, right_id: int, token_id: int, *, count: int, replaced: int, tokens_after: int,
+               n_tied: int, words_affected: int, reused: bool, top_pairs: tuple[PairStat, ...],
+               examples: tuple[tuple[str, int], ...], example_words: tuple[int, ...] = ()) -> None:
+        """Log the next step; its detail is dropped when the log is past ``full`` steps."""
+        if self.full is None or len(self._reused) < self.full:
+            self._detail.append((top_pairs, examples, example_words))
+        self._ids.extend((left_id, right_id, token_id))
+        self._nums.extend((count, replaced, tokens_after, n_tied, words_affected))
+        self._reused.append(reused)
+
+    def __len__(self) -> int:
+        return len(self._reused)
+
+    @overload
+    def __getitem__(self, i: int) -> StepRecord: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[StepRecord]: ...
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._record(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("step record index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[StepRecord]:
+        return map(self._record, range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"StepLog({len(self):,} steps, full={self.full})"
+
+    def _record(self, i: int) -> StepRecord:
+        tokens = self._tokens
+        left, right, new = self._ids[3 * i: 3 * i + 3]
+        count, replaced, after, tied, affected = self._nums[_NUMS * i: _NUMS * i + _NUMS]
+        if i < len(self._detail):
+            top, examples, words = self._detail[i]
+            compact = False
+        else:
+            top, examples, words = (PairStat(left, right, tokens[left], tokens[right], count),), (), ()
+            compact = True
+        return StepRecord(step=i + 1, left_id=left, right_id=right, left=tokens[left], right=tokens[right],
+                          token_id=new, token=tokens[new], count=count, replaced=replaced, tokens_after=after,
+                          reused=bool(self._reused[i]), n_tied=tied, top_pairs=top, words_affected=affected,
+                          examples=examples, example_words=words, compact=compact)
+
+    def column(self, name: str) -> list[int]:
+        """One number per step without making records (what the charts plot, for every step).
+
+        ``name``: step, left_id, right_id, token_id, count, replaced, tokens_after, n_tied,
+        words_affected."""
+        if name == "step":
+            return list(range(1, len(self) + 1))
+        if name in _ID_COLUMNS:
+            return self._ids[_ID_COLUMNS.index(name)::3].tolist()
+        if name in _NUM_COLUMNS:
+            return self._nums[_NUM_COLUMNS.index(name)::_NUMS].tolist()
+        raise KeyError(f"no column {name!r}")
+
+
+_ID_COLUMNS = ("left_id", "right_id", "token_id")
+_NUM_COLUMNS = ("count", "replaced", "tokens_after", "n_tied", "words_affected")
