@@ -24,6 +24,8 @@ __all__ = [
     "read_sample",
     "read_text_file",
     "require_text",
+    "leading_sample",
+    "utf8_size",
     "mib",
     "too_big",
 ]
@@ -49,6 +51,45 @@ def require_text(texts) -> None:
     """Refuse a corpus with nothing to train on: no text, or only whitespace."""
     if not any(t.strip() for t in texts):
         raise CorpusError("the corpus is empty (or only whitespace): there is nothing to train on")
+
+
+def utf8_size(texts) -> int:
+    """UTF-8 bytes in all texts (what every size limit counts).
+
+    >>> utf8_size(["héllo", "ok"])
+    8
+    """
+    return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+
+
+def leading_sample(texts, limit: int) -> tuple[str, ...]:
+    r"""The corpus cut to at most ``limit`` UTF-8 bytes: whole texts in order, the last one kept
+    up to its last line break within the limit (or cut at a character when its first line is
+    longer), so a sample is a real stretch of the corpus, never half a line when a line fits.
+
+    >>> leading_sample(["one\ntwo\n", "three\nfour\n"], 14)
+    ('one\ntwo\n', 'three\n')
+    >>> leading_sample(["abcdefgh"], 3)
+    ('abc',)
+    >>> leading_sample(["é" * 4], 5)
+    ('éé',)
+    """
+    out: list[str] = []
+    room = limit
+    for text in texts:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size <= room:
+            out.append(text)
+            room -= size
+            continue
+        head = text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")  # never half a character
+        cut = head.rfind("\n")
+        head = head[: cut + 1] if cut >= 0 else head
+        if head:
+            out.append(head)
+        break
+    return tuple(out)
+
 
 DECODINGS: dict[str, str] = {
     "utf-8": "UTF-8, refuse undecodable bytes",

@@ -232,7 +232,11 @@ class Trainer:
         >>> t = Trainer.from_texts("abab", TrainerConfig(pretokenizer="none", unit="char"))
         >>> [(p.left, p.right, p.count) for p in t.peek()]
         [('a', 'b', 2), ('b', 'a', 1)]
+        >>> t.run().peek()  # nothing is left to choose from once training stopped
+        ()
         """
+        if self.done:
+            return ()
         return tuple(map(self._pair_stat, self._top(max(1, self.top_k if k is None else k))))
 
     def tokenizer(self, k: int | None = None):
@@ -334,21 +338,17 @@ class Trainer:
             return None
         cfg = self.config
         if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
-            self.stop_reason = "num_merges"
-            return None
+            return self._finish("num_merges")
         if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
-            self.stop_reason = "vocab_size"
-            return None
+            return self._finish("vocab_size")
         log = self.records
         full = log.full is None or len(log) < log.full
         top = self._top(max(self.top_k, 1) if full else 1)
         if not top:
-            self.stop_reason = "no pairs left"
-            return None
+            return self._finish("no pairs left")
         best, best_count = top[0]
         if best_count < cfg.min_frequency:
-            self.stop_reason = "min_frequency"
-            return None
+            return self._finish("min_frequency")
         table = tuple(map(self._pair_stat, top[: self.top_k])) if full else ()
         n_tied = self._hist[best_count] - 1
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
@@ -365,6 +365,15 @@ class Trainer:
                    n_tied=n_tied, words_affected=len(per_word), reused=reused, top_pairs=table,
                    examples=examples, example_words=tuple(wi for wi, _ in picked))
         return log[-1]
+
+    def _finish(self, reason: str) -> None:
+        """Stop for good: a finished trainer never merges again (another setting makes another
+        trainer), so the position index, most of its memory, is let go (~500 MB for a 20 MB text
+        without pre-tokenization); the merges, the log and the words stay."""
+        self.stop_reason = reason
+        self._sym = self._nxt = self._prv = self._wof = array("i")
+        self._count, self._where, self._heap, self._front, self._rows = {}, {}, [], [], {}
+        self._hist = Counter()
 
     def _pair_stat(self, entry: tuple[int, int]) -> PairStat:
         """A pair-table row, shared between steps while the pair's count stays the same (most of

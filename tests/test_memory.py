@@ -46,3 +46,29 @@ def test_a_20_mib_corpus_without_pre_tokenization_trains_in_under_600_mb():
     result = _training_mb(20)
     assert result["merges"] == 5
     assert result["peak_mb"] < 600, result
+
+
+def test_a_finished_trainer_lets_its_position_index_go():
+    import gc
+    import tracemalloc
+
+    from conftest import read_sample
+    from explorer import Trainer, corpus_config
+    from explorer.pipeline import count_words
+
+    config = corpus_config("bytes").replace(num_merges=20, vocab_size=None)
+    words = count_words((read_sample("udhr_ru.txt"),), config)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        trainer = Trainer(words, config, top_k=50)
+        trainer.advance(20)
+        training = tracemalloc.get_traced_memory()[0]
+        assert trainer.step() is None and trainer.stop_reason == "num_merges"
+        gc.collect()
+        finished = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    # one position a byte: 22 KB of text held ~0.5 MB of index; the merges and the log are tiny
+    assert finished < training / 10
+    assert len(trainer.merges) == 20 and trainer.tokenizer().encode("the") and trainer.peek() == ()
