@@ -17,9 +17,13 @@ st.caption(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custo
 
 with st.spinner("Counting the corpus's words…"):
     live = state.live()
+if live.oversize is not None:
+    train_view.big_corpus_offer(live)
+    st.stop()
 if live.error or live.trainer is None:
     st.error(render.md_text(live.error or "the trainer could not start"))
     st.stop()
+train_view.session_notes(live)
 
 train_view.run_to_end(live)  # when "Run to end" was pressed: progress bar and Stop, then a rerun
 train_view.live_area()

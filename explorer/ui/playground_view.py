@@ -91,6 +91,9 @@ def choose_tokenizers() -> list[Choice]:
 def _trained_choice() -> Choice | None:
     with st.spinner("Counting the corpus's words…"):
         live = state.live()
+    if live.oversize is not None:
+        st.info("The corpus is over the server's step-through limit: choose on the Train page how to train on it.")
+        return None
     if live.trainer is None:
         st.warning(f"The session's trainer could not start: {render.md_text(live.error or '')}")
         return None

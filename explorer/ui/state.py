@@ -4,17 +4,21 @@ the step it is looking at. Nothing here is shared between sessions.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
+import time
+import weakref
 from dataclasses import dataclass, field
+from typing import Literal
 
 import streamlit as st
 
 from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
-from ..corpora import require_text
+from ..corpora import leading_sample, mib, require_text, utf8_size
 from ..errors import ExplorerError
 from ..trainer import Trainer
-from . import data
+from . import data, server
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -31,6 +35,10 @@ __all__ = [
     "forget_widgets",
     "replay_seed",
     "replayed_seed",
+    "choose_big_mode",
+    "release_idle",
+    "live_sessions",
+    "big_corpus_note",
 ]
 
 DEFAULT_SAMPLE = "english_frankenstein.txt"
@@ -41,12 +49,17 @@ _CONFIG = "config"
 _PRESET = "preset_name"
 _LIVE = "live"
 _REPLAY = "replayed_seed"
+_BIG = "big_corpus_mode"  # corpus key -> how a corpus over the step-through limit is trained
 # Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
 # changing that view setting never restarts training.
 RECORDED_PAIRS = 50
 # Steps that keep that table and their examples (~1 KB a step); later steps of a long run are
 # logged in ~50 bytes (a class steps through the first hundreds, then runs to the end).
 FULL_RECORDS = 2_000
+# Building a trainer on more text than this takes a turn in the server's heavy lane.
+_LIGHT_BYTES = 256 * 1024
+
+Mode = Literal["step", "sample", "final"]  # step through it all / a leading sample / to the end, compact records
 
 
 @dataclass(frozen=True)
@@ -72,7 +85,20 @@ class CorpusChoice:
         parts = list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
         return ", ".join(parts) if parts else "nothing"
 
+    def size(self) -> int:
+        """UTF-8 bytes of all texts (computed once: every rerun asks)."""
+        if "_size" not in self.__dict__:
+            object.__setattr__(self, "_size", utf8_size(self.texts()))
+        return self.__dict__["_size"]
+
     def key(self) -> str:
+        """A digest of what the texts are (computed once: every rerun asks, and hashing 20 MB
+        took ~30 ms)."""
+        if "_key" not in self.__dict__:
+            object.__setattr__(self, "_key", self._digest())
+        return self.__dict__["_key"]
+
+    def _digest(self) -> str:
         h = hashlib.sha1()
         for name in self.samples:
             h.update(b"S" + name.encode())
@@ -82,9 +108,13 @@ class CorpusChoice:
         return h.hexdigest()
 
 
-@dataclass
+@dataclass(eq=False)
 class Live:
-    """The session's trainer and where the class is looking: step ``view`` of ``len(records)``."""
+    """The session's trainer and where the class is looking: step ``view`` of ``len(records)``.
+
+    ``oversize``: the corpus's size when it is over the step-through limit and the user has not
+    chosen yet what to do (no trainer then). ``released_at``: the steps trained when an idle
+    session let its trainer go (it is rebuilt to that step on return)."""
 
     trainer: Trainer | None
     corpus_key: str
@@ -94,6 +124,11 @@ class Live:
     running: bool = False
     error: str | None = None
     last_tick: float = 0.0
+    mode: Mode = "step"
+    oversize: int | None = None
+    released_at: int | None = None
+    notice: str | None = None  # said once on the page (the trainer was rebuilt after idling)
+    last_used: float = field(default_factory=time.monotonic)
     _tokenizers: dict = field(default_factory=dict, repr=False)
     _top_words: dict = field(default_factory=dict, repr=False)
     # what the panels derive from this trainer and keep for the next step (token lengths, say)
@@ -104,7 +139,25 @@ class Live:
 
     @property
     def trained(self) -> int:
-        return len(self.trainer.records) if self.trainer else 0
+        if self.trainer is None:
+            return self.released_at or 0
+        return len(self.trainer.records)
+
+    def release(self) -> bool:
+        """Let the trainer go (an idle session), keeping the step count and the view; False
+        when the session is busy with it right now."""
+        if self.trainer is None or self.running or not self.lock.acquire(blocking=False):
+            return False
+        try:
+            self.released_at = len(self.trainer.records)
+            self.playing = False
+            self.trainer = None
+            self._tokenizers.clear()
+            self._top_words.clear()
+            self.memo.clear()
+            return True
+        finally:
+            self.lock.release()
 
     def top_words(self, n: int) -> list[int]:
         """Indices of the n most frequent words (computed once per trainer)."""
@@ -213,24 +266,117 @@ def replay_seed(seed: str) -> None:
     st.session_state.pop(_LIVE, None)
 
 
+def choose_big_mode(mode: Mode) -> None:
+    """What to do with the current corpus when it is over the step-through limit."""
+    st.session_state.setdefault(_BIG, {})[corpus_choice().key()] = mode
+    st.session_state.pop(_LIVE, None)
+
+
+# Every session's Live, weakly: a session that ended (Streamlit drops its state a while after
+# the tab closed) leaves this set by itself, trainer and all.
+_SESSIONS: weakref.WeakSet[Live] = weakref.WeakSet()
+_JANITOR: list[threading.Thread] = []
+_JANITOR_LOCK = threading.Lock()
+
+
+def live_sessions() -> list[Live]:
+    """The Live of every session still around (for the idle janitor and for measuring)."""
+    return list(_SESSIONS)
+
+
+def release_idle(*, now: float | None = None) -> int:
+    """Let go of the trainers of sessions idle longer than the server's idle limit; returns how
+    many were released."""
+    now = time.monotonic() if now is None else now
+    limit = server.idle_seconds()
+    return sum(1 for lv in live_sessions() if now - lv.last_used > limit and lv.release())
+
+
+def _janitor() -> None:
+    while True:
+        time.sleep(min(60.0, server.idle_seconds() / 4))
+        release_idle()
+
+
+def _start_janitor() -> None:
+    with _JANITOR_LOCK:
+        if not _JANITOR:
+            thread = threading.Thread(target=_janitor, name="bpe-explorer-idle-janitor", daemon=True)
+            thread.start()
+            _JANITOR.append(thread)
+
+
+def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode) -> Trainer:
+    """The trainer for a corpus and config; counting a big corpus takes a turn in the heavy lane."""
+    texts = choice.texts()
+    if mode == "sample":
+        texts = leading_sample(texts, server.step_limit())
+    encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
+    with server.HEAVY.turn() if choice.size() > _LIGHT_BYTES else contextlib.nullcontext():
+        words = data.word_counts(texts, config)
+        if mode == "final":  # no pair tables, no examples: ~50 bytes a step
+            return Trainer(words, config, top_k=0, full_records=0, encoding=encoding).require_room()
+        return Trainer(words, config, top_k=RECORDED_PAIRS, full_records=FULL_RECORDS, encoding=encoding).require_room()
+
+
+def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
+    """Bring back a released trainer at the step it had reached (training is deterministic, so
+    the merges are the same ones)."""
+    steps = current.released_at or 0
+    trainer = _build(choice, preset, current.config, current.mode)
+    with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
+        trainer.advance(steps)
+    current.trainer, current.released_at = trainer, None
+    current.view = min(current.view, current.trained)
+    minutes = server.idle_seconds() / 60
+    current.notice = (f"This session was idle for over {minutes:g} minutes, so its trainer was let go to free the "
+                      f"server's memory; it has been rebuilt at step {steps:,} with the same merges.")
+
+
 def live(*, reset: bool = False) -> Live:
     """The session's live trainer for its current corpus and config, rebuilt when either
-    changed (or on reset). Errors (empty corpus, a regex that times out) are kept as a message."""
+    changed (or on reset, or after an idle release). Errors (empty corpus, a regex that times
+    out) are kept as a message; a corpus over the step-through limit waits for the user's choice."""
+    _start_janitor()
     choice = corpus_choice()
     preset, config = current_config()
     current: Live | None = st.session_state.get(_LIVE)
     if current is not None and not reset and current.corpus_key == choice.key() and current.config == config:
+        with current.lock:
+            current.last_used = time.monotonic()
+            if current.released_at is not None:
+                try:
+                    _rebuild(current, choice, preset)
+                except ExplorerError as err:
+                    current.error = str(err)
+                    current.released_at = None
         return current
+    size, limit = choice.size(), server.step_limit()
+    mode: Mode = st.session_state.get(_BIG, {}).get(choice.key(), "step") if size > limit else "step"
     try:
         try:
             require_text(choice.texts())
         except ExplorerError as err:
             raise ExplorerError(f"{err}; choose a sample, upload a file or paste some text on the Corpus page") from None
-        words = data.word_counts(choice.texts(), config)
-        encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
-        fresh = Live(Trainer(words, config, top_k=RECORDED_PAIRS, full_records=FULL_RECORDS, encoding=encoding).require_room(), choice.key(), config)
+        if mode == "step" and size > limit:
+            fresh = Live(None, choice.key(), config, oversize=size)
+        else:
+            fresh = Live(_build(choice, preset, config, mode), choice.key(), config, mode=mode)
+            fresh.running = mode == "final"  # nothing to step through: train to the end at once
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh
+    _SESSIONS.add(fresh)
     return fresh
 
+
+def big_corpus_note(live: Live) -> str | None:
+    """What the page says about a corpus over the step-through limit, once a choice is made."""
+    limit = server.step_limit()
+    if live.mode == "sample":
+        return (f"Stepping through the first {mib(limit)} of this {mib(corpus_choice().size())} corpus "
+                f"(the server's step-through limit per session).")
+    if live.mode == "final":
+        return (f"Trained on the whole {mib(corpus_choice().size())} corpus without step records: each step keeps "
+                f"only its winning pair, no pair table and no example words.")
+    return None

@@ -12,10 +12,11 @@ from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
-from . import charts, clicks, links, render, state, tables
+from ..corpora import mib
+from . import charts, clicks, links, render, server, state, tables
 from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 
-__all__ = ["live_area", "controls", "run_to_end", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+__all__ = ["live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
@@ -130,6 +131,33 @@ def _stop_reason(trainer: Trainer) -> str:
     return reason or ""
 
 
+def big_corpus_offer(live: state.Live) -> None:
+    """A corpus over the server's step-through limit: say so, and offer a sample or a run to
+    the end without step records (the corpus is not counted until the user chooses)."""
+    limit = server.step_limit()
+    st.warning(f"This corpus is {mib(live.oversize or 0)}: stepping through it merge by merge is limited to "
+               f"{mib(limit)} per session on this server (the step records and the live panels of a bigger "
+               "corpus would take too much of the server that the whole class shares).")
+    row = st.container(horizontal=True, gap="small")
+    row.button(f"Step through its first {mib(limit)}", key="big_sample", type="primary",
+               on_click=state.choose_big_mode, args=("sample",))
+    row.button("Train on all of it, to the end, without step records", key="big_final",
+               on_click=state.choose_big_mode, args=("final",))
+    st.caption("Or choose a smaller corpus on the Corpus page. The limit is set by whoever runs the server "
+               "(BPE_EXPLORER_STEP_MIB).")
+
+
+def session_notes(live: state.Live) -> None:
+    """What the page says about how this session trains: a sample, no step records, or a
+    trainer rebuilt after the session idled (said once)."""
+    note = state.big_corpus_note(live)
+    if note:
+        st.caption(render.md_text(note))
+    if live.notice:
+        st.info(render.md_text(live.notice))
+        live.notice = None
+
+
 def run_to_end(live: state.Live) -> None:
     """Train until a stop rule fires, with a progress bar and a Stop button; the trainer is
     updated in place, so stopping (or closing the tab) keeps every merge done so far.
@@ -145,7 +173,9 @@ def run_to_end(live: state.Live) -> None:
     target = trainer.planned_merges
     chunk = 25
     while True:
-        with live.lock:
+        # heavy work takes turns with the other sessions' runs, a chunk at a time; a Step in
+        # another session never waits for the lane
+        with server.HEAVY.turn(), live.lock:
             if not live.running or trainer.done:
                 break
             t0 = time.perf_counter()
@@ -154,7 +184,9 @@ def run_to_end(live: state.Live) -> None:
         chunk = max(1, min(5000, int(chunk * _RUN_CHUNK_S / max(spent, 1e-4))))
         done = len(trainer.records)
         frac = min(1.0, done / target) if target else 0.0
-        bar.progress(frac, text=f"Training… {done:,} merges" + (f" of {target:,}" if target else ""))
+        queued = server.HEAVY.waiting
+        bar.progress(frac, text=f"Training… {done:,} merges" + (f" of {target:,}" if target else "")
+                     + (f" (taking turns with {queued} other session{'s' * (queued != 1)})" if queued else ""))
     with live.lock:
         live.running = False
         live.view = live.trained

@@ -1,0 +1,100 @@
+"""What the sessions of one server share: its limits (read from the environment, so a teacher
+can set them without editing code) and the lane that heavy training takes turns in.
+
+    BPE_EXPLORER_STEP_MIB       corpus size up to which a session steps through with full
+                                records (default 4; larger corpora get an offer: a sample, or
+                                training to the end without step records)
+    BPE_EXPLORER_IDLE_MINUTES   a session untouched this long lets its trainer go; it is
+                                rebuilt, at the same step, when the session comes back (default 30)
+
+Nothing here imports streamlit: the state module wires it to sessions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections import deque
+from collections.abc import Iterator
+
+__all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "step_limit", "idle_seconds", "Lane", "HEAVY"]
+
+DEFAULT_STEP_MIB = 4.0
+DEFAULT_IDLE_MINUTES = 30.0
+_log = logging.getLogger(__name__)
+
+
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        _log.warning("%s=%r is not a positive number; using %s", name, raw, default)
+        return default
+    return value
+
+
+def step_limit() -> int:
+    """Bytes of corpus a session may step through with full records.
+
+    >>> os.environ["BPE_EXPLORER_STEP_MIB"] = "0.5"; step_limit()
+    524288
+    >>> os.environ["BPE_EXPLORER_STEP_MIB"] = "lots"; step_limit() == int(DEFAULT_STEP_MIB * 2**20)
+    True
+    >>> del os.environ["BPE_EXPLORER_STEP_MIB"]
+    """
+    return int(_env_number("BPE_EXPLORER_STEP_MIB", DEFAULT_STEP_MIB) * 2**20)
+
+
+def idle_seconds() -> float:
+    """How long a session may leave its trainer untouched before it is let go."""
+    return _env_number("BPE_EXPLORER_IDLE_MINUTES", DEFAULT_IDLE_MINUTES) * 60
+
+
+class Lane:
+    """Heavy work takes turns here, first come first served, ``width`` at a time: thirty students
+    pressing "Run to end" together train one after another, chunk by chunk, while every Step
+    (light work, which never enters the lane) competes with one heavy job at most.
+
+    >>> lane = Lane()
+    >>> with lane.turn():
+    ...     lane.busy, lane.waiting
+    (1, 0)
+    """
+
+    def __init__(self, width: int = 1):
+        self.width = width
+        self.busy = 0
+        self._queue: deque[object] = deque()
+        self._cond = threading.Condition()
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued for a turn (not counting those running)."""
+        return len(self._queue)
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        ticket = object()
+        with self._cond:
+            self._queue.append(ticket)
+            # FIFO: a job that just finished a chunk queues behind those already waiting
+            self._cond.wait_for(lambda: self._queue[0] is ticket and self.busy < self.width)
+            self._queue.popleft()
+            self.busy += 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.busy -= 1
+                self._cond.notify_all()
+
+
+HEAVY = Lane()
