@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from conftest import read_sample
 from appserver import ARTIFACTS, browser_page, chromium_path, full_screenshot, serve_app, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -387,3 +388,25 @@ def test_markdown_and_latex_in_corpus_tokens_show_literally_in_the_step_sentence
     assert page.locator('a[href^="javascript"]').count() == 0  # no link
     assert page.locator('[data-testid="stMain"] strong', has_text="$").count() == 0
     page.screenshot(path=str(ARTIFACTS / "15_train_markdown_literal.png"))
+
+
+def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(page):
+    # 5 MiB + the default sample (0.4 MiB): over the default 4 MiB step-through limit
+    text = (read_sample("english_tiny_shakespeare.txt") * 5)[: 5 * 2**20].encode()
+    nav(page, "Corpus")
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
+        files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": text}])
+    wait_idle(page, timeout=60)
+    nav(page, "Train")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    offer = page.get_by_text(re.compile(r"^This corpus is 5\.4 MiB: stepping through it merge by merge is limited to 4\.0 MiB"))
+    offer.wait_for(timeout=30_000)
+    sample = page.get_by_role("button", name="Step through its first 4.0 MiB")
+    whole = page.get_by_role("button", name="Train on all of it, to the end, without step records")
+    assert _in_viewport(page, sample) and _in_viewport(page, whole) and not _ellipsized_buttons(page)
+    full_screenshot(page, ARTIFACTS / "16_big_corpus_offer.png")
+    whole.click()
+    text = wait_status(page, r"training stopped", timeout=120)
+    assert text.startswith("Step 1,000 of 1,000 trained")
+    assert page.get_by_text(re.compile(r"^Trained on the whole 5\.4 MiB corpus without step records")).is_visible()
+    full_screenshot(page, ARTIFACTS / "17_big_corpus_trained.png")
