@@ -49,6 +49,13 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   Frankenstein) replayed on this corpus in one pass, against encoding it at 50 truncation
   points, checking the counts agree; and the Compare page's full comparison of 4 corpora, cold
   and warm, trained and with cl100k_base.
+- `bench/load.py`: a classroom on one server: 30 sessions driven at the protocol level
+  (Streamlit's own websocket messages), each with its own ~1 MB corpus (this one plus another
+  sample) and preset, stepping once a second for 60 s, then 3 bursts where all 30 press Step
+  within the same few milliseconds, then all running to 2,000 merges; 3 headless Chromium
+  contexts step alongside. Step latency (p50/p95/max, steady and burst), errors, the server's
+  peak RSS, and every session's merge history against the engine alone (no cross-session
+  leakage).
 
 Run from the repository root:
 
@@ -57,6 +64,7 @@ python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
 python bench/encode.py --write
 python bench/ui_latency.py --write   # needs Debian's chromium
 python bench/compare.py --write
+python bench/load.py --write       # needs Debian's chromium (or --browsers 0); ~5 minutes
 ```
 
 `--write` replaces that script's section below with the lines it printed.

@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -39,12 +40,23 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def serve_app(*, timeout: float = 60.0) -> Iterator[str]:
     """Start ``streamlit run app.py`` and yield its base URL; stop exactly that process after."""
+    with app_process(timeout=timeout) as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def app_process(*, timeout: float = 60.0, log: IO | None = None,
+                extra_args: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen]]:
+    """:func:`serve_app` that also yields the server's process (for its memory and CPU), writes
+    the server's stdout and stderr to ``log`` (an open file) instead of discarding them, and
+    passes ``extra_args`` (more ``--section.option value`` pairs) to ``streamlit run``."""
     port = _free_port()
+    output = log if log is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--server.fileWatcherType", "none", *extra_args],
+        cwd=ROOT, stdout=output, stderr=output,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -61,7 +73,7 @@ def serve_app(*, timeout: float = 60.0) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError("the app did not answer its health check in time")
             time.sleep(0.2)
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
         try:
