@@ -154,3 +154,12 @@ def test_a_bad_limit_in_the_environment_falls_back_to_the_default(monkeypatch, r
     monkeypatch.setenv("BPE_EXPLORER_IDLE_MINUTES", raw)
     assert server.step_limit() == int(server.DEFAULT_STEP_MIB * 2**20)
     assert server.idle_seconds() == server.DEFAULT_IDLE_MINUTES * 60
+
+
+def test_the_server_config_runs_no_collection_after_each_rerun_and_watches_no_files():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    # a full gc.collect() after every Step click walked every session's objects (bench/load.py)
+    assert config["runner"]["postScriptGC"] is False
+    assert config["server"]["fileWatcherType"] == "none"

@@ -1,74 +1,89 @@
-"""Altair charts of a training run, with tooltips."""
+"""Charts of a training run, with tooltips: Vega-Lite specs for the per-step curves, altair for the rest."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
+import pyarrow as pa
 
 from ..records import StepLog, StepRecord
 
 __all__ = [
-    "progress_frame", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
-    "steps_spec",
+    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
+    "steps_spec", "Chart", "Columns",
 ]
 
 
-def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int) -> pd.DataFrame:
+Columns = dict[str, list]  # column name -> one value per row: what a chart's data is built from
+Chart = tuple[pa.Table, dict]  # (data, Vega-Lite spec) for st.vega_lite_chart
+
+
+def progress_columns(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int,
+                     corpus_chars: int) -> Columns:
     """One row per step (0 = before any merge): corpus tokens, compression, winning count.
 
     >>> from explorer import make_config, train
     >>> t = train("aaabdaaabac", make_config("bytes", vocab_size=None, num_merges=2))
-    >>> progress_frame(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)["tokens"].tolist()
+    >>> progress_columns(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)["tokens"]
     [11, 9, 7]
     """
-    # built from plain lists: column arithmetic in pandas cost ~10 ms a step for a few rows; a
-    # step log gives its columns without making a record per step
+    # plain lists: a step log gives its columns without making a record per step
     def column(name: str) -> list[int]:
         return records.column(name) if isinstance(records, StepLog) else [getattr(r, name) for r in records]
 
-    steps = [0] + column("step")
     tokens = [initial_tokens] + column("tokens_after")
-    counts = [float("nan"), *map(float, column("count"))]
-    return pd.DataFrame({
-        "step": steps, "tokens": tokens, "winning count": counts,
+    return {
+        "step": [0] + column("step"), "tokens": tokens, "winning count": [float("nan"), *map(float, column("count"))],
         "bytes per token": [corpus_bytes / max(t, 1) for t in tokens],
         "chars per token": [corpus_chars / max(t, 1) for t in tokens],
-    })
+    }
+
+
+def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int) -> pd.DataFrame:
+    """:func:`progress_columns` as a DataFrame (for altair charts that combine runs)."""
+    return pd.DataFrame(progress_columns(records, initial_tokens=initial_tokens, corpus_bytes=corpus_bytes,
+                                         corpus_chars=corpus_chars))
 
 
 MAX_POINTS = 2000
 
 
-def thin(df: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
-    """Every k-th row and the last one, so a 20,000-step curve costs what a 2,000-step one does.
+def thin_rows(n: int, max_points: int = MAX_POINTS) -> list[int]:
+    """Every k-th row of n and the last one, so a 20,000-step curve costs what a 2,000-step one does.
 
-    >>> t = thin(pd.DataFrame({"step": range(10_001)}), 1000)
-    >>> len(t) <= 1001, int(t["step"].iloc[0]), int(t["step"].iloc[-1])
-    (True, 0, 10000)
+    >>> rows = thin_rows(10_001, 1000)
+    >>> len(rows) <= 1001, rows[0], rows[-1], thin_rows(3)
+    (True, 0, 10000, [0, 1, 2])
     """
-    if len(df) <= max_points:
-        return df
-    k = -(-len(df) // max_points)
-    picked = df.iloc[::k]
-    if picked.index[-1] != df.index[-1]:
-        picked = pd.concat([picked, df.iloc[[-1]]])
-    return picked
+    if n <= max_points:
+        return list(range(n))
+    rows = list(range(0, n, -(-n // max_points)))
+    if rows[-1] != n - 1:
+        rows.append(n - 1)
+    return rows
 
 
-# The three per-step curves redraw on every Step click, so they are written as Vega-Lite specs
-# directly: building and validating them through altair cost ~80 ms each per click.
-def _padded(values: pd.Series) -> dict:
+def thin(df: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
+    """:func:`thin_rows` of a DataFrame."""
+    return df.iloc[thin_rows(len(df), max_points)]
+
+
+# The three per-step curves redraw on every Step click, so their specs are written directly (built
+# and validated through altair they cost ~80 ms each per click) and their data goes to Streamlit as
+# Arrow tables made from lists (from pandas, the conversion was a third of a step's server time).
+def _padded(values: list[float]) -> dict:
     """zero=False, with room around a single value (at step 0 every point is the same)."""
-    lo, hi = float(values.min()), float(values.max())
+    lo, hi = float(min(values)), float(max(values))
     if lo == hi:
         pad = max(abs(lo) * 0.05, 1.0 if lo >= 1 else 0.05)
         return {"domain": [lo - pad, hi + pad]}
     return {"zero": False}
 
 
-def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: str, y_format: str,
+def steps_spec(data: Columns, *, title: str, series: list[str], y_title: str, y_format: str,
                tips: list[tuple[str, str]], log: bool = False, color: str | None = None) -> dict:
     """A Vega-Lite spec for curves over merge steps: whole-number step ticks, a real axis even
     at step 0, a dashed rule at the step shown (the row whose ``shown`` is true), and a hover
@@ -76,17 +91,17 @@ def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: st
     not only the 1-pixel line). Past step 0 the spec does not change from step to step, so the
     browser only swaps the data.
 
-    >>> df = pd.DataFrame({"step": [0], "tokens": [11], "shown": [True]})
-    >>> spec = steps_spec(df, title="T", series=["tokens"], y_title="tokens", y_format=",d", tips=[("tokens", ",")])
+    >>> spec = steps_spec({"step": [0], "tokens": [11], "shown": [True]}, title="T", series=["tokens"],
+    ...                   y_title="tokens", y_format=",d", tips=[("tokens", ",")])
     >>> spec["layer"][0]["encoding"]["x"]["scale"]["domain"], spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
     ([0, 1], [10.0, 12.0])
     """
-    single = data["step"].nunique() <= 1
+    single = len(set(data["step"])) <= 1
     x = {"field": "step", "type": "quantitative", "title": "merge step",
          "scale": {"domain": [0, 1]} if single else {"nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
-    values = pd.concat([data[s] for s in series]).dropna()
-    y_scale = {"type": "log"} if log else (_padded(values) if single and len(values) else {"zero": False})
-    mark = {"type": "line", "point": len(data) <= 60, **({"color": color} if color else {})}
+    values = [v for s in series for v in data[s] if v == v]  # NaN is not equal to itself
+    y_scale = {"type": "log"} if log else (_padded(values) if single and values else {"zero": False})
+    mark = {"type": "line", "point": len(data["step"]) <= 60, **({"color": color} if color else {})}
     if len(series) == 1:
         line = {"mark": mark, "encoding": {"x": x, "y": {"field": series[0], "type": "quantitative", "title": y_title,
                                                         "scale": y_scale, "axis": {"format": y_format}}}}
@@ -109,49 +124,63 @@ def steps_spec(data: pd.DataFrame, *, title: str, series: list[str], y_title: st
     return {"title": title, "height": 260, "layer": [line, pick, hover, now]}
 
 
-def _shown(df: pd.DataFrame, current: int) -> pd.DataFrame:
-    """The thinned curve with the step shown kept in it and marked (``shown``)."""
-    data = thin(df)
-    if not (data["step"] == current).any():
-        data = pd.concat([data, df[df["step"] == current]]).sort_values("step")
-    return data.assign(shown=data["step"] == current)
+def _shown(cols: Columns, current: int, names: list[str], *, first: int = 0) -> Columns:
+    """The thinned curve (rows from ``first`` on) with the step shown kept in it and marked
+    (``shown``).
+
+    >>> _shown({"step": list(range(5)), "tokens": [9, 8, 7, 6, 5]}, 3, ["tokens"], first=1)
+    {'step': [1, 2, 3, 4], 'tokens': [8, 7, 6, 5], 'shown': [False, False, True, False]}
+    """
+    steps = cols["step"]
+    rows = [first + i for i in thin_rows(len(steps) - first)]
+    if first <= current < len(steps) and steps[current] == current and current not in rows:
+        rows = sorted([*rows, current])
+    out = {name: [cols[name][i] for i in rows] for name in ["step", *names]}
+    out["shown"] = [s == current for s in out["step"]]
+    return out
 
 
-def tokens_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
+def _tips(*names: str) -> list[str]:
+    return list(dict.fromkeys(names))
+
+
+def tokens_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
     """(data, spec) of the corpus's token count after each merge."""
-    data = _shown(df, current)
-    return data, steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens", y_format=",d",
-                            tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
+    data = _shown(cols, current, _tips("tokens", "bytes per token"))
+    return pa.table(data), steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens",
+                                      y_format=",d", tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
 
 
-def compression_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
+def compression_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
     """(data, spec) of bytes and characters per token after each merge."""
-    data = _shown(df, current)
-    return data, steps_spec(data, title="Compression", series=["bytes per token", "chars per token"], y_title="per token",
-                            y_format=".2f", tips=[("bytes per token", ".3f"), ("chars per token", ".3f")])
+    data = _shown(cols, current, ["bytes per token", "chars per token"])
+    return pa.table(data), steps_spec(data, title="Compression", series=["bytes per token", "chars per token"],
+                                      y_title="per token", y_format=".2f",
+                                      tips=[("bytes per token", ".3f"), ("chars per token", ".3f")])
 
 
-def count_chart(df: pd.DataFrame, current: int) -> tuple[pd.DataFrame, dict]:
-    """(data, spec) of the winning pair's count at each merge, on a log scale."""
-    data = _shown(df.dropna(subset=["winning count"]), current)
-    return data, steps_spec(data, title="Count of the winning pair", series=["winning count"], y_title="count (log scale)",
-                            y_format=",d", tips=[("winning count", ",")], log=True, color="#7c3aed")
+def count_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
+    """(data, spec) of the winning pair's count at each merge (from step 1), on a log scale."""
+    data = _shown(cols, current, ["winning count"], first=1)
+    return pa.table(data), steps_spec(data, title="Count of the winning pair", series=["winning count"],
+                                      y_title="count (log scale)", y_format=",d", tips=[("winning count", ",")],
+                                      log=True, color="#7c3aed")
 
 
-def length_frame(lengths: Sequence[int]) -> pd.DataFrame:
-    s = pd.Series(list(lengths), dtype="int64")
-    counts = s.value_counts().sort_index()
-    return pd.DataFrame({"length": counts.index.astype(int), "tokens": counts.values.astype(int)})
+def length_frame(lengths: Sequence[int]) -> pa.Table:
+    """How many tokens have each length, shortest first."""
+    counts = sorted(Counter(lengths).items())
+    return pa.table({"length": [n for n, _ in counts], "tokens": [c for _, c in counts]})
 
 
-def length_chart(df: pd.DataFrame, unit: str) -> tuple[pd.DataFrame, dict]:
+def length_chart(data: pa.Table, unit: str) -> tuple[pa.Table, dict]:
     """(data, Vega-Lite spec) of how many vocabulary tokens have each length; every bar labelled.
 
     >>> data, spec = length_chart(length_frame([1, 1, 2]), "byte")
-    >>> data["tokens"].tolist(), spec["encoding"]["x"]["title"]
+    >>> data["tokens"].to_pylist(), spec["encoding"]["x"]["title"]
     ([2, 1], 'length (bytes)')
     """
-    return df, {
+    return data, {
         "title": "Token lengths in the vocabulary so far", "height": 260,
         "mark": {"type": "bar", "color": "#0d9488"},
         "encoding": {

@@ -46,7 +46,7 @@ def miniature() -> None:
         st.dataframe(pd.DataFrame(rows, columns=["step", "pair", "new token", "count"]), hide_index=True,
                      height=min(38 + 35 * max(k, 1), 320), width="stretch")
     with right:
-        df = charts.progress_frame(trainer.records, initial_tokens=trainer.initial_tokens,
+        df = charts.progress_columns(trainer.records, initial_tokens=trainer.initial_tokens,
                                    corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
         data, spec = charts.tokens_chart(df, k)
         st.vega_lite_chart(data, {**spec, "height": 200}, width="stretch")

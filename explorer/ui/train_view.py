@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-import pandas as pd
 import streamlit as st
 
 from ..errors import ExplorerError
@@ -238,7 +237,7 @@ class _View:
     history_html: str
     history_caption: str
     words_html: str
-    charts: tuple[tuple[pd.DataFrame, dict] | None, ...]  # tokens, compression, count, lengths
+    charts: tuple[charts.Chart | None, ...]  # tokens, compression, count, lengths
 
 
 def _prepare(live: state.Live) -> _View:
@@ -367,13 +366,13 @@ def _lengths(live: state.Live, k: int) -> list[int]:
     return out
 
 
-def _charts(live: state.Live) -> tuple[tuple[pd.DataFrame, dict] | None, ...]:
+def _charts(live: state.Live) -> tuple[charts.Chart | None, ...]:
     """(data, spec) of the four charts: tokens, compression, winning count (None before the
     first merge) and token lengths."""
     trainer = live.trainer
     assert trainer is not None
     records = trainer.records
-    df = charts.progress_frame(records, initial_tokens=trainer.initial_tokens,
+    df = charts.progress_columns(records, initial_tokens=trainer.initial_tokens,
                                corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
     return (charts.tokens_chart(df, live.view), charts.compression_chart(df, live.view),
             charts.count_chart(df, live.view) if records else None,
