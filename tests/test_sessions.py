@@ -163,3 +163,13 @@ def test_the_server_config_runs_no_collection_after_each_rerun_and_watches_no_fi
     # a full gc.collect() after every Step click walked every session's objects (bench/load.py)
     assert config["runner"]["postScriptGC"] is False
     assert config["server"]["fileWatcherType"] == "none"
+
+
+@pytest.mark.parametrize("preset", ["gpt2", "sennrich", "bytes"])
+def test_word_counts_shared_per_text_equal_counting_the_corpus_at_once(preset):
+    from explorer.ui import data
+
+    texts = (read_sample("udhr_en.txt"), read_sample("demo_sentences.txt"), read_sample("udhr_en.txt")[:3000])
+    config = corpus_config(preset)
+    # same counts and the same first-appearance order (the first-seen tie-break depends on it)
+    assert list(data.word_counts(texts, config).items()) == list(count_words(texts, config).items())

@@ -67,10 +67,23 @@ def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner=False, max_entries=64)
+def _text_word_counts(text: str, config: TrainerConfig) -> dict[str, int]:
+    return count_words((text,), config)
+
+
 def word_counts(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
-    """The trainer's input for a corpus and config (pre-tokenizing 1 MB takes a while)."""
-    return count_words(texts, config)
+    """The trainer's input for a corpus and config (pre-tokenizing 1 MB takes a while). Each
+    text is its own sequence, so each is counted once per config and shared by every session
+    whose corpus contains it (a class on one sample with an upload each counts the sample once);
+    merged in text order, first appearances stay in corpus order."""
+    if len(texts) == 1:
+        return _text_word_counts(texts[0], config)
+    out: dict[str, int] = {}
+    for text in texts:
+        for word, n in _text_word_counts(text, config).items():
+            out[word] = out.get(word, 0) + n
+    return out
 
 
 @st.cache_resource(show_spinner="Loading the tokenizer's table (once per server)…")
