@@ -21,7 +21,7 @@ from .config import (
     corpus_config,
     make_config,
 )
-from .errors import ConfigError, CorpusError, ExplorerError, FormatError
+from .errors import ConfigError, CorpusError, DecodeError, ExplorerError, FormatError
 from .evaluate import Evaluation, curve, evaluate, piece_counts, replay
 from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
@@ -38,6 +38,7 @@ __all__ = [
     "BYTE_TO_UNICODE",
     "ConfigError",
     "CorpusError",
+    "DecodeError",
     "ENCODING_RULES",
     "EncodedPiece",
     "Evaluation",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ExplorerError", "ConfigError", "CorpusError", "FormatError"]
+__all__ = ["ExplorerError", "ConfigError", "CorpusError", "DecodeError", "FormatError"]
 
 
 class ExplorerError(ValueError):
@@ -19,3 +19,7 @@ class CorpusError(ExplorerError):
 
 class FormatError(ExplorerError):
     """A malformed import file (trace.json, tokenizer.json, merges, .tiktoken)."""
+
+
+class DecodeError(ExplorerError):
+    """Ids that do not decode: an id that is no token, or bytes that are not UTF-8 under ``errors="strict"``."""

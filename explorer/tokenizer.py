@@ -16,15 +16,22 @@ from itertools import chain, repeat
 from typing import Literal, NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
+from .errors import DecodeError
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from .units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from .vocab import Vocab
 
-__all__ = ["ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
+__all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
 
 EncodingRules = Literal["merges", "tiktoken"]
+DecodeErrors = Literal["replace", "strict", "ignore"]
+DECODE_ERRORS: dict[str, str] = {
+    "replace": "bytes that are not UTF-8 become U+FFFD (tiktoken's default)",
+    "strict": "bytes that are not UTF-8 raise an error that says where",
+    "ignore": "bytes that are not UTF-8 are dropped",
+}
 ENCODING_RULES: dict[str, str] = {
     "merges": "only a learned pair (a, b) merges, in the order learned (GPT-2's encoder.py, HF tokenizers)",
     "tiktoken": "any two neighbours whose bytes together are a token merge, lowest token rank first; "
@@ -525,17 +532,89 @@ class Tokenizer:
             return tok.encode("utf-8")
         return display_to_bytes(tok)
 
-    def decode(self, ids: Sequence[int]) -> str:
-        """Text of ids; byte level decodes UTF-8 with ``errors="replace"``.
+    def check_ids(self, ids: Sequence[int]) -> None:
+        """Raise DecodeError naming the first id that is no token of this vocabulary.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=["Ġ", "h", "i"], merges=[(0, 1)])
-        >>> tok.decode(tok.encode(" hi"))
-        ' hi'
+        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok.check_ids([0, 2, 7])
+        Traceback (most recent call last):
+        ...
+        explorer.errors.DecodeError: id 7 (position 2) is not a token id: this vocabulary has ids 0 to 2 (and 3 for unknown symbols)
         """
+        size = len(self.vocab)
+        for k, i in enumerate(ids):
+            if isinstance(i, bool) or not hasattr(i, "__index__"):
+                raise DecodeError(f"{i!r} (position {k}) is not a token id: ids are whole numbers")
+            if not (0 <= i < size or i in self._trailing or i == self.unk_id):
+                extra = sorted(self._trailing)
+                specials = f", {', '.join(map(str, extra))} for special tokens" if extra else ""
+                raise DecodeError(f"id {i} (position {k}) is not a token id: this vocabulary has ids 0 to {size - 1}"
+                                  f"{specials} (and {self.unk_id} for unknown symbols)")
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes of ids, byte level or not (tiktoken's ``decode_bytes``); unknown ids raise.
+
+        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok.decode_bytes(tok.encode("é"))
+        b'\\xc3\\xa9'
+        """
+        self.check_ids(ids)
+        return b"".join(map(self.token_bytes, ids))
+
+    def decode(self, ids: Sequence[int], *, errors: DecodeErrors = "replace") -> str:
+        """Text of ids, like tiktoken's ``decode(ids, errors=...)``. At byte level the tokens'
+        bytes are joined and read as UTF-8 (a character may span tokens); ``errors`` says what
+        becomes of bytes that are not UTF-8 (DECODE_ERRORS), and ``"strict"`` raises a
+        DecodeError that names the token and byte. At char level the word markers are turned
+        back into spaces. An id that is no token raises DecodeError whatever ``errors`` says.
+
+        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> ids = tok.encode("hé")
+        >>> tok.decode(ids), tok.decode(ids[:2]), tok.decode(ids[:2], errors="ignore")
+        ('hé', 'h\\ufffd', 'h')
+        >>> tok.decode(ids[:2], errors="strict")
+        Traceback (most recent call last):
+        ...
+        explorer.errors.DecodeError: the bytes do not end as UTF-8: byte 1 (in token 1, id 195) is 0xc3, unexpected end of data
+        """
+        if errors not in DECODE_ERRORS:
+            raise ValueError(f"unknown errors={errors!r}; choose one of {', '.join(DECODE_ERRORS)}")
         if self.config.unit == "byte":
-            return b"".join(self.token_bytes(i) for i in ids).decode("utf-8", errors="replace")
+            data = self.decode_bytes(ids)
+            try:
+                return data.decode("utf-8", errors=errors)
+            except UnicodeDecodeError as err:
+                raise DecodeError(self._where_not_utf8(ids, data, err)) from None
+        self.check_ids(ids)
         text = "".join("\ufffd" if i == self.unk_id else self.id_to_token(i) for i in ids)
         return strip_markers(text, self.config.marker)
+
+    def _where_not_utf8(self, ids: Sequence[int], data: bytes, err: UnicodeDecodeError) -> str:
+        end = 0
+        for k, i in enumerate(ids):
+            end += len(self.token_bytes(i))
+            if end > err.start:
+                break
+        what = "do not end as UTF-8" if "end of data" in err.reason else "are not UTF-8"
+        return (f"the bytes {what}: byte {err.start} (in token {k}, id {ids[k]}) is 0x{data[err.start]:02x}, "
+                f"{err.reason}")
+
+    def token_text(self, token_id: int) -> str | bytes:
+        """One token as text when its bytes are UTF-8 on their own, else as its bytes (a token
+        may hold part of a character: shown as bytes, not as U+FFFD).
+
+        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok.token_text(tok.encode("h")[0]), tok.token_text(tok.encode("é")[0])
+        ('h', b'\\xc3')
+        """
+        self.check_ids([token_id])
+        if token_id == self.unk_id:
+            return self.encoding.unk_token
+        data = self.token_bytes(token_id)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
 
 
 def _fix_surrogates(text: str) -> str:
