@@ -26,6 +26,8 @@ elif not choices:
     st.info("Pick at least one tokenizer above.")
 elif view_name == "Why this split":
     view.why_panel(choices, text)
+elif view_name == "Decode ids":
+    view.decode_panel(choices, text)
 else:
     for choice in choices:
         view.encoded_panel(choice, text, allow_special=allow_special, show_ws=show_ws)

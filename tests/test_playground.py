@@ -27,7 +27,7 @@ PAGE = "pages/3_Playground.py"
 CORPUS = "udhr_en.txt"
 TIMEOUT = 120  # a cold run loads the pretrained tables (o200k_base takes seconds)
 PRETRAINED = ["gpt2", "cl100k_base", "o200k_base"]
-VIEWS = ["Encode", "Why this split", "Char vs byte"]
+VIEWS = ["Encode", "Why this split", "Char vs byte", "Decode ids"]
 KOREAN = "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다."
 SPECIAL_CHIP = 'class="bpe-chip bpe-special"'
 SHORT = "Hello, world! Tokenizers don't read words; 12345 ünïcode 你好.\n\tIndented line"
@@ -533,3 +533,56 @@ def test_a_tokens_label_in_the_lineage_caption_is_not_read_as_markdown():
     caption = next(c.value for c in at.caption if f"(id {token_id})" in c.value)
     assert "`.`" not in caption  # raw backticks would make a code span
     assert unescaped(caption).startswith(f"`.` (id {token_id})")  # still there, escaped
+
+
+# ---- decode ids ------------------------------------------------------------------------------------
+def decode_view(at: AppTest, tokenizer: str, ids: str, errors: str = "replace") -> AppTest:
+    at.radio(key="w_play_view").set_value("Decode ids").run()
+    at.selectbox(key="w_dec_tok").set_value(tokenizer).run()
+    at.selectbox(key="w_dec_errors").set_value(errors).run()
+    at.text_area(key="w_dec_ids").input(ids).run()
+    assert not at.exception
+    return at
+
+
+def test_decode_ids_gives_the_text_and_each_partial_token_as_bytes():
+    # (the engine's decode itself is checked against tiktoken's in test_decode.py)
+    at = playground(tokenizers=["gpt2", "cl100k_base"], text=SHORT)
+    tok = load_pretrained("gpt2")
+    ids = tok.encode("a😀 b")[:-2] + tok.encode(" ok")  # the emoji cut after 3 of its 4 bytes
+    decode_view(at, "gpt2", ", ".join(map(str, ids)))
+    data = b"".join(tok.token_bytes(i) for i in ids)
+    assert at.code[-1].value == data.decode("utf-8", "replace")
+    table = at.dataframe[-1].value
+    assert table["id"].tolist() == ids
+    partial = [i for i in ids if not _is_utf8(tok.token_bytes(i))]
+    assert partial
+    for i in partial:
+        row = table[table["id"] == i].iloc[0]
+        assert ast.literal_eval(row["text"]) == tok.token_bytes(i) and "bytes" in row["note"]
+    # strict: one message naming the token; ignore: the broken bytes dropped
+    decode_view(at, "gpt2", ", ".join(map(str, ids)), errors="strict")
+    assert at.error and "the bytes are not UTF-8" in unescaped(at.error[0].value) and "(in token 1, id" in unescaped(at.error[0].value)
+    decode_view(at, "gpt2", ", ".join(map(str, ids)), errors="ignore")
+    assert at.code[-1].value == data.decode("utf-8", "ignore") == "a ok"
+
+
+@pytest.mark.parametrize("typed, message", [
+    ("15496, 99999999", "id 99999999 (position 1) is not a token id"),
+    ("15496 -4", "id -4 (position 1) is not a token id"),
+    ("15496, **x**", "'**x**' (position 1) is not a whole number"),
+])
+def test_decode_ids_explains_ids_that_are_no_token_and_keeps_working(typed, message):
+    at = playground(tokenizers=["gpt2"], text=SHORT)
+    decode_view(at, "gpt2", typed)
+    assert message in unescaped(at.error[0].value)
+    decode_view(at, "gpt2", "15496, 11")
+    assert not at.error and at.code[-1].value == "Hello,"
+
+
+def test_decode_ids_of_the_trained_char_level_tokenizer_strips_its_markers():
+    at = playground(config=corpus_config("sennrich"), merges=100, tokenizers=["trained"], text="the rights of all")
+    at.radio(key="w_play_view").set_value("Decode ids").run()
+    assert not at.exception
+    # empty box: the playground text's own ids, decoded back to the words
+    assert at.code[-1].value == "the rights of all"

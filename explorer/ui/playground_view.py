@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import re
+
 import pandas as pd
 import streamlit as st
 
@@ -13,7 +15,7 @@ from ..analysis import round_trip, sample_segmentations, text_stats
 from ..errors import ExplorerError
 from ..lineage import Lineage, keyword_in_context, lineage, walk
 from ..pretrained import PRETRAINED
-from ..tokenizer import EncodedPiece, Tokenizer
+from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..records import StepRecord
 from ..units import display_to_bytes
 from . import charts, data, render, state
@@ -39,7 +41,7 @@ TRAINED = "trained"
 _MAX_CHARS = 200_000
 _CHIP_LIMIT = 3_000
 _ID_LIMIT = 20_000
-_VIEWS = ("Encode", "Why this split", "Char vs byte")
+_VIEWS = ("Encode", "Why this split", "Char vs byte", "Decode ids")
 
 
 @dataclass(frozen=True)
@@ -388,6 +390,62 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     else:
         st.success("Character level represents every character of this text; try the emoji or Korean example.")
+
+
+_ID_TEXT = re.compile(r"[\s,;\[\]()]+")
+_DECODE_ROWS = 200
+
+
+def parse_ids(text: str) -> list[int]:
+    """Ids as typed or pasted: "[15496, 11, 995]", "15496 11 995", one a line...
+
+    >>> parse_ids("[15496, 11,995]"), parse_ids(" 7\\n8 ")
+    ([15496, 11, 995], [7, 8])
+    >>> parse_ids("12, x3")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ExplorerError: 'x3' (position 1) is not a whole number: give token ids separated by spaces or commas
+    """
+    out = []
+    for k, part in enumerate(p for p in _ID_TEXT.split(text) if p):
+        if not (part.isascii() and part.lstrip("-").isdigit()) or len(part) > 30:
+            raise ExplorerError(f"{part[:40]!r} (position {k}) is not a whole number: give token ids separated by spaces or commas")
+        out.append(int(part))
+    return out
+
+
+def decode_panel(choices: list[Choice], text: str) -> None:
+    """Ids back to text: paste ids (or take the text's own), pick how bytes that are not UTF-8
+    are treated, and see each token's text, or its bytes when it holds part of a character."""
+    names = [c.label for c in choices]
+    state.widget_default("w_dec_tok", names[0])
+    if st.session_state["w_dec_tok"] not in names:
+        st.session_state["w_dec_tok"] = names[0]
+    left, right = st.columns([2, 1])
+    label = left.selectbox("Tokenizer", names, key="w_dec_tok")
+    state.widget_default("w_dec_errors", "replace")
+    errors = right.selectbox("errors=", list(DECODE_ERRORS), key="w_dec_errors",
+                             format_func=lambda e: f"{e}: {DECODE_ERRORS[e].split(' (')[0]}")
+    tok = next(c.tokenizer for c in choices if c.label == label)
+    typed = st.text_area("Token ids", key="w_dec_ids", height=90,
+                         placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text")
+    try:
+        ids = parse_ids(typed) if typed.strip() else tok.encode(text)[:_ID_LIMIT]
+        decoded = tok.decode(ids, errors=errors)
+    except ExplorerError as err:
+        st.error(render.md_text(str(err)))
+        return
+    st.caption(f"decode({len(ids):,} ids, errors={errors!r}) gives {len(decoded):,} characters:")
+    st.code(decoded[:5000] or " ", language=None, wrap_lines=True)
+    rows = []
+    for i in ids[:_DECODE_ROWS]:
+        shown = tok.token_text(i)
+        rows.append({"id": i, "token": render.visible(tok.id_to_token(i)),
+                     "text": repr(shown) if isinstance(shown, bytes) else render.visible(shown),
+                     "note": "part of a character: shown as its bytes" if isinstance(shown, bytes) else ""})
+    st.dataframe(pd.DataFrame(rows, columns=["id", "token", "text", "note"]), hide_index=True, width="stretch")
+    if len(ids) > _DECODE_ROWS:
+        st.caption(f"The first {_DECODE_ROWS:,} of {len(ids):,} tokens are listed.")
 
 
 def view_picker() -> str:
