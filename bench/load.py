@@ -4,10 +4,18 @@
     python bench/load.py --sessions 3 --seconds 4 --merges 60 --bursts 1 --browsers 1   # smoke test
     python bench/load.py --write   # also store the printed lines in bench/RESULTS.md
     python bench/load.py --servers 2 --server-option runner.postScriptGC=false   # other setups
+    python bench/load.py --servers 2 --proxy   # through `python -m explorer serve --servers 2`
 
 One server (``streamlit run app.py``) on a free loopback port; ``--servers K`` starts K of them
 and gives them the sessions in turn (what a multi-process setup behind a sticky balancer would
-do), ``--server-option`` passes options to ``streamlit run``. What happens, in order:
+do), ``--server-option`` passes options to ``streamlit run``. ``--proxy`` runs the real thing
+instead: the launcher ``python -m explorer serve --servers K`` (K servers behind haproxy) on a
+free loopback port, and every session and browser connects to the proxy. A protocol session
+then first loads its Train link over HTTP as a browser does, keeps haproxy's cookie from the
+answer and sends it on its websocket's upgrade; the page, the websocket and every browser's
+answers must come from the server the cookie names (an error otherwise). The report adds how the
+sessions were spread over the servers, and memory and CPU count the servers and haproxy
+together. What happens, in order:
 
 1. The engine alone, in two worker processes before the server starts, trains every session's
    corpus and preset: the reference merge histories, and the step each training stops at.
@@ -49,7 +57,8 @@ Definitions:
   delta, a script that fails to compile, a dropped connection, a step not shown within 30 s,
   a traceback or an ERROR line in the server's log, and page errors in Chromium.
 - Server RSS: the server process (and any children), sampled every 0.2 s with psutil; the
-  baseline is taken before the first session connects.
+  baseline is taken before the first session connects. With ``--servers K`` all servers added
+  up; with ``--proxy`` haproxy too (not the launcher, which only waits).
 
 Bounded: every wait has a timeout, and a global ``--deadline`` ends the run (the server and the
 browsers are stopped in any case); the exit status is 1 when there were errors or leaks or the
@@ -60,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -67,7 +77,10 @@ import multiprocessing
 import os
 import random
 import re
+import selectors
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -77,9 +90,10 @@ from dataclasses import dataclass, field
 import psutil
 
 from _common import CORPUS_NAME, ROOT, SAMPLES, Printer, fmt_s, write_section
+from explorer.serve import COOKIE as PROXY_COOKIE, SERVED_BY
 
 sys.path.insert(0, str(ROOT / "tests"))
-from appserver import CHROMIUM_ARGS, app_process, chromium_path  # noqa: E402
+from appserver import CHROMIUM_ARGS, _free_port, app_process, chromium_path  # noqa: E402
 
 PRESET_ORDER = ("hf-course", "sennrich", "bytes", "gpt2", "suffix-marker", "gpt4")
 TARGET_STEADY_P95 = 1.0
@@ -165,20 +179,21 @@ def references(specs: list[Spec]) -> list[dict]:
 
 # ---- the server's memory and CPU ---------------------------------------------------------------
 class ServerMonitor:
-    """Samples the servers' RSS (with any children, all servers added up) every 0.2 s in a
-    thread; CPU on request."""
+    """Samples the servers' RSS (with any children, all servers and the proxy added up) every
+    0.2 s in a thread; CPU on request."""
 
-    def __init__(self, pids: list[int]) -> None:
+    def __init__(self, pids: list[int], proxy_pids: list[int] | None = None) -> None:
         self.procs = [psutil.Process(pid) for pid in pids]
+        self.proxies = [psutil.Process(pid) for pid in proxy_pids or []]
         self.baseline = self._rss()
         self.peak = self.baseline
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="rss-sampler", daemon=True)
         self._thread.start()
 
-    def _tree(self) -> list[psutil.Process]:
+    def _tree(self, procs: list[psutil.Process] | None = None) -> list[psutil.Process]:
         out = []
-        for proc in self.procs:
+        for proc in (self.procs + self.proxies if procs is None else procs):
             try:
                 out += [proc, *proc.children(recursive=True)]
             except psutil.Error:
@@ -198,15 +213,21 @@ class ServerMonitor:
         while not self._stop.wait(0.2):
             self.peak = max(self.peak, self._rss())
 
-    def cpu(self) -> tuple[float, float, float]:
-        """(monotonic time, CPU seconds of the server trees, CPU seconds of the servers' main
-        threads: their event loops, which do the websocket I/O; script runs happen in threads
-        that come and go)."""
-        total, main = 0.0, 0.0
+    def cpu(self) -> tuple[float, float, float, float]:
+        """(monotonic time, CPU seconds of the server trees and the proxy, CPU seconds of the
+        servers' main threads: their event loops, which do the websocket I/O; script runs happen
+        in threads that come and go; CPU seconds of the proxy alone)."""
+        total, main, proxy = 0.0, 0.0, 0.0
         for p in self._tree():
             try:
                 t = p.cpu_times()
                 total += t.user + t.system
+            except psutil.Error:
+                pass
+        for p in self._tree(self.proxies):
+            try:
+                t = p.cpu_times()
+                proxy += t.user + t.system
             except psutil.Error:
                 pass
         for proc in self.procs:
@@ -214,7 +235,7 @@ class ServerMonitor:
                 main += sum(t.user_time + t.system_time for t in proc.threads() if t.id == proc.pid)
             except psutil.Error:
                 pass
-        return time.monotonic(), total, main
+        return time.monotonic(), total, main, proxy
 
     def stop(self) -> None:
         self._stop.set()
@@ -226,17 +247,18 @@ class CpuSpan:
     """Server and client CPU seconds over one phase."""
 
     wall: float
-    server: float
-    server_main: float  # the server's event-loop thread
+    server: float  # the servers and the proxy
+    server_main: float  # the servers' event-loop threads
     client: float
+    proxy: float = 0.0  # the proxy alone
 
     def cores(self, seconds: float) -> float:
         return seconds / self.wall if self.wall > 0 else 0.0
 
 
 def cpu_span(before, after, client_before: float, client_after: float) -> CpuSpan:
-    (t0, c0, m0), (t1, c1, m1) = before, after
-    return CpuSpan(t1 - t0, c1 - c0, m1 - m0, client_after - client_before)
+    (t0, c0, m0, p0), (t1, c1, m1, p1) = before, after
+    return CpuSpan(t1 - t0, c1 - c0, m1 - m0, client_after - client_before, p1 - p0)
 
 
 def client_cpu() -> float:
@@ -261,11 +283,15 @@ class _Waiter:
 
 
 class Session:
-    """One browser tab's worth of Streamlit protocol over a websocket."""
+    """One browser tab's worth of Streamlit protocol over a websocket. ``sticky``: behind the
+    launcher's proxy, the session first loads its page as a browser does, keeps the proxy's
+    cookie (the server it was given) and sends it on the websocket's upgrade."""
 
-    def __init__(self, spec: Spec, base_url: str, errors: list[str]) -> None:
+    def __init__(self, spec: Spec, base_url: str, errors: list[str], *, sticky: bool = False) -> None:
         self.spec = spec
         self.base_url = base_url
+        self.sticky = sticky
+        self.server: str | None = None  # the proxy's cookie: the server this session was given
         self.ws_url = base_url.replace("http://", "ws://", 1) + "/_stcore/stream"
         self._errors = errors
         self.ws = None
@@ -297,14 +323,36 @@ class Session:
         self._errors.append(f"session {self.spec.index} ({self.spec.label}): {what}")
 
     # -- connection --
+    def load_page(self, timeout: float = 60) -> str:
+        """GET the Train link as a browser's address bar does; the proxy's cookie from the answer
+        (the server that answered must be the one it names)."""
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.base_url}/Train?{self.spec.query}", timeout=timeout) as r:
+            r.read()
+            cookies = dict(c.split(";", 1)[0].strip().split("=", 1) for c in r.headers.get_all("Set-Cookie") or [] if "=" in c)
+            served = r.headers.get(SERVED_BY)
+        cookie = cookies.get(PROXY_COOKIE)
+        if cookie is None:
+            raise ConnectionError(f"the page's answer set no {PROXY_COOKIE} cookie (cookies: {sorted(cookies)})")
+        if served != cookie:
+            raise ConnectionError(f"the page came from {served}, its cookie names {cookie}")
+        return cookie
+
     async def connect(self) -> None:
         from websockets.asyncio.client import connect
 
         host = self.base_url.split("://", 1)[1]
+        headers = None
+        if self.sticky:
+            self.server = await asyncio.to_thread(self.load_page)
+            headers = {"Cookie": f"{PROXY_COOKIE}={self.server}"}
         # no keepalive pings from this side (a browser sends none; a busy server would fail them);
         # no size limit (the full history's table is one message)
         self.ws = await connect(self.ws_url, subprotocols=["streamlit"], origin=f"http://{host}",
-                                ping_interval=None, max_size=None, open_timeout=60)
+                                additional_headers=headers, ping_interval=None, max_size=None, open_timeout=60)
+        if self.sticky and self.ws.response.headers.get(SERVED_BY) != self.server:
+            self.error(f"the websocket reached {self.ws.response.headers.get(SERVED_BY)}, the page {self.server}")
         self._reader = asyncio.create_task(self._read())
 
     async def close(self) -> None:
@@ -597,16 +645,18 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
                 pass
         return total
 
-    out = {"latencies": [], "errors": [], "clicks": 0, "steps": 0, "skipped": 0, "cpu": 0.0, "wall": 0.0}
+    out = {"latencies": [], "errors": [], "clicks": 0, "steps": 0, "skipped": 0, "cpu": 0.0, "wall": 0.0, "servers": []}
     ready = False
     try:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             pages = []
+            served: dict[int, set] = {}  # behind the proxy: the servers that answered each context
             for spec in specs:
                 context = await browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = await context.new_page()
                 page.on("pageerror", lambda e, i=spec.index: out["errors"].append(f"browser {i}: page error: {e}"))
+                page.on("response", lambda r, i=spec.index: served.setdefault(i, set()).add(r.headers.get(SERVED_BY.lower())))
                 pages.append((spec, page))
 
             async def load(spec, page):
@@ -654,6 +704,13 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
 
             await asyncio.gather(*(steady(n, s, p) for n, (s, p) in enumerate(pages)))
             out["cpu"], out["wall"] = tree_cpu() - cpu0, time.monotonic() - wall0
+            for spec, page in pages:  # the proxy's cookie, and every answer from the server it names
+                cookie = next((c["value"] for c in await page.context.cookies() if c["name"] == PROXY_COOKIE), None)
+                answered = served.get(spec.index, set()) - {None}
+                if cookie is not None or answered:
+                    out["servers"].append(cookie)
+                    if answered != {cookie}:
+                        out["errors"].append(f"browser {spec.index}: cookie {cookie}, answers from {sorted(answered)}")
             await browser.close()
     except Exception as exc:  # noqa: BLE001 - reported to the parent
         out["errors"].append(f"browsers: {exc!r}"[:400])
@@ -672,6 +729,11 @@ def spread(values: list[float]) -> str:
     if not values:
         return "no samples"
     return f"p50 {fmt_s(pct(values, 0.5))}  p95 {fmt_s(pct(values, 0.95))}  max {fmt_s(max(values))}"
+
+
+def per_server(cookies) -> str:
+    counts = collections.Counter(c or "no cookie" for c in cookies)
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items())) or "none"
 
 
 def mb(n: float) -> str:
@@ -709,7 +771,7 @@ async def queue_get(q, timeout: float):
 
 
 async def run(args, out: Printer, res: Results, specs, refs, urls: list[str], monitor: ServerMonitor) -> None:
-    sessions = [Session(spec, urls[spec.index % len(urls)], res.errors) for spec in specs]
+    sessions = [Session(spec, urls[spec.index % len(urls)], res.errors, sticky=args.proxy) for spec in specs]
     try:
         await _phases(args, out, res, specs, refs, urls, monitor, sessions)
     finally:
@@ -749,6 +811,8 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         s.error(f"opened at step {s.status.step}, not 0")
     out(f"open: {len(live)} of {len(sessions)} sessions opened their Train link at once: "
         f"{spread([t for t in opened if t is not None])}  (RSS now {mb(monitor._rss())})")
+    if args.proxy:
+        out(f"proxy: protocol sessions per server (haproxy's cookie): {per_server(s.server for s in sessions)}")
     if not live:
         return
 
@@ -817,6 +881,8 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
             f"steps, click to new step shown {spread(b['latencies'])}; steps shown {b['steps']} of {b['clicks']} clicked, "
             f"ticks skipped {b['skipped']}, page errors and exception boxes {len(b['errors'])}")
         res.browser_cores = b["cpu"] / b["wall"] if b["wall"] else 0.0
+        if args.proxy:
+            out(f"proxy: browser contexts per server (haproxy's cookie): {per_server(b['servers'])}")
         res.steady_steps += len(b["latencies"])
 
     # 5. bursts
@@ -886,6 +952,41 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         f"{sum(s.refs for s in sessions):,} of them references to cached ones)")
 
 
+@contextlib.contextmanager
+def launcher(servers: int, log, errors: list[str], timeout: float = 180.0):
+    """``python -m explorer serve --servers K`` on a free loopback port: yields the proxy's URL
+    and the launcher's children (the servers and haproxy); after, SIGTERM to the launcher, and
+    any child still running then is an error."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--servers", str(servers), "--port", str(port)],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
+    children: list[psutil.Process] = []
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            line = proc.stdout.readline() if sel.select(timeout) else ""
+        m = re.search(r"http://\S+", line)
+        if m is None:
+            raise RuntimeError(f"python -m explorer serve printed no URL within {timeout:.0f} s "
+                               f"(exit status {proc.poll()}; its stderr is in the server log)")
+        children = psutil.Process(proc.pid).children(recursive=True)
+        yield m.group(0), children
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            errors.append("python -m explorer serve did not stop within 60 s of SIGTERM")
+            proc.kill()
+            proc.wait(timeout=10)
+        left = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+        if left:
+            errors.append(f"after the launcher stopped, still running: {', '.join(c.name() for c in left)}")
+            for c in left:
+                with contextlib.suppress(psutil.Error):
+                    c.kill()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
@@ -897,12 +998,17 @@ def main() -> int:
                         help="stop after this many seconds whatever happens (default 600 + 3 x --seconds)")
     parser.add_argument("--servers", type=int, default=1,
                         help="independent app servers, the sessions assigned in turn (a multi-process setup's numbers)")
+    parser.add_argument("--proxy", action="store_true",
+                        help="serve through `python -m explorer serve --servers K` (haproxy, sticky sessions); every "
+                             "session and browser connects to the proxy and keeps its cookie")
     parser.add_argument("--server-option", action="append", default=[], metavar="SECTION.OPTION=VALUE",
                         help="pass an option to `streamlit run` (repeatable), e.g. runner.postScriptGC=false")
     parser.add_argument("--write", action="store_true", help="store the lines in bench/RESULTS.md")
     args = parser.parse_args()
     if any("=" not in o or o.startswith("-") for o in args.server_option):
         parser.error("--server-option takes SECTION.OPTION=VALUE")
+    if args.proxy and args.server_option:
+        parser.error("--server-option does not go with --proxy (the launcher runs the app with the repository's config)")
     server_args = tuple(x for o in args.server_option for x in (f"--{o.split('=', 1)[0]}", o.split("=", 1)[1]))
     if min(args.sessions, args.seconds, args.merges, args.servers) < 1 or min(args.bursts, args.browsers) < 0:
         parser.error("--sessions, --seconds, --merges and --servers must be at least 1; --bursts and --browsers at least 0")
@@ -917,7 +1023,11 @@ def main() -> int:
     res = Results()
     specs = session_specs(args.sessions, args.merges)
     sizes = [corpus_bytes(s) for s in specs]
-    where = "one server" if args.servers == 1 else f"{args.servers} servers (sessions in turn)"
+    if args.proxy:
+        where = (f"`python -m explorer serve --servers {args.servers}`: {args.servers} server(s) behind haproxy "
+                 "(new sessions in turn, each kept on its server by haproxy's cookie)")
+    else:
+        where = "one server" if args.servers == 1 else f"{args.servers} servers (sessions in turn, no proxy)"
     out(f"load: {args.sessions} protocol sessions (websocket, Streamlit's own messages) + {args.browsers} headless "
         f"Chromium context(s), {where} on loopback, {os.cpu_count()} CPUs; each session its own corpus and preset, "
         f"merges={args.merges:,}" + (f"; server options: {', '.join(args.server_option)}" if args.server_option else ""))
@@ -936,11 +1046,19 @@ def main() -> int:
     try:
         with contextlib.ExitStack() as stack:
             t0 = time.monotonic()
-            servers = [stack.enter_context(app_process(timeout=120, log=log, extra_args=server_args))
-                       for _ in range(args.servers)]
-            urls = [url for url, _ in servers]
-            monitor = ServerMonitor([proc.pid for _, proc in servers])
-            out(f"server: up in {fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)}")
+            if args.proxy:
+                url, children = stack.enter_context(launcher(args.servers, log, res.errors))
+                urls = [url]
+                proxies = [c.pid for c in children if c.name() == "haproxy"]
+                monitor = ServerMonitor([c.pid for c in children if c.pid not in proxies], proxies)
+                out(f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
+                    f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)")
+            else:
+                servers = [stack.enter_context(app_process(timeout=120, log=log, extra_args=server_args))
+                           for _ in range(args.servers)]
+                urls = [url for url, _ in servers]
+                monitor = ServerMonitor([proc.pid for _, proc in servers])
+                out(f"server: up in {fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)}")
             try:
                 asyncio.run(_bounded(run(args, out, res, specs, refs, urls, monitor), args._deadline))
             except TimeoutError:
@@ -965,12 +1083,15 @@ def main() -> int:
     if warnings:
         out(f"server log warnings: {len(warnings)} - first: {warnings[0].strip()[:240]}")
     if monitor is not None:
-        out(f"server RSS{' (all servers added up)' if args.servers > 1 else ''}: baseline {mb(monitor.baseline)}, peak {mb(rss)} "
+        added = " (all servers and haproxy added up)" if args.proxy else " (all servers added up)" if args.servers > 1 else ""
+        out(f"server RSS{added}: baseline {mb(monitor.baseline)}, peak {mb(rss)} "
             f"({mb((rss - monitor.baseline) / max(1, args.sessions))} per session above the baseline)")
     if res.steady_cpu is not None:
         solo, steady = res.solo_cpu, res.steady_cpu
-        out(f"CPU: server {steady.cores(steady.server):.2f} cores of {os.cpu_count()} during the steady phase "
-            f"(its event-loop thread {steady.cores(steady.server_main):.2f}, script runs the rest), "
+        out(f"CPU: server{'s + haproxy' if args.proxy else 's' if args.servers > 1 else ''} "
+            f"{steady.cores(steady.server):.2f} cores of {os.cpu_count()} during the steady phase ("
+            + (f"haproxy {steady.cores(steady.proxy):.2f}, " if args.proxy else "")
+            + f"event-loop thread{'s' if args.servers > 1 else ''} {steady.cores(steady.server_main):.2f}, script runs the rest), "
             f"this client {steady.cores(steady.client):.2f}"
             + (f", the browsers {res.browser_cores:.2f}" if res.browser_cores is not None else "")
             + f"; server CPU per step: solo {fmt_s(solo.server / SOLO_STEPS)}, steady "

@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorer train|encode|evaluate|presets``.
+"""Command line: ``python -m explorer train|encode|evaluate|presets|serve``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
@@ -7,6 +7,7 @@
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
     python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N]
     python -m explorer presets
+    python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1] [--haproxy PROGRAM]
 
 Every failure the user can fix exits with status 2 and one line on stderr, never a traceback.
 """
@@ -30,6 +31,7 @@ from .markers import MARKERS
 from .normalizers import NORMALIZERS
 from .pretrained import PRETRAINED, resolve_tokenizer
 from .pretokenizers import PRETOKENIZERS
+from .serve import serve
 from .trainer import Trainer
 from .units import UNITS
 
@@ -87,6 +89,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)")
 
     sub.add_parser("presets", help="list the presets")
+
+    s = sub.add_parser("serve", help="serve the app for a class: N app processes behind haproxy (sticky sessions)")
+    s.add_argument("--servers", type=int, required=True, metavar="N",
+                   help="app processes (each uses about one core); 1 runs one server without a proxy")
+    s.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
+    s.add_argument("--address", default="127.0.0.1",
+                   help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)")
+    s.add_argument("--haproxy", metavar="PROGRAM", help="the haproxy executable (default: haproxy on PATH or in /usr/sbin)")
     return p
 
 
@@ -198,6 +208,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _encode(args, out)
         if args.command == "evaluate":
             return _evaluate(args, out)
+        if args.command == "serve":
+            return serve(args.servers, port=args.port, address=args.address, haproxy=args.haproxy, out=out, err=err)
         for p in PRESETS.values():
             out.write(f"{p.name:<14} {'seed ' + p.seed if p.seed else '':<9} {p.description}\n")
         return 0

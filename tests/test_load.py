@@ -1,9 +1,11 @@
 """bench/load.py in a tiny configuration: a few protocol sessions and one Chromium context
 step, burst, run to the end and compare their histories with the engine's, with 0 errors and
-0 leaks (the full classroom run is ``python bench/load.py``)."""
+0 leaks (the full classroom run is ``python bench/load.py``); once on one server, once through
+``python -m explorer serve --servers 2`` (haproxy, sticky sessions)."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -12,6 +14,8 @@ import pytest
 
 from appserver import chromium_path
 from conftest import ROOT
+from explorer.errors import ExplorerError
+from explorer.serve import find_haproxy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,3 +38,28 @@ def test_a_small_classroom_steps_without_errors_or_leaks():
     assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
     assert re.search(r"^browsers: 1 Chromium .* steps shown (\d+) of \1 clicked", proc.stdout, re.M), report
     assert "run to end: 3 sessions pressed Run to end together; 3 reached their last step" in proc.stdout, report
+
+
+def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leaks():
+    try:
+        find_haproxy()
+    except ExplorerError:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)")
+        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "load.py"), "--sessions", "4", "--servers", "2", "--proxy",
+         "--browsers", "1", "--seconds", "4", "--merges", "60", "--bursts", "1", "--deadline", "100"],
+        capture_output=True, text=True, timeout=150, cwd=ROOT,
+    )
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, report
+    assert re.search(r"^errors: 0$", proc.stdout, re.M), report  # a websocket off its page's server is one
+    assert "target 0 leaks: 0 -> met" in proc.stdout, report
+    assert "4 of 4 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 4" in proc.stdout, report
+    assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
+    # haproxy gave new sessions to the two servers in turn (the browser's first request may come
+    # between two sessions'); the browser has a server too
+    assert re.search(r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", proc.stdout, re.M), report
+    assert re.search(r"^proxy: browser contexts per server \(haproxy's cookie\): app[12] 1$", proc.stdout, re.M), report
+    assert "server RSS (all servers and haproxy added up)" in proc.stdout, report
