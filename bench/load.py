@@ -914,17 +914,38 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
                 "not within 100 ms")
     res.burst_p95 = pct(burst_lat, 0.95) if burst_lat else (float("inf") if args.bursts else 0.0)
 
-    # 6. run to end, all together
+    # 6. run to end, all together but a tenth of the sessions, which keep stepping once a second
+    #    beside the others' heavy training (it takes turns in the app's heavy lane; a Step does not)
     c0 = monitor.cpu()
 
     async def to_end(s: Session) -> float | None:
         return await s.run_to_end(refs[s.spec.index]["final"], left(RUN_TIMEOUT))
 
-    ends = await asyncio.gather(*(to_end(s) for s in live))
+    n_beside = len(live) // 10
+    runners, steppers = live[: len(live) - n_beside], live[len(live) - n_beside:]
+    running = True
+
+    async def step_beside(s: Session) -> None:
+        while running and time.monotonic() < deadline - STEP_TIMEOUT:
+            t0 = time.monotonic()
+            if await s.step("beside", left(STEP_TIMEOUT)) is None:
+                return
+            await asyncio.sleep(max(0.0, 1.0 - (time.monotonic() - t0)))
+
+    beside_tasks = [asyncio.create_task(step_beside(s)) for s in steppers]
+    ends = list(await asyncio.gather(*(to_end(s) for s in runners)))
     run_cpu = cpu_span(c0, monitor.cpu(), 0.0, 0.0)
+    running = False
+    await asyncio.gather(*beside_tasks)
+    ends += await asyncio.gather(*(to_end(s) for s in steppers))
     done = [t for t in ends if t is not None]
-    out(f"run to end: {len(live)} sessions pressed Run to end together; {len(done)} reached their last step "
-        f"(status 'training stopped'): {spread(done)}; server CPU {fmt_s(run_cpu.server)} over {fmt_s(run_cpu.wall)}")
+    out(f"run to end: {len(runners)} sessions pressed Run to end together; {sum(1 for t in ends[:len(runners)] if t is not None)} "
+        f"reached their last step (status 'training stopped'): {spread([t for t in ends[:len(runners)] if t is not None])}; "
+        f"server CPU {fmt_s(run_cpu.server)} over {fmt_s(run_cpu.wall)}")
+    if steppers:
+        beside = [x for s in steppers for x in s.latencies.get("beside", [])]
+        out(f"beside the runs: {len(steppers)} other sessions clicking Step once a second meanwhile: {len(beside):,} "
+            f"steps, latency {spread(beside)}; then they ran to the end too ({len(done)} of {len(live)} in all)")
 
     # 7. every session's history against the engine alone
     histories = await asyncio.gather(*(s.full_history(left(HISTORY_TIMEOUT)) for s in live))

@@ -15,11 +15,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
 
 __all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "step_limit", "idle_seconds", "Lane", "HEAVY"]
+
+# A Step's script hands the GIL over at every message it sends (a socket write); with a heavy
+# thread running, each hand-back waits out the switch interval (5 ms by default): a Step beside a
+# "Run to end" took ~40 such waits (bench/load.py, "beside the runs"). 1 ms keeps that short.
+SWITCH_INTERVAL_S = 0.001
+sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 DEFAULT_STEP_MIB = 4.0
 DEFAULT_IDLE_MINUTES = 30.0
