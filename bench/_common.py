@@ -52,10 +52,11 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
 - `bench/load.py`: a classroom on one server: 30 sessions driven at the protocol level
   (Streamlit's own websocket messages), each with its own ~1 MB corpus (this one plus another
   sample) and preset, stepping once a second for 60 s, then 3 bursts where all 30 press Step
-  within the same few milliseconds, then all running to 2,000 merges; 3 headless Chromium
-  contexts step alongside. Step latency (p50/p95/max, steady and burst), errors, the server's
-  peak RSS, and every session's merge history against the engine alone (no cross-session
-  leakage).
+  within the same few milliseconds, then 27 running to 2,000 merges while 3 keep stepping;
+  3 headless Chromium contexts step alongside. Step latency (p50/p95/max, steady, burst and
+  beside the runs), errors, the server's peak RSS, and every session's merge history against
+  the engine alone (no cross-session leakage). `--proxy --servers 2`: the same through
+  `python -m explorer serve` (two app processes behind haproxy); the section below is that run.
 
 Run from the repository root:
 
@@ -64,7 +65,7 @@ python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
 python bench/encode.py --write
 python bench/ui_latency.py --write   # needs Debian's chromium
 python bench/compare.py --write
-python bench/load.py --write       # needs Debian's chromium (or --browsers 0); ~5 minutes
+python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy; ~3 minutes
 ```
 
 `--write` replaces that script's section below with the lines it printed.
