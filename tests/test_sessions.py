@@ -173,3 +173,18 @@ def test_word_counts_shared_per_text_equal_counting_the_corpus_at_once(preset):
     config = corpus_config(preset)
     # same counts and the same first-appearance order (the first-seen tie-break depends on it)
     assert list(data.word_counts(texts, config).items()) == list(count_words(texts, config).items())
+
+
+def test_a_session_that_ended_takes_its_trainer_with_it(monkeypatch):
+    # Streamlit drops an ended session's state (server.disconnectedSessionTTL after the tab
+    # closed); nothing else (the idle janitor's registry, a cache) may keep its trainer alive
+    import gc
+    import weakref
+
+    at = train_page(monkeypatch)
+    at.button(key="step10").click().run()
+    trainer = weakref.ref(at.session_state["live"].trainer)
+    assert trainer() is not None and any(lv.trainer is trainer() for lv in state.live_sessions())
+    del at  # the session and its state
+    gc.collect()
+    assert trainer() is None
