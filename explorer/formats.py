@@ -227,6 +227,19 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
 
 
 # ---- exporters ---------------------------------------------------------------------------
+# our normalizers as HF normalizer objects (collapse-whitespace: runs of whitespace to one space,
+# both ends stripped)
+_HF_NORMALIZERS: dict[str, dict | None] = {
+    "none": None,
+    "nfc": {"type": "NFC"},
+    "nfkc": {"type": "NFKC"},
+    "lowercase": {"type": "Lowercase"},
+    "collapse-whitespace": {"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Strip", "strip_left": True, "strip_right": True}]},
+}
+
+
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     """An HF ``tokenizers`` tokenizer.json for the same merges (BPE model + matching pipeline)."""
     cfg = tok.config
@@ -241,6 +254,11 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     else:
         pre, decoder = None, None
     vocab = {t: i for i, t in reversed(list(enumerate(tok.vocab)))}
+    unk = None
+    if cfg.unit != "byte":
+        # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
+        unk = tok.encoding.unk_token
+        vocab.setdefault(unk, tok.unk_id)
     merges = [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges]
     return {
         "version": "1.0",
@@ -250,14 +268,14 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
             {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
             for i, t in enumerate(tok.vocab[: tok.n_special])
         ],
-        "normalizer": None,
+        "normalizer": _HF_NORMALIZERS[cfg.normalizer],
         "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": decoder,
         "model": {
             "type": "BPE",
             "dropout": None,
-            "unk_token": None if cfg.unit == "byte" else tok.encoding.unk_token,
+            "unk_token": unk,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": "</w>" if cfg.marker == "eow-glued" else None,
             "fuse_unk": False,

@@ -77,3 +77,26 @@ def test_encoding_options_travel_in_the_trace_and_older_traces_still_load(tmp_pa
     assert tok.encoding == EncodeOptions(unk_token="<?>", dropout_style="once")
     assert tok.tokens(tok.encode("zzz\u2603")).count("<?>") == 1  # ☃ is not in the corpus
     assert TrainerConfig.from_dict(old["config"]) == trainer.config
+
+
+# the exported tokenizer.json in HF gives our ids: normalizers, and char level with its unk token
+HF_EXPORTABLE = {
+    "gpt2-lowercase": make_config("gpt2", normalizer="lowercase", alphabet="full-bytes", vocab_size=600),
+    "gpt2-nfkc": make_config("gpt2", normalizer="nfkc", alphabet="full-bytes", vocab_size=600),
+    "gpt2-nfc": make_config("gpt2", normalizer="nfc", alphabet="full-bytes", vocab_size=600),
+    "hf-course": make_config("hf-course", num_merges=300),
+    "sennrich-glued": make_config("sennrich", marker="eow-glued", num_merges=300),
+}
+
+
+@pytest.mark.parametrize("name", list(HF_EXPORTABLE))
+def test_hf_tokenizer_json_gives_our_ids_in_hf(name):
+    text = read_sample("udhr_en.txt")
+    ours = train(text, HF_EXPORTABLE[name]).tokenizer()
+    hf = HFTokenizer.from_str(json.dumps(to_hf_tokenizer_json(ours)))
+    for sample in ("udhr_en.txt", "udhr_el.txt", "demo_sentences.txt", "mixed_emoji_multilingual.txt"):
+        probe = read_sample(sample)
+        ids = ours.encode(probe)
+        assert hf.encode(probe).ids == ids, (name, sample)
+    if ours.config.unit == "char":
+        assert ours.unk_id in ours.encode("Ελληνικά")  # unseen letters: the unk token, in both
