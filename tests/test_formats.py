@@ -8,7 +8,7 @@ import json
 import pytest
 from tokenizers import Tokenizer as HFTokenizer
 
-from conftest import read_sample
+from conftest import ROOT, read_sample
 from explorer import ConfigError, make_config, train
 from explorer.formats import (
     load_tokenizer,
@@ -100,3 +100,23 @@ def test_hf_tokenizer_json_gives_our_ids_in_hf(name):
         assert hf.encode(probe).ids == ids, (name, sample)
     if ours.config.unit == "char":
         assert ours.unk_id in ours.encode("Ελληνικά")  # unseen letters: the unk token, in both
+
+
+SAMPLES = sorted(p.name for p in (ROOT / "sample_corpora").glob("*.txt"))
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_subword_nmt_apply_bpe_with_our_codes_segments_every_word_as_we_do(sample):
+    import io
+
+    from subword_nmt.apply_bpe import BPE
+
+    text = read_sample(sample)
+    tok = train(text, make_config("sennrich", marker="eow-glued", num_merges=500)).tokenizer()
+    bpe = BPE(io.StringIO(to_subword_nmt_codes(tok)))
+    words = list(dict.fromkeys(text.split()))
+    assert words
+    for word in words:
+        # subword-nmt writes 'lo@@ wer': '@@' after every piece but the last, no '</w>'
+        ours = [t[: -len("</w>")] if t.endswith("</w>") else t + "@@" for t in tok.tokens(tok.encode(word))]
+        assert bpe.segment_tokens([word]) == ours, word
