@@ -31,6 +31,7 @@ from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError, FormatError
 from .tokenizer import Tokenizer
 from .trainer import StepRecord, Trainer
+from .pretokenizers import PATTERNS
 from .units import byte_alphabet, bytes_to_display  # bytes_to_display: used by the doctests
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "to_hf_tokenizer_json",
     "to_subword_nmt_codes",
     "to_tiktoken",
+    "to_tiktoken_meta",
     "to_arrow_merges",
     "read_tiktoken",
     "tokenizer_from_gpt2",
@@ -310,3 +312,31 @@ def to_tiktoken(tok: Tokenizer) -> str:
     for i in range(tok.n_special, len(tok.vocab)):
         lines.append(f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n")
     return "".join(lines)
+
+
+# what tiktoken's pat_str is for each pre-tokenizer it can represent: tiktoken encodes only the
+# regex's matches, so "none" is one match over the whole text
+_TIKTOKEN_PATTERNS = {**PATTERNS, "none": r"[\s\S]+"}
+
+
+def to_tiktoken_meta(tok: Tokenizer) -> dict:
+    """The JSON file that goes beside a ``.tiktoken``: tiktoken's own keys ``pat_str`` and
+    ``special_tokens`` (name -> id), so that ``tiktoken.Encoding(name, pat_str=...,
+    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`` encodes as we do. A setting
+    tiktoken cannot represent raises ConfigError that names it.
+
+    >>> from explorer import make_config, train
+    >>> to_tiktoken_meta(train("hello world", make_config("gpt2", alphabet="full-bytes", num_merges=2)).tokenizer())["special_tokens"]
+    {'<|endoftext|>': 0}
+    """
+    cfg = tok.config
+    if cfg.unit != "byte":
+        raise ConfigError("tiktoken ranks byte strings; this tokenizer is character-level")
+    if cfg.normalizer != "none":
+        raise ConfigError(f"tiktoken has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})")
+    if cfg.sequences != "text":
+        raise ConfigError(f"tiktoken reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first")
+    if cfg.pretokenizer not in _TIKTOKEN_PATTERNS:
+        raise ConfigError(f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
+                          "keeps other text too (use gpt2, cl100k, o200k or none)")
+    return {"pat_str": _TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}

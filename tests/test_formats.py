@@ -15,6 +15,7 @@ from explorer.formats import (
     to_arrow_merges,
     to_hf_tokenizer_json,
     to_subword_nmt_codes,
+    to_tiktoken_meta,
     to_tiktoken,
     write_trace,
 )
@@ -120,3 +121,44 @@ def test_subword_nmt_apply_bpe_with_our_codes_segments_every_word_as_we_do(sampl
         # subword-nmt writes 'lo@@ wer': '@@' after every piece but the last, no '</w>'
         ours = [t[: -len("</w>")] if t.endswith("</w>") else t + "@@" for t in tok.tokens(tok.encode(word))]
         assert bpe.segment_tokens([word]) == ours, word
+
+
+TIKTOKEN_CONFIGS = {
+    "gpt2": make_config("gpt2", alphabet="full-bytes", num_merges=400),
+    "gpt4": make_config("gpt4", alphabet="full-bytes", num_merges=400),
+    "o200k": make_config("gpt2", pretokenizer="o200k", alphabet="full-bytes", num_merges=400),
+    "bytes": make_config("bytes", num_merges=200, reuse_ids=True),  # tiktoken: one rank per distinct token
+    "gpt2-specials": make_config("gpt2", alphabet="full-bytes", num_merges=300, special_tokens=("<|endoftext|>", "<|pad|>")),
+}
+_SMALL = [s for s in SAMPLES if (ROOT / "sample_corpora" / s).stat().st_size < 60_000]
+
+
+@pytest.mark.parametrize("name", list(TIKTOKEN_CONFIGS))
+def test_tiktoken_loads_our_rank_file_and_meta_and_gives_our_ids(name, tmp_path, monkeypatch):
+    import tiktoken
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    # the bytes preset has no pre-tokenization: the whole text is one piece, slow for tiktoken on 1 MB
+    samples = _SMALL if name == "bytes" else SAMPLES
+    ours = train(read_sample("udhr_en.txt") + read_sample("demo_sentences.txt"), TIKTOKEN_CONFIGS[name]).tokenizer()
+    path = tmp_path / "ours.tiktoken"
+    path.write_text(to_tiktoken(ours), encoding="ascii")
+    meta = json.loads(json.dumps(to_tiktoken_meta(ours)))  # as read back from the JSON file beside it
+    enc = tiktoken.Encoding("ours", pat_str=meta["pat_str"], mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+                            special_tokens=meta["special_tokens"])
+    for sample in samples:
+        text = read_sample(sample) + "<|endoftext|> <|pad|>"
+        assert enc.encode(text, allowed_special="all") == ours.encode(text, allow_special=True), sample
+
+
+@pytest.mark.parametrize("config, setting", [
+    (make_config("sennrich", num_merges=5), "character-level"),
+    (make_config("gpt2", alphabet="full-bytes", normalizer="nfkc", num_merges=5), "normalizes its text first (nfkc)"),
+    (make_config("gpt2", alphabet="full-bytes", sequences="lines", num_merges=5), "cuts it into lines first"),
+    (make_config("gpt2", alphabet="full-bytes", pretokenizer="regex", pattern=r"\w+", num_merges=5), "'regex' pre-tokenizer"),
+])
+def test_tiktoken_meta_names_the_setting_tiktoken_cannot_represent(config, setting):
+    tok = train("low lower lowest\nnew newer", config).tokenizer()
+    with pytest.raises(ConfigError, match=setting.replace("(", r"\(").replace(")", r"\)")):
+        to_tiktoken_meta(tok)
