@@ -240,7 +240,8 @@ class Memo:
 def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions, points: int) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
     """The tokenizer trained on a text and its training curve at about ``points`` merge counts."""
     trainer = Trainer(count_words((text,), config), config, top_k=0, encoding=encoding).run()
-    curve = [(0, trainer.initial_tokens)] + [(r.step, r.tokens_after) for r in trainer.records]
+    # columns of the step log: no record is made per step
+    curve = [(0, trainer.initial_tokens), *zip(trainer.records.column("step"), trainer.records.column("tokens_after"))]
     return trainer.tokenizer(), _thin(curve, points)
 
 

@@ -104,11 +104,17 @@ class StepLog(Sequence[StepRecord]):
                n_tied: int, words_affected: int, reused: bool, top_pairs: tuple[PairStat, ...],
                examples: tuple[tuple[str, int], ...], example_words: tuple[int, ...] = ()) -> None:
         """Log the next step; its detail is dropped when the log is past ``full`` steps."""
-        if self.full is None or len(self._reused) < self.full:
+        if self.detailed:
             self._detail.append((top_pairs, examples, example_words))
         self._ids.extend((left_id, right_id, token_id))
         self._nums.extend((count, replaced, tokens_after, n_tied, words_affected))
         self._reused.append(reused)
+
+    @property
+    def detailed(self) -> bool:
+        """Whether the next step logged keeps its pair table and examples (the trainer skips
+        computing them otherwise)."""
+        return self.full is None or len(self._reused) < self.full
 
     def __len__(self) -> int:
         return len(self._reused)

@@ -342,7 +342,7 @@ class Trainer:
         if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
             return self._finish("vocab_size")
         log = self.records
-        full = log.full is None or len(log) < log.full
+        full = log.detailed
         top = self._top(max(self.top_k, 1) if full else 1)
         if not top:
             return self._finish("no pairs left")

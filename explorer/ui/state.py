@@ -314,9 +314,9 @@ def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode
     encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
     with server.HEAVY.turn() if choice.size() > _LIGHT_BYTES else contextlib.nullcontext():
         words = data.word_counts(texts, config)
-        if mode == "final":  # no pair tables, no examples: ~50 bytes a step
-            return Trainer(words, config, top_k=0, full_records=0, encoding=encoding).require_room()
-        return Trainer(words, config, top_k=RECORDED_PAIRS, full_records=FULL_RECORDS, encoding=encoding).require_room()
+        # "final": no pair tables, no examples, ~50 bytes a step
+        top_k, full = (0, 0) if mode == "final" else (RECORDED_PAIRS, FULL_RECORDS)
+        return Trainer(words, config, top_k=top_k, full_records=full, encoding=encoding).require_room()
 
 
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
