@@ -424,8 +424,9 @@ def decode_panel(choices: list[Choice], text: str) -> None:
     left, right = st.columns([2, 1])
     label = left.selectbox("Tokenizer", names, key="w_dec_tok")
     state.widget_default("w_dec_errors", "replace")
+    # the mode's name fits the column at 1280x720; what each does is in the help
     errors = right.selectbox("errors=", list(DECODE_ERRORS), key="w_dec_errors",
-                             format_func=lambda e: f"{e}: {DECODE_ERRORS[e].split(' (')[0]}")
+                             help="  \n".join(f"{e}: {what}" for e, what in DECODE_ERRORS.items()))
     tok = next(c.tokenizer for c in choices if c.label == label)
     typed = st.text_area("Token ids", key="w_dec_ids", height=90,
                          placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text")
