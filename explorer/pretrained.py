@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import ConfigError, FormatError
-from .formats import load_tokenizer, read_tiktoken, tokenizer_from_gpt2
+from .formats import load_tokenizer
+from .importers import read_tiktoken, tokenizer_from_gpt2
 from .ranks import tokenizer_from_ranks
 from .tokenizer import Tokenizer
 

@@ -89,22 +89,25 @@ def recover_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
 
 
 def tokenizer_from_ranks(
-    tokens: Sequence[bytes], *, pretokenizer: str, pattern: str | None = None, special_ids: Mapping[str, int] | None = None
+    tokens: Sequence[bytes], *, pretokenizer: str, pattern: str | None = None,
+    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (),
 ) -> Tokenizer:
     """A byte-level tokenizer whose ids are the table's ranks, with recovered merges and
-    tiktoken's encoding rules.
+    tiktoken's encoding rules. ``leading`` special tokens take the ids before the table's
+    (a table whose ranks start at ``len(leading)``); ``special_ids`` are those past it.
 
     >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab"], pretokenizer="none")
     >>> tok.encode("ababab"), tok.tokens(tok.merges[1])
     ([257, 256], ['ab', 'ab'])
     """
-    merges = recover_merges(tokens)
+    shift = len(leading)
+    merges = [(a + shift, b + shift) for a, b in recover_merges(tokens)]
     config = TrainerConfig(
         pretokenizer=pretokenizer, pattern=pattern, unit="byte", alphabet="full-bytes",
-        special_tokens=(), vocab_size=None, num_merges=None,
+        special_tokens=tuple(leading), vocab_size=None, num_merges=None,
     )
     alphabet = [bytes_to_display(t) for t in tokens[:256]]
     tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken")
-    if tok.merged_ids != list(range(256, len(tokens))):  # pragma: no cover - unique tokens make new ids
+    if tok.merged_ids != list(range(256 + shift, len(tokens) + shift)):  # pragma: no cover - unique tokens make new ids
         raise FormatError("the recovered merges do not give the table's ranks as ids")
     return tok

@@ -10,14 +10,13 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from conftest import ROOT, read_sample
 from explorer import ConfigError, make_config, train
-from explorer.formats import (
-    load_tokenizer,
+from explorer.formats import load_tokenizer, write_trace
+from explorer.exporters import (
     to_arrow_merges,
     to_hf_tokenizer_json,
     to_subword_nmt_codes,
     to_tiktoken_meta,
     to_tiktoken,
-    write_trace,
 )
 
 
@@ -57,7 +56,7 @@ def test_tiktoken_export_refuses_char_level_tokenizers():
 
 def test_subword_nmt_and_arrow_merge_files_follow_their_layouts():
     tok = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=3)).tokenizer()
-    assert to_subword_nmt_codes(tok) == "#version: 0.2\ne s\nes t\nest </w>\n"
+    assert to_subword_nmt_codes(tok) == "#version: 0.1\ne s\nes t\nest </w>\n"  # separate </w>: 0.1
     assert to_arrow_merges(tok) == "e s -> es\nes t -> est\nest </w> -> est</w>\n"
 
 

@@ -1,0 +1,447 @@
+"""Exporters: the same merges in the files other tools read.
+
+Every format is one entry of ``EXPORT_FORMATS``; ``export_files`` returns its files by name::
+
+    export_files(tok, "hf")       {"tokenizer.json": b'{"version": "1.0", ...'}
+    export_files(tok, "tiktoken") {"tokenizer.tiktoken": b"IQ== 1\\n...", "tokenizer.json": b'{"pat_str": ...'}
+
+A format that cannot represent a tokenizer raises ConfigError naming the setting
+(``export_problem`` gives the same sentence without raising, for a page to show first).
+Vocabularies in the files are derived from the merges, as everywhere else.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import zipfile
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
+
+from .errors import ConfigError
+from .formats import TRACE_FILE, trace_from_tokenizer
+from .markers import SP_PREFIX
+from .pretokenizers import PATTERNS
+from .tokenizer import Tokenizer
+from .units import byte_alphabet
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "ExportFormat",
+    "HF_NORMALIZERS",
+    "export_files",
+    "export_problem",
+    "zip_files",
+    "to_hf_tokenizer_json",
+    "to_gpt2_vocab",
+    "to_gpt2_merges",
+    "to_subword_nmt_codes",
+    "to_minbpe_model",
+    "to_minbpe_vocab",
+    "to_tiktoken",
+    "to_tiktoken_meta",
+    "to_arrow_merges",
+    "to_merges_csv",
+]
+
+Files = dict[str, str | bytes]
+
+
+class ExportFormat(NamedTuple):
+    name: str
+    title: str
+    description: str
+    # (tokenizer, trace dict) -> file name -> content; raises ConfigError when it cannot
+    write: Callable[[Tokenizer, dict], Files]
+
+
+# ---- checks shared by several formats -------------------------------------------------------
+def _need(cond: bool, message: str) -> None:
+    if not cond:
+        raise ConfigError(message)
+
+
+def _one_id_per_token(tok: Tokenizer, fmt: str) -> None:
+    """A vocabulary file maps each token to one id; with id reuse off two merges can make the
+    same string (bytes preset: ``a b`` and ``ab`` + nothing is impossible, but ``a bc`` and
+    ``ab c`` are not)."""
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tok.vocab):
+        _need(t not in seen, f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
+                             "id reuse is off): train with id reuse on")
+        seen[t] = i
+
+
+def _byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
+    cfg = tok.config
+    _need(cfg.unit == "byte", f"{fmt} holds byte-level tokens; this tokenizer is character-level (export hf instead)")
+    _need(cfg.normalizer == "none", f"{fmt} has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})")
+    _need(cfg.sequences == "text", f"{fmt} reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first")
+
+
+# ---- Hugging Face tokenizers ----------------------------------------------------------------
+# our normalizers as HF normalizer objects (collapse-whitespace: runs of whitespace to one space,
+# both ends stripped)
+HF_NORMALIZERS: dict[str, dict | None] = {
+    "none": None,
+    "nfc": {"type": "NFC"},
+    "nfkc": {"type": "NFKC"},
+    "lowercase": {"type": "Lowercase"},
+    "collapse-whitespace": {"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Strip", "strip_left": True, "strip_right": True}]},
+}
+# encoding cuts "lines" and "documents" alike: after each newline, which stays with its line
+HF_LINES = {"type": "Split", "pattern": {"Regex": "\n"}, "behavior": "MergedWithPrevious", "invert": False}
+HF_WHITESPACE = {"type": "WhitespaceSplit"}
+HF_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+HF_GPT2_BYTE_LEVEL = {**HF_BYTE_LEVEL, "use_regex": True}  # ByteLevel's own regex is GPT-2's
+HF_METASPACE = {"type": "Metaspace", "replacement": SP_PREFIX, "prepend_scheme": "always", "split": False}
+
+
+def hf_split(pattern: str) -> dict:
+    """HF's Split keeps the text between matches as pieces too, as our regex pre-tokenizer does."""
+    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
+
+
+def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
+    """(pre_tokenizer, decoder, end_of_word_suffix) for a config, or ConfigError naming what HF
+    cannot do."""
+    cfg = tok.config
+    steps: list[dict] = [HF_LINES] if cfg.sequences != "text" else []
+    if cfg.unit == "byte" and cfg.pretokenizer == "gpt2":
+        steps.append(HF_GPT2_BYTE_LEVEL)
+    else:
+        if cfg.pretokenizer == "whitespace":
+            steps.append(HF_WHITESPACE)
+        elif cfg.pretokenizer == "regex":
+            steps.append(hf_split(cfg.pattern or ""))
+        elif cfg.pretokenizer in PATTERNS:
+            steps.append(hf_split(PATTERNS[cfg.pretokenizer]))
+        if cfg.unit == "byte":
+            steps.append(HF_BYTE_LEVEL)
+    suffix = None
+    if cfg.unit == "byte":
+        decoder: dict | None = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+    elif cfg.marker == "none":
+        decoder = {"type": "Fuse"}
+    elif cfg.marker == "eow-glued":
+        suffix = "</w>"
+        decoder = {"type": "BPEDecoder", "suffix": suffix}
+    elif cfg.marker == "sp-prefix":
+        _need(cfg.pretokenizer == "whitespace",
+              "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
+              f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)")
+        steps.append(HF_METASPACE)
+        decoder = {"type": "Metaspace", "replacement": SP_PREFIX, "prepend_scheme": "always", "split": False}
+    else:
+        raise ConfigError(f"HF tokenizers cannot write the {cfg.marker!r} word marker "
+                          "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
+                          "choose marker eow-glued or sp-prefix)")
+    pre = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
+    return pre, decoder, suffix
+
+
+def _added_tokens(tok: Tokenizer) -> list[dict]:
+    return [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for t, i in sorted(tok.special_ids.items(), key=lambda kv: kv[1])]
+
+
+def _needs_unk(tok: Tokenizer) -> bool:
+    """Text can hold a symbol outside the alphabet: every char-level one, byte-level without
+    all 256 bytes."""
+    return tok.config.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
+
+
+def _full_vocab(tok: Tokenizer) -> dict[str, int]:
+    """token -> id for every id, special tokens past the vocabulary included."""
+    vocab = {t: i for i, t in enumerate(tok.vocab)}
+    vocab.update(tok.special_ids)
+    return vocab
+
+
+def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
+    """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
+    normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
+    special tokens as added tokens. Settings HF cannot represent raise ConfigError.
+
+    >>> from explorer import make_config, train
+    >>> tj = to_hf_tokenizer_json(train("low lower", make_config("sennrich", marker="eow-glued", num_merges=2)).tokenizer())
+    >>> tj["model"]["merges"], tj["model"]["end_of_word_suffix"], tj["pre_tokenizer"]
+    ([['l', 'o'], ['lo', 'w</w>']], '</w>', {'type': 'WhitespaceSplit'})
+    """
+    _one_id_per_token(tok, "tokenizer.json")
+    pre, decoder, suffix = _hf_pipeline(tok)
+    vocab = _full_vocab(tok)
+    unk = None
+    if _needs_unk(tok):
+        # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
+        unk = tok.encoding.unk_token
+        vocab.setdefault(unk, tok.unk_id)
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": _added_tokens(tok),
+        "normalizer": HF_NORMALIZERS[tok.config.normalizer],
+        "pre_tokenizer": pre,
+        "post_processor": None,
+        "decoder": decoder,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": unk,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": suffix,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
+            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges],
+        },
+    }
+
+
+# ---- GPT-2's vocab.json + merges.txt --------------------------------------------------------
+def to_gpt2_vocab(tok: Tokenizer) -> dict[str, int]:
+    """GPT-2's ``vocab.json`` (``encoder.json``): every token's byte-level display string -> id,
+    special tokens included. The files carry no pipeline: the importer asks for the regex."""
+    _byte_pipeline_only(tok, "vocab.json + merges.txt")
+    _one_id_per_token(tok, "vocab.json")
+    return _full_vocab(tok)
+
+
+def to_gpt2_merges(tok: Tokenizer) -> str:
+    """GPT-2's ``merges.txt`` (``vocab.bpe``): ``#version: 0.2`` then ``left right`` per merge.
+
+    >>> from explorer import make_config, train
+    >>> print(to_gpt2_merges(train("aaa", make_config("bytes", num_merges=1)).tokenizer()), end="")
+    #version: 0.2
+    a a
+    """
+    _byte_pipeline_only(tok, "vocab.json + merges.txt")
+    return "#version: 0.2\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
+
+
+# ---- subword-nmt, seed 004 ------------------------------------------------------------------
+SUBWORD_NMT_VERSIONS = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
+def to_subword_nmt_codes(tok: Tokenizer) -> str:
+    """subword-nmt codes: a ``#version`` line, then ``left right`` per merge. subword-nmt splits
+    text on whitespace and marks a word's end with ``</w>``: glued to the last character in
+    version 0.2 (marker eow-glued), a symbol of its own in version 0.1 (marker eow, Sennrich
+    et al. 2016), so only those pipelines fit.
+
+    >>> from explorer import make_config, train
+    >>> print(to_subword_nmt_codes(train("low low", make_config("sennrich", num_merges=2)).tokenizer()), end="")
+    #version: 0.1
+    l o
+    lo w
+    """
+    cfg = tok.config
+    _need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
+    _need(cfg.marker in SUBWORD_NMT_VERSIONS, f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
+                                              f"this tokenizer's marker is {cfg.marker!r}")
+    _need(cfg.pretokenizer == "whitespace", f"subword-nmt splits words on whitespace; this tokenizer uses the "
+                                            f"{cfg.pretokenizer!r} pre-tokenizer")
+    _need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
+    header = f"#version: {SUBWORD_NMT_VERSIONS[cfg.marker]}\n"
+    return header + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
+
+
+def to_arrow_merges(tok: Tokenizer) -> str:
+    """Seed 004's merges file: ``left right -> token`` per merge."""
+    _need(not any(" " in tok.vocab[i] for pair in tok.merges for i in pair),
+          "the 'a b -> ab' file separates tokens by spaces, and a token of this tokenizer holds a space")
+    return "".join(f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids))
+
+
+# ---- minbpe ---------------------------------------------------------------------------------
+# minbpe's pattern line for each pre-tokenizer it can represent ("" = BasicTokenizer, no split)
+_MINBPE_PATTERNS = {**PATTERNS, "none": ""}
+
+
+def _minbpe_check(tok: Tokenizer) -> None:
+    cfg = tok.config
+    _byte_pipeline_only(tok, "minbpe")
+    _need(cfg.pretokenizer in _MINBPE_PATTERNS,
+          f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
+          "(use gpt2, cl100k, o200k or none)")
+    _need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
+    _need(list(tok.alphabet) == byte_alphabet(), "minbpe's ids 0-255 are the 256 bytes in byte order "
+                                                 "(train with the full byte alphabet in byte order, as the bytes preset)")
+    _need(tok.merged_ids == list(range(256, 256 + len(tok.merges))),
+          "minbpe gives merge i the id 256 + i; this tokenizer reused an id (train with id reuse off)")
+
+
+def to_minbpe_model(tok: Tokenizer) -> str:
+    """minbpe's ``.model``: ``minbpe v1``, the split pattern, the special tokens, then
+    ``left_id right_id`` per merge (merge i makes id 256 + i).
+
+    >>> from explorer import make_config, train
+    >>> print(to_minbpe_model(train("aaab", make_config("bytes", num_merges=2)).tokenizer()), end="")
+    minbpe v1
+    <BLANKLINE>
+    0
+    97 97
+    256 97
+    """
+    _minbpe_check(tok)
+    lines = ["minbpe v1", _MINBPE_PATTERNS[tok.config.pretokenizer], str(len(tok.special_ids))]
+    lines += [f"{t} {i}" for t, i in tok.special_ids.items()]
+    lines += [f"{a} {b}" for a, b in tok.merges]
+    return "\n".join(lines) + "\n"
+
+
+def _minbpe_render(data: bytes) -> str:
+    # minbpe's render_token: decode with replacement, control characters as \\uXXXX escapes
+    import unicodedata
+
+    return "".join(c if unicodedata.category(c)[0] != "C" else f"\\u{ord(c):04x}"
+                   for c in data.decode("utf-8", errors="replace"))
+
+
+def to_minbpe_vocab(tok: Tokenizer) -> str:
+    """minbpe's ``.vocab``, for people to read: ``[ab] 256`` per token, with its two parts for
+    a merged one (``[a][b] -> [ab] 256``). minbpe never reads it back."""
+    _minbpe_check(tok)
+    made_by = {n: pair for pair, n in zip(tok.merges, tok.merged_ids)}
+    out = []
+    for i in range(len(tok.vocab)):
+        s = _minbpe_render(tok.token_bytes(i))
+        if i in made_by:
+            a, b = made_by[i]
+            out.append(f"[{_minbpe_render(tok.token_bytes(a))}][{_minbpe_render(tok.token_bytes(b))}] -> [{s}] {i}")
+        else:
+            out.append(f"[{s}] {i}")
+    return "\n".join(out) + "\n"
+
+
+# ---- tiktoken -------------------------------------------------------------------------------
+def to_tiktoken(tok: Tokenizer) -> str:
+    """A ``.tiktoken`` rank file (``base64(bytes) rank`` per line) for a byte-level tokenizer
+    whose alphabet holds all 256 bytes; special tokens are left out, as tiktoken keeps them apart."""
+    if tok.config.unit != "byte":
+        raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
+    if not set(byte_alphabet()) <= set(tok.alphabet):
+        raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
+    _one_id_per_token(tok, "tiktoken")
+    return "".join(f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n"
+                   for i in range(tok.n_special, len(tok.vocab)))
+
+
+# what tiktoken's pat_str is for each pre-tokenizer it can represent: tiktoken encodes only the
+# regex's matches, so "none" is one match over the whole text
+TIKTOKEN_PATTERNS = {**PATTERNS, "none": r"[\s\S]+"}
+
+
+def to_tiktoken_meta(tok: Tokenizer) -> dict:
+    """The JSON file that goes beside a ``.tiktoken``: tiktoken's own keys ``pat_str`` and
+    ``special_tokens`` (name -> id), so that ``tiktoken.Encoding(name, pat_str=...,
+    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`` encodes as we do. A setting
+    tiktoken cannot represent raises ConfigError that names it.
+
+    >>> from explorer import make_config, train
+    >>> to_tiktoken_meta(train("hello world", make_config("gpt2", alphabet="full-bytes", num_merges=2)).tokenizer())["special_tokens"]
+    {'<|endoftext|>': 0}
+    """
+    cfg = tok.config
+    _byte_pipeline_only(tok, "tiktoken")
+    if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
+        raise ConfigError(f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
+                          "keeps other text too (use gpt2, cl100k, o200k or none)")
+    return {"pat_str": TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}
+
+
+# ---- merge history --------------------------------------------------------------------------
+CSV_COLUMNS = ("step", "left", "right", "token", "id", "count", "tokens_after", "words_affected", "n_tied")
+
+
+def to_merges_csv(trace: Mapping) -> str:
+    """The merge history as CSV, one row per merge (counts are empty for a tokenizer that was
+    imported rather than trained here).
+
+    >>> from explorer import make_config, train
+    >>> from explorer.formats import trace_dict
+    >>> print(to_merges_csv(trace_dict(train("a,a a,a", make_config("hf-course", num_merges=1)))), end="")
+    step,left,right,token,id,count,tokens_after,words_affected,n_tied
+    1,a,",","a,",3,2,4,1,1
+    """
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for m in trace["merges"]:
+        w.writerow(["" if m.get(c) is None else m[c] for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+# ---- the registry ---------------------------------------------------------------------------
+def _json(data: object) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
+
+
+EXPORT_FORMATS: dict[str, ExportFormat] = {
+    f.name: f
+    for f in (
+        ExportFormat("hf", "Hugging Face tokenizer.json",
+                     "tokenizers.Tokenizer.from_file(...): model, normalizer, pre-tokenizer, decoder, special tokens",
+                     lambda tok, trace: {"tokenizer.json": _json(to_hf_tokenizer_json(tok))}),
+        ExportFormat("gpt2", "GPT-2 vocab.json + merges.txt",
+                     "the two files of GPT-2 and RoBERTa (byte level; the regex is chosen when loading)",
+                     lambda tok, trace: {"vocab.json": _json(to_gpt2_vocab(tok)), "merges.txt": to_gpt2_merges(tok)}),
+        ExportFormat("tiktoken", "tiktoken .tiktoken + JSON",
+                     "the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
+                     lambda tok, trace: {"tokenizer.json": _json(to_tiktoken_meta(tok)),
+                                         "tokenizer.tiktoken": to_tiktoken(tok)}),
+        ExportFormat("subword-nmt", "subword-nmt codes",
+                     "the codes file for subword_nmt apply_bpe (-c codes.txt)",
+                     lambda tok, trace: {"codes.txt": to_subword_nmt_codes(tok)}),
+        ExportFormat("minbpe", "minbpe .model + .vocab",
+                     "Karpathy's minbpe: tokenizer.model for Tokenizer.load, tokenizer.vocab to read",
+                     lambda tok, trace: {"tokenizer.model": to_minbpe_model(tok), "tokenizer.vocab": to_minbpe_vocab(tok)}),
+        ExportFormat("arrow", "merges as 'a b -> ab'",
+                     "seed 004's merges file, one 'left right -> token' line per merge",
+                     lambda tok, trace: {"merges.txt": to_arrow_merges(tok)}),
+        ExportFormat("csv", "merge history (CSV)",
+                     "one row per merge: step, pair, new token and id, count, tokens after, words affected",
+                     lambda tok, trace: {"merges.csv": to_merges_csv(trace)}),
+        ExportFormat("trace", "BPE Explorer trace.json",
+                     "this app's own file: every command and page reads it back",
+                     lambda tok, trace: {TRACE_FILE: _json(trace)}),
+    )
+}
+
+
+def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict[str, bytes]:
+    """The files of one format, by name, as UTF-8 bytes. ``trace`` is the merge history to write
+    (``formats.trace_dict``); without it one is made from the tokenizer (merges only, no counts).
+
+    >>> from explorer import make_config, train
+    >>> sorted(export_files(train("low lower", make_config("gpt4", num_merges=3)).tokenizer(), "tiktoken"))
+    ['tokenizer.json', 'tokenizer.tiktoken']
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    if trace is None:
+        trace = trace_from_tokenizer(tok)
+    files = EXPORT_FORMATS[fmt].write(tok, trace)
+    return {name: data if isinstance(data, bytes) else data.encode("utf-8") for name, data in files.items()}
+
+
+def export_problem(tok: Tokenizer, fmt: str) -> str | None:
+    """Why a format cannot hold this tokenizer (the ConfigError's sentence), or None."""
+    try:
+        export_files(tok, fmt, trace={"merges": []})
+    except ConfigError as err:
+        return str(err)
+    return None
+
+
+def zip_files(files: Mapping[str, bytes]) -> bytes:
+    """Several files as one zip (a download button hands out one file)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    return buf.getvalue()
