@@ -22,7 +22,9 @@ from .config import (
     make_config,
 )
 from .errors import ConfigError, CorpusError, DecodeError, ExplorerError, FormatError
+from .exporters import EXPORT_FORMATS, export_files
 from .evaluate import Evaluation, curve, evaluate, piece_counts, replay
+from .importers import IMPORT_FORMATS, import_files
 from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
 from .pipeline import count_words, inspect_str
@@ -40,6 +42,8 @@ __all__ = [
     "CorpusError",
     "DecodeError",
     "ENCODING_RULES",
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
     "EncodedPiece",
     "Evaluation",
     "ExplorerError",
@@ -69,6 +73,8 @@ __all__ = [
     "curve",
     "display_to_bytes",
     "evaluate",
+    "export_files",
+    "import_files",
     "inspect_str",
     "keyword_in_context",
     "lineage",

@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorer train|encode|evaluate|presets|serve``.
+"""Command line: ``python -m explorer train|encode|evaluate|export|import|presets|serve``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
@@ -6,6 +6,8 @@
         [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
     python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N]
+    python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
+    python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
     python -m explorer presets
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1] [--haproxy PROGRAM]
 
@@ -26,12 +28,15 @@ from .config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
 from .corpora import read_text_file, require_text
 from .errors import ExplorerError
 from .evaluate import curve, evaluate
-from .formats import write_trace
+from .exporters import EXPORT_FORMATS, export_files
+from .formats import TRACE_FILE, load_trace, trace_from_tokenizer, write_trace
+from .importers import IMPORT_FORMATS, detect_format, import_files
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
-from .pretrained import PRETRAINED, resolve_tokenizer
+from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .pretokenizers import PRETOKENIZERS
 from .serve import serve
+from .tokenizer import Tokenizer
 from .trainer import Trainer
 from .units import UNITS
 
@@ -87,6 +92,21 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json")
     v.add_argument("--curve", type=int, metavar="N",
                    help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)")
+
+    x = sub.add_parser("export", help="write a trained or bundled tokenizer in another tool's format")
+    x.add_argument("source", metavar="DIR|NAME", help=f"a folder holding trace.json, or a bundled tokenizer ({', '.join(PRETRAINED)})")
+    x.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
+    x.add_argument("--out", required=True, metavar="PATH",
+                   help="the file to write (a folder for formats of several files, or to keep the usual file name)")
+
+    i = sub.add_parser("import", help="read another tool's tokenizer files and write DIR/trace.json")
+    i.add_argument("files", nargs="+", metavar="FILE",
+                   help="; ".join(f"{f.name}: {f.files}" for f in IMPORT_FORMATS.values()))
+    i.add_argument("--out", required=True, metavar="DIR")
+    i.add_argument("--pretokenizer", choices=list(PRETOKENIZERS),
+                   help="how text is split, for files that do not say (vocab.json + merges.txt: gpt2 by default; "
+                        ".tiktoken without its JSON)")
+    i.add_argument("--pattern", metavar="REGEX", help="the regex for --pretokenizer regex")
 
     sub.add_parser("presets", help="list the presets")
 
@@ -197,6 +217,50 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _source(name_or_dir: str) -> tuple[Tokenizer, dict]:
+    """(tokenizer, trace): a trace.json keeps its training history (counts for the CSV)."""
+    if name_or_dir in PRETRAINED:
+        tok = load_pretrained(name_or_dir)
+        return tok, trace_from_tokenizer(tok)
+    return load_trace(name_or_dir)
+
+
+def _export(args: argparse.Namespace, out: TextIO) -> int:
+    tok, trace = _source(args.source)
+    files = export_files(tok, args.format, trace=trace)
+    target = Path(args.out)
+    if len(files) > 1 or target.is_dir():
+        folder = _writable_folder(args.out)
+        paths = {folder / name: data for name, data in files.items()}
+    else:
+        _writable_folder(str(target.parent) if str(target.parent) else ".")
+        paths = {target: next(iter(files.values()))}
+    for path, data in paths.items():
+        path.write_bytes(data)
+    out.write(f"{EXPORT_FORMATS[args.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}; wrote "
+              + ", ".join(str(p) for p in paths) + "\n")
+    return 0
+
+
+def _import(args: argparse.Namespace, out: TextIO) -> int:
+    if args.pattern is not None and args.pretokenizer != "regex":
+        raise ExplorerError("--pattern is used only with --pretokenizer regex")
+    files = {}
+    for f in args.files:
+        name = Path(f).name
+        if name in files:
+            raise ExplorerError(f"two files named {name}: give each file once")
+        files[name] = Path(f).read_bytes()
+    fmt = detect_format(files)
+    tok = import_files(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
+    folder = _writable_folder(args.out)  # only now: a file that cannot be read leaves nothing behind
+    path = folder / TRACE_FILE
+    path.write_text(json.dumps(trace_from_tokenizer(tok), ensure_ascii=False, indent=1), encoding="utf-8")
+    out.write(f"{IMPORT_FORMATS[fmt].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
+              f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -208,6 +272,10 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _encode(args, out)
         if args.command == "evaluate":
             return _evaluate(args, out)
+        if args.command == "export":
+            return _export(args, out)
+        if args.command == "import":
+            return _import(args, out)
         if args.command == "serve":
             return serve(args.servers, port=args.port, address=args.address, haproxy=args.haproxy, out=out, err=err)
         for p in PRESETS.values():

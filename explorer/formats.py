@@ -40,6 +40,7 @@ __all__ = [
     "write_trace",
     "tokenizer_from_trace",
     "load_tokenizer",
+    "load_trace",
 ]
 
 TRACE_FORMAT = "bpe-explorer-trace"
@@ -161,8 +162,8 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     return tok
 
 
-def load_tokenizer(path: str | Path) -> Tokenizer:
-    """Load a tokenizer from a folder holding ``trace.json`` (or from the file itself)."""
+def load_trace(path: str | Path) -> tuple[Tokenizer, dict]:
+    """(tokenizer, parsed trace) from a folder holding ``trace.json`` (or from the file itself)."""
     p = Path(path)
     if p.is_dir():
         p = p / TRACE_FILE
@@ -176,4 +177,9 @@ def load_tokenizer(path: str | Path) -> Tokenizer:
         data = json.loads(raw)
     except json.JSONDecodeError as err:
         raise FormatError(f"{p.name} is not valid JSON: {err}") from None
-    return tokenizer_from_trace(data)
+    return tokenizer_from_trace(data), data
+
+
+def load_tokenizer(path: str | Path) -> Tokenizer:
+    """Load a tokenizer from a folder holding ``trace.json`` (or from the file itself)."""
+    return load_trace(path)[0]

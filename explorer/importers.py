@@ -29,7 +29,6 @@ from .errors import ConfigError, FormatError
 from .exporters import HF_NORMALIZERS, SUBWORD_NMT_VERSIONS, TIKTOKEN_PATTERNS
 from .formats import TRACE_FORMAT, tokenizer_from_trace
 from .markers import EOW, SP_PREFIX
-from .pretokenizers import PATTERNS
 from .ranks import tokenizer_from_ranks
 from .tokenizer import Tokenizer
 from .units import byte_alphabet, bytes_to_display  # bytes_to_display: used by the doctests
@@ -388,9 +387,9 @@ def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretoke
                  "the tiktoken JSON's 'special_tokens' must map names to integer ids")
         if pretokenizer is None:
             pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])
+    ranked = read_ranks(data, name=name)
     _require(pretokenizer is not None, f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
                                        "pre-tokenizer (gpt2, cl100k, o200k, none)")
-    ranked = read_ranks(data, name=name)
     first, last = ranked[0][1], ranked[-1][1]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
     _require([i for i, _ in leading] == list(range(first)),

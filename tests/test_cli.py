@@ -214,3 +214,93 @@ def test_special_tokens_in_the_corpus_are_cut_out_trained_as_text_or_refused(tmp
     trace = json.loads((tmp_path / "text" / "trace.json").read_text(encoding="utf-8"))
     assert code == 0 and trace["config"]["specials_in_text"] == "text"
     assert any("endoftext" in m["token"] for m in trace["merges"])
+
+
+# ---- export / import ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def trained_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("trained")
+    assert run("train", str(SAMPLES / "udhr_en.txt"), "--preset", "gpt4", "--merges", "200", "--out", str(out))[0] == 0
+    return out
+
+
+EXPORTS = {  # format -> the files it writes (a folder for several)
+    "hf": None, "gpt2": ["merges.txt", "vocab.json"], "tiktoken": ["tokenizer.json", "tokenizer.tiktoken"],
+    "arrow": None, "csv": None, "trace": None,
+}
+
+
+@pytest.mark.parametrize("fmt", list(EXPORTS))
+def test_export_writes_the_format_and_import_gives_back_a_tokenizer_with_the_same_ids(fmt, trained_dir, tmp_path):
+    target = tmp_path / f"out_{fmt}"
+    code, out, err = run("export", str(trained_dir), "--format", fmt, "--out", str(target))
+    assert code == 0, err
+    assert "wrote" in out and "200 merges" in out
+    if EXPORTS[fmt]:
+        assert sorted(p.name for p in target.iterdir()) == EXPORTS[fmt]
+        files = sorted(str(p) for p in target.iterdir())
+    else:
+        assert target.is_file() and target.stat().st_size > 0
+        files = [str(target)]
+    if fmt in ("arrow", "csv"):
+        return  # written for people and seed 004; nothing reads them back
+    extra = ["--pretokenizer", "cl100k"] if fmt == "gpt2" else []  # vocab.json + merges.txt name no regex
+    code, out, err = run("import", *files, "--out", str(tmp_path / "imported"), *extra)
+    assert code == 0, err
+    imported = json.loads((tmp_path / "imported" / "trace.json").read_text(encoding="utf-8"))
+    assert imported["config"]["pretokenizer"] == "cl100k"
+    text = "The Universal Declaration of Human Rights, 1948. Всеобщая декларация"
+    ours = json.loads(run("encode", "--tokenizer", str(trained_dir), "--text", text)[1])
+    back = json.loads(run("encode", "--tokenizer", str(tmp_path / "imported"), "--text", text)[1])
+    assert back == ours
+
+
+def test_export_csv_keeps_the_training_counts(trained_dir, tmp_path):
+    assert run("export", str(trained_dir), "--format", "csv", "--out", str(tmp_path / "m.csv"))[0] == 0
+    lines = (tmp_path / "m.csv").read_text(encoding="utf-8").splitlines()
+    trace = json.loads((trained_dir / "trace.json").read_text(encoding="utf-8"))
+    assert lines[0].startswith("step,left,right,token,id,count")
+    assert len(lines) == 201
+    first = lines[1].split(",")
+    assert first[:5] == ["1", trace["merges"][0]["left"], trace["merges"][0]["right"], trace["merges"][0]["token"], "256"]
+    assert int(first[5]) == trace["merges"][0]["count"]
+
+
+def test_a_bundled_tokenizer_exports_to_tiktoken_and_imports_with_its_own_ids(tmp_path):
+    assert run("export", "gpt2", "--format", "tiktoken", "--out", str(tmp_path / "g"))[0] == 0
+    meta = json.loads((tmp_path / "g" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert meta["special_tokens"] == {"<|endoftext|>": 50256}
+    code, out, err = run("import", *(str(p) for p in (tmp_path / "g").iterdir()), "--out", str(tmp_path / "imp"))
+    assert code == 0, err
+    assert "50,000 merges" in out
+    text = "Hello world<|endoftext|>"
+    assert run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1] == \
+        run("encode", "--tokenizer", "gpt2", "--text", text, "--allow-special")[1]
+
+
+@pytest.mark.parametrize(("fmt", "message"), [
+    ("subword-nmt", "subword-nmt merges characters; this tokenizer is byte-level"),
+    ("minbpe", "minbpe's ids 0-255 are the 256 bytes in byte order"),
+])
+def test_export_names_the_setting_a_format_cannot_represent(fmt, message, trained_dir, tmp_path):
+    code, out, err = run("export", str(trained_dir), "--format", fmt, "--out", str(tmp_path / "x"))
+    assert code == 2 and out == ""
+    assert err.startswith("python -m explorer: error: ") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("tokenizer.json", '{"model": {"type": "BPE", "vocab": {', "tokenizer.json is not valid JSON (cut short?): line 1"),
+    ("tokenizer.json", '{"model": {"type": "WordPiece", "vocab": {}}}', "'model.type' is 'WordPiece': only BPE"),
+    ("cl.tiktoken", "IQ== 0\nnot-base64! 1\n", "cl.tiktoken line 2: bad base64"),
+    ("codes.txt", "e s\nes t\n", "codes.txt line 1: a '#version: 0.2' header is missing"),
+    ("tok.model", "minbpe v2\n\n0\n", "tok.model line 1: expected 'minbpe v1'"),
+    ("vocab.json", '{"a": 0}', "a vocab.json needs its merges.txt"),
+])
+def test_import_of_a_malformed_file_exits_2_with_where_it_goes_wrong(name, content, message, tmp_path):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    code, out, err = run("import", str(path), "--out", str(tmp_path / "imp"))
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "imp" / "trace.json").exists()
