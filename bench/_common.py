@@ -57,6 +57,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   beside the runs), errors, the server's peak RSS, and every session's merge history against
   the engine alone (no cross-session leakage). `--proxy --servers 2`: the same through
   `python -m explorer serve` (two app processes behind haproxy); the section below is that run.
+- `bench/interop.py`: GPT-2 as an HF `tokenizer.json` imported by us and by `tokenizers`
+  (`from_str`), and exported by each; cl100k_base as `.tiktoken` + JSON imported by us (merges
+  recovered from the ranks) and by `tiktoken` (`load_tiktoken_bpe` + `Encoding`); ids compared
+  on the corpus.
 
 Run from the repository root:
 
@@ -66,6 +70,7 @@ python bench/encode.py --write
 python bench/ui_latency.py --write   # needs Debian's chromium
 python bench/compare.py --write
 python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy; ~3 minutes
+python bench/interop.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.
