@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.ui import playground_view as view
-from explorer.ui import nav, state
+from explorer.ui import interop_view, nav, state
 
 nav.enter_page()
 state.keep_widget_state()
@@ -12,6 +12,7 @@ st.title("Playground")
 st.write("Type any text and see what each tokenizer makes of it: the session's own (trained on the Train page) "
          "and the tables of GPT-2, GPT-4 (cl100k_base) and GPT-4o (o200k_base). Hover a token for its id and bytes.")
 text = view.text_input()
+interop_view.import_area()
 choices = view.choose_tokenizers()
 c1, c2 = st.columns(2)
 state.widget_default("w_play_ws", True)

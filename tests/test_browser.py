@@ -410,3 +410,82 @@ def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(p
     assert text.startswith("Step 1,000 of 1,000 trained")
     assert page.get_by_text(re.compile(r"^Trained on the whole 5\.4 MiB corpus without step records")).is_visible()
     full_screenshot(page, ARTIFACTS / "17_big_corpus_trained.png")
+
+
+def _pick(page, label: str, option: str) -> None:
+    page.get_by_role("combobox", name=label, exact=True).click()
+    page.get_by_role("option", name=option, exact=True).click()
+    wait_idle(page, timeout=60)
+
+
+def _shoot_at(page, locator, name: str) -> None:
+    """The viewport at 1280x720 and 1920x1080 with ``locator`` scrolled into it; nothing on a
+    button may be cut to "…" at either size."""
+    for width, height in ((1280, 720), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        wait_idle(page)
+        locator.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        assert _ellipsized_buttons(page) == [], (width, height)
+        page.screenshot(path=str(ARTIFACTS / f"{name}_{width}x{height}.png"))
+
+
+def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(page, tmp_path):
+    from tokenizers import Tokenizer as HFTokenizer
+
+    from explorer import Trainer, corpus_config
+    from explorer.exporters import EXPORT_FORMATS
+    from explorer.pipeline import count_words
+
+    nav(page, "Train")
+    for i in (10, 20):
+        page.get_by_role("button", name="+10", exact=True).click()
+        wait_status(page, rf"^Step {i} of {i} trained")
+    page.get_by_text("Download this tokenizer").click()
+    wait_idle(page)
+    area = page.locator('[data-testid="stExpander"]').filter(has_text="Download this tokenizer")
+    downloads, refused = {}, []
+    for fmt in EXPORT_FORMATS.values():
+        _pick(page, "Format", fmt.title)
+        button = area.get_by_role("button", name="Download as of step 20 (20 merges)")
+        if area.get_by_text("This format cannot hold this tokenizer").count():
+            assert button.count() == 0
+            refused.append(fmt.name)
+            continue
+        with page.expect_download() as got:
+            button.click()
+        path = tmp_path / got.value.suggested_filename
+        got.value.save_as(path)
+        assert path.stat().st_size > 0, fmt.name
+        downloads[fmt.name] = path
+    assert refused == ["subword-nmt", "minbpe"]  # the gpt2 preset is byte level with <|endoftext|> first
+    assert downloads["gpt2"].name == "bpe-english_frankenstein-20-merges-gpt2.zip"
+    hf = downloads["hf"]
+    assert hf.name == "tokenizer.json"
+    config = corpus_config("gpt2")
+    text = "It was on a dreary night of November that I beheld the accomplishment of my toils."
+    trainer = Trainer(count_words((read_sample("english_frankenstein.txt"),), config), config)
+    trainer.advance(20)
+    ours = trainer.tokenizer(20)
+    assert HFTokenizer.from_file(str(hf)).encode(text).ids == ours.encode(text)
+    _pick(page, "Format", EXPORT_FORMATS["hf"].title)
+    _shoot_at(page, area, "18_train_download")
+
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    nav(page, "Playground")
+    page.get_by_text("Import a tokenizer").click()
+    wait_idle(page)
+    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(hf))
+    wait_idle(page)
+    page.get_by_role("button", name="Import", exact=True).click()
+    wait_idle(page, timeout=60)
+    assert page.get_by_text(re.compile(r"^Imported 'tokenizer': format Hugging Face tokenizer\.json, 20 merges")).is_visible()
+    assert "imported: tokenizer (hf)" in page.locator('[data-testid="stMultiSelect"]').inner_text()
+    page.get_by_role("heading", name="imported: tokenizer (hf)").wait_for()
+    rows = page.locator("div.bpe-text")  # trained, cl100k_base, imported, then the dropout sample (folded)
+    assert rows.count() == 4
+    sample = page.locator('[data-testid="stTextArea"] textarea').input_value()
+    assert rows.nth(2).locator(".bpe-chip").count() == len(ours.encode(sample))
+    assert rows.nth(2).inner_text() == rows.nth(0).inner_text()  # the session's own tokenizer at step 20
+    assert page.locator('[data-testid="stException"]').count() == 0
+    _shoot_at(page, page.locator('[data-testid="stExpander"]').filter(has_text="Import a tokenizer"), "19_playground_import")

@@ -14,7 +14,7 @@ from ..config import PRESETS, corpus_config
 from ..errors import ExplorerError
 from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
-from . import data, render, state
+from . import data, interop_view, render, state
 
 __all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
            "languages_panel", "METRICS"]
@@ -84,6 +84,19 @@ def _submit() -> None:
         st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None)
 
 
+def _pretrained_label(key: str) -> str:
+    return f"{key} — {PRETRAINED[key].description}" if key in PRETRAINED else interop_view.imported_label(key)
+
+
+def _pretrained(key: str) -> tuple[str, Tokenizer] | None:
+    """(name, tokenizer) of a bundled or imported tokenizer; the name keys the server-wide memo,
+    so an imported one's names its content, not only what the user called it."""
+    if key in PRETRAINED:
+        return key, data.pretrained(key)
+    found = interop_view.imported_tokenizer(key)
+    return None if found is None else (found.cache_name, found.tokenizer)
+
+
 def request_form() -> Request | None:
     """The corpora and configuration controls; the last submitted request (kept across reruns
     and page switches), or None before the first."""
@@ -94,6 +107,9 @@ def request_form() -> Request | None:
     state.widget_default("w_cmp_merges", 1000)
     state.widget_default("w_cmp_pretrained", "cl100k_base")
     st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
+    pretrained = [*PRETRAINED, *interop_view.imported_keys()]  # the bundled ones and the session's imports
+    if st.session_state["w_cmp_pretrained"] not in pretrained:
+        st.session_state["w_cmp_pretrained"] = "cl100k_base"
     with st.form("w_cmp_form", border=True):
         st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA}; uploads and pasted text come from the Corpus page)",
                        sources, key="w_cmp_corpora", max_selections=MAX_CORPORA)
@@ -102,8 +118,9 @@ def request_form() -> Request | None:
                  format_func={"train": "train a preset on each corpus", "pretrained": "one pretrained tokenizer"}.get)
         c2.selectbox("Preset (when training)", list(PRESETS), key="w_cmp_preset")
         c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
-        c2.selectbox("Pretrained tokenizer", list(PRETRAINED), key="w_cmp_pretrained",
-                     format_func=lambda k: f"{k} — {PRETRAINED[k].description}")
+        # labels looked up, not computed: a format_func may be called outside the session's run
+        labels = {k: _pretrained_label(k) for k in pretrained}
+        c2.selectbox("Pretrained tokenizer", pretrained, key="w_cmp_pretrained", format_func=labels.__getitem__)
         st.form_submit_button("Compare", type="primary", on_click=_submit)
     return st.session_state.get(_REQUEST)
 
@@ -119,10 +136,16 @@ def run(request: Request) -> Comparison | None:
     if empty:
         st.error("Nothing to compare in: " + render.md_text(", ".join(empty)) + ". Choose other corpora.")
         return None
+    pretrained = _pretrained(request.pretrained) if request.pretrained else None
+    if request.pretrained and pretrained is None:
+        st.warning(render.md_text(f"{interop_view.imported_label(request.pretrained)} is no longer in this session "
+                                  "(a session keeps the last few imports): import it again on the Playground page, "
+                                  "or choose another tokenizer."))
+        return None
     bar = st.progress(0.0, text="Comparing…")
     try:
-        if request.pretrained:
-            result = compare_corpora(corpora, pretrained=(request.pretrained, data.pretrained(request.pretrained)),
+        if pretrained:
+            result = compare_corpora(corpora, pretrained=pretrained,
                                      progress=lambda what, frac: bar.progress(frac, text=render.md_text(what)), memo=_memo())
         else:
             config = corpus_config(request.preset, merges=request.merges)
@@ -138,7 +161,8 @@ def run(request: Request) -> Comparison | None:
 
 def _describe(request: Request) -> str:
     if request.pretrained:
-        return f"one tokenizer for all: {request.pretrained}"
+        name = request.pretrained if request.pretrained in PRETRAINED else interop_view.imported_label(request.pretrained)
+        return f"one tokenizer for all: {name}"
     return f"{request.preset} trained on each corpus, {request.merges:,} merges at most"
 
 

@@ -18,7 +18,7 @@ from ..pretrained import PRETRAINED
 from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..records import StepRecord
 from ..units import display_to_bytes
-from . import charts, data, render, state
+from . import charts, data, interop_view, render, state
 
 __all__ = [
     "EXAMPLES", "Choice", "text_input", "choose_tokenizers", "encoded_panel", "dropout_panel", "why_panel",
@@ -38,6 +38,7 @@ EXAMPLES: dict[str, str] = {
     "A special token": "First document ends here.<|endoftext|>The second one starts here.",
 }
 TRAINED = "trained"
+IMPORTED_KEY = "imported#"
 _MAX_CHARS = 200_000
 _CHIP_LIMIT = 3_000
 _ID_LIMIT = 20_000
@@ -71,22 +72,37 @@ def text_input() -> str:
 
 
 def _label(key: str) -> str:
-    return "trained in this session (Train page)" if key == TRAINED else f"{key} — {PRETRAINED[key].description}"
+    if key == TRAINED:
+        return "trained in this session (Train page)"
+    if key in PRETRAINED:
+        return f"{key} — {PRETRAINED[key].description}"
+    return interop_view.imported_label(key)
 
 
 def choose_tokenizers() -> list[Choice]:
-    """Up to four tokenizers: the session's trained one (as of merge k) and the bundled ones."""
+    """Up to four tokenizers: the session's trained one (as of merge k), the bundled ones and
+    the ones imported in this session."""
+    options = [TRAINED, *PRETRAINED, *interop_view.imported_keys()]
     state.widget_default("w_play_tokenizers", [TRAINED, "cl100k_base"])
-    keys = st.multiselect("Tokenizers (up to four, shown one under the other)", [TRAINED, *PRETRAINED],
-                          key="w_play_tokenizers", format_func=_label, max_selections=4)
+    # an imported tokenizer let go (a newer one took its place) leaves the selection
+    st.session_state["w_play_tokenizers"] = [k for k in st.session_state["w_play_tokenizers"] if k in options]
+    # labels looked up, not computed: a format_func may be called outside the session's run
+    labels = {k: _label(k) for k in options}
+    keys = st.multiselect("Tokenizers (up to four, shown one under the other)", options,
+                          key="w_play_tokenizers", format_func=labels.__getitem__, max_selections=4)
     out = []
     for key in keys:
         if key == TRAINED:
             choice = _trained_choice()
             if choice is not None:
                 out.append(choice)
-        else:
+        elif key in PRETRAINED:
             out.append(Choice(key, key, data.pretrained(key)))
+        else:
+            found = interop_view.imported_tokenizer(key)
+            if found is not None:
+                # keyed by content: a re-import under the same name resets the pickers keyed by it
+                out.append(Choice(IMPORTED_KEY + found.digest[:16], found.label, found.tokenizer))
     return out
 
 
@@ -270,6 +286,7 @@ def trace_table(choice: Choice, piece: str) -> None:
         rows.append(row)
     st.caption(f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
                + ("Rank r is the merge learned at step r + 1." if choice.records is not None
+                  else "Rank r is the file's merge r + 1." if choice.key.startswith(IMPORTED_KEY)
                   else "A table's rank is the token's id minus 256."))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 

@@ -12,7 +12,7 @@ from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
 from ..corpora import mib
-from . import charts, clicks, links, render, server, state, tables
+from . import charts, clicks, interop_view, links, render, server, state, tables
 from .explain import BYTE_LEGEND, explain, tie_rule_sentence
 
 __all__ = ["live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
@@ -453,5 +453,6 @@ def _live_area() -> None:
         pair_panel(live, view)
     with col_history:
         history_panel(live, view)
+        interop_view.download_area(live)
     words_panel(live, view)
     charts_panel(view)

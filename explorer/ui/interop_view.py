@@ -1,0 +1,280 @@
+"""Tokenizers in and out: the Train page's download of the tokenizer as of the step shown, and the
+Playground's import of a tokenizer made elsewhere (which then joins the Playground and the
+Compare page like a bundled one)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ..corpora import MAX_CORPUS_BYTES, mib
+from ..errors import ConfigError, ExplorerError
+from ..exporters import EXPORT_FORMATS, export_files, zip_files
+from ..formats import trace_dict, trace_from_tokenizer
+from ..importers import IMPORT_FORMATS, detect_format, import_files
+from ..pretokenizers import PRETOKENIZERS
+from ..tokenizer import Tokenizer
+from . import render, state
+
+__all__ = [
+    "Download", "download_area", "export_download", "download_name",
+    "Imported", "IMPORTED_PREFIX", "MAX_IMPORTED", "import_area", "import_tokenizer", "imported",
+    "imported_keys", "imported_label", "imported_tokenizer",
+]
+
+
+# ---- download (Train page) ------------------------------------------------------------------
+# The formats whose writer reads the merge history; every other one reads the tokenizer alone,
+# and the history of 20,000 merges takes ~0.3-0.6 s to build, so it is built only for these.
+_TRACE_FORMATS = frozenset({"csv", "trace"})
+_EXPORTS = "exports"  # live.memo key: the last few downloads made, {(format, k, trainer id): Download}
+_EXPORTS_KEPT = 2  # a trace.json of 20,000 merges is ~6 MB: keep the current one and the one before
+
+
+@dataclass(frozen=True)
+class Download:
+    """The chosen format's file as of one step, or why the format cannot hold that tokenizer."""
+
+    file_name: str = ""
+    data: bytes = b""
+    mime: str = ""
+    files: tuple[str, ...] = ()  # what is inside (the zip's members, or the one file)
+    problem: str | None = None
+
+
+def _slug(text: str, limit: int = 40) -> str:
+    """A corpus label as part of a file name.
+
+    >>> _slug("english_frankenstein.txt, my notes.txt")
+    'english_frankenstein+my-notes'
+    """
+    stems = [re.sub(r"\.(txt|md|csv|json)$", "", part.strip(), flags=re.I) for part in text.split(",")]
+    slug = re.sub(r"[^A-Za-z0-9_.+-]+", "-", "+".join(s for s in stems if s)).strip("-.")
+    return slug[:limit].rstrip("-.+") or "corpus"
+
+
+def download_name(corpus_label: str, k: int, fmt: str, files: dict[str, bytes]) -> str:
+    """One file keeps the name its tools expect; several go in a zip named after the corpus,
+    the step and the format.
+
+    >>> download_name("udhr_en.txt", 12, "gpt2", {"vocab.json": b"", "merges.txt": b""})
+    'bpe-udhr_en-12-merges-gpt2.zip'
+    >>> download_name("udhr_en.txt", 12, "hf", {"tokenizer.json": b""})
+    'tokenizer.json'
+    """
+    if len(files) == 1:
+        return next(iter(files))
+    return f"bpe-{_slug(corpus_label)}-{k}-merges-{fmt}.zip"
+
+
+def _mime(name: str) -> str:
+    if name.endswith(".zip"):
+        return "application/zip"
+    if name.endswith(".json"):
+        return "application/json"
+    if name.endswith(".csv"):
+        return "text/csv"
+    return "text/plain"
+
+
+def export_download(live: state.Live, fmt: str, k: int) -> Download:
+    """The chosen format for the tokenizer as of step k, made once per (format, step, trainer)
+    and kept in the session (reruns that do not move the step reuse it)."""
+    trainer = live.trainer
+    assert trainer is not None
+    cache: dict = live.memo.setdefault(_EXPORTS, {})
+    key = (fmt, k, id(trainer))  # the memo goes with the trainer, so its id cannot be reused here
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    tok = live.tokenizer(k)
+    try:
+        # one export both checks and writes: export_problem would write the files a second time
+        files = export_files(tok, fmt, trace=trace_dict(trainer, steps=k) if fmt in _TRACE_FORMATS else None)
+    except ConfigError as err:
+        out = Download(problem=str(err))
+    else:
+        name = download_name(state.corpus_choice().label(), k, fmt, files)
+        data = zip_files(files) if len(files) > 1 else next(iter(files.values()))
+        out = Download(name, data, _mime(name), tuple(files))
+    while len(cache) >= _EXPORTS_KEPT:
+        cache.pop(next(iter(cache)))
+    cache[key] = out
+    return out
+
+
+def download_area(live: state.Live) -> None:
+    """An expander holding a format picker and one download button for the tokenizer as of the
+    step shown. Nothing is computed while it is closed, nor while autoplay moves the step."""
+    box = st.expander("Download this tokenizer", key="w_dl_open", on_change="rerun", icon=":material/download:")
+    if not box.open:
+        return
+    with box:
+        k = live.view
+        state.widget_default("w_dl_format", "hf")
+        fmt = st.selectbox("Format", list(EXPORT_FORMATS), key="w_dl_format",
+                           format_func=lambda f: EXPORT_FORMATS[f].title)
+        st.caption(render.md_text(EXPORT_FORMATS[fmt].description))
+        if live.playing or live.running:
+            st.caption("Pause to download: the step shown is moving.")
+            return
+        got = export_download(live, fmt, k)
+        if got.problem is not None:
+            st.info(f"This format cannot hold this tokenizer: {render.md_text(got.problem)}.")
+            return
+        what = "merges" if k != 1 else "merge"
+        st.download_button(f"Download as of step {k:,} ({k:,} {what})", data=got.data, file_name=got.file_name,
+                           mime=got.mime, key="dl_button", on_click="ignore", icon=":material/download:")
+        inside = f" holding {', '.join(got.files)}" if len(got.files) > 1 else ""
+        st.caption(render.md_text(f"{got.file_name}{inside}, {len(got.data):,} bytes"))
+
+
+# ---- import (Playground page) ---------------------------------------------------------------
+IMPORTED_PREFIX = "imported:"
+MAX_IMPORTED = 3  # an imported o200k_base holds 200,000 merges: a session keeps a few at most
+_IMPORTED = "imported_tokenizers"  # {name: Imported}, oldest first
+_RESULT = "import_result"  # ("success" | "error", message) of the last Import click
+_ROUND = "import_round"  # bumped to give the uploader a new key, which empties it
+# the choice for files that hold no pre-tokenizer (vocab.json + merges.txt, a lone .tiktoken)
+_PRETOKENIZERS = ("gpt2", "cl100k", "o200k", "none")
+
+
+@dataclass(frozen=True)
+class Imported:
+    name: str
+    format: str
+    tokenizer: Tokenizer
+    digest: str  # of the tokenizer's content: what shared caches key it by, never the name
+
+    @property
+    def key(self) -> str:
+        return IMPORTED_PREFIX + self.name
+
+    @property
+    def label(self) -> str:
+        return f"imported: {self.name} ({self.format})"
+
+    @property
+    def cache_name(self) -> str:
+        """The name under which server-wide caches (the Compare page's) keep its results: two
+        sessions' "mine" with other merges must not share them."""
+        return f"{self.name} (imported {self.format}, #{self.digest[:16]})"
+
+
+def imported() -> dict[str, Imported]:
+    """The session's imported tokenizers by name, oldest first."""
+    return st.session_state.setdefault(_IMPORTED, {})
+
+
+def imported_keys() -> list[str]:
+    return [t.key for t in imported().values()]
+
+
+def imported_tokenizer(key: str) -> Imported | None:
+    return imported().get(key.removeprefix(IMPORTED_PREFIX)) if key.startswith(IMPORTED_PREFIX) else None
+
+
+def imported_label(key: str) -> str:
+    found = imported_tokenizer(key)
+    return found.label if found is not None else key
+
+
+def _digest(tok: Tokenizer) -> str:
+    return hashlib.sha256(json.dumps(trace_from_tokenizer(tok), sort_keys=True, ensure_ascii=False)
+                          .encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def default_name(names: list[str]) -> str:
+    """A name from the uploaded files' names.
+
+    >>> default_name(["vocab.json", "merges.txt"]), default_name(["cl100k_base.tiktoken"]), default_name([])
+    ('vocab+merges', 'cl100k_base', 'tokenizer')
+    """
+    stems = list(dict.fromkeys(re.sub(r"\.[A-Za-z0-9]+$", "", n) for n in names))
+    return "+".join(stems)[:60] or "tokenizer"
+
+
+def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> Imported:
+    """Read the files into a tokenizer and keep it in the session under ``name`` (the files'
+    names when empty), replacing one of that name and dropping the oldest beyond
+    ``MAX_IMPORTED``. Raises ExplorerError (FormatError, ConfigError) with the sentence to show;
+    the session's imported tokenizers are then as they were."""
+    total = sum(len(d) for d in files.values())
+    if total > MAX_CORPUS_BYTES:
+        raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
+    fmt = detect_format(files)
+    # a .tiktoken's JSON, or a tokenizer.json, carries its own pre-tokenizer: the choice must not override it
+    holds_none = fmt == "gpt2" or (fmt == "tiktoken" and len(files) == 1)
+    tok = import_files(files, pretokenizer=pretokenizer if holds_none else None)
+    name = " ".join(name.split())[:60] or default_name(list(files))
+    entry = Imported(name, fmt, tok, _digest(tok))
+    store = imported()
+    store.pop(name, None)
+    store[name] = entry
+    while len(store) > MAX_IMPORTED:
+        store.pop(next(iter(store)))
+    return entry
+
+
+def _uploader_key() -> str:
+    return f"import_files_{st.session_state.get(_ROUND, 0)}"
+
+
+def _on_import() -> None:
+    uploaded = st.session_state.get(_uploader_key()) or []
+    if not uploaded:
+        st.session_state[_RESULT] = ("error", "Choose the tokenizer's files first.")
+        return
+    files = {f.name: f.getvalue() for f in uploaded}
+    before = list(imported())
+    try:
+        entry = import_tokenizer(files, name=st.session_state.get("w_imp_name", ""),
+                                 pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"))
+    except ExplorerError as err:
+        st.session_state[_RESULT] = ("error", str(err))
+        return
+    except Exception as err:  # noqa: BLE001 - a classroom's odd file must not end in a traceback
+        st.session_state[_RESULT] = ("error", f"these files could not be read ({type(err).__name__}); "
+                                              "check that they are one of the formats listed")
+        return
+    dropped = [n for n in before if n not in imported()]
+    tok = entry.tokenizer
+    ids = len(set(range(len(tok.vocab))) | set(tok.special_ids.values()))  # tiktoken's specials come past the vocabulary
+    specials = len(tok.special_ids)
+    message = (f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
+               f"vocabulary {ids:,}" + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
+               + (f"; {', '.join(map(repr, dropped))} was let go (a session keeps {MAX_IMPORTED})" if dropped else "")
+               + ". It is now in the tokenizers below and on the Compare page.")
+    st.session_state[_RESULT] = ("success", message)
+    # show it at once: add it to the Playground's tokenizers when there is room
+    chosen = [k for k in st.session_state.get("w_play_tokenizers", []) if k != entry.key]
+    if len(chosen) < 4:
+        st.session_state["w_play_tokenizers"] = [*chosen, entry.key]
+    st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # empty the uploader
+
+
+def import_area() -> None:
+    """The uploader, the pre-tokenizer for files that hold none, a name and the Import button;
+    the last import's result under them."""
+    result = st.session_state.get(_RESULT)
+    with st.expander("Import a tokenizer", expanded=result is not None, icon=":material/upload:"):
+        st.file_uploader("Tokenizer files", accept_multiple_files=True, key=_uploader_key(),
+                         help="One of: " + "; ".join(f"{f.title}: {f.files}" for f in IMPORT_FORMATS.values())
+                         + f". Up to {mib(MAX_CORPUS_BYTES)}, as for corpus uploads.")
+        c1, c2 = st.columns(2)
+        state.widget_default("w_imp_pretok", "gpt2")
+        c1.selectbox("Pre-tokenizer, for files that hold none", _PRETOKENIZERS, key="w_imp_pretok",
+                     help="vocab.json + merges.txt and a .tiktoken without its JSON do not say how text is cut "
+                          "into pieces before merging; other formats carry their own and ignore this.",
+                     format_func=lambda p: f"{p}: {PRETOKENIZERS[p].split(':')[0]}")
+        uploaded = st.session_state.get(_uploader_key()) or []
+        c2.text_input("Name", key="w_imp_name", max_chars=60,
+                      placeholder=default_name([f.name for f in uploaded]) if uploaded else "from the file names")
+        st.button("Import", key="import_go", on_click=_on_import, type="primary")
+        if result is not None:
+            kind, message = result
+            (st.success if kind == "success" else st.error)(render.md_text(message))
