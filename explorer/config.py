@@ -154,8 +154,8 @@ class EncodeOptions:
     def validate(self) -> "EncodeOptions":
         if self.dropout_style not in DROPOUT_STYLES:
             raise ConfigError(f"unknown dropout style {self.dropout_style!r}; choose one of {', '.join(DROPOUT_STYLES)}")
-        if not self.unk_token:
-            raise ConfigError("the unknown token cannot be empty")
+        if not isinstance(self.unk_token, str) or not self.unk_token:
+            raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
         return self
 
     def to_dict(self) -> dict:

@@ -31,6 +31,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "ExportFormat",
     "HF_NORMALIZERS",
+    "HF_WHITESPACE",
     "export_files",
     "export_problem",
     "zip_files",
@@ -55,6 +56,9 @@ class ExportFormat(NamedTuple):
     description: str
     # (tokenizer, trace dict) -> file name -> content; raises ConfigError when it cannot
     write: Callable[[Tokenizer, dict], Files]
+    # writes the merge history (counts and all), so a caller passes the trainer's trace; the
+    # others read the tokenizer alone
+    uses_trace: bool = False
 
 
 # ---- checks shared by several formats -------------------------------------------------------
@@ -82,20 +86,39 @@ def _byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
 
 
 # ---- Hugging Face tokenizers ----------------------------------------------------------------
+def _space_class() -> str:
+    """Our whitespace is Python's (``str.split``, ``re``'s ``\\s``): Unicode White_Space plus
+    U+001C-U+001F, which HF's ``WhitespaceSplit``, ``Strip`` and Oniguruma's ``\\s`` leave alone;
+    so the export spells the class out (runs of code points as ranges).
+
+    >>> _space_class()[:4] == "[\\t-\\r"
+    True
+    """
+    spaces = [c for c in range(0x110000) if chr(c).isspace()]
+    runs: list[list[int]] = []
+    for c in spaces:
+        if runs and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return "[" + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in runs) + "]"
+
+
+PY_SPACE = _space_class()
 # our normalizers as HF normalizer objects (collapse-whitespace: runs of whitespace to one space,
-# both ends stripped)
+# both ends stripped; after the Replace only spaces can be left at the ends for Strip)
 HF_NORMALIZERS: dict[str, dict | None] = {
     "none": None,
     "nfc": {"type": "NFC"},
     "nfkc": {"type": "NFKC"},
     "lowercase": {"type": "Lowercase"},
     "collapse-whitespace": {"type": "Sequence", "normalizers": [
-        {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        {"type": "Replace", "pattern": {"Regex": PY_SPACE + "+"}, "content": " "},
         {"type": "Strip", "strip_left": True, "strip_right": True}]},
 }
 # encoding cuts "lines" and "documents" alike: after each newline, which stays with its line
 HF_LINES = {"type": "Split", "pattern": {"Regex": "\n"}, "behavior": "MergedWithPrevious", "invert": False}
-HF_WHITESPACE = {"type": "WhitespaceSplit"}
+HF_WHITESPACE = {"type": "Split", "pattern": {"Regex": PY_SPACE + "+"}, "behavior": "Removed", "invert": False}
 HF_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
 HF_GPT2_BYTE_LEVEL = {**HF_BYTE_LEVEL, "use_regex": True}  # ByteLevel's own regex is GPT-2's
 HF_METASPACE = {"type": "Metaspace", "replacement": SP_PREFIX, "prepend_scheme": "always", "split": False}
@@ -169,8 +192,8 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
 
     >>> from explorer import make_config, train
     >>> tj = to_hf_tokenizer_json(train("low lower", make_config("sennrich", marker="eow-glued", num_merges=2)).tokenizer())
-    >>> tj["model"]["merges"], tj["model"]["end_of_word_suffix"], tj["pre_tokenizer"]
-    ([['l', 'o'], ['lo', 'w</w>']], '</w>', {'type': 'WhitespaceSplit'})
+    >>> tj["model"]["merges"], tj["model"]["end_of_word_suffix"], tj["pre_tokenizer"]["behavior"]
+    ([['l', 'o'], ['lo', 'w</w>']], '</w>', 'Removed')
     """
     _one_id_per_token(tok, "tokenizer.json")
     pre, decoder, suffix = _hf_pipeline(tok)
@@ -405,10 +428,10 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
                      lambda tok, trace: {"merges.txt": to_arrow_merges(tok)}),
         ExportFormat("csv", "merge history (CSV)",
                      "one row per merge: step, pair, new token and id, count, tokens after, words affected",
-                     lambda tok, trace: {"merges.csv": to_merges_csv(trace)}),
+                     lambda tok, trace: {"merges.csv": to_merges_csv(trace)}, uses_trace=True),
         ExportFormat("trace", "BPE Explorer trace.json",
                      "this app's own file: every command and page reads it back",
-                     lambda tok, trace: {TRACE_FILE: _json(trace)}),
+                     lambda tok, trace: {TRACE_FILE: _json(trace)}, uses_trace=True),
     )
 }
 

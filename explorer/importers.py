@@ -20,13 +20,12 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
 from .errors import ConfigError, FormatError
-from .exporters import HF_NORMALIZERS, SUBWORD_NMT_VERSIONS, TIKTOKEN_PATTERNS
+from .exporters import HF_NORMALIZERS, HF_WHITESPACE, SUBWORD_NMT_VERSIONS, TIKTOKEN_PATTERNS
 from .formats import TRACE_FORMAT, tokenizer_from_trace
 from .markers import EOW, SP_PREFIX
 from .ranks import tokenizer_from_ranks
@@ -37,6 +36,7 @@ __all__ = [
     "IMPORT_FORMATS",
     "ImportFormat",
     "detect_format",
+    "needs_pretokenizer",
     "import_files",
     "read_tiktoken",
     "tokenizer_from_gpt2",
@@ -130,16 +130,25 @@ def tokenizer_from_vocab_merges(
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
         _require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
+    # each merge in turn: its parts must exist by then, and the token it makes must have the
+    # next id (or, made before, its id again), so that a wrong id is reported where it is made
+    known = {t: i for i, t in leading} | {t: i for i, t in base}
+    next_id = end - len(merges)
+    for n, (a, b) in enumerate(merges):
+        for part in (a, b):
+            _require(part in known, f"{where(n)}: {part!r} is made only by a later merge")
+        made = known.get(a + b) if config.reuse_ids else None
+        if made is None:
+            made = known.setdefault(a + b, next_id)
+            next_id += 1
+        _require(a + b in vocab, f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
+        _require(vocab[a + b] == made, f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
+                                       f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)")
     pairs = [(vocab[a], vocab[b]) for a, b in merges]
     try:
         tok = Tokenizer(config=config.replace(special_tokens=tuple(t for _, t in leading)),
                         alphabet=[t for _, t in base], merges=pairs, special_ids=trailing, rules=rules, encoding=encoding)
-    except (ValueError, ConfigError) as err:
-        bad = re.match(r"merge (\d+) refers", str(err))
-        if bad:
-            n = int(bad.group(1))
-            raise FormatError(f"{where(n)}: {merges[n][0]!r} {merges[n][1]!r} uses a token that only a later merge "
-                              "makes") from None
+    except ValueError as err:  # ConfigError too: a special token the config refuses
         raise FormatError(f"{vocab_name}: {err}") from None
     for n, new in enumerate(tok.merged_ids):
         token = tok.vocab[new]
@@ -175,7 +184,9 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         rest.pop(0)
     for step in rest:
         kind = step.get("type")
-        if kind == "WhitespaceSplit" and out["pretokenizer"] == "none" and out["unit"] == "char":
+        if (kind == "WhitespaceSplit" or step == HF_WHITESPACE) and out["pretokenizer"] == "none" and out["unit"] == "char":
+            # WhitespaceSplit leaves U+001C-U+001F inside words where ours splits: the one place
+            # an HF file's whitespace split and ours differ
             out["pretokenizer"] = "whitespace"
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
@@ -260,7 +271,7 @@ def _merge_lines(text: str, name: str) -> list[tuple[str, str]]:
     """``#version`` then ``left right`` per line -> the pairs; a line number in every error."""
     lines = text.splitlines()
     _require(bool(lines) and lines[0].startswith("#version"),
-             f"{name} line 1: a '#version: 0.2' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty")
+             f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty")
     out = []
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -378,15 +389,14 @@ def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretoke
                             pattern: str | None = None, name: str = ".tiktoken") -> Tokenizer:
     """A ``.tiktoken`` rank file (and the JSON beside it: ``pat_str``, ``special_tokens``) as a
     tokenizer with tiktoken's rules; its merges are recovered from the ranks. Without the JSON,
-    ``pretokenizer`` (and ``pattern``) say how text is split."""
+    ``pretokenizer`` (and ``pattern``) say how text is split; with it they are not used."""
     specials: dict[str, int] = {}
     if meta is not None:
         _require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
         specials = meta.get("special_tokens") or {}
         _require(isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
                  "the tiktoken JSON's 'special_tokens' must map names to integer ids")
-        if pretokenizer is None:
-            pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])
+        pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])  # the file's own regex wins
     ranked = read_ranks(data, name=name)
     _require(pretokenizer is not None, f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
                                        "pre-tokenizer (gpt2, cl100k, o200k, none)")
@@ -402,9 +412,7 @@ def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretoke
         config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
         return tokenizer_from_ranks([t for t, _ in ranked], pretokenizer=config.pretokenizer, pattern=config.pattern,
                                     special_ids=trailing, leading=[t for _, t in leading])
-    except ConfigError as err:
-        raise FormatError(f"{name}: {err}") from None
-    except FormatError as err:
+    except ValueError as err:  # ConfigError, FormatError, and the tokenizer's own checks of special ids
         raise FormatError(f"{name}: {err}") from None
 
 
@@ -449,6 +457,9 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
     for n in range(3, 3 + n_special):
         parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
         _require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
+        taken = next((t for t, i in specials.items() if i == int(parts[1])), None)
+        _require(taken is None and parts[0] not in specials,
+                 f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice")
         specials[parts[0]] = int(parts[1])
     merges = []
     for n in range(3 + n_special, len(lines)):
@@ -498,6 +509,8 @@ def _text(name: str, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
+        if err.reason == "unexpected end of data":
+            raise FormatError(f"{name} is cut short inside a character (byte {err.start})") from None
         raise FormatError(f"{name} is not UTF-8 text (byte {err.start})") from None
 
 
@@ -518,12 +531,14 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
         _require(isinstance(obj, dict), f"{name}: expected a JSON object")
         if obj.get("format") == TRACE_FORMAT:
             return "trace", obj
-        if "model" in obj:
+        # a vocabulary may hold the tokens "model" and "pat_str" (GPT-2's holds "model"): only
+        # token -> id entries make a vocab.json
+        if obj and all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values()):
+            return "vocab-json", text
+        if isinstance(obj.get("model"), dict):
             return "hf", obj
         if "pat_str" in obj:
             return "tiktoken-meta", obj
-        if obj and all(isinstance(v, int) for v in obj.values()):
-            return "vocab-json", text
         raise FormatError(f"{name}: a JSON file of no known layout (expected a tokenizer.json with 'model', a trace.json, "
                           "a vocab.json of token -> id, or a tiktoken JSON with 'pat_str')")
     if stripped.startswith("minbpe") or lower.endswith(".model"):
@@ -557,6 +572,13 @@ def _classify(files: Mapping[str, bytes]) -> tuple[str, dict[str, tuple[str, obj
     hint = next((hints[k] for k in found if k in hints and len(found) == 1), None)
     raise FormatError(f"cannot tell which tokenizer these files make: {names}" + (f"; {hint}" if hint else
                       "; give one of: " + "; ".join(f.files for f in IMPORT_FORMATS.values())))
+
+
+def needs_pretokenizer(files: Mapping[str, bytes]) -> bool:
+    """Whether these files leave the pre-tokenizer to the caller (vocab.json + merges.txt, a
+    .tiktoken without its JSON): a page asks for it only then."""
+    fmt, kinds = _classify(files)
+    return fmt == "gpt2" or (fmt == "tiktoken" and "tiktoken-meta" not in {k for k, _ in kinds.values()})
 
 
 def import_files(files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None) -> Tokenizer:

@@ -14,7 +14,7 @@ NORMALIZERS: dict[str, str] = {
     "none": "leave the text as it is",
     "nfc": "Unicode NFC: compose characters (e + combining acute -> é)",
     "nfkc": "Unicode NFKC: compose and fold compatibility forms (ﬁ -> fi, ① -> 1)",
-    "lowercase": "lower-case everything",
+    "lowercase": "lower-case everything, one character at a time (HF's Lowercase: 'Σ' is always 'σ')",
     "collapse-whitespace": "every run of whitespace becomes one space; strip both ends",
 }
 
@@ -28,6 +28,8 @@ def normalize_str(text: str, *, normalizer: str = "none") -> str:
     'Hello World'
     >>> normalize_str("cafe\\u0301", normalizer="nfc") == "caf\\u00e9"
     True
+    >>> normalize_str("ΟΔΟΣ", normalizer="lowercase")
+    'οδοσ'
     """
     if normalizer == "none":
         return text
@@ -36,7 +38,9 @@ def normalize_str(text: str, *, normalizer: str = "none") -> str:
     if normalizer == "nfkc":
         return unicodedata.normalize("NFKC", text)
     if normalizer == "lowercase":
-        return text.lower()
+        # character by character, as HF's Lowercase: str.lower() alone writes a word-final
+        # capital sigma as "ς" (Unicode's Final_Sigma context), HF always as "σ"
+        return text.replace("Σ", "σ").lower()
     if normalizer == "collapse-whitespace":
         return _WS.sub(" ", text).strip()
     raise ValueError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}")

@@ -293,7 +293,7 @@ def test_export_names_the_setting_a_format_cannot_represent(fmt, message, traine
     ("tokenizer.json", '{"model": {"type": "BPE", "vocab": {', "tokenizer.json is not valid JSON (cut short?): line 1"),
     ("tokenizer.json", '{"model": {"type": "WordPiece", "vocab": {}}}', "'model.type' is 'WordPiece': only BPE"),
     ("cl.tiktoken", "IQ== 0\nnot-base64! 1\n", "cl.tiktoken line 2: bad base64"),
-    ("codes.txt", "e s\nes t\n", "codes.txt line 1: a '#version: 0.2' header is missing"),
+    ("codes.txt", "e s\nes t\n", "codes.txt line 1: a '#version' header is missing"),
     ("tok.model", "minbpe v2\n\n0\n", "tok.model line 1: expected 'minbpe v1'"),
     ("vocab.json", '{"a": 0}', "a vocab.json needs its merges.txt"),
 ])

@@ -28,9 +28,8 @@ __all__ = [
 
 
 # ---- download (Train page) ------------------------------------------------------------------
-# The formats whose writer reads the merge history; every other one reads the tokenizer alone,
-# and the history of 20,000 merges takes ~0.3-0.6 s to build, so it is built only for these.
-_TRACE_FORMATS = frozenset({"csv", "trace"})
+# Only formats that write the merge history (ExportFormat.uses_trace) get the trainer's trace: the
+# history of 20,000 merges takes ~0.3-0.6 s to build.
 _EXPORTS = "exports"  # live.memo key: the last few downloads made, {(format, k, trainer id): Download}
 _EXPORTS_KEPT = 2  # a trace.json of 20,000 merges is ~6 MB: keep the current one and the one before
 
@@ -94,7 +93,7 @@ def export_download(live: state.Live, fmt: str, k: int) -> Download:
     tok = live.tokenizer(k)
     try:
         # one export both checks and writes: export_problem would write the files a second time
-        files = export_files(tok, fmt, trace=trace_dict(trainer, steps=k) if fmt in _TRACE_FORMATS else None)
+        files = export_files(tok, fmt, trace=trace_dict(trainer, steps=k) if EXPORT_FORMATS[fmt].uses_trace else None)
     except ConfigError as err:
         out = Download(problem=str(err))
     else:
@@ -207,9 +206,7 @@ def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: s
     if total > MAX_CORPUS_BYTES:
         raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
     fmt = detect_format(files)
-    # a .tiktoken's JSON, or a tokenizer.json, carries its own pre-tokenizer: the choice must not override it
-    holds_none = fmt == "gpt2" or (fmt == "tiktoken" and len(files) == 1)
-    tok = import_files(files, pretokenizer=pretokenizer if holds_none else None)
+    tok = import_files(files, pretokenizer=pretokenizer)  # used only by files that name no regex
     name = " ".join(name.split())[:60] or default_name(list(files))
     entry = Imported(name, fmt, tok, _digest(tok))
     store = imported()
