@@ -26,6 +26,14 @@ def sample():
     return read_sample
 
 
+def is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def unescaped(markdown: str) -> str:
     """Markdown with its backslash escapes undone: the text a reader sees."""
     return re.sub(r"\\(.)", r"\1", markdown)

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from subword_nmt.apply_bpe import BPE
 
-from conftest import SAMPLE_FILES, read_sample
+from conftest import SAMPLE_FILES, read_sample, is_utf8
 from explorer import ConfigError, DecodeError, FormatError, Tokenizer, corpus_config, load_pretrained, make_config, train
 from explorer.normalizers import normalize_str
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
@@ -460,28 +460,28 @@ def test_a_merges_txt_line_of_unknown_tokens_is_refused_naming_its_line():
     assert refused(files) == "merges.txt line 6: 'Ġqqqq' is not in vocab.json"
 
 
-def test_bad_base64_in_a_tiktoken_file_is_refused_naming_its_line():
+def _tiktoken_with_line_300(make) -> dict[str, bytes]:
+    """The gpt4 export with its .tiktoken's line 300 replaced by ``make(lines)``."""
     files = dict(exported("gpt4", "tiktoken"))
     lines = _lines(files["tokenizer.tiktoken"])
-    lines[299] = b"#%!! " + lines[299].split()[1]
+    lines[299] = make(lines)
     files["tokenizer.tiktoken"] = b"\n".join(lines)
+    return files
+
+
+def test_bad_base64_in_a_tiktoken_file_is_refused_naming_its_line():
+    files = _tiktoken_with_line_300(lambda lines: b"#%!! " + lines[299].split()[1])
     assert refused(files) == "tokenizer.tiktoken line 300: bad base64 '#%!!'"
 
 
 def test_a_rank_given_twice_in_a_tiktoken_file_is_refused_naming_both_lines():
-    files = dict(exported("gpt4", "tiktoken"))
-    lines = _lines(files["tokenizer.tiktoken"])
-    lines[299] = lines[299].split()[0] + b" " + lines[298].split()[1]
-    files["tokenizer.tiktoken"] = b"\n".join(lines)
+    files = _tiktoken_with_line_300(lambda lines: lines[299].split()[0] + b" " + lines[298].split()[1])
     assert refused(files) == "tokenizer.tiktoken line 300: rank 298 is given twice (also on line 299)"
 
 
 def test_a_token_given_twice_in_a_tiktoken_file_is_refused_naming_both_lines():
-    files = dict(exported("gpt4", "tiktoken"))
-    lines = _lines(files["tokenizer.tiktoken"])
-    lines[299] = lines[9].split()[0] + b" " + lines[299].split()[1]
-    files["tokenizer.tiktoken"] = b"\n".join(lines)
-    token = base64.b64decode(lines[9].split()[0])
+    files = _tiktoken_with_line_300(lambda lines: lines[9].split()[0] + b" " + lines[299].split()[1])
+    token = base64.b64decode(_lines(files["tokenizer.tiktoken"])[9].split()[0])
     assert refused(files) == f"tokenizer.tiktoken line 300: the token {token!r} already has rank 9 (line 10)"
 
 
@@ -727,18 +727,10 @@ def test_char_level_decode_gives_the_text_back_as_each_marker_writes_it(marker, 
 
 def _id_lists(tok):
     """Any ids of a tokenizer: tokens, pieces of a character, special tokens, the unknown id."""
-    partial = [i for i in range(len(tok.vocab)) if not _is_utf8(tok.token_bytes(i))] or [0]
+    partial = [i for i in range(len(tok.vocab)) if not is_utf8(tok.token_bytes(i))] or [0]
     extra = sorted(tok.special_ids.values()) + [tok.unk_id]
     return st.lists(st.one_of(st.integers(0, len(tok.vocab) - 1), st.sampled_from(partial), st.sampled_from(extra)),
                     max_size=10)
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 STRICT_CONFIGS = ["gpt2", "bytes", "byte-specials", "byte-present", "hf-course", "sennrich", "sp-prefix"]
@@ -751,7 +743,7 @@ def test_strict_decode_raises_exactly_when_the_bytes_are_not_utf8(name, data):
     tok = tokenizer(name)
     ids = data.draw(_id_lists(tok), label="ids")
     raw = tok.decode_bytes(ids)
-    if _is_utf8(raw):
+    if is_utf8(raw):
         text = tok.decode(ids, errors="strict")
         assert text == tok.decode(ids, errors="replace") == tok.decode(ids, errors="ignore")
         if tok.config.unit == "byte":

@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample, unescaped
+from conftest import ROOT, read_sample, unescaped, is_utf8
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis import sample_segmentations, twin_configs
 from explorer.pipeline import count_words
@@ -276,7 +276,7 @@ def test_a_token_holding_part_of_a_character_shows_hex_never_a_replacement_char(
     at = playground(tokenizers=["gpt2"], text="你好")
     tok = load_pretrained("gpt2")
     ids = tok.encode("你好")
-    partial = [i for i in ids if not _is_utf8(tok.token_bytes(i))]
+    partial = [i for i in ids if not is_utf8(tok.token_bytes(i))]
     assert partial  # GPT-2 cuts these characters inside their bytes
     (panel,) = encode_panels(at)
     assert 'class="bpe-hex"' in panel.chips and "\ufffd" not in panel.chips
@@ -289,14 +289,6 @@ def test_a_token_holding_part_of_a_character_shows_hex_never_a_replacement_char(
     assert any("⟨" in o for o in options)
     assert all("\ufffd" not in h.proto.body for h in at.get("html"))
     assert "\ufffd" not in dot(at)
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def test_why_this_split_traces_the_merges_the_engine_applies():
@@ -555,7 +547,7 @@ def test_decode_ids_gives_the_text_and_each_partial_token_as_bytes():
     assert at.code[-1].value == data.decode("utf-8", "replace")
     table = at.dataframe[-1].value
     assert table["id"].tolist() == ids
-    partial = [i for i in ids if not _is_utf8(tok.token_bytes(i))]
+    partial = [i for i in ids if not is_utf8(tok.token_bytes(i))]
     assert partial
     for i in partial:
         row = table[table["id"] == i].iloc[0]
