@@ -29,8 +29,8 @@ from .corpora import read_text_file, require_text
 from .errors import ExplorerError
 from .evaluate import curve, evaluate
 from .exporters import EXPORT_FORMATS, export_files
-from .formats import TRACE_FILE, load_trace, trace_from_tokenizer, write_trace
-from .importers import IMPORT_FORMATS, detect_format, import_files
+from .formats import load_trace, save_trace, trace_from_tokenizer, write_trace
+from .importers import IMPORT_FORMATS, import_with_format
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
 from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
@@ -233,7 +233,7 @@ def _export(args: argparse.Namespace, out: TextIO) -> int:
         folder = _writable_folder(args.out)
         paths = {folder / name: data for name, data in files.items()}
     else:
-        _writable_folder(str(target.parent) if str(target.parent) else ".")
+        _writable_folder(str(target.parent))
         paths = {target: next(iter(files.values()))}
     for path, data in paths.items():
         path.write_bytes(data)
@@ -251,11 +251,9 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
         if name in files:
             raise ExplorerError(f"two files named {name}: give each file once")
         files[name] = Path(f).read_bytes()
-    fmt = detect_format(files)
-    tok = import_files(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
+    fmt, tok = import_with_format(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
     folder = _writable_folder(args.out)  # only now: a file that cannot be read leaves nothing behind
-    path = folder / TRACE_FILE
-    path.write_text(json.dumps(trace_from_tokenizer(tok), ensure_ascii=False, indent=1), encoding="utf-8")
+    path = save_trace(trace_from_tokenizer(tok), folder)
     out.write(f"{IMPORT_FORMATS[fmt].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
               f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n")
     return 0

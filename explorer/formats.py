@@ -38,6 +38,7 @@ __all__ = [
     "trace_dict",
     "trace_from_tokenizer",
     "write_trace",
+    "save_trace",
     "tokenizer_from_trace",
     "load_tokenizer",
     "load_trace",
@@ -113,10 +114,15 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
 
 def write_trace(trainer: Trainer, out_dir: str | Path) -> Path:
     """Write ``out_dir/trace.json`` (creating the folder) and return its path."""
+    return save_trace(trace_dict(trainer), out_dir)
+
+
+def save_trace(data: dict, out_dir: str | Path) -> Path:
+    """Write a trace (``trace_dict`` or ``trace_from_tokenizer``) as ``out_dir/trace.json``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / TRACE_FILE
-    path.write_text(json.dumps(trace_dict(trainer), ensure_ascii=False, indent=1), encoding="utf-8")
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     return path
 
 

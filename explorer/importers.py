@@ -30,14 +30,15 @@ from .formats import TRACE_FORMAT, tokenizer_from_trace
 from .markers import EOW, SP_PREFIX
 from .ranks import tokenizer_from_ranks
 from .tokenizer import Tokenizer
-from .units import byte_alphabet, bytes_to_display  # bytes_to_display: used by the doctests
+from .units import byte_alphabet, bytes_to_display
+from .vocab import Vocab
 
 __all__ = [
     "IMPORT_FORMATS",
     "ImportFormat",
-    "detect_format",
     "needs_pretokenizer",
     "import_files",
+    "import_with_format",
     "read_tiktoken",
     "tokenizer_from_gpt2",
     "tokenizer_from_hf",
@@ -130,17 +131,14 @@ def tokenizer_from_vocab_merges(
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
         _require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
-    # each merge in turn: its parts must exist by then, and the token it makes must have the
-    # next id (or, made before, its id again), so that a wrong id is reported where it is made
-    known = {t: i for i, t in leading} | {t: i for i, t in base}
-    next_id = end - len(merges)
+    # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
+    # exist by then and the token it makes must have the id the file gives, so that a wrong id is
+    # reported at the merge that makes it
+    derived = Vocab([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
     for n, (a, b) in enumerate(merges):
         for part in (a, b):
-            _require(part in known, f"{where(n)}: {part!r} is made only by a later merge")
-        made = known.get(a + b) if config.reuse_ids else None
-        if made is None:
-            made = known.setdefault(a + b, next_id)
-            next_id += 1
+            _require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")
+        made, _ = derived.add_merge(derived.ids[a], derived.ids[b])
         _require(a + b in vocab, f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
         _require(vocab[a + b] == made, f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
                                        f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)")
@@ -150,11 +148,6 @@ def tokenizer_from_vocab_merges(
                         alphabet=[t for _, t in base], merges=pairs, special_ids=trailing, rules=rules, encoding=encoding)
     except ValueError as err:  # ConfigError too: a special token the config refuses
         raise FormatError(f"{vocab_name}: {err}") from None
-    for n, new in enumerate(tok.merged_ids):
-        token = tok.vocab[new]
-        _require(vocab.get(token) == new, f"{where(n)} makes {token!r} id {new}, but {vocab_name} gives it id "
-                                          f"{vocab.get(token)} (ids must run: special tokens, the alphabet, one per merge "
-                                          "in order)")
     if own_unk is not None:
         _require(tok.unk_id == vocab[own_unk], f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, "
                                                f"expected {tok.unk_id}")
@@ -267,24 +260,53 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
 
 
 # ---- merges files: GPT-2's merges.txt, subword-nmt codes ------------------------------------
-def _merge_lines(text: str, name: str) -> list[tuple[str, str]]:
-    """``#version`` then ``left right`` per line -> the pairs; a line number in every error."""
+def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
+    """``#version`` then ``left right`` per line -> the pairs and the line each is on (for the
+    errors found later, at a merge).
+
+    >>> _merge_lines("#version: 0.2\\na b\\n\\nab c\\n", "merges.txt")
+    ([('a', 'b'), ('ab', 'c')], [2, 4])
+    """
     lines = text.splitlines()
     _require(bool(lines) and lines[0].startswith("#version"),
              f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty")
-    out = []
+    pairs, where = [], []
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         parts = line.rstrip("\r\n").split(" ")
         _require(len(parts) == 2 and all(parts), f"{name} line {n}: expected two tokens separated by one space, "
                                                  f"found {line[:60]!r}")
-        out.append((parts[0], parts[1]))
-    return out
+        pairs.append((parts[0], parts[1]))
+        where.append(n)
+    return pairs, where
 
 
-def _merge_line_numbers(text: str) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines()[1:], 2) if line.strip()]
+def _json_object(text: str, name: str) -> dict:
+    """A JSON object, or where the JSON goes wrong."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise FormatError(f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: "
+                          f"{err.msg}") from None
+    _require(isinstance(obj, dict), f"{name}: expected a JSON object")
+    return obj
+
+
+def _byte_vocab_merges(vocab: object, merges_text: str, *, config: TrainerConfig, rules: str, vocab_name: str,
+                       merges_name: str) -> Tokenizer:
+    """GPT-2's two files, parsed vocabulary first: tokens that are neither bytes nor made by a
+    merge are special tokens (``<|endoftext|>``)."""
+    _require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
+    assert isinstance(vocab, dict)
+    merges, lines = _merge_lines(merges_text, merges_name)
+    products = {a + b for a, b in merges}
+    singles = set(byte_alphabet())
+    specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
+    if singles <= vocab.keys():
+        config = config.replace(alphabet="full-bytes")
+    return tokenizer_from_vocab_merges(vocab, merges, config=config, specials=specials, rules=rules,
+                                       where=lambda n: f"{merges_name} line {lines[n]}", vocab_name=vocab_name)
 
 
 def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str, *, pretokenizer: str = "gpt2",
@@ -292,24 +314,17 @@ def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str, *, pretokenizer:
     """GPT-2's ``vocab.json`` + ``merges.txt`` (HF's BPE files) as a byte-level tokenizer. The
     files carry no regex: ``pretokenizer`` (default GPT-2's). Tokens that are neither bytes nor
     made by a merge are special tokens (``<|endoftext|>``)."""
-    try:
-        vocab = json.loads(vocab_json)
-    except json.JSONDecodeError as err:
-        raise FormatError(f"vocab.json is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})") from None
-    _require(isinstance(vocab, dict), "vocab.json must map tokens to ids")
-    merges = _merge_lines(merges_txt, "merges.txt")
-    products = {a + b for a, b in merges}
-    singles = set(byte_alphabet())
-    specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
-    lines = _merge_line_numbers(merges_txt)
+    return _gpt2_files(_json_object(vocab_json, "vocab.json"), merges_txt, pretokenizer=pretokenizer, pattern=pattern)
+
+
+def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str | None) -> Tokenizer:
     try:
         config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte", vocab_size=None,
                                num_merges=None).validate()
     except ConfigError as err:
         raise FormatError(str(err)) from None
-    tok = tokenizer_from_vocab_merges(vocab, merges, config=config, specials=specials,
-                                      where=lambda n: f"merges.txt line {lines[n]}", vocab_name="vocab.json")
-    return tok
+    return _byte_vocab_merges(vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json",
+                              merges_name="merges.txt")
 
 
 def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
@@ -321,7 +336,7 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab
     ('l', 'o', 'w</w>', 'lo', 'low</w>')
     """
-    merges = _merge_lines(codes, name)
+    merges, lines = _merge_lines(codes, name)
     version = codes.split("\n", 1)[0].partition(":")[2].strip()
     markers = {v: m for m, v in SUBWORD_NMT_VERSIONS.items()}
     _require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
@@ -330,7 +345,6 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
-    lines = _merge_line_numbers(codes)
     config = TrainerConfig(pretokenizer="whitespace", unit="char", marker=markers[version], alphabet_order="first-seen",
                            vocab_size=None, num_merges=None)
     return tokenizer_from_vocab_merges(vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}",
@@ -373,8 +387,9 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
             raise FormatError(f"{name} line {n}: bad base64 {fields[0][:40].decode('ascii', 'replace')!r}") from None
         rank = int(fields[1])
         _require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
-        _require(token not in seen, f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} "
-                                    f"(line {seen[token][1]})" if token in seen else "")
+        if token in seen:
+            raise FormatError(f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} "
+                              f"(line {seen[token][1]})")
         expected = (start if start is not None else rank) if not out else out[-1][1] + 1
         _require(rank == expected, f"{name} line {n}: rank {rank} where rank {expected} was expected "
                                    "(ranks must run 0, 1, 2, ...)")
@@ -425,23 +440,13 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
     >>> tok.encode("abab<|endoftext|>", allow_special=True)
     [256, 256, 257]
     """
-    try:
-        encoder = json.loads(encoder_json)
-    except json.JSONDecodeError as err:
-        raise FormatError(f"encoder.json is not valid JSON: {err}") from None
-    _require(isinstance(encoder, dict) and all(isinstance(v, int) for v in encoder.values()),
-             "encoder.json must map tokens to integer ids")
-    by_id = {i: t for t, i in encoder.items()}
-    _require(all(i in by_id for i in range(256)), "encoder.json must hold ids 0-255 for the 256 bytes")
-    _require(sorted(by_id[i] for i in range(256)) == sorted(byte_alphabet()), "ids 0-255 of encoder.json must be the 256 byte symbols")
-    merges = _merge_lines(vocab_bpe, "vocab.bpe")
-    lines = _merge_line_numbers(vocab_bpe)
-    products = {a + b for a, b in merges}
-    specials = {t: i for t, i in encoder.items() if i >= 256 and t not in products}
-    config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", alphabet="full-bytes", special_tokens=(),
-                           vocab_size=None, num_merges=None)
-    return tokenizer_from_vocab_merges(encoder, merges, config=config, specials=specials, rules="tiktoken",
-                                       where=lambda n: f"vocab.bpe line {lines[n]}", vocab_name="encoder.json")
+    encoder = _json_object(encoder_json, "encoder.json")
+    first = sorted((i, t) for t, i in encoder.items() if isinstance(i, int) and 0 <= i < 256)
+    _require([i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
+             "ids 0-255 of encoder.json must be the 256 byte symbols")
+    config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
+    return _byte_vocab_merges(encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json",
+                              merges_name="vocab.bpe")
 
 
 # ---- minbpe ---------------------------------------------------------------------------------
@@ -481,7 +486,7 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
                                alphabet_order="byte", reuse_ids=False, vocab_size=None, num_merges=None).validate()
         return Tokenizer(config=config, alphabet=[bytes_to_display(bytes([b])) for b in range(256)], merges=merges,
                          special_ids=specials)
-    except (ConfigError, ValueError) as err:
+    except ValueError as err:  # ConfigError too
         raise FormatError(f"{name}: {err}") from None
 
 
@@ -523,18 +528,13 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
     text = _text(name, data)
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{") or lower.endswith(".json"):
-        try:
-            obj = json.loads(stripped)
-        except json.JSONDecodeError as err:
-            raise FormatError(f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: "
-                              f"{err.msg}") from None
-        _require(isinstance(obj, dict), f"{name}: expected a JSON object")
+        obj = _json_object(stripped, name)
         if obj.get("format") == TRACE_FORMAT:
             return "trace", obj
         # a vocabulary may hold the tokens "model" and "pat_str" (GPT-2's holds "model"): only
         # token -> id entries make a vocab.json
         if obj and all(isinstance(v, int) and not isinstance(v, bool) for v in obj.values()):
-            return "vocab-json", text
+            return "vocab-json", obj
         if isinstance(obj.get("model"), dict):
             return "hf", obj
         if "pat_str" in obj:
@@ -549,11 +549,6 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
     if len(first) == 2 and first[1].isdigit() and not stripped.startswith("#"):
         return "tiktoken", data
     return "merges", text
-
-
-def detect_format(files: Mapping[str, bytes]) -> str:
-    """The import format of a set of uploaded files (by content, then by name)."""
-    return _classify(files)[0]
 
 
 def _classify(files: Mapping[str, bytes]) -> tuple[str, dict[str, tuple[str, object]]]:
@@ -592,21 +587,28 @@ def import_files(files: Mapping[str, bytes], *, pretokenizer: str | None = None,
     >>> import_files(export_files(tok, "hf")).merges == tok.merges
     True
     """
+    return import_with_format(files, pretokenizer=pretokenizer, pattern=pattern)[1]
+
+
+def import_with_format(files: Mapping[str, bytes], *, pretokenizer: str | None = None,
+                       pattern: str | None = None) -> tuple[str, Tokenizer]:
+    """(format, tokenizer): :func:`import_files` with the format it found (each file is read
+    once)."""
     fmt, kinds = _classify(files)
     by_kind = {k: (name, content) for name, (k, content) in kinds.items()}
     if fmt == "trace":
-        return tokenizer_from_trace(by_kind["trace"][1])
+        return fmt, tokenizer_from_trace(by_kind["trace"][1])
     if fmt == "hf":
-        return tokenizer_from_hf(by_kind["hf"][1])
+        return fmt, tokenizer_from_hf(by_kind["hf"][1])
     if fmt == "gpt2":
-        return tokenizer_from_gpt2_files(by_kind["vocab-json"][1], by_kind["merges"][1],
-                                         pretokenizer=pretokenizer or "gpt2", pattern=pattern)
+        return fmt, _gpt2_files(by_kind["vocab-json"][1], by_kind["merges"][1], pretokenizer=pretokenizer or "gpt2",
+                                pattern=pattern)
     if fmt == "tiktoken":
         name, data = by_kind["tiktoken"]
         meta = by_kind.get("tiktoken-meta", (None, None))[1]
-        return tokenizer_from_tiktoken(data, meta, pretokenizer=pretokenizer, pattern=pattern, name=name)
+        return fmt, tokenizer_from_tiktoken(data, meta, pretokenizer=pretokenizer, pattern=pattern, name=name)
     if fmt == "subword-nmt":
         name, text = by_kind["merges"]
-        return tokenizer_from_subword_nmt(text, name=name)
+        return fmt, tokenizer_from_subword_nmt(text, name=name)
     name, text = by_kind["minbpe-model"]
-    return tokenizer_from_minbpe(text, name=name)
+    return fmt, tokenizer_from_minbpe(text, name=name)

@@ -196,6 +196,13 @@ def test_hf_gives_our_ids_on_generated_text(name, data):
     assert hf.encode(text, add_special_tokens=False).ids == tok.encode(text, allow_special=True)
 
 
+def test_the_exported_whitespace_class_is_exactly_pythons_whitespace():
+    from explorer.exporters import PY_SPACE
+
+    every = "".join(map(chr, range(0x110000)))
+    assert re.findall(PY_SPACE, every) == [c for c in every if c.isspace()]
+
+
 @pytest.mark.parametrize("name", ["hf-course", "byte-whitespace", "char-collapse"])
 def test_hf_whitespace_split_cuts_where_our_whitespace_pre_tokenizer_does(name):
     tok, hf = tokenizer(name), hf_tokenizer(name)
