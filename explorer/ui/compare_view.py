@@ -84,10 +84,6 @@ def _submit() -> None:
         st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None)
 
 
-def _pretrained_label(key: str) -> str:
-    return f"{key} — {PRETRAINED[key].description}" if key in PRETRAINED else interop_view.imported_label(key)
-
-
 def _pretrained(key: str) -> tuple[str, Tokenizer] | None:
     """(name, tokenizer) of a bundled or imported tokenizer; the name keys the server-wide memo,
     so an imported one's names its content, not only what the user called it."""
@@ -119,7 +115,7 @@ def request_form() -> Request | None:
         c2.selectbox("Preset (when training)", list(PRESETS), key="w_cmp_preset")
         c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
         # labels looked up, not computed: a format_func may be called outside the session's run
-        labels = {k: _pretrained_label(k) for k in pretrained}
+        labels = {k: interop_view.picker_label(k) for k in pretrained}
         c2.selectbox("Pretrained tokenizer", pretrained, key="w_cmp_pretrained", format_func=labels.__getitem__)
         st.form_submit_button("Compare", type="primary", on_click=_submit)
     return st.session_state.get(_REQUEST)

@@ -15,15 +15,16 @@ from ..corpora import MAX_CORPUS_BYTES, mib
 from ..errors import ConfigError, ExplorerError
 from ..exporters import EXPORT_FORMATS, export_files, zip_files
 from ..formats import trace_dict, trace_from_tokenizer
-from ..importers import IMPORT_FORMATS, detect_format, import_files
+from ..importers import IMPORT_FORMATS, import_with_format
 from ..pretokenizers import PRETOKENIZERS
+from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
 from . import render, state
 
 __all__ = [
     "Download", "download_area", "export_download", "download_name",
     "Imported", "IMPORTED_PREFIX", "MAX_IMPORTED", "import_area", "import_tokenizer", "imported",
-    "imported_keys", "imported_label", "imported_tokenizer",
+    "imported_keys", "imported_label", "imported_tokenizer", "picker_label",
 ]
 
 
@@ -182,6 +183,11 @@ def imported_label(key: str) -> str:
     return found.label if found is not None else key
 
 
+def picker_label(key: str) -> str:
+    """How a tokenizer picker shows a bundled tokenizer (with its description) or an imported one."""
+    return f"{key} — {PRETRAINED[key].description}" if key in PRETRAINED else imported_label(key)
+
+
 def _digest(tok: Tokenizer) -> str:
     return hashlib.sha256(json.dumps(trace_from_tokenizer(tok), sort_keys=True, ensure_ascii=False)
                           .encode("utf-8", "surrogatepass")).hexdigest()
@@ -205,8 +211,7 @@ def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: s
     total = sum(len(d) for d in files.values())
     if total > MAX_CORPUS_BYTES:
         raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
-    fmt = detect_format(files)
-    tok = import_files(files, pretokenizer=pretokenizer)  # used only by files that name no regex
+    fmt, tok = import_with_format(files, pretokenizer=pretokenizer)  # used only by files that name no regex
     name = " ".join(name.split())[:60] or default_name(list(files))
     entry = Imported(name, fmt, tok, _digest(tok))
     store = imported()

@@ -72,11 +72,7 @@ def text_input() -> str:
 
 
 def _label(key: str) -> str:
-    if key == TRAINED:
-        return "trained in this session (Train page)"
-    if key in PRETRAINED:
-        return f"{key} — {PRETRAINED[key].description}"
-    return interop_view.imported_label(key)
+    return "trained in this session (Train page)" if key == TRAINED else interop_view.picker_label(key)
 
 
 def choose_tokenizers() -> list[Choice]:
