@@ -1,8 +1,9 @@
-"""Shared fixtures: the bundled sample corpora."""
+"""Shared fixtures: the bundled sample corpora, and a data folder of the test session's own."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -19,6 +20,21 @@ SAMPLE_FILES = sorted(p.name for p in SAMPLES.glob("*.txt"))
 def read_sample(name: str) -> str:
     """A bundled corpus as text (``name`` relative to sample_corpora/)."""
     return (SAMPLES / name).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_data_dir(tmp_path_factory):
+    """The app's data folder (its store) for the whole session: a fresh temporary folder, set in
+    the environment so that AppTest runs and app servers started as subprocesses inherit it and
+    never touch the user's own data folder."""
+    old = os.environ.get("BPE_EXPLORER_DATA")
+    folder = tmp_path_factory.mktemp("bpe-explorer-data")
+    os.environ["BPE_EXPLORER_DATA"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("BPE_EXPLORER_DATA", None)
+    else:
+        os.environ["BPE_EXPLORER_DATA"] = old
 
 
 @pytest.fixture(scope="session")
