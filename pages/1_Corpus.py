@@ -2,16 +2,19 @@
 
 import streamlit as st
 
-from explorer.ui import corpus_view, nav, state
+from explorer.ui import corpus_view, links, nav, state
 
 nav.enter_page()
 state.keep_widget_state()
+links.open_link(corpus_view.apply_preview_params)  # a shared link or a refresh: rebuild the view it names
 
 st.title("Corpus")
 st.write("Pick bundled texts, upload your own or paste some. The Train page trains on exactly this.")
 choice = corpus_view.choose()
+corpus_view.forget_area()
 texts = choice.texts()
 if not any(t.strip() for t in texts):
+    links.keep_current()
     st.warning("The corpus is empty: choose a bundled corpus, upload a file or paste some text.")
     st.stop()
 
@@ -23,5 +26,6 @@ text = corpus_view.preview_text(choice)
 corpus_view.preview(text)
 with st.expander("All built-in pre-tokenizers side by side", expanded=True):
     corpus_view.compare_patterns(text)
+links.keep_current(corpus_view.preview_params())
 
 st.page_link("pages/2_Train.py", label="Train on this corpus", icon=":material/play_circle:")

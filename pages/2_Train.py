@@ -6,7 +6,7 @@ from explorer.ui import links, nav, render, settings, state, train_view
 
 nav.enter_page()
 state.keep_widget_state()
-links.apply_link()  # a shared link or a refresh: rebuild the view it names
+links.open_link()  # a shared link or a refresh: rebuild the view it names
 settings.sidebar()
 
 preset, config = state.current_config()
@@ -15,12 +15,15 @@ st.title("Train, one merge at a time")
 st.caption(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
            + " — change the settings in the sidebar, the corpus on the Corpus page.")
 
-with st.spinner("Counting the corpus's words…"):
+pending = state.pending_step()
+with st.spinner(f"Training to step {pending:,}…" if pending else "Counting the corpus's words…"):
     live = state.live()
 if live.oversize is not None:
+    links.keep_current()
     train_view.big_corpus_offer(live)
     st.stop()
 if live.error or live.trainer is None:
+    links.keep_current()
     st.error(render.md_text(live.error or "the trainer could not start"))
     st.stop()
 train_view.session_notes(live)

@@ -3,10 +3,11 @@
 import streamlit as st
 
 from explorer.ui import playground_view as view
-from explorer.ui import interop_view, nav, state
+from explorer.ui import interop_view, links, nav, state
 
 nav.enter_page()
 state.keep_widget_state()
+links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
 
 st.title("Playground")
 st.write("Type any text and see what each tokenizer makes of it: the session's own (trained on the Train page) "
@@ -33,3 +34,4 @@ else:
     for choice in choices:
         view.encoded_panel(choice, text, allow_special=allow_special, show_ws=show_ws)
     view.dropout_panel(choices, text, show_ws=show_ws)
+links.keep_current(view.link_params())  # last: the panels above settle what the view shows

@@ -3,15 +3,17 @@
 import streamlit as st
 
 from explorer.ui import compare_view as view
-from explorer.ui import nav, state
+from explorer.ui import links, nav, state
 
 nav.enter_page()
 state.keep_widget_state()
+links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
 
 st.title("Compare corpora and languages")
 st.write("Train one configuration on each corpus (or take a production tokenizer) and compare compression, "
          "how well each vocabulary travels, what the vocabularies share, and what each language pays in tokens.")
 request = view.request_form()
+links.keep_current(view.link_params())
 if request is None:
     st.info("Choose two to six corpora and a configuration, then press **Compare**.")
     st.stop()

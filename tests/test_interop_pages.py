@@ -123,6 +123,12 @@ def upload(at: AppTest, files: dict[str, bytes], *, name: str = "", pretokenizer
     return at
 
 
+def imported_key(at: AppTest, name: str) -> str:
+    """The picker key of the session's import of that name ("imported:" + its files' SHA-256)."""
+    (key,) = [k for k, e in at.session_state["imported_tokenizers"].items() if e.name == name]
+    return key
+
+
 def hf_json(steps: int) -> bytes:
     return export_files(engine(steps).tokenizer(steps), "hf")["tokenizer.json"]
 
@@ -214,7 +220,7 @@ def test_an_exported_tokenizer_json_imports_and_encodes_in_every_view_as_the_ses
     assert unescaped(ok.value).startswith(f"Imported 'tokenizer': format Hugging Face tokenizer.json, 30 merges, "
                                           f"vocabulary {len(ours.vocab):,} (1 special token)")
     picker = at.multiselect(key="w_play_tokenizers")
-    assert "imported:tokenizer" in picker.value and label in picker.options
+    assert imported_key(at, "tokenizer") in picker.value and label in picker.options
     ids = encode_ids(at)
     assert ids[label] == ours.encode(SHORT) == ids["trained, as of merge 30 of 30"]
 
@@ -242,7 +248,7 @@ def test_a_bad_file_shows_the_importers_sentence_and_keeps_the_tokenizers_import
     (error,) = at.error
     assert error.value == md_text(format_error(files))  # as text: no Markdown in a file's content takes effect
     assert ("cut short" if bad == "truncated" else "WordPiece") in error.value
-    assert "imported:bad" not in at.multiselect(key="w_play_tokenizers").options
+    assert [e.name for e in at.session_state["imported_tokenizers"].values()] == ["good"]
     assert encode_ids(at) == before and "imported: good (hf)" in before
     at.text_area(key="w_play_text").input("still works").run()
     assert not at.exception
@@ -253,12 +259,13 @@ def test_vocab_and_merges_use_the_chosen_pre_tokenizer_and_a_same_name_replaces(
     at = playground()
     files = export_files(engine(20).tokenizer(20), "gpt2")
     upload(at, files, name="mine", pretokenizer="none")
-    tok = at.session_state["imported_tokenizers"]["mine"].tokenizer
+    tok = at.session_state["imported_tokenizers"][imported_key(at, "mine")].tokenizer
     assert tok.config.pretokenizer == "none" and tok.merges == engine(20).tokenizer(20).merges
     upload(at, {"tokenizer.json": hf_json(10)}, name="mine")
-    store = at.session_state["imported_tokenizers"]
-    assert list(store) == ["mine"] and store["mine"].format == "hf" and len(store["mine"].tokenizer.merges) == 10
-    assert at.multiselect(key="w_play_tokenizers").value.count("imported:mine") == 1
+    kept = at.session_state["imported_tokenizers"]
+    (entry,) = kept.values()
+    assert entry.name == "mine" and entry.format == "hf" and len(entry.tokenizer.merges) == 10
+    assert [k for k in at.multiselect(key="w_play_tokenizers").value if k.startswith("imported:")] == [entry.key]
 
 
 # ---- imported tokenizers on the Compare page -----------------------------------------------------
@@ -269,7 +276,7 @@ def test_the_compare_page_offers_an_imported_tokenizer_and_keys_its_results_by_c
     assert "imported: mine (hf)" in at.selectbox(key="w_cmp_pretrained").options
     at.multiselect(key="w_cmp_corpora").set_value(["udhr_en.txt", "udhr_ko.txt"])
     at.radio(key="w_cmp_mode").set_value("pretrained")
-    at.selectbox(key="w_cmp_pretrained").set_value("imported:mine")
+    at.selectbox(key="w_cmp_pretrained").set_value(imported_key(at, "mine"))
     at.button(key=SUBMIT).click().run()
     assert not at.exception, at.exception
     first = chart_data(at, "bytes per token")
@@ -277,6 +284,8 @@ def test_the_compare_page_offers_an_imported_tokenizer_and_keys_its_results_by_c
     at.switch_page(PLAYGROUND).run()
     upload(at, {"tokenizer.json": hf_json(200)}, name="mine")
     at.switch_page("pages/4_Compare.py").run()
+    at.selectbox(key="w_cmp_pretrained").set_value(imported_key(at, "mine"))
+    at.button(key=SUBMIT).click().run()
     assert not at.exception, at.exception
     second = chart_data(at, "bytes per token")
     english = read_sample("udhr_en.txt")
@@ -284,3 +293,41 @@ def test_the_compare_page_offers_an_imported_tokenizer_and_keys_its_results_by_c
         row = df[df["encoded"] == "udhr_en.txt"]
         tokens = len(engine(merges).tokenizer(merges).encode(english))
         assert row["bytes per token"].iloc[0] == pytest.approx(len(english.encode()) / tokens)
+
+
+# ---- what the Train page writes, the Playground reads ------------------------------------------
+# a preset each format can hold (the page's default, gpt2, for all but these)
+_PRESET_FOR = {"subword-nmt": "sennrich", "minbpe": "bytes"}
+# formats whose files give every id; arrow merges and subword-nmt codes hold no alphabet and no
+# special tokens, so their ids are assigned afresh: the same tokens are what they can give
+_GIVES_IDS = {"hf", "gpt2", "tiktoken", "minbpe", "csv", "trace"}
+
+
+@pytest.mark.parametrize("fmt", list(EXPORT_FORMATS))
+def test_every_download_at_step_20_imports_on_the_playground_as_the_tokenizer_it_came_from(fmt, media):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"corpus": CORPUS, "preset": _PRESET_FOR.get(fmt, "gpt2")})
+    at.switch_page("pages/2_Train.py").run()
+    at.button(key="step10").click().run()
+    at.button(key="step10").click().run()
+    at.session_state["w_dl_open"] = True
+    at.run()
+    at.selectbox(key="w_dl_format").set_value(fmt).run()
+    name, data = button_file(at, media)
+    live = at.session_state["live"]
+    # text within the alphabet the merges imply (what arrow and codes files know): the tokens made
+    made = " ".join(live.tokenizer(20).decode([r.token_id]) for r in live.trainer.records[:20])
+    at.switch_page(PLAYGROUND).run()
+    at.multiselect(key="w_play_tokenizers").set_value(["trained"]).run()
+    at.text_area(key="w_play_text").input(SHORT if fmt in _GIVES_IDS else made).run()
+    upload(at, {name: data}, name=fmt)
+    assert not at.error, [e.value for e in at.error]
+    ids = encode_ids(at)
+    ours = ids["trained, as of merge 20 of 20"]
+    theirs = ids[f"imported: {fmt} ({fmt})"]
+    if fmt in _GIVES_IDS:
+        assert theirs == ours
+    else:
+        trained = at.session_state["live"].tokenizer(20)
+        imported = at.session_state["imported_tokenizers"][imported_key(at, fmt)].tokenizer
+        assert imported.tokens(theirs) == trained.tokens(ours)

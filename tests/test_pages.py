@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import re
@@ -408,9 +409,7 @@ def link_page(query: dict[str, str]) -> AppTest:
     """A new session opened on /Train with these URL params (as a shared link or a refresh does)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update(query)
-    at.run()
-    at.switch_page("pages/2_Train.py")
-    at.query_params.update(query)
+    at.switch_page("pages/2_Train.py")  # a browser opening the link runs that page first
     at.run()
     assert not at.exception
     return at
@@ -455,17 +454,18 @@ def test_a_seed_replay_link_keeps_the_notebooks_settings():
 ])
 def test_a_bad_link_gets_a_message_and_the_default_view(query, message):
     at = link_page(query)
-    assert message in unescaped(at.error[0].value) and at.error[0].value.startswith("This link cannot be opened")
+    assert message in unescaped(at.warning[0].value) and at.warning[0].value.startswith("This link cannot be opened")
     assert status(at).startswith("Step **0** of 0 trained")
 
 
-def test_a_link_from_a_session_with_pasted_text_says_it_is_left_out():
+def test_a_link_from_a_session_with_pasted_text_names_the_stored_text():
     at = fresh_app()
     at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,), pasted="my own words")
     at.run()
     at.switch_page("pages/2_Train.py").run()
-    assert any("pasted text are not put in a link" in c.value for c in at.caption)
-    assert at.query_params["corpus"] == CORPUS
+    digest = hashlib.sha256(b"my own words").hexdigest()
+    assert at.query_params["corpus"] == f"{CORPUS},pasted:{digest}"
+    assert not any("Link to this view" in c.value for c in at.caption)
 
 
 def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
@@ -627,9 +627,10 @@ def test_md_text_shows_every_dangerous_construct_as_typed(construct):
 
 def test_a_hostile_link_is_refused_with_its_text_escaped():
     at = link_page({"preset": "[x](javascript:alert(1))"})
-    message = at.error[0].value
+    message = at.warning[0].value
     assert "](javascript" not in message and unescaped(message).endswith(
-        "unknown preset '[x](javascript:alert(1))'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4")
+        "unknown preset '[x](javascript:alert(1))'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4"
+        ". It shows the nearest view it allows.")
 
 
 def test_encode_options_follow_the_preset_and_are_no_training_setting():

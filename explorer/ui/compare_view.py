@@ -14,10 +14,10 @@ from ..config import PRESETS, corpus_config
 from ..errors import ExplorerError
 from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
-from . import data, interop_view, render, state
+from . import data, interop_view, links, render, state
 
 __all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
-           "languages_panel", "METRICS"]
+           "languages_panel", "METRICS", "link_params", "apply_link"]
 
 MIN_CORPORA, MAX_CORPORA = 2, 6
 REFERENCE = "udhr_en.txt"
@@ -355,3 +355,75 @@ def languages_panel(result: Comparison, request: Request) -> None:
     wide.columns = [f"{metric} · {tok}" for metric, tok in wide.columns]
     st.dataframe(wide.reset_index(), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.2f") for c in wide.columns})
+
+
+# ---- the page's link -----------------------------------------------------------------------
+def _label_refs() -> dict[str, str]:
+    """Each comparable text's label -> how a link names it (bundled name, upload or pasted ref)."""
+    choice = state.corpus_choice()
+    out = {name: name for name in data.sample_names()}
+    for (name, _), ref in zip(choice.uploads, choice.upload_refs):
+        out[_UPLOAD + name] = ref
+    try:
+        pasted = links.pasted_ref(choice)
+    except ExplorerError:
+        pasted = None
+    if pasted:
+        out[_PASTED] = pasted
+    return out
+
+
+def link_params() -> dict[str, str]:
+    """The comparison shown (the last one submitted) as URL params; none before the first."""
+    request: Request | None = st.session_state.get(_REQUEST)
+    if request is None:
+        return {}
+    refs = _label_refs()
+    params = {"compare": ",".join(refs[c] for c in request.corpora if c in refs)}
+    if request.pretrained:
+        params["compare_tokenizer"] = request.pretrained
+    else:
+        params["compare_preset"] = request.preset or "gpt2"
+        params["compare_merges"] = str(request.merges)
+    return params
+
+
+def apply_link(params: dict[str, str]) -> list[str]:
+    """Submit the comparison a link names (its results come from the server's shared memo when
+    another session made them); what it had to leave out."""
+    if "compare" not in params:
+        return []
+    problems: list[str] = []
+    labels = {ref: label for label, ref in _label_refs().items()}
+    corpora = []
+    for ref in (r for r in params["compare"].split(",") if r):
+        if ref in labels:
+            corpora.append(labels[ref])
+        else:
+            problems.append(f"it compares a text that is neither bundled nor in the link's corpus: {ref[:40]!r}")
+    pretrained = params.get("compare_tokenizer")
+    if pretrained is not None and pretrained not in PRETRAINED:
+        found = interop_view.restore_imported(pretrained)
+        if isinstance(found, str):
+            problems.append(found)
+            pretrained = "cl100k_base"
+        else:
+            pretrained = found.key
+    preset = params.get("compare_preset", "gpt2")
+    if preset not in PRESETS:
+        problems.append(f"compare_preset={preset[:20]!r} is not one of {', '.join(PRESETS)}")
+        preset = "gpt2"
+    try:
+        merges = links.count_param(params, "compare_merges", low=10, high=20_000) or 1000
+    except ExplorerError as err:
+        problems.append(str(err))
+        merges = 1000
+    ss = st.session_state
+    ss["w_cmp_corpora"] = corpora[:MAX_CORPORA]
+    ss["w_cmp_mode"] = "pretrained" if pretrained else "train"
+    ss["w_cmp_preset"] = preset
+    ss["w_cmp_merges"] = merges
+    if pretrained:
+        ss["w_cmp_pretrained"] = pretrained
+    ss[_REQUEST] = Request(tuple(corpora[:MAX_CORPORA]), None if pretrained else preset, merges, pretrained)
+    return problems

@@ -15,25 +15,34 @@ from ..errors import ExplorerError
 from ..normalizers import NORMALIZERS
 from ..pipeline import inspect_str
 from ..pretokenizers import PRETOKENIZERS
-from . import data, render, state
+from . import data, interop_view, links, render, state, storage
 
-__all__ = ["choose", "uploads_panel", "stats", "preview_text", "preview", "compare_patterns"]
+__all__ = ["choose", "uploads_panel", "restore_uploads", "forget_area", "stats", "preview_text", "preview",
+           "compare_patterns", "preview_params", "apply_preview_params"]
 
 _SIDE_BY_SIDE = ("whitespace", "gpt2", "cl100k", "o200k")
 
 
 @dataclass(frozen=True)
 class Upload:
-    """A file the session uploaded: its bytes and how to decode them (None: UTF-8 first)."""
+    """A file the session uploaded: its bytes, how to decode them (None: UTF-8 first) and its
+    hash in the store (None when the store refused it: it then stays out of links)."""
 
     uid: int
     name: str
     raw: bytes
     decoding: str | None = None
+    digest: str | None = None
+
+    @property
+    def ref(self) -> str | None:
+        return None if self.digest is None else links.corpus_ref("upload", self.digest, self.decoding)
 
 
 _UPLOADS = "upload_entries"  # {uid: Upload}, in upload order
 _ROUND = "upload_round"  # bumped to give the uploader a new key, which empties it
+_UPLOAD_ERROR = "upload_error"  # why the store refused the last upload (shown once)
+_FORGOTTEN = "forgotten"  # what "Forget my uploads" did (shown once)
 
 
 def _uploads() -> dict[int, Upload]:
@@ -64,8 +73,38 @@ def _on_upload(key: str) -> None:
         uid = max(entries, default=0) + 1
         name = _unique(f.name or "upload.txt", taken)
         taken.add(name)
-        entries[uid] = Upload(uid, name, f.getvalue())
+        raw = f.getvalue()
+        try:
+            digest = storage.put(raw, kind="corpus", name=name)
+        except ExplorerError as err:
+            digest = None
+            st.session_state[_UPLOAD_ERROR] = f"{name} is used in this session but not kept on the server: {err}"
+        entries[uid] = Upload(uid, name, raw, digest=digest)
     st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1
+
+
+def restore_uploads(blobs) -> list[tuple[str, str, str]]:
+    """Make stored files (``(Blob, decoding)`` pairs, from a link) the session's uploads, as if
+    just uploaded; (name, text, ref) of those that decode (one that does not is listed with its
+    choice of decoding on the Corpus page, as an upload would be)."""
+    entries = _uploads()
+    entries.clear()
+    taken: set[str] = set()
+    out = []
+    for blob, decoding in blobs:
+        uid = max(entries, default=0) + 1
+        name = _unique(blob.name or "upload.txt", taken)
+        taken.add(name)
+        up = entries[uid] = Upload(uid, name, blob.data, decoding, blob.digest)
+        if decoding:
+            st.session_state[f"w_decode_{uid}"] = decoding
+        try:
+            text = decode_bytes(up.raw, encoding=decoding or "utf-8").text
+        except ExplorerError:
+            continue
+        if text.strip():
+            out.append((name, text, up.ref))
+    return out
 
 
 def _set_decoding(uid: int) -> None:
@@ -80,12 +119,15 @@ def _remove(uid: int) -> None:
     st.session_state.pop(f"w_decode_{uid}", None)
 
 
-def uploads_panel() -> tuple[tuple[str, str], ...]:
+def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
     """The uploader, then every uploaded file with its size, how it was decoded (or a choice of
-    decoding when UTF-8 fails) and a Remove button; returns the decoded (name, text) pairs."""
+    decoding when UTF-8 fails) and a Remove button; returns the decoded (name, text, ref) triples."""
     key = f"upload_{st.session_state.get(_ROUND, 0)}"
     st.file_uploader("Upload text files", accept_multiple_files=True, key=key, on_change=_on_upload, args=(key,),
-                     help="UTF-8 text; for other encodings you are asked how to decode. Files stay until removed.")
+                     help="UTF-8 text; for other encodings you are asked how to decode. Files are kept on the server "
+                          "(by their content) so that links can name them, until you press Forget my uploads.")
+    if _UPLOAD_ERROR in st.session_state:
+        st.warning(render.md_text(st.session_state.pop(_UPLOAD_ERROR)))
     out = []
     for uid, up in list(_uploads().items()):
         label = render.md_text(up.name)
@@ -106,8 +148,36 @@ def uploads_panel() -> tuple[tuple[str, str], ...]:
         if not decoded.text.strip():
             st.warning(f"**{label}** is empty (or only whitespace) and is left out.")
             continue
-        out.append((up.name, decoded.text))
+        out.append((up.name, decoded.text, up.ref))
     return tuple(out)
+
+
+def _forget() -> None:
+    """Remove this browser's files from the server and from the session."""
+    try:
+        removed = storage.forget_mine()
+    except ExplorerError as err:
+        st.session_state[_FORGOTTEN] = ("error", f"The server's store could not be changed: {err}")
+        return
+    _uploads().clear()
+    st.session_state["w_pasted"] = ""
+    interop_view.imported().clear()
+    current = state.corpus_choice()
+    state.set_corpus_choice(state.CorpusChoice(samples=current.samples or state.CorpusChoice().samples))
+    st.session_state["w_samples"] = list(state.corpus_choice().samples)
+    st.session_state[_FORGOTTEN] = ("success", f"Removed {removed:,} file{'s' * (removed != 1)} of yours from the server; "
+                                               "links that name them no longer open them.")
+
+
+def forget_area() -> None:
+    """The "Forget my uploads" button: every file this browser uploaded, pasted or imported
+    goes from the server's store (and from this session)."""
+    st.button("Forget my uploads", key="forget_uploads", on_click=_forget, icon=":material/delete:",
+              help="Removes from the server every file you uploaded here, your pasted corpus text and the tokenizer "
+                   "files you imported. Links that name them then open without them.")
+    result = st.session_state.pop(_FORGOTTEN, None)
+    if result is not None:
+        (st.success if result[0] == "success" else st.error)(render.md_text(result[1]))
 
 
 def choose() -> state.CorpusChoice:
@@ -131,8 +201,9 @@ def choose() -> state.CorpusChoice:
         st.error(f"The pasted text is larger than {mib(MAX_CORPUS_BYTES)}, the limit for an uploaded file too. It is "
                  "left out of the corpus: paste less, or upload it as a file.")
         pasted = ""
-    choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), uploads, pasted)
-    if choice != current:
+    choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), tuple((n, t) for n, t, _ in uploads), pasted,
+                                tuple(r for _, _, r in uploads if r is not None))
+    if choice != current or choice.upload_refs != current.upload_refs:
         state.set_corpus_choice(choice)
     return choice
 
@@ -231,3 +302,49 @@ def compare_patterns(text: str) -> None:
     st.caption(counts)
     st.html('<style>.bpe-cmp td{vertical-align:top;border-top:1px solid #e2e8f0;padding:4px;width:25%}'
             '.bpe-cmp th{text-align:left}</style>' + f'<table class="bpe-cmp"><tr>{head}</tr>{body}</table>')
+
+
+# ---- the page's link -----------------------------------------------------------------------
+# URL param -> widget key of the preview's settings (the corpus itself is in every link)
+_PREVIEW_PARAMS = {"normalizer_preview": "w_prev_norm", "pretokenizer_preview": "w_prev_pretok",
+                   "lines": "w_prev_lines", "regex_preview": "w_prev_pattern", "previewing": "w_prev_text"}
+
+
+def preview_params() -> dict[str, str]:
+    """The preview's settings as URL params (only what differs from the page's defaults)."""
+    defaults = {"w_prev_norm": "none", "w_prev_pretok": "gpt2", "w_prev_lines": 5,
+                "w_prev_pattern": r"\w+|[^\w\s]+|\s+", "w_prev_text": None}
+    out = {}
+    for param, key in _PREVIEW_PARAMS.items():
+        value = st.session_state.get(key, defaults[key])
+        if value != defaults[key] and value is not None:
+            out[param] = str(value)
+    if out.get("pretokenizer_preview", "gpt2") != "regex":
+        out.pop("regex_preview", None)
+    return out
+
+
+def apply_preview_params(params: dict[str, str]) -> list[str]:
+    """Set the preview's widgets from a link; what was left out."""
+    problems = []
+    checks = {"normalizer_preview": NORMALIZERS, "pretokenizer_preview": PRETOKENIZERS}
+    for param, allowed in checks.items():
+        value = params.get(param)
+        if value is None:
+            continue
+        if value in allowed:
+            st.session_state[_PREVIEW_PARAMS[param]] = value
+        else:
+            problems.append(f"{param}={value[:30]!r} is not one of {', '.join(allowed)}")
+    try:
+        lines = links.count_param(params, "lines", low=1, high=30)
+    except ExplorerError as err:
+        problems.append(str(err))
+    else:
+        if lines is not None:
+            st.session_state["w_prev_lines"] = lines
+    if "regex_preview" in params:
+        st.session_state["w_prev_pattern"] = params["regex_preview"][:2000]
+    if "previewing" in params:
+        st.session_state["w_prev_text"] = params["previewing"]  # checked against the corpus when drawn
+    return problems

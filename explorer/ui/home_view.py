@@ -7,10 +7,11 @@ import streamlit as st
 
 from ..config import make_config
 from ..trainer import Trainer, train
-from . import charts, render, state
+from ..errors import ExplorerError
+from . import charts, links, render, state
 from .explain import explain
 
-__all__ = ["miniature", "home"]
+__all__ = ["miniature", "home", "params", "apply_params"]
 
 TOY = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
 TOY_MERGES = 10
@@ -50,6 +51,22 @@ def miniature() -> None:
                                    corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
         data, spec = charts.tokens_chart(df, k)
         st.vega_lite_chart(data, {**spec, "height": 200}, width="stretch")
+
+
+def params() -> dict[str, str]:
+    """The miniature's step, for the page's link."""
+    return {"toy_step": str(st.session_state.get("w_home_step", 3))}
+
+
+def apply_params(params: dict[str, str]) -> list[str]:
+    """The miniature's step from a link; what was left out."""
+    try:
+        k = links.count_param(params, "toy_step", low=0, high=TOY_MERGES)
+    except ExplorerError as err:
+        return [str(err)]
+    if k is not None:
+        st.session_state["w_home_step"] = k
+    return []
 
 
 def home() -> None:

@@ -5,7 +5,6 @@ Compare page like a bundled one)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 
@@ -14,17 +13,17 @@ import streamlit as st
 from ..corpora import MAX_CORPUS_BYTES, mib
 from ..errors import ConfigError, ExplorerError
 from ..exporters import EXPORT_FORMATS, export_files, zip_files
-from ..formats import trace_dict, trace_from_tokenizer
-from ..importers import IMPORT_FORMATS, import_with_format
+from ..formats import trace_dict
+from ..importers import IMPORT_FORMATS, ImportReport, import_report, needs_pretokenizer
 from ..pretokenizers import PRETOKENIZERS
 from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
-from . import render, state
+from . import render, state, storage
 
 __all__ = [
     "Download", "download_area", "export_download", "download_name",
     "Imported", "IMPORTED_PREFIX", "MAX_IMPORTED", "import_area", "import_tokenizer", "imported",
-    "imported_keys", "imported_label", "imported_tokenizer", "picker_label",
+    "imported_keys", "imported_label", "imported_tokenizer", "picker_label", "restore_imported",
 ]
 
 
@@ -145,14 +144,20 @@ _PRETOKENIZERS = ("gpt2", "cl100k", "o200k", "none")
 
 @dataclass(frozen=True)
 class Imported:
+    """A tokenizer read from files. ``digest`` is the SHA-256 of the files as stored (one file as
+    it is, several as a zip of them): with the pre-tokenizer chosen for files that hold none it
+    is the tokenizer's identity in links and in the server-wide caches, never the name."""
+
     name: str
     format: str
     tokenizer: Tokenizer
-    digest: str  # of the tokenizer's content: what shared caches key it by, never the name
+    digest: str
+    pretokenizer: str | None = None  # the choice, only for files that hold no pre-tokenizer
+    notes: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
-        return IMPORTED_PREFIX + self.name
+        return IMPORTED_PREFIX + self.digest + (f":{self.pretokenizer}" if self.pretokenizer else "")
 
     @property
     def label(self) -> str:
@@ -162,20 +167,21 @@ class Imported:
     def cache_name(self) -> str:
         """The name under which server-wide caches (the Compare page's) keep its results: two
         sessions' "mine" with other merges must not share them."""
-        return f"{self.name} (imported {self.format}, #{self.digest[:16]})"
+        return f"{self.name} (imported {self.format}, #{self.key.removeprefix(IMPORTED_PREFIX)[:16]}" + (
+            f" {self.pretokenizer})" if self.pretokenizer else ")")
 
 
 def imported() -> dict[str, Imported]:
-    """The session's imported tokenizers by name, oldest first."""
+    """The session's imported tokenizers by key, oldest first."""
     return st.session_state.setdefault(_IMPORTED, {})
 
 
 def imported_keys() -> list[str]:
-    return [t.key for t in imported().values()]
+    return list(imported())
 
 
 def imported_tokenizer(key: str) -> Imported | None:
-    return imported().get(key.removeprefix(IMPORTED_PREFIX)) if key.startswith(IMPORTED_PREFIX) else None
+    return imported().get(key)
 
 
 def imported_label(key: str) -> str:
@@ -188,11 +194,6 @@ def picker_label(key: str) -> str:
     return f"{key} — {PRETRAINED[key].description}" if key in PRETRAINED else imported_label(key)
 
 
-def _digest(tok: Tokenizer) -> str:
-    return hashlib.sha256(json.dumps(trace_from_tokenizer(tok), sort_keys=True, ensure_ascii=False)
-                          .encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def default_name(names: list[str]) -> str:
     """A name from the uploaded files' names.
 
@@ -203,22 +204,72 @@ def default_name(names: list[str]) -> str:
     return "+".join(stems)[:60] or "tokenizer"
 
 
-def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> Imported:
-    """Read the files into a tokenizer and keep it in the session under ``name`` (the files'
-    names when empty), replacing one of that name and dropping the oldest beyond
-    ``MAX_IMPORTED``. Raises ExplorerError (FormatError, ConfigError) with the sentence to show;
-    the session's imported tokenizers are then as they were."""
+def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
+    """(file name, bytes) as the store keeps an import: one file as it is, several as a zip."""
+    if len(files) == 1:
+        return next(iter(files.items()))
+    return f"{_slug(name)}.zip", zip_files(dict(sorted(files.items())))
+
+
+@st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
+def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> ImportReport:
+    """One reading of stored files, shared by every session that opens them (an imported
+    o200k_base takes seconds to read)."""
+    return import_report(_files, pretokenizer=pretokenizer)
+
+
+def _keep(entry: Imported) -> list[str]:
+    """Keep an import in the session (replacing one of the same name or key); the names let go."""
+    kept = imported()
+    for key in [k for k, e in kept.items() if e.name == entry.name or k == entry.key]:
+        kept.pop(key)
+    kept[entry.key] = entry
+    dropped = []
+    while len(kept) > MAX_IMPORTED:
+        dropped.append(kept.pop(next(iter(kept))).name)
+    return dropped
+
+
+def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> tuple[Imported, list[str]]:
+    """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
+    tokenizer in the session under ``name`` (the files' names when empty); (the entry, names of
+    imports let go beyond ``MAX_IMPORTED``). Raises ExplorerError (FormatError, ConfigError) with
+    the sentence to show; the session's imported tokenizers are then as they were."""
     total = sum(len(d) for d in files.values())
     if total > MAX_CORPUS_BYTES:
         raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
-    fmt, tok = import_with_format(files, pretokenizer=pretokenizer)  # used only by files that name no regex
     name = " ".join(name.split())[:60] or default_name(list(files))
-    entry = Imported(name, fmt, tok, _digest(tok))
-    store = imported()
-    store.pop(name, None)
-    store[name] = entry
-    while len(store) > MAX_IMPORTED:
-        store.pop(next(iter(store)))
+    choice = pretokenizer if needs_pretokenizer(files) else None
+    file_name, blob = _stored_form(files, name)
+    digest = hashlib.sha256(blob).hexdigest()
+    report = _read(digest, choice, {file_name: blob})
+    notes = list(report.notes)
+    try:
+        storage.put(blob, kind="tokenizer", name=file_name, meta={"label": name})
+    except ExplorerError as err:
+        notes.append(f"it is used in this session but not kept on the server, so links do not name it: {err}")
+    entry = Imported(name, report.format, report.tokenizer, digest, choice, tuple(notes))
+    return entry, _keep(entry)
+
+
+def restore_imported(key: str) -> Imported | str:
+    """An import a link names, read back from the store into the session; or why it cannot be."""
+    digest, _, choice = key.removeprefix(IMPORTED_PREFIX).partition(":")
+    if key in imported():
+        return imported()[key]
+    if not storage.is_digest(digest) or (choice and choice not in _PRETOKENIZERS):
+        return f"{key[:90]!r} names no tokenizer"
+    blob = storage.get(digest)
+    if blob is None:
+        return (f"the imported tokenizer it names ({digest[:12]}…) is no longer on this server (the store makes room "
+                "by dropping the least recently used files); import it again on the Playground")
+    try:
+        report = _read(digest, choice or None, {blob.name: blob.data})
+    except ExplorerError as err:
+        return f"the imported tokenizer it names cannot be read: {err}"
+    entry = Imported(str(blob.meta.get("label") or default_name([blob.name])), report.format, report.tokenizer, digest,
+                     choice or None, tuple(report.notes))
+    _keep(entry)
     return entry
 
 
@@ -232,10 +283,9 @@ def _on_import() -> None:
         st.session_state[_RESULT] = ("error", "Choose the tokenizer's files first.")
         return
     files = {f.name: f.getvalue() for f in uploaded}
-    before = list(imported())
     try:
-        entry = import_tokenizer(files, name=st.session_state.get("w_imp_name", ""),
-                                 pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"))
+        entry, dropped = import_tokenizer(files, name=st.session_state.get("w_imp_name", ""),
+                                          pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"))
     except ExplorerError as err:
         st.session_state[_RESULT] = ("error", str(err))
         return
@@ -243,14 +293,14 @@ def _on_import() -> None:
         st.session_state[_RESULT] = ("error", f"these files could not be read ({type(err).__name__}); "
                                               "check that they are one of the formats listed")
         return
-    dropped = [n for n in before if n not in imported()]
     tok = entry.tokenizer
     ids = len(set(range(len(tok.vocab))) | set(tok.special_ids.values()))  # tiktoken's specials come past the vocabulary
     specials = len(tok.special_ids)
     message = (f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
                f"vocabulary {ids:,}" + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
                + (f"; {', '.join(map(repr, dropped))} was let go (a session keeps {MAX_IMPORTED})" if dropped else "")
-               + ". It is now in the tokenizers below and on the Compare page.")
+               + ". It is now in the tokenizers below and on the Compare page."
+               + "".join(f" {note[:1].upper()}{note[1:].rstrip('.')}." for note in entry.notes))
     st.session_state[_RESULT] = ("success", message)
     # show it at once: add it to the Playground's tokenizers when there is room
     chosen = [k for k in st.session_state.get("w_play_tokenizers", []) if k != entry.key]
@@ -259,12 +309,19 @@ def _on_import() -> None:
     st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # empty the uploader
 
 
+def _on_files() -> None:
+    """Files were added or removed: an error about the files before goes with them."""
+    result = st.session_state.get(_RESULT)
+    if result is not None and result[0] == "error":
+        del st.session_state[_RESULT]
+
+
 def import_area() -> None:
     """The uploader, the pre-tokenizer for files that hold none, a name and the Import button;
     the last import's result under them."""
     result = st.session_state.get(_RESULT)
     with st.expander("Import a tokenizer", expanded=result is not None, icon=":material/upload:"):
-        st.file_uploader("Tokenizer files", accept_multiple_files=True, key=_uploader_key(),
+        st.file_uploader("Tokenizer files", accept_multiple_files=True, key=_uploader_key(), on_change=_on_files,
                          help="One of: " + "; ".join(f"{f.title}: {f.files}" for f in IMPORT_FORMATS.values())
                          + f". Up to {mib(MAX_CORPUS_BYTES)}, as for corpus uploads.")
         c1, c2 = st.columns(2)

@@ -3,10 +3,10 @@ split as it is, and put character-level and byte-level BPE side by side."""
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import re
 
 import pandas as pd
 import streamlit as st
@@ -18,11 +18,11 @@ from ..pretrained import PRETRAINED
 from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..records import StepRecord
 from ..units import display_to_bytes
-from . import charts, data, interop_view, render, state
+from . import charts, data, interop_view, links, render, state, storage
 
 __all__ = [
     "EXAMPLES", "Choice", "text_input", "choose_tokenizers", "encoded_panel", "dropout_panel", "why_panel",
-    "char_byte_panel", "lineage_dot",
+    "char_byte_panel", "lineage_dot", "link_params", "apply_link",
 ]
 
 EXAMPLES: dict[str, str] = {
@@ -38,7 +38,6 @@ EXAMPLES: dict[str, str] = {
     "A special token": "First document ends here.<|endoftext|>The second one starts here.",
 }
 TRAINED = "trained"
-IMPORTED_KEY = "imported#"
 _MAX_CHARS = 200_000
 _CHIP_LIMIT = 3_000
 _ID_LIMIT = 20_000
@@ -98,7 +97,7 @@ def choose_tokenizers() -> list[Choice]:
             found = interop_view.imported_tokenizer(key)
             if found is not None:
                 # keyed by content: a re-import under the same name resets the pickers keyed by it
-                out.append(Choice(IMPORTED_KEY + found.digest[:16], found.label, found.tokenizer))
+                out.append(Choice(found.key, found.label, found.tokenizer))
     return out
 
 
@@ -256,6 +255,7 @@ def why_panel(choices: list[Choice], text: str) -> None:
             st.error(f"A token id is a whole number from 0 to {len(tok.vocab) - 1:,}.")
             return
         token_id = int(typed)
+    st.session_state[_SHOWN_TOKEN] = token_id
     lineage_panel(choice, token_id)
 
 
@@ -282,7 +282,7 @@ def trace_table(choice: Choice, piece: str) -> None:
         rows.append(row)
     st.caption(f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
                + ("Rank r is the merge learned at step r + 1." if choice.records is not None
-                  else "Rank r is the file's merge r + 1." if choice.key.startswith(IMPORTED_KEY)
+                  else "Rank r is the file's merge r + 1." if choice.key.startswith(interop_view.IMPORTED_PREFIX)
                   else "A table's rank is the token's id minus 256."))
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
@@ -465,3 +465,121 @@ def decode_panel(choices: list[Choice], text: str) -> None:
 def view_picker() -> str:
     state.widget_default("w_play_view", _VIEWS[0])
     return st.radio("View", _VIEWS, key="w_play_view", horizontal=True, label_visibility="collapsed")
+
+
+# ---- the page's link -----------------------------------------------------------------------
+_VIEW_SLUGS = {"Encode": "encode", "Why this split": "why", "Char vs byte": "char-byte", "Decode ids": "decode"}
+_INLINE_TEXT = 400  # characters a link carries as they are; a longer text is stored and named by hash
+_INLINE_IDS = 2_000
+_TEXT_REF = "play_text_ref"  # (SHA-256 of the text, stored?) so a rerun does not store it again
+_SHOWN_TOKEN = "why_token_shown"  # the token whose lineage "Why this split" shows
+
+
+def _text_param(text: str) -> dict[str, str]:
+    if text == EXAMPLES["English prose"]:
+        return {}
+    if len(text) <= _INLINE_TEXT:
+        return {"text": text}
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    known = st.session_state.get(_TEXT_REF)
+    if known is None or known[0] != digest:
+        try:
+            storage.put(text.encode("utf-8", "surrogatepass"), kind="text", name="playground text")
+            known = (digest, True)
+        except ExplorerError:
+            known = (digest, False)  # the link then keeps the text's start: the most it can give
+        st.session_state[_TEXT_REF] = known
+    return {"text_id": digest} if known[1] else {"text": text[:_INLINE_TEXT]}
+
+
+def link_params() -> dict[str, str]:
+    """The Playground's view as URL params: text, tokenizers, merge k, view and what it shows."""
+    ss = st.session_state
+    params = _text_param(ss.get("w_play_text", EXAMPLES["English prose"]))
+    params["tokenizers"] = ",".join(ss.get("w_play_tokenizers", []))
+    if TRAINED in ss.get("w_play_tokenizers", []) and "w_play_k" in ss:
+        params["k"] = str(ss["w_play_k"])
+    view = ss.get("w_play_view", _VIEWS[0])
+    if view != _VIEWS[0]:
+        params["view"] = _VIEW_SLUGS[view]
+    if not ss.get("w_play_ws", True):
+        params["whitespace"] = "0"
+    if ss.get("w_play_special"):
+        params["special"] = "1"
+    if view == "Why this split":
+        for param, key in (("why_tokenizer", "w_why_tok"), ("piece", "w_why_piece")):
+            if ss.get(key) is not None:
+                params[param] = str(ss[key])
+        if ss.get(_SHOWN_TOKEN) is not None:
+            params["token"] = str(ss[_SHOWN_TOKEN])
+    if view == "Decode ids":
+        ids = ss.get("w_dec_ids", "").strip()
+        if ids and len(ids) <= _INLINE_IDS:
+            params["ids"] = ids
+        if ss.get("w_dec_errors", "replace") != "replace":
+            params["errors"] = ss["w_dec_errors"]
+    return params
+
+
+def apply_link(params: dict[str, str]) -> list[str]:
+    """Set the Playground's widgets from a link (stored text and imported tokenizers read back);
+    what it had to leave out."""
+    ss = st.session_state
+    problems: list[str] = []
+    if "text_id" in params:
+        blob = storage.get(params["text_id"])
+        if blob is None:
+            problems.append("the text it names is no longer on this server (the store makes room by dropping the "
+                            "least recently used files)")
+        else:
+            ss["w_play_text"] = blob.data.decode("utf-8", "replace")[:_MAX_CHARS]
+    elif "text" in params:
+        ss["w_play_text"] = params["text"][:_MAX_CHARS]
+    if "tokenizers" in params:
+        keys = []
+        for key in (k for k in params["tokenizers"].split(",") if k):
+            if key == TRAINED or key in PRETRAINED:
+                keys.append(key)
+                continue
+            found = interop_view.restore_imported(key) if key.startswith(interop_view.IMPORTED_PREFIX) else (
+                f"{key[:60]!r} is no tokenizer this app knows")
+            if isinstance(found, str):
+                problems.append(found)
+            else:
+                keys.append(found.key)
+        if len(keys) > 4:
+            problems.append("it names more than four tokenizers; the first four are shown")
+        ss["w_play_tokenizers"] = list(dict.fromkeys(keys))[:4]
+    numbers = {"k": "w_play_k", "why_tokenizer": "w_why_tok", "piece": "w_why_piece"}
+    for param, key in numbers.items():
+        try:
+            value = links.count_param(params, param, low=0)
+        except ExplorerError as err:
+            problems.append(str(err))
+            continue
+        if value is not None:
+            ss[key] = value
+    if "token" in params:
+        try:
+            token = links.count_param(params, "token", low=0, high=10_000_000)
+        except ExplorerError as err:
+            problems.append(str(err))
+        else:
+            ss["w_why_id"] = str(token)
+    view = {slug: name for name, slug in _VIEW_SLUGS.items()}.get(params.get("view", "encode"))
+    if view is None:
+        problems.append(f"view={params['view'][:20]!r} is not one of {', '.join(_VIEW_SLUGS.values())}")
+    else:
+        ss["w_play_view"] = view
+    for param, key, value in (("whitespace", "w_play_ws", params.get("whitespace") != "0"),
+                              ("special", "w_play_special", params.get("special") == "1")):
+        if param in params:
+            ss[key] = value
+    if "ids" in params:
+        ss["w_dec_ids"] = params["ids"][:_INLINE_IDS]
+    if "errors" in params:
+        if params["errors"] in DECODE_ERRORS:
+            ss["w_dec_errors"] = params["errors"]
+        else:
+            problems.append(f"errors={params['errors'][:20]!r} is not one of {', '.join(DECODE_ERRORS)}")
+    return problems

@@ -5,6 +5,7 @@ the step it is looking at. Nothing here is shared between sessions.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import threading
 import time
@@ -39,6 +40,9 @@ __all__ = [
     "release_idle",
     "live_sessions",
     "big_corpus_note",
+    "open_at_step",
+    "pending_step",
+    "big_mode",
 ]
 
 DEFAULT_SAMPLE = "english_frankenstein.txt"
@@ -50,6 +54,7 @@ _PRESET = "preset_name"
 _LIVE = "live"
 _REPLAY = "replayed_seed"
 _BIG = "big_corpus_mode"  # corpus key -> how a corpus over the step-through limit is trained
+_PENDING = "pending_step"  # the step a link asks for, trained when the session's trainer is next built
 # Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
 # changing that view setting never restarts training.
 RECORDED_PAIRS = 50
@@ -69,6 +74,9 @@ class CorpusChoice:
     samples: tuple[str, ...] = (DEFAULT_SAMPLE,)
     uploads: tuple[tuple[str, str], ...] = ()
     pasted: str = ""
+    # how a link names each upload ("upload:<sha256>[:decoding]"), in the order of ``uploads``;
+    # not part of what the corpus is
+    upload_refs: tuple[str, ...] = field(default=(), compare=False)
 
     def parts(self) -> tuple[tuple[str, str], ...]:
         """(label, text) of each text: sample and file names, and "pasted text"."""
@@ -218,6 +226,8 @@ def corpus_choice() -> CorpusChoice:
 
 
 def set_corpus_choice(choice: CorpusChoice) -> None:
+    if choice != st.session_state.get(_CORPUS):
+        st.session_state.pop(_PENDING, None)  # a link's step was for the corpus it named
     st.session_state[_CORPUS] = choice
     seed = replayed_seed()
     if seed is not None and choice != CorpusChoice(samples=(SEED_REPLAYS[seed].corpus,)):
@@ -238,6 +248,8 @@ def current_config() -> tuple[str | None, TrainerConfig]:
 
 def set_config(preset: str | None, config: TrainerConfig, *, seed: str | None = None) -> None:
     """The session's config; ``seed`` names the notebook whose settings it replays, if any."""
+    if config != st.session_state.get(_CONFIG):
+        st.session_state.pop(_PENDING, None)  # a link's step was for the settings it named
     st.session_state[_PRESET] = preset
     st.session_state[_CONFIG] = config.validate()
     st.session_state[_REPLAY] = seed
@@ -270,6 +282,23 @@ def choose_big_mode(mode: Mode) -> None:
     """What to do with the current corpus when it is over the step-through limit."""
     st.session_state.setdefault(_BIG, {})[corpus_choice().key()] = mode
     st.session_state.pop(_LIVE, None)
+
+
+def big_mode() -> Mode | None:
+    """What the user chose for the current corpus when it is over the step-through limit."""
+    return st.session_state.get(_BIG, {}).get(corpus_choice().key())
+
+
+def open_at_step(step: int) -> None:
+    """A link asks for this step: the session's trainer is built (when a page needs it) already
+    trained this far, from a trainer shared with every session that asked for the same one."""
+    st.session_state.pop(_LIVE, None)
+    st.session_state[_PENDING] = step
+
+
+def pending_step() -> int | None:
+    """The step a link asked for while the trainer is not built yet (the link keeps naming it)."""
+    return st.session_state.get(_PENDING)
 
 
 # Every session's Live, weakly: a session that ended (Streamlit drops its state a while after
@@ -319,6 +348,24 @@ def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode
         return Trainer(words, config, top_k=top_k, full_records=full, encoding=encoding).require_room()
 
 
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _trained_to(corpus_key: str, preset: str | None, config: TrainerConfig, mode: Mode, steps: int,
+                _choice: CorpusChoice) -> Trainer:
+    """A trainer trained ``steps`` merges, shared read-only by every session that opens a link to
+    the same corpus, settings and step (``corpus_key`` names the texts): thirty students opening
+    the teacher's link train once, and each takes a copy (~10x cheaper than training 1,000 merges)."""
+    trainer = _build(_choice, preset, config, mode)
+    with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
+        trainer.advance(steps)
+    return trainer
+
+
+def _build_at(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode, steps: int) -> Trainer:
+    if steps <= 0:
+        return _build(choice, preset, config, mode)
+    return copy.deepcopy(_trained_to(choice.key(), preset, config, mode, steps, choice))
+
+
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
     """Bring back a released trainer at the step it had reached (training is deterministic, so
     the merges are the same ones)."""
@@ -361,8 +408,10 @@ def live(*, reset: bool = False) -> Live:
         if mode == "step" and size > limit:
             fresh = Live(None, choice.key(), config, oversize=size)
         else:
-            fresh = Live(_build(choice, preset, config, mode), choice.key(), config, mode=mode)
-            fresh.running = mode == "final"  # nothing to step through: train to the end at once
+            steps = st.session_state.pop(_PENDING, None) or 0
+            fresh = Live(_build_at(choice, preset, config, mode, steps), choice.key(), config, mode=mode)
+            fresh.view = fresh.trained
+            fresh.running = mode == "final" and not fresh.trainer.done  # nothing to step through: train to the end at once
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh

@@ -446,7 +446,7 @@ def _live_area() -> None:
         st.rerun(scope="app")
     view = _prepare(live)
     controls(live)
-    links.keep_link_current(live)
+    links.keep_current(note=True)
     current_merge(live)
     col_pairs, col_history = st.columns([1, 1])
     with col_pairs:

@@ -1,0 +1,86 @@
+"""The sessions' side of the store (``explorer.store``): whose files are whose, and what the
+links name.
+
+A link names a stored file by its content hash (``upload:<sha256>``); anyone holding the link
+can open it, while "Forget my uploads" removes only what one browser put there. A browser is
+known by a hash of Streamlit's XSRF cookie, which outlives a refresh (a new session) and a server
+restart; without the cookie (AppTest, XSRF protection off) a session is its own owner.
+
+    owner       "b:" + 32 hex digits (a browser) or "s:" + 32 hex digits (one session)
+    ref         "upload:<64 hex>[:<decoding>]" | "pasted:<64 hex>"   (a corpus part)
+                "imported:<64 hex>"                                    (a tokenizer's files)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+import streamlit as st
+
+from ..errors import ExplorerError
+from ..store import Blob, SqliteStore, StoreError, default_store
+
+__all__ = ["store", "owner", "put", "get", "forget_mine", "show_notice", "is_digest", "StoreError"]
+
+_OWNER = "store_owner"
+_XSRF_COOKIE = "_streamlit_xsrf"
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def is_digest(text: str) -> bool:
+    """A SHA-256 in lowercase hex, as links carry it.
+
+    >>> is_digest("ab" * 32), is_digest("../etc/passwd"), is_digest("AB" * 32)
+    (True, False, False)
+    """
+    return bool(_DIGEST.fullmatch(text))
+
+
+def store() -> SqliteStore:
+    """The process's store (one per process; every process on the machine shares its file)."""
+    return default_store()
+
+
+def owner() -> str:
+    """Who this session's puts belong to (see the module's docstring)."""
+    known = st.session_state.get(_OWNER)
+    if known is None:
+        try:
+            cookie = st.context.cookies.get(_XSRF_COOKIE)
+        except Exception:  # noqa: BLE001 - no request context (bare runs, AppTest)
+            cookie = None
+        if isinstance(cookie, str) and cookie:
+            known = "b:" + hashlib.sha256(b"bpe-explorer owner\0" + cookie.encode()).hexdigest()[:32]
+        else:
+            known = "s:" + secrets.token_hex(16)
+        st.session_state[_OWNER] = known
+    return known
+
+
+def put(data: bytes, *, kind: str, name: str = "", meta: dict | None = None) -> str:
+    """Keep ``data`` for this session's owner; its SHA-256. Raises StoreError (quota, size)
+    with the sentence to show."""
+    return store().put(data, kind=kind, name=name, meta=meta, owner=owner())
+
+
+def get(digest: str) -> Blob | None:
+    """A stored file by hash (None: never stored, or evicted to make room)."""
+    return store().get(digest) if is_digest(digest) else None
+
+
+def forget_mine() -> int:
+    """Remove from the store what this browser put there (files that other browsers also put
+    stay for them); the number of files removed."""
+    return store().forget(owner())
+
+
+def show_notice() -> None:
+    """Say once, on the page, that the store had to be recreated (a damaged or deleted file)."""
+    try:
+        notice = store().take_notice()
+    except ExplorerError:
+        return
+    if notice:
+        st.warning(notice)
