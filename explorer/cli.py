@@ -8,6 +8,7 @@
     python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N]
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
+        (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
     python -m explorer presets
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1] [--haproxy PROGRAM]
 
@@ -30,7 +31,7 @@ from .errors import ExplorerError
 from .evaluate import curve, evaluate
 from .exporters import EXPORT_FORMATS, export_files
 from .formats import load_trace, save_trace, trace_from_tokenizer, write_trace
-from .importers import IMPORT_FORMATS, import_with_format
+from .importers import IMPORT_FORMATS, import_report
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
 from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
@@ -105,7 +106,8 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--out", required=True, metavar="DIR")
     i.add_argument("--pretokenizer", choices=list(PRETOKENIZERS),
                    help="how text is split, for files that do not say (vocab.json + merges.txt: gpt2 by default; "
-                        ".tiktoken without its JSON)")
+                        ".tiktoken without its JSON, unless it is a bundled table; arrow merges and the merges CSV: "
+                        "gpt2 for byte level, whitespace for character level by default)")
     i.add_argument("--pattern", metavar="REGEX", help="the regex for --pretokenizer regex")
 
     sub.add_parser("presets", help="list the presets")
@@ -251,11 +253,14 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
         if name in files:
             raise ExplorerError(f"two files named {name}: give each file once")
         files[name] = Path(f).read_bytes()
-    fmt, tok = import_with_format(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
+    report = import_report(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
+    tok = report.tokenizer
     folder = _writable_folder(args.out)  # only now: a file that cannot be read leaves nothing behind
     path = save_trace(trace_from_tokenizer(tok), folder)
-    out.write(f"{IMPORT_FORMATS[fmt].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
+    out.write(f"{IMPORT_FORMATS[report.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
               f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n")
+    for note in report.notes:  # what the files left open and was assumed, one line each
+        out.write(f"note: {note}\n")
     return 0
 
 

@@ -24,7 +24,8 @@ from .importers import read_tiktoken, tokenizer_from_gpt2
 from .ranks import tokenizer_from_ranks
 from .tokenizer import Tokenizer
 
-__all__ = ["PRETRAINED", "PRETRAINED_DIR", "PretrainedSpec", "load_pretrained", "resolve_tokenizer"]
+__all__ = ["PRETRAINED", "PRETRAINED_DIR", "PretrainedSpec", "TIKTOKEN_TABLES", "bundled_table", "load_pretrained",
+           "resolve_tokenizer"]
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "data" / "pretrained"
 
@@ -63,6 +64,28 @@ PRETRAINED: dict[str, PretrainedSpec] = {
         ),
     )
 }
+
+# the bundled .tiktoken tables as tiktoken downloads and caches them (decompressed): name -> (bytes,
+# sha256), the hashes tiktoken itself checks (SOURCES.md); a test derives them from the .gz files
+TIKTOKEN_TABLES: dict[str, tuple[int, str]] = {
+    "cl100k_base": (1_681_126, "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    "o200k_base": (3_613_922, "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
+}
+
+
+def bundled_table(data: bytes) -> str | None:
+    """The bundled tokenizer whose ``.tiktoken`` table is byte for byte ``data`` (a
+    ``cl100k_base.tiktoken`` as tiktoken caches it), or None. Only a file of a table's exact size
+    is hashed.
+
+    >>> bundled_table(b"IQ== 0\\n") is None
+    True
+    """
+    for name, (size, digest) in TIKTOKEN_TABLES.items():
+        if len(data) == size and hashlib.sha256(data).hexdigest() == digest:
+            return name
+    return None
+
 
 _loaded: dict[str, Tokenizer] = {}
 _lock = threading.Lock()

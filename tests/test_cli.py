@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, SAMPLES
 from explorer.cli import main
+from explorer.exporters import zip_files
 
 
 def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -242,9 +245,8 @@ def test_export_writes_the_format_and_import_gives_back_a_tokenizer_with_the_sam
     else:
         assert target.is_file() and target.stat().st_size > 0
         files = [str(target)]
-    if fmt in ("arrow", "csv"):
-        return  # written for people and seed 004; nothing reads them back
-    extra = ["--pretokenizer", "cl100k"] if fmt == "gpt2" else []  # vocab.json + merges.txt name no regex
+    # vocab.json + merges.txt, arrow merges and the CSV name no regex
+    extra = ["--pretokenizer", "cl100k"] if fmt in ("gpt2", "arrow", "csv") else []
     code, out, err = run("import", *files, "--out", str(tmp_path / "imported"), *extra)
     assert code == 0, err
     imported = json.loads((tmp_path / "imported" / "trace.json").read_text(encoding="utf-8"))
@@ -304,3 +306,110 @@ def test_import_of_a_malformed_file_exits_2_with_where_it_goes_wrong(name, conte
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "imp" / "trace.json").exists()
+
+
+# ---- export -> import -> encode, per format, as files and as a zip ------------------------------
+@pytest.fixture(scope="module")
+def small_models(tmp_path_factory):
+    """preset -> a folder trained to 20 merges by the CLI (gpt2 as the app trains it: all 256 bytes)."""
+    out = {}
+    for preset, extra in (("gpt2", ["--full-byte-alphabet"]), ("bytes", []), ("sennrich", [])):
+        folder = tmp_path_factory.mktemp(f"small-{preset}")
+        assert run("train", str(SAMPLES / "udhr_en.txt"), "--preset", preset, "--merges", "20", *extra,
+                   "--out", str(folder))[0] == 0
+        out[preset] = folder
+    return out
+
+
+SUMMARY = re.compile(r"^[^:]+: [\d,]+ merges, vocab [\d,]+, (byte|char) level, pre-tokenizer \S+; wrote \S+trace\.json$")
+# (preset, format, compared): "ids" where the files give every id, "tokens" where they cannot
+# (arrow merges hold no special tokens: gpt2's <|endoftext|> takes id 0; subword-nmt codes, arrow
+# merges and the CSV of a character-level tokenizer know only the characters their merges use)
+CLI_CASES = [("gpt2", "hf", "ids"), ("gpt2", "gpt2", "ids"), ("gpt2", "tiktoken", "ids"), ("gpt2", "arrow", "tokens"),
+             ("gpt2", "csv", "ids"), ("gpt2", "trace", "ids"), ("bytes", "minbpe", "ids"),
+             ("sennrich", "subword-nmt", "tokens"), ("sennrich", "arrow", "tokens"), ("sennrich", "csv", "tokens")]
+
+
+def _encoded(tokenizer: str, text: str) -> dict:
+    code, out, err = run("encode", "--tokenizer", tokenizer, "--text", text)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _import_and_compare(files: list[str], source: Path, out: Path, compared: str) -> list[str]:
+    code, printed, err = run("import", *files, "--out", str(out))
+    assert code == 0 and err == "", err
+    lines = printed.splitlines()
+    assert SUMMARY.match(lines[0]), lines[0]  # the summary line keeps its format
+    assert all(line.startswith("note: ") for line in lines[1:])
+    alphabet = set(json.loads((out / "trace.json").read_text(encoding="utf-8"))["alphabet"])
+    text = "The Universal Declaration of Human Rights: everyone has the right to life, liberty and security."
+    if compared == "tokens":  # only words the imported alphabet can spell ("</w>" is the sennrich marker)
+        text = " ".join(w for w in text.split() if set(w) <= alphabet)
+        assert len(text.split()) >= 5
+    ours, back = _encoded(str(source), text), _encoded(str(out), text)
+    assert back["tokens"] == ours["tokens"]
+    if compared == "ids":
+        assert back["ids"] == ours["ids"]
+    return lines[1:]
+
+
+@pytest.mark.parametrize("preset, fmt, compared", CLI_CASES)
+def test_export_then_import_then_encode_gives_the_sources_tokens_for_every_format(preset, fmt, compared, small_models,
+                                                                                   tmp_path):
+    source = small_models[preset]
+    target = tmp_path / "exported"
+    code, _, err = run("export", str(source), "--format", fmt, "--out", str(target))
+    assert code == 0, err
+    files = sorted(str(p) for p in target.iterdir()) if target.is_dir() else [str(target)]
+    notes = _import_and_compare(files, source, tmp_path / "imported", compared)
+    if fmt in ("arrow", "csv", "subword-nmt"):
+        assert any("carry no alphabet" in n for n in notes)
+    if len(files) > 1:  # the folder's files as one zip, as the Train page downloads them
+        zipped = tmp_path / f"bpe-{fmt}.zip"
+        zipped.write_bytes(zip_files({Path(f).name: Path(f).read_bytes() for f in files}))
+        assert _import_and_compare([str(zipped)], source, tmp_path / "from-zip", compared) == notes
+
+
+def test_import_of_arrow_merges_prints_what_was_assumed_after_the_summary(small_models, tmp_path):
+    assert run("export", str(small_models["gpt2"]), "--format", "arrow", "--out", str(tmp_path / "merges.txt"))[0] == 0
+    code, out, _ = run("import", str(tmp_path / "merges.txt"), "--out", str(tmp_path / "imp"))
+    assert code == 0
+    first, *notes = out.splitlines()
+    assert first.startswith("merges as 'a b -> ab': 20 merges, vocab 276, byte level, pre-tokenizer gpt2; wrote ")
+    assert notes == [
+        "note: arrow merges carry no alphabet: read as byte level (the merges use GPT-2's byte symbols, such as 'Ġ' "
+        "for a space), with all 256 bytes in the presets' sorted order",
+        "note: arrow merges hold no ids and no special tokens: the alphabet takes the first ids, then one per merge",
+        "note: arrow merges name no pre-tokenizer: gpt2 assumed (choose another when importing)",
+    ]
+
+
+def test_a_bare_cl100k_base_tiktoken_imports_as_the_bundled_tokenizer(tmp_path):
+    import gzip
+
+    from explorer.pretrained import PRETRAINED_DIR
+
+    table = tmp_path / "cl100k_base.tiktoken"
+    table.write_bytes(gzip.decompress((PRETRAINED_DIR / "tiktoken" / "cl100k_base.tiktoken.gz").read_bytes()))
+    code, out, err = run("import", str(table), "--out", str(tmp_path / "imp"))
+    assert code == 0, err
+    assert out.splitlines()[1] == ("note: recognised as the bundled cl100k_base table: its regex (cl100k) and special "
+                                   "tokens come with it")
+    text = "hello world<|endoftext|>"
+    assert run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1] == \
+        run("encode", "--tokenizer", "cl100k_base", "--text", text, "--allow-special")[1]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), [
+    ("bomb.zip", zip_files({"merges.txt": bytes(8 << 20)}), "bomb.zip: 'merges.txt' unpacks "),
+    ("bad.zip", zip_files({"../tokenizer.json": b"{}"}), "bad.zip: the member '../tokenizer.json' points outside the zip"),
+    ("merges.csv", b"step,left,right,token\n1,a,b,ab\n", "merges.csv line 1: the header has no 'id' column"),
+    ("merges.txt", b"a b -> ab\nab c -> abd\n", "merges.txt line 2: 'ab' + 'c' makes 'abc', not 'abd'"),
+])
+def test_import_of_a_refused_zip_or_merge_list_exits_2_with_one_line_and_writes_nothing(name, content, message, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, out, err = run("import", str(path), "--out", str(tmp_path / "imp"))
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1
+    assert not (tmp_path / "imp").exists()
