@@ -57,6 +57,7 @@ __all__ = [
     "import_files",
     "import_report",
     "import_with_format",
+    "is_zip",
     "read_arrow_merges",
     "read_merges_csv",
     "read_tiktoken",
@@ -742,7 +743,12 @@ _ZIP_DIRECTORY_MAX = ZIP_MAX_MEMBERS * 4096  # bytes of the central directory re
 _ZIP_JUNK = ("__MACOSX/", ".DS_Store", "._")  # macOS metadata a zip made in Finder carries
 
 
-def _is_zip(data: bytes) -> bool:
+def is_zip(data: bytes) -> bool:
+    """Whether bytes are a zip (by its signature, as unzip tools tell).
+
+    >>> is_zip(b"PK\\x03\\x04..."), is_zip(b"#version: 0.2")
+    (True, False)
+    """
     return data[:4] in (b"PK\x03\x04", b"PK\x05\x06")
 
 
@@ -838,7 +844,7 @@ def unzip_files(name: str, data: bytes, *, limit: int = MAX_CORPUS_BYTES) -> dic
                      f"{name}: {member!r} unpacks {info.file_size // packed:,} times larger than it is packed "
                      f"(more than {ZIP_MAX_RATIO} : 1); refused as a possible zip bomb")
             content = _unpack(archive, info, name, room=room)
-            _require(not _is_zip(content), f"{name}: {member!r} is a zip inside the zip; nested zips are not read")
+            _require(not is_zip(content), f"{name}: {member!r} is a zip inside the zip; nested zips are not read")
             _require(base not in out, f"{name} holds two files named {base} ({full_names.get(base)!r} and {member!r})")
             total += len(content)
             out[base] = content
@@ -851,7 +857,7 @@ def _expand(files: Mapping[str, bytes]) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     zipped: dict[str, str] = {}  # member -> the zip it came from
     for name, data in files.items():
-        inner = unzip_files(name, data) if _is_zip(data) or name.lower().endswith(".zip") else {name: data}
+        inner = unzip_files(name, data) if is_zip(data) or name.lower().endswith(".zip") else {name: data}
         _require(bool(inner), f"{name} holds no files (only folders or macOS metadata, if anything)")
         for member, content in inner.items():
             where = zipped.get(member) or (name if member != name else None)

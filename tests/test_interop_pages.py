@@ -331,3 +331,17 @@ def test_every_download_at_step_20_imports_on_the_playground_as_the_tokenizer_it
         trained = at.session_state["live"].tokenizer(20)
         imported = at.session_state["imported_tokenizers"][imported_key(at, fmt)].tokenizer
         assert imported.tokens(theirs) == trained.tokens(ours)
+
+
+def test_a_zip_beside_a_loose_file_imports_and_is_stored_as_one_flat_zip():
+    from explorer.exporters import zip_files
+    from explorer.store import default_store
+
+    files = export_files(engine(20).tokenizer(20), "gpt2")
+    at = playground()
+    upload(at, {"half.zip": zip_files({"vocab.json": files["vocab.json"]}), "merges.txt": files["merges.txt"]}, name="half")
+    assert not at.error, [e.value for e in at.error]
+    entry = at.session_state["imported_tokenizers"][imported_key(at, "half")]
+    assert entry.tokenizer.merges == engine(20).tokenizer(20).merges
+    stored = default_store().get(entry.digest)
+    assert sorted(unpack(stored.name, stored.data)) == ["merges.txt", "vocab.json"]

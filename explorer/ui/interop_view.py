@@ -14,7 +14,7 @@ from ..corpora import MAX_CORPUS_BYTES, mib
 from ..errors import ConfigError, ExplorerError
 from ..exporters import EXPORT_FORMATS, export_files, zip_files
 from ..formats import trace_dict
-from ..importers import IMPORT_FORMATS, ImportReport, import_report, needs_pretokenizer
+from ..importers import IMPORT_FORMATS, ImportReport, import_report, is_zip, needs_pretokenizer, unzip_files
 from ..pretokenizers import PRETOKENIZERS
 from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
@@ -205,10 +205,14 @@ def default_name(names: list[str]) -> str:
 
 
 def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
-    """(file name, bytes) as the store keeps an import: one file as it is, several as a zip."""
+    """(file name, bytes) as the store keeps an import: one file as it is, several as one zip
+    of them (a zip among them unpacked into it: a zip inside a zip is refused on reading)."""
     if len(files) == 1:
         return next(iter(files.items()))
-    return f"{_slug(name)}.zip", zip_files(dict(sorted(files.items())))
+    flat: dict[str, bytes] = {}
+    for file_name, data in files.items():
+        flat.update(unzip_files(file_name, data) if is_zip(data) or file_name.lower().endswith(".zip") else {file_name: data})
+    return f"{_slug(name)}.zip", zip_files(dict(sorted(flat.items())))
 
 
 @st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
