@@ -317,7 +317,11 @@ def open_link(page: PageApply | None = None) -> None:
     refresh) rebuild it from the URL: the corpus, training and step, then the page's own view
     (``page`` reads its params and returns what it had to leave out). What a link could not give
     is said in one line; the nearest valid view opens."""
-    storage.show_notice()
+    # one container on every run, so the elements under it keep their places (an expander
+    # opened under a one-off message would otherwise be drawn anew, closed, on the next run)
+    notes = st.container()
+    with notes:
+        storage.show_notice()
     if st.session_state.get(_CHECKED):
         return
     st.session_state[_CHECKED] = True
@@ -331,8 +335,8 @@ def open_link(page: PageApply | None = None) -> None:
     except ExplorerError as err:  # the store could not be read: the default view
         problems.append(str(err))
     if problems:
-        st.warning("This link cannot be opened as it is: " + render.md_text("; ".join(problems))
-                   + ". It shows the nearest view it allows.")
+        notes.warning("This link cannot be opened as it is: " + render.md_text("; ".join(problems))
+                      + ". It shows the nearest view it allows.")
 
 
 def training_params() -> tuple[dict[str, str], str | None]:
