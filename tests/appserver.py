@@ -4,7 +4,9 @@ through Playwright). Used by the browser tests and by bench/ui_latency.py."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -85,7 +87,8 @@ def app_process(*, timeout: float = 60.0, log: IO | None = None,
 
 @contextlib.contextmanager
 def browser_page(*, width: int = 1400, height: int = 1000):
-    """A Playwright page in headless Debian chromium; page errors are collected in ``page.errors``."""
+    """A Playwright page in headless Debian chromium; page errors are collected in ``page.errors``,
+    and the app's runs are followed (``page.app_runs``, in the page too) for :func:`wait_idle`."""
     from playwright.sync_api import sync_playwright
 
     exe = chromium_path()
@@ -97,23 +100,152 @@ def browser_page(*, width: int = 1400, height: int = 1000):
             page = browser.new_page(viewport={"width": width, "height": height})
             page.errors = []
             page.on("pageerror", lambda e: page.errors.append(str(e)))
+            follow_runs(page)
             yield page
         finally:
             browser.close()
 
 
-def wait_idle(page, *, timeout: float = 30.0, settle: float = 0.25) -> None:
-    """Wait until the app has finished reacting: connected, script not running, no skeletons."""
-    time.sleep(settle)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            return app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
-                && app.getAttribute('data-test-script-state') === 'notRunning'
-                && !document.querySelector('[data-testid="stSkeleton"]');
-        }""",
-        timeout=timeout * 1000,
-    )
+class AppRuns:
+    """The app's runs as its server announces them over the page's websocket: every run (a
+    fragment's too) opens with a ``new_session`` message, and ``session_status_changed`` says
+    whether a script is running. Unlike the page's own state attribute, which can skip a run
+    that starts and ends between two renders, no run goes unseen here."""
+
+    def __init__(self) -> None:
+        self.started = 0  # runs begun since the page was made
+        self.seen = 0  # ``started`` when wait_idle last found the app idle
+        self.running = False
+
+    def on_websocket(self, ws) -> None:
+        self.running = False  # a new connection (a reload): nothing runs for it yet
+        ws.on("framereceived", self.on_frame)
+
+    def on_frame(self, payload) -> None:
+        if not isinstance(payload, (bytes, bytearray)):
+            return
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        try:
+            msg = ForwardMsg.FromString(bytes(payload))
+        except Exception:  # not one of Streamlit's messages
+            return
+        kind = msg.WhichOneof("type")
+        if kind == "new_session":
+            self.started += 1
+            self.running = True
+        elif kind == "session_status_changed":
+            self.running = msg.session_status_changed.script_is_running
+
+
+def follow_runs(page) -> None:
+    """Follow the app's runs in ``page`` (before its first ``goto``): from the server's messages
+    (``page.app_runs``) and from stApp's script state in the page (``window.__bpeRuns``)."""
+    page.app_runs = AppRuns()
+    page.on("websocket", page.app_runs.on_websocket)
+    page.add_init_script(script=f"({_RUN_COUNTER})()")
+
+
+# Counts the app's runs in the page: each time stApp's script state leaves "not running" (for
+# running, rerunRequested or stopRequested), window.__bpeRuns goes up by one; wait_idle marks the
+# count it has seen (window.__bpeRunsSeen). The fallback for a page follow_runs was not given:
+# wait_idle installs it there, and it can miss a run short enough to start and end between two
+# renders (the server's messages, AppRuns, do not).
+_RUN_COUNTER = """() => {
+    if (window.__bpeRuns !== undefined) return false;
+    window.__bpeRuns = 0;
+    window.__bpeRunsSeen = 0;
+    const busy = (state) => state === 'running' || state === 'rerunRequested' || state === 'stopRequested';
+    let last = null;
+    const check = () => {
+        const app = document.querySelector('[data-testid="stApp"]');
+        const state = app ? app.getAttribute('data-test-script-state') : null;
+        if (busy(state) && !busy(last)) window.__bpeRuns += 1;
+        last = state;
+    };
+    new MutationObserver(check).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
+    check();
+    return true;
+}"""
+
+# The page shows the app idle: connected, script not running, no skeletons, on two polls in a
+# row (one animation frame apart: the last messages of a run are drawn by then).
+_IDLE = """(token) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const idle = app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stSkeleton"]');
+    if (!window.__bpeIdle || window.__bpeIdle.token !== token) window.__bpeIdle = {token, polls: 0};
+    window.__bpeIdle.polls = idle ? window.__bpeIdle.polls + 1 : 0;
+    if (window.__bpeIdle.polls < 2) return false;
+    if (window.__bpeRuns !== undefined) window.__bpeRunsSeen = window.__bpeRuns;
+    return true;
+}"""
+
+_idle_tokens = itertools.count(1)
+
+
+def _locators(page, what) -> list:
+    """``what`` (a Playwright locator, a text, a compiled regex, or a list or tuple of these) as
+    locators; a text or regex is matched as ``page.get_by_text`` does (the text a reader sees)."""
+    if what is None:
+        return []
+    if isinstance(what, (list, tuple)):
+        return [loc for item in what for loc in _locators(page, item)]
+    if isinstance(what, (str, re.Pattern)):
+        return [page.get_by_text(what)]
+    return [what]
+
+
+def _rerun_began(page, runs: AppRuns | None) -> bool:
+    if runs is not None and runs.started > runs.seen:
+        return True
+    return bool(page.evaluate("() => window.__bpeRuns > window.__bpeRunsSeen"))
+
+
+def wait_idle(page, *, timeout: float = 30.0, settle: float = 5.0, until=None, gone=None) -> None:
+    """Wait until the app has finished reacting to the last action: what the action's rerun
+    draws is there (when given), a rerun has begun since the last ``wait_idle``, and the app
+    is idle again (the server says no script runs; the page is connected, shows no script
+    running and no skeletons).
+
+    - ``until``: a locator, a text or a regex (or a list of them) that must be visible first;
+      a text or regex is found as ``page.get_by_text`` finds it (the text a reader sees).
+    - ``gone``: the same, for what must have no match left.
+    - ``settle``: the longest wait (seconds) for a rerun to begin when none has begun since the
+      last ``wait_idle`` on this page. Runs are counted as they start, so one that already
+      began (or even ended) ends this wait at once; an action that starts no rerun costs the
+      whole ``settle``: pass ``settle=0`` after one (a viewport change, say).
+    - ``timeout``: the longest wait (seconds) for each of the rest.
+
+    Prefer ``until``/``gone``: they wait for the action's own effect, not for any rerun.
+    """
+    from playwright.sync_api import expect
+
+    ms = timeout * 1000
+    for loc in _locators(page, until):
+        expect(loc.filter(visible=True).first).to_be_visible(timeout=ms)
+    for loc in _locators(page, gone):
+        expect(loc).to_have_count(0, timeout=ms)
+    runs = getattr(page, "app_runs", None)
+    fresh = page.evaluate(_RUN_COUNTER)  # on a page follow_runs was not given: count from now on
+    if settle > 0:
+        if runs is None and fresh:
+            time.sleep(min(settle, 0.25))  # nothing counted a rerun the action may have begun
+        else:
+            deadline = time.monotonic() + settle
+            while not _rerun_began(page, runs) and time.monotonic() < deadline:
+                page.wait_for_timeout(50)  # none began in time: an action the browser handled alone
+    if runs is not None:
+        deadline = time.monotonic() + timeout
+        while runs.running:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the app's script was still running after {timeout:g} s")
+            page.wait_for_timeout(50)
+        started = runs.started
+    page.wait_for_function(_IDLE, arg=next(_idle_tokens), timeout=ms)
+    if runs is not None:
+        runs.seen = started
 
 
 def full_screenshot(page, path: Path) -> None:

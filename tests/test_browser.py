@@ -1,5 +1,11 @@
 """The running app in headless Chromium: a person picks a corpus, steps ten merges, sees the
-history and charts, visits every page; full-page screenshots land in test-artifacts/."""
+history and charts, visits every page; full-page screenshots land in test-artifacts/.
+
+After every click, fill, upload or key press a test waits for what that action's rerun draws
+(``wait_idle(page, until=..., gone=...)``, ``wait_status``, ``nav``, Playwright's retrying
+``expect``) before it checks anything: the rerun may start late on a busy machine.
+
+``BROWSER_REPEAT=N`` runs every test of this module N times (to hunt for flaky ones)."""
 
 from __future__ import annotations
 
@@ -19,6 +25,25 @@ if chromium_path() is None:
         raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
+from playwright.sync_api import expect  # noqa: E402  (after the skip: no Playwright, no browser tests)
+
+
+def pytest_generate_tests(metafunc):
+    """``BROWSER_REPEAT=N``: every test here N times over (rounds 1..N)."""
+    rounds = int(os.environ.get("BROWSER_REPEAT", "1") or 1)
+    if rounds > 1:
+        metafunc.fixturenames.append("browser_round")
+        metafunc.parametrize("browser_round", range(1, rounds + 1), ids=lambda r: f"round{r}")
+
+# Each page's st.title: nav() waits for it, so a check after nav sees the new page.
+HEADINGS = {
+    "Home": "BPE Explorer",
+    "Corpus": "Corpus",
+    "Train": "Train, one merge at a time",
+    "Playground": "Playground",
+    "Compare": "Compare corpora and languages",
+}
+
 
 @pytest.fixture(scope="module")
 def app_url():
@@ -30,14 +55,29 @@ def app_url():
 def page(app_url):
     with browser_page() as page:
         page.goto(app_url)
-        wait_idle(page, timeout=90)
+        wait_idle(page, timeout=90, until=heading(page, "Home"))
         yield page
         assert not page.errors, page.errors
 
 
-def nav(page, title: str) -> None:
+def heading(page, title: str):
+    """The h1 of the page named ``title`` in the sidebar."""
+    return page.get_by_role("heading", level=1, name=HEADINGS[title], exact=True)
+
+
+def nav(page, title: str, *, timeout: float = 60.0) -> None:
+    """Open a page from the sidebar; return once its heading is drawn and its run has ended."""
     page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
-    wait_idle(page, timeout=60)
+    wait_idle(page, timeout=timeout, until=heading(page, title))
+
+
+def becomes_visible(locator, *, timeout: float = 30.0) -> bool:
+    """``locator.is_visible()``, retried until it is true or ``timeout`` (seconds) runs out."""
+    try:
+        expect(locator).to_be_visible(timeout=timeout * 1000)
+    except AssertionError:
+        return False
+    return True
 
 
 def pick_corpus(page, name: str) -> None:
@@ -47,10 +87,10 @@ def pick_corpus(page, name: str) -> None:
     corpus.locator("input").click()
     page.keyboard.type(name)
     page.keyboard.press("Enter")
-    wait_idle(page)
+    wait_idle(page, until=page.get_by_text(f"{name} —"))  # the chosen corpus's caption
     page.keyboard.press("Escape")
     corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()
-    wait_idle(page)
+    wait_idle(page, gone=page.get_by_text("english_frankenstein.txt —"))
 
 
 def status_text(page) -> str:
@@ -58,10 +98,30 @@ def status_text(page) -> str:
 
 
 def wait_status(page, pattern: str, *, timeout: float = 60.0) -> str:
-    """Wait (retrying) until the status line ("Step k of n trained ...") matches a regex."""
-    page.get_by_text(re.compile(pattern)).wait_for(timeout=timeout * 1000)
-    wait_idle(page, timeout=timeout)
+    """Wait (retrying) until the status line ("Step k of n trained ...") matches a regex and the
+    run that drew it has ended; return the status line."""
+    wait_idle(page, timeout=timeout, until=page.get_by_text(re.compile(pattern)))
     return status_text(page)
+
+
+# Streamlit's Markdown draws these when typed between spaces (as a "-> " in a caption)
+_DRAWN_AS = ((r"<->", "↔"), (r"->", "→"), (r"<-", "←"), (r"--", "—"), (r">=", "≥"), (r"<=", "≤"), (r"~=", "≈"))
+
+
+def as_shown(text: str) -> str:
+    """Plain text as a Markdown element (a caption, say) shows it: "a -> b" reads "a → b".
+
+    >>> as_shown("one 'left right -> token' line; a->b")
+    "one 'left right → token' line; a->b"
+    """
+    for typed, drawn in _DRAWN_AS:
+        text = re.sub(rf"(^|\s){re.escape(typed)}(\s|$)", rf"\g<1>{drawn}\g<2>", text)
+    return text
+
+
+def bytes_metric(page):
+    """The Corpus page's first metric: the corpus's size in bytes."""
+    return page.locator('[data-testid="stMetric"]').first
 
 
 def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
@@ -69,25 +129,28 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
 
     pick_corpus(page, "udhr_en.txt")
     assert page.get_by_text("udhr_en.txt —").count() >= 1
-    assert "10,712" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    expect(bytes_metric(page)).to_contain_text("10,712", timeout=30_000)
+    assert "10,712" in bytes_metric(page).inner_text()
     full_screenshot(page, ARTIFACTS / "02_corpus.png")
 
     nav(page, "Train")
-    assert page.get_by_text(re.compile(r"^udhr_en\.txt · gpt2 · 1,000 merges")).is_visible()
+    assert becomes_visible(page.get_by_text(re.compile(r"^udhr_en\.txt · gpt2 · 1,000 merges")))
     step = page.get_by_role("button", name="Step", exact=True)
     for i in range(1, 11):
         step.click()
         wait_status(page, rf"^Step {i} of {i} trained")
     rows = page.locator("table.bpe-hist tr")
+    expect(rows).to_have_count(11, timeout=30_000)
     assert rows.count() == 11  # header + ten merges, newest first
     assert rows.nth(1).get_attribute("class") == "bpe-now" and rows.nth(1).locator("td").first.inner_text() == "10"
     page.get_by_text("Full history (10 merges)").click()
     grid = page.locator('[data-testid="stDataFrame"] [role="grid"]')  # the only grid: the pair table is HTML
-    grid.wait_for(state="attached")
+    wait_idle(page, until=page.locator('[data-testid="stDataFrame"]'))
+    grid.wait_for(state="attached", timeout=30_000)
     assert grid.get_attribute("aria-rowcount") == "11"
     charts = page.locator('[data-testid="stVegaLiteChart"]')
     assert charts.count() >= 4
-    charts.first.locator("canvas, svg").first.wait_for(state="visible")
+    charts.first.locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
     # hovering anywhere over a curve (not only its 1-pixel line) shows every series at that step
     compression = charts.nth(1)
     compression.scroll_into_view_if_needed()
@@ -122,9 +185,9 @@ def test_play_advances_by_itself_and_pause_stops_it(page):
     page.get_by_role("button", name="Play").click()
     page.wait_for_function("() => [...document.querySelectorAll('p')].some(p => /^Step [3-9]\\d* of/.test(p.innerText))", timeout=30_000)
     page.get_by_role("button", name="Pause").click()
-    wait_idle(page)
-    page.wait_for_timeout(1500)
-    wait_idle(page)
+    wait_idle(page, until=page.get_by_role("button", name="Play"))
+    page.wait_for_timeout(1500)  # a step already on its way lands; none may follow it
+    wait_idle(page, settle=0)  # no new action: only let a run still going end
     paused = status_text(page)
     page.wait_for_timeout(3000)
     assert status_text(page) == paused
@@ -136,24 +199,30 @@ def test_an_undecodable_upload_gets_a_choice_survives_a_page_switch_and_can_be_r
     page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
         files=[{"name": "latin.txt", "mimeType": "text/plain", "buffer": "Café crème brûlée".encode("latin-1")}]
     )
-    wait_idle(page)
-    assert page.get_by_text("latin.txt: the file is not valid UTF-8: byte 0xe9 at offset 3").is_visible()
+    # the upload's rerun draws the error; it may start well after set_input_files returns
+    undecodable = page.get_by_text("latin.txt: the file is not valid UTF-8: byte 0xe9 at offset 3")
+    wait_idle(page, until=undecodable)
+    assert undecodable.is_visible()
     page.get_by_text("Latin-1: every byte").click()
-    wait_idle(page)
-    assert page.get_by_text(re.compile(r"^latin\.txt · 17 bytes · decoded as Latin-1")).is_visible()
+    decoded = page.get_by_text(re.compile(r"^latin\.txt · 17 bytes · decoded as Latin-1"))
+    wait_idle(page, until=decoded, gone="not valid UTF-8")
+    assert decoded.is_visible()
     assert page.get_by_text("not valid UTF-8").count() == 0
     # english_frankenstein.txt (421,530 bytes) + the upload as UTF-8 (21 bytes)
-    assert "421,551" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    expect(bytes_metric(page)).to_contain_text("421,551", timeout=30_000)
+    assert "421,551" in bytes_metric(page).inner_text()
     full_screenshot(page, ARTIFACTS / "08_corpus_upload.png")
     nav(page, "Train")
-    assert page.get_by_text(re.compile(r"^english_frankenstein\.txt, latin\.txt · gpt2")).is_visible()
+    assert becomes_visible(page.get_by_text(re.compile(r"^english_frankenstein\.txt, latin\.txt · gpt2")))
     nav(page, "Corpus")
-    assert page.get_by_text(re.compile(r"^latin\.txt · 17 bytes · decoded as Latin-1")).is_visible()
-    assert "421,551" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    assert becomes_visible(decoded)
+    expect(bytes_metric(page)).to_contain_text("421,551", timeout=30_000)
+    assert "421,551" in bytes_metric(page).inner_text()
     page.get_by_role("button", name="Remove", exact=True).click()
-    wait_idle(page)
+    wait_idle(page, gone="latin.txt")
     assert page.get_by_text("latin.txt").count() == 0
-    assert "421,530" in page.locator('[data-testid="stMetric"]').first.inner_text()
+    expect(bytes_metric(page)).to_contain_text("421,530", timeout=30_000)
+    assert "421,530" in bytes_metric(page).inner_text()
 
 
 def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
@@ -164,24 +233,24 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     preset = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
     preset.locator("input").click()
     page.get_by_role("option", name="bytes (seed 002)").click()
-    wait_idle(page)
+    wait_idle(page, until=re.compile(r"^english_tiny_shakespeare\.txt · bytes · "))  # the settings line under the title
     merges = page.get_by_role("spinbutton", name="Merges", exact=True)
     merges.fill("200000")
     merges.press("Enter")
-    page.get_by_text(re.compile(r"· bytes · 200,000 merges")).wait_for(timeout=30_000)
-    wait_idle(page)
+    wait_idle(page, until=re.compile(r"· bytes · 200,000 merges"))
     page.get_by_role("button", name="Run to end").click()
     stop = page.get_by_role("button", name="Stop training")
-    stop.wait_for(timeout=10_000)
+    stop.wait_for(timeout=30_000)
     page.wait_for_timeout(800)
     stop.click()
-    wait_idle(page, timeout=60)
+    # the stopped page: no Stop button, the step controls back
+    wait_idle(page, timeout=60, until=page.get_by_role("button", name="Step", exact=True), gone=stop)
     text = status_text(page)
     steps = int(re.match(r"Step ([\d,]+) of", text).group(1).replace(",", ""))
     assert 0 < steps < 150_000 and "training stopped" not in text
     assert f"vocabulary {256 + steps:,}" in text  # the bytes preset: 256 byte ids, one per merge
     page.get_by_role("button", name="Step", exact=True).click()
-    wait_idle(page)
+    wait_status(page, rf"^Step {steps + 1:,} of {steps + 1:,}")
     assert status_text(page).startswith(f"Step {steps + 1:,} of {steps + 1:,}")
 
 
@@ -199,11 +268,14 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
     box = page.locator('[data-testid="stTextArea"] textarea')
     box.fill(HOSTILE)
     box.press("Control+Enter")
-    wait_idle(page, timeout=120)
+    rows = page.locator("div.bpe-text")  # trained, cl100k_base, then the dropout sample (folded)
+    # chips read back as text spell the input (spaces shown as ·): both tokenizers' rows
+    wait_idle(page, timeout=120, until=[rows.nth(0).filter(has_text="<script>alert(1)</script>"),
+                                        rows.nth(1).filter(has_text="<script>alert(1)</script>")])
     chosen = page.locator('[data-testid="stMultiSelect"]').inner_text()
     assert "trained in this session" in chosen and "cl100k_base" in chosen
     assert page.get_by_text("trained, as of merge 10 of 10").is_visible()
-    rows = page.locator("div.bpe-text")  # trained, cl100k_base, then the dropout sample (folded)
+    expect(rows).to_have_count(3, timeout=30_000)
     assert rows.count() == 3
     # each tokenizer's chips, read back as text, spell the input exactly (spaces shown as ·)
     for i in range(2):
@@ -217,19 +289,20 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
     full_screenshot(page, ARTIFACTS / "09_playground.png")
 
     page.get_by_text("Why this split").click()
-    wait_idle(page, timeout=60)
+    wait_idle(page, timeout=60, until=page.get_by_role("heading", name="Lineage of a token"))
     page.get_by_role("combobox", name="Tokenizer", exact=True).click()
     page.get_by_role("option", name="cl100k_base").click()
-    wait_idle(page, timeout=60)
+    # a bundled tokenizer's token tells its merge rank (the trained one's, the step it was learned at)
+    wait_idle(page, timeout=60, until=re.compile(r"\(id \d+\): merge rank [\d,]+; built by"))
     graph = page.locator('[data-testid="stGraphVizChart"] svg')
     graph.wait_for(timeout=30_000)
     assert graph.locator("g.node").count() >= 3  # the default token is the piece's most merged one
     full_screenshot(page, ARTIFACTS / "10_playground_lineage.png")
 
     page.get_by_text("Char vs byte").click()
-    wait_idle(page, timeout=120)
+    wait_idle(page, timeout=120, until=page.get_by_role("heading", name="The playground's text, encoded by both"))
     page.get_by_role("button", name="Korean").last.click()
-    wait_idle(page, timeout=60)
+    wait_idle(page, timeout=60, until="Character level cannot represent")
     assert page.get_by_text("Character level cannot represent").is_visible()
     assert page.locator('[data-testid="stVegaLiteChart"]').count() == 1
     full_screenshot(page, ARTIFACTS / "11_playground_char_vs_byte.png")
@@ -256,7 +329,7 @@ def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it()
     # its own server: the first visit of a fresh server is the link itself (no Home page first)
     with serve_app() as url, browser_page(width=1280, height=720) as page:
         page.goto(f"{url}/Train?corpus=demo_sennrich_low_lower.txt&preset=sennrich&step=3")
-        wait_idle(page, timeout=90)
+        wait_status(page, r"^Step 3 of 3 trained", timeout=90)
         assert status_text(page).startswith("Step 3 of 3 trained")
         assert page.get_by_text(re.compile(r"^Step 3\. ‘est’ \+ ‘</w>’ → ‘est</w>’")).is_visible()
         nav_links = page.locator('[data-testid="stSidebarNav"]')
@@ -265,7 +338,7 @@ def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it()
         wait_status(page, r"^Step 4 of 4 trained")
         page.wait_for_function("() => location.search.includes('step=4')", timeout=10_000)
         page.reload()
-        wait_idle(page, timeout=90)
+        wait_status(page, r"^Step 4 of 4 trained", timeout=90)
         assert status_text(page).startswith("Step 4 of 4 trained")
         page.screenshot(path=str(ARTIFACTS / "12_train_from_link_1280x720.png"))
         assert not page.errors, page.errors
@@ -276,10 +349,10 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
     # 150% browser zoom on 1920x1080 is a 1280x720 CSS viewport with bigger pixels
     with browser_page(width=round(width / zoom), height=round(height / zoom)) as page:
         page.goto(f"{app_url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=2")
-        wait_idle(page, timeout=90)
         step = page.get_by_role("button", name="Step", exact=True)
         explanation = page.get_by_text(re.compile(r"^Step 2\. ")).first
         first_pair = page.locator("table.bpe-pairs tr").nth(1)  # row 0 is the header
+        wait_idle(page, timeout=90, until=[step, explanation, first_pair])
         first_pair.wait_for()
         assert _in_viewport(page, step) and _in_viewport(page, explanation) and _in_viewport(page, first_pair)
         assert _ellipsized_buttons(page) == []
@@ -289,9 +362,11 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
 
 def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
     nav(page, "Train")
-    page.get_by_role("combobox", name="Speed").click()
+    speed = page.get_by_role("combobox", name="Speed")
+    speed.click()
     page.get_by_role("option", name="fast (0.4 s)").click()
-    wait_idle(page)
+    expect(speed).to_have_value("fast (0.4 s)", timeout=30_000)
+    wait_idle(page)  # the choice reruns the live area, which draws nothing new: wait_idle sees the rerun start
     start = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     page.get_by_role("button", name="Play").click()
     t0 = time.monotonic()
@@ -301,7 +376,7 @@ def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
     assert page.get_by_role("button", name="Pause").is_visible()  # still playing
     assert steps >= 0.9 * elapsed / 0.4, f"{steps} steps in {elapsed:.1f} s at 0.4 s per step"
     page.get_by_role("button", name="Pause").click()
-    wait_idle(page)
+    wait_idle(page, until=page.get_by_role("button", name="Play"))
     shown = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     page.wait_for_function(f"() => location.search.includes('step={shown}')", timeout=10_000)  # the link caught up
 
@@ -321,13 +396,13 @@ def test_quick_clicks_queue_five_steps_make_five_merges(page):
     for round_ in range(1, 4):
         _quick_clicks(page, "Step", 5)
         wait_status(page, rf"^Step {5 * round_} of {5 * round_} trained")
-        page.wait_for_timeout(1500)
-        wait_idle(page)
+        page.wait_for_timeout(1500)  # any extra merge would land by now
+        wait_idle(page, settle=0)  # no new action: only let a run still going end
         assert status_text(page).startswith(f"Step {5 * round_} of {5 * round_} trained")
     _quick_clicks(page, "+10", 3)
     wait_status(page, r"^Step 45 of 45 trained")
     page.wait_for_timeout(1500)
-    wait_idle(page)
+    wait_idle(page, settle=0)
     assert status_text(page).startswith("Step 45 of 45 trained")
 
 
@@ -338,13 +413,14 @@ def test_autoplay_pauses_on_a_page_switch_and_resumes_on_return(page):
     nav(page, "Corpus")
     page.wait_for_timeout(2500)
     nav(page, "Train")
+    assert becomes_visible(page.get_by_role("button", name="Pause"))
     first = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     assert page.get_by_role("button", name="Pause").is_visible()
     page.wait_for_timeout(3000)
     later = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     assert later >= first + 2  # still playing at "normal (1 s)"
     page.get_by_role("button", name="Pause").click()
-    wait_idle(page)
+    wait_idle(page, until=page.get_by_role("button", name="Play"))
 
 
 def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
@@ -352,10 +428,10 @@ def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
     chosen = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
     assert all(name in chosen for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"))
     page.get_by_role("button", name="Compare", exact=True).click()
-    page.get_by_text("Fertility and parity across languages").wait_for(timeout=180_000)
-    wait_idle(page, timeout=180)
+    wait_idle(page, timeout=180, until="Fertility and parity across languages")
     assert page.locator('[data-testid="stException"]').count() == 0
     charts = page.locator('[data-testid="stVegaLiteChart"]')
+    expect(charts).to_have_count(5, timeout=30_000)
     assert charts.count() == 5  # curves, two heatmaps, token lengths, parity
     for i in range(charts.count()):
         charts.nth(i).locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
@@ -368,11 +444,12 @@ def test_markdown_and_latex_in_corpus_tokens_show_literally_in_the_step_sentence
     nav(page, "Corpus")
     corpus = page.locator('[data-testid="stMultiSelect"]').first
     corpus.get_by_role("button", name=re.compile("english_frankenstein")).click()
-    wait_idle(page)
+    wait_idle(page, until="The corpus is empty", gone="english_frankenstein.txt —")
     box = page.get_by_label("Or paste text")
     box.fill("$$ " * 50 + "** " * 40 + "[a](javascript:alert(1)) " * 30)
     box.press("Control+Enter")
-    wait_idle(page)
+    # the pasted text is the corpus: its first lines cut into pieces
+    wait_idle(page, until=re.compile(r"^\d+ pieces in these \d+ lines?;"), gone="The corpus is empty")
     nav(page, "Train")
     step = page.get_by_role("button", name="Step", exact=True)
     sentences = []
@@ -396,7 +473,7 @@ def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(p
     nav(page, "Corpus")
     page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
         files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": text}])
-    wait_idle(page, timeout=60)
+    wait_idle(page, timeout=120, until=re.compile(r"^big\.txt · 5,242,880 bytes · UTF-8"))
     nav(page, "Train")
     page.set_viewport_size({"width": 1280, "height": 720})
     offer = page.get_by_text(re.compile(r"^This corpus is 5\.4 MiB: stepping through it merge by merge is limited to 4\.0 MiB"))
@@ -412,10 +489,11 @@ def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(p
     full_screenshot(page, ARTIFACTS / "17_big_corpus_trained.png")
 
 
-def _pick(page, label: str, option: str) -> None:
+def _pick(page, label: str, option: str, *, until=None) -> None:
+    """Choose ``option`` in the selectbox ``label``; wait for ``until`` (what the choice draws)."""
     page.get_by_role("combobox", name=label, exact=True).click()
     page.get_by_role("option", name=option, exact=True).click()
-    wait_idle(page, timeout=60)
+    wait_idle(page, timeout=60, until=until)
 
 
 def _shoot_at(page, locator, name: str) -> None:
@@ -423,7 +501,7 @@ def _shoot_at(page, locator, name: str) -> None:
     button may be cut to "…" at either size."""
     for width, height in ((1280, 720), (1920, 1080)):
         page.set_viewport_size({"width": width, "height": height})
-        wait_idle(page)
+        wait_idle(page, settle=0)  # a new viewport size starts no rerun
         locator.scroll_into_view_if_needed()
         page.wait_for_timeout(300)
         assert _ellipsized_buttons(page) == [], (width, height)
@@ -442,11 +520,11 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
         page.get_by_role("button", name="+10", exact=True).click()
         wait_status(page, rf"^Step {i} of {i} trained")
     page.get_by_text("Download this tokenizer").click()
-    wait_idle(page)
     area = page.locator('[data-testid="stExpander"]').filter(has_text="Download this tokenizer")
+    wait_idle(page, until=area.get_by_role("combobox", name="Format", exact=True))
     downloads, refused = {}, []
     for fmt in EXPORT_FORMATS.values():
-        _pick(page, "Format", fmt.title)
+        _pick(page, "Format", fmt.title, until=area.get_by_text(as_shown(fmt.description)))  # each format's own caption
         button = area.get_by_role("button", name="Download as of step 20 (20 merges)")
         if area.get_by_text("This format cannot hold this tokenizer").count():
             assert button.count() == 0
@@ -468,21 +546,25 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
     trainer.advance(20)
     ours = trainer.tokenizer(20)
     assert HFTokenizer.from_file(str(hf)).encode(text).ids == ours.encode(text)
-    _pick(page, "Format", EXPORT_FORMATS["hf"].title)
+    _pick(page, "Format", EXPORT_FORMATS["hf"].title, until=area.get_by_text(as_shown(EXPORT_FORMATS["hf"].description)))
     _shoot_at(page, area, "18_train_download")
 
     page.set_viewport_size({"width": 1400, "height": 1000})
     nav(page, "Playground")
     page.get_by_text("Import a tokenizer").click()
-    wait_idle(page)
-    page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(hf))
-    wait_idle(page)
+    importer = page.locator('[data-testid="stExpander"]').filter(has_text="Import a tokenizer")
+    wait_idle(page, until=importer.get_by_role("button", name="Import", exact=True))
+    importer.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(hf))
+    # the upload's rerun names the import after the file: the Name box's placeholder changes
+    wait_idle(page, timeout=60, gone=importer.get_by_placeholder("from the file names"))
     page.get_by_role("button", name="Import", exact=True).click()
-    wait_idle(page, timeout=60)
-    assert page.get_by_text(re.compile(r"^Imported 'tokenizer': format Hugging Face tokenizer\.json, 20 merges")).is_visible()
+    imported = page.get_by_text(re.compile(r"^Imported 'tokenizer': format Hugging Face tokenizer\.json, 20 merges"))
+    wait_idle(page, timeout=60, until=[imported, page.get_by_role("heading", name="imported: tokenizer (hf)")])
+    assert imported.is_visible()
     assert "imported: tokenizer (hf)" in page.locator('[data-testid="stMultiSelect"]').inner_text()
     page.get_by_role("heading", name="imported: tokenizer (hf)").wait_for()
     rows = page.locator("div.bpe-text")  # trained, cl100k_base, imported, then the dropout sample (folded)
+    expect(rows).to_have_count(4, timeout=30_000)
     assert rows.count() == 4
     sample = page.locator('[data-testid="stTextArea"] textarea').input_value()
     assert rows.nth(2).locator(".bpe-chip").count() == len(ours.encode(sample))
