@@ -156,8 +156,10 @@ def reference(spec: Spec) -> dict:
     from explorer.ui.links import parse_link
     from explorer.ui.state import RECORDED_PAIRS
 
-    link = parse_link({"corpus": ",".join(spec.corpus), "preset": spec.preset, "merges": str(spec.merges)},
-                      samples=[s.name for s in list_samples()])
+    link, problems = parse_link({"corpus": ",".join(spec.corpus), "preset": spec.preset, "merges": str(spec.merges)},
+                                samples=[s.name for s in list_samples()])
+    if problems:
+        raise ValueError(f"the session's link does not open as it is: {'; '.join(problems)}")
     words = count_words(tuple(read_sample(name) for name in link.corpus), link.config)
     trainer = Trainer(words, link.config, top_k=RECORDED_PAIRS, encoding=PRESETS[spec.preset].encoding).require_room()
     trainer.run()
