@@ -61,6 +61,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   (`from_str`), and exported by each; cl100k_base as `.tiktoken` + JSON imported by us (merges
   recovered from the ranks) and by `tiktoken` (`load_tiktoken_bpe` + `Encoding`); ids compared
   on the corpus.
+- `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
+  session trains, each later one copies the trainer shared by every session asking for the same
+  training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
+  and 20 MiB and reading it back, against a plain file write and read.
 
 Run from the repository root:
 
@@ -71,6 +75,7 @@ python bench/ui_latency.py --write   # needs Debian's chromium
 python bench/compare.py --write
 python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy; ~3 minutes
 python bench/interop.py --write
+python bench/links.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.
