@@ -329,6 +329,15 @@ def test_word_lookup_explains_a_segmentation_merge_by_merge():
     at.text_input(key="w_word_search").input("declaration").run()
     assert not at.exception
     assert any("got its tokens, merge by merge" in c.value for c in at.caption)
+    # each line names the step that learned its merge, as the history does
+    lines = " ".join(h.proto.body for h in at.get("html") if "bpe-row" in h.proto.body and "←" in h.proto.body)
+    steps = [int(n) for n in re.findall(r'<div class="bpe-row">step (\d+):', lines)]
+    ref = engine()
+    ref.advance(100)
+    learned = {r.token: r.step for r in ref.records}
+    assert steps and steps == sorted(steps) and all(1 <= n <= 100 for n in steps)
+    assert "rule " not in lines
+    assert set(steps) <= set(learned.values())
 
 
 # ---- presets sized for any corpus (a seed's own sizes only when replaying it) ------------------
@@ -727,3 +736,10 @@ def test_a_corpus_with_special_tokens_can_be_refused_with_where_they_are():
     at.button(key=APPLY).click().run()
     at.button(key="step100").click().run()
     assert not at.error and not any("endoftext" in t for t in history(at)["new token"])
+
+
+def test_home_has_a_card_for_every_page_compare_included():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert [el.proto.page for el in at.get("page_link")] == ["Corpus", "Train", "Playground", "Compare"]
+    assert any("what each language pays in tokens" in c.value for c in at.caption)

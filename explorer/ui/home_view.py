@@ -85,17 +85,18 @@ text, apply the same merges in the same order.
     st.subheader("Watch it on Sennrich's toy corpus: low ×5, lower ×2, newest ×6, widest ×3")
     miniature()
     st.subheader("Explore")
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        st.page_link("pages/1_Corpus.py", label="**Corpus**")
-        st.caption("Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it.")
-    with c2:
-        st.page_link("pages/2_Train.py", label="**Train**")
-        st.caption("Step through the merges; watch the pair counts, the words and the compression curve.")
-    with c3:
-        st.page_link("pages/3_Playground.py", label="**Playground**")
-        st.caption("Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
-                   "see why a word is split, a token's lineage, and char-level vs byte-level BPE.")
+    cards = [
+        ("pages/1_Corpus.py", "Corpus", "Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it."),
+        ("pages/2_Train.py", "Train", "Step through the merges; watch the pair counts, the words and the compression curve."),
+        ("pages/3_Playground.py", "Playground", "Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
+                                                "see why a word is split, a token's lineage, and char-level vs byte-level BPE."),
+        ("pages/4_Compare.py", "Compare", "Corpora and languages side by side: compression curves, how a vocabulary "
+                                          "travels, and what each language pays in tokens (fertility, parity)."),
+    ]
+    for column, (page, title, what) in zip(st.columns(len(cards)), cards):
+        with column:
+            st.page_link(page, label=f"**{title}**")
+            st.caption(what)
     st.caption(
         f"The app opens on a bundled corpus ({render.md_text(state.corpus_choice().label())}) with the GPT-2 style "
         "preset; every preset reproduces one of the classic BPE notebooks merge for merge."

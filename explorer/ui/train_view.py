@@ -343,7 +343,7 @@ def _lookup(tok: Tokenizer, query: str) -> None:
         if steps:
             st.caption(f"How {render.md_text(repr(render.visible(pieces[0].text)))} got its tokens, merge by merge:")
             st.html("".join(
-                f'<div class="bpe-row">rule {s.rank + 1}: {render.chips([s.left + s.right])} ← '
+                f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right])} ← '
                 f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
