@@ -234,6 +234,10 @@ def _keep(entry: Imported) -> list[str]:
     return dropped
 
 
+def _entry(name: str, digest: str, choice: str | None, report: ImportReport, extra: list[str]) -> Imported:
+    return Imported(name, report.format, report.tokenizer, digest, choice, (*report.notes, *extra))
+
+
 def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> tuple[Imported, list[str]]:
     """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
     tokenizer in the session under ``name`` (the files' names when empty); (the entry, names of
@@ -247,12 +251,12 @@ def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: s
     file_name, blob = _stored_form(files, name)
     digest = hashlib.sha256(blob).hexdigest()
     report = _read(digest, choice, {file_name: blob})
-    notes = list(report.notes)
+    notes = []
     try:
         storage.put(blob, kind="tokenizer", name=file_name, meta={"label": name})
     except ExplorerError as err:
         notes.append(f"it is used in this session but not kept on the server, so links do not name it: {err}")
-    entry = Imported(name, report.format, report.tokenizer, digest, choice, tuple(notes))
+    entry = _entry(name, digest, choice, report, notes)
     return entry, _keep(entry)
 
 
@@ -265,14 +269,12 @@ def restore_imported(key: str) -> Imported | str:
         return f"{key[:90]!r} names no tokenizer"
     blob = storage.get(digest)
     if blob is None:
-        return (f"the imported tokenizer it names ({digest[:12]}…) is no longer on this server (the store makes room "
-                "by dropping the least recently used files); import it again on the Playground")
+        return storage.gone("the imported tokenizer", digest, again="import it again on the Playground")
     try:
         report = _read(digest, choice or None, {blob.name: blob.data})
     except ExplorerError as err:
         return f"the imported tokenizer it names cannot be read: {err}"
-    entry = Imported(str(blob.meta.get("label") or default_name([blob.name])), report.format, report.tokenizer, digest,
-                     choice or None, tuple(report.notes))
+    entry = _entry(str(blob.meta.get("label") or default_name([blob.name])), digest, choice or None, report, [])
     _keep(entry)
     return entry
 

@@ -283,9 +283,8 @@ def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.Corpus
         kind, digest, decoding = ref
         blob = storage.get(digest)
         if blob is None:
-            what = "an uploaded file" if kind == "upload" else "the pasted text"
-            problems.append(f"{what} it names ({digest[:12]}…) is no longer on this server (the store makes room by "
-                            "dropping the least recently used files); upload it again")
+            problems.append(storage.gone("an uploaded file" if kind == "upload" else "the pasted text", digest,
+                                         again="upload it again" if kind == "upload" else "paste it again"))
             continue
         if kind == "pasted":
             pasted = blob.data.decode("utf-8", "replace")

@@ -529,8 +529,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
     if "text_id" in params:
         blob = storage.get(params["text_id"])
         if blob is None:
-            problems.append("the text it names is no longer on this server (the store makes room by dropping the "
-                            "least recently used files)")
+            problems.append(storage.gone("the text", params["text_id"], again="type or paste it again"))
         else:
             ss["w_play_text"] = blob.data.decode("utf-8", "replace")[:_MAX_CHARS]
     elif "text" in params:

@@ -20,9 +20,9 @@ import secrets
 import streamlit as st
 
 from ..errors import ExplorerError
-from ..store import Blob, SqliteStore, StoreError, default_store
+from ..store import Blob, SqliteStore, default_store
 
-__all__ = ["store", "owner", "put", "get", "forget_mine", "show_notice", "is_digest", "StoreError"]
+__all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest"]
 
 _OWNER = "store_owner"
 _XSRF_COOKIE = "_streamlit_xsrf"
@@ -68,6 +68,16 @@ def put(data: bytes, *, kind: str, name: str = "", meta: dict | None = None) -> 
 def get(digest: str) -> Blob | None:
     """A stored file by hash (None: never stored, or evicted to make room)."""
     return store().get(digest) if is_digest(digest) else None
+
+
+def gone(what: str, digest: str, *, again: str) -> str:
+    """What a link is told about a stored file that is not there (any more).
+
+    >>> gone("the text", "ab" * 32, again="paste it again")[:44]
+    'the text it names (abababababab…) is no long'
+    """
+    return (f"{what} it names ({digest[:12]}…) is no longer on this server (the store makes room by dropping "
+            f"the least recently used files); {again}")
 
 
 def forget_mine() -> int:
