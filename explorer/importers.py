@@ -57,6 +57,7 @@ __all__ = [
     "import_files",
     "import_report",
     "import_with_format",
+    "implied_alphabet",
     "is_zip",
     "read_arrow_merges",
     "read_merges_csv",
@@ -350,6 +351,17 @@ def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str
                               merges_name="merges.txt")
 
 
+def implied_alphabet(merges: Sequence[tuple[str, str]]) -> list[str]:
+    """The symbols merges use that no merge makes, in order of first use: the alphabet a merge
+    list implies when its file names none.
+
+    >>> implied_alphabet([("l", "o"), ("lo", "w"), ("e", "r")])
+    ['l', 'o', 'w', 'e', 'r']
+    """
+    products = {a + b for a, b in merges}
+    return [s for s in dict.fromkeys(p for pair in merges for p in pair) if s not in products]
+
+
 def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     """subword-nmt codes as a character-level tokenizer: whitespace-split words, ``</w>`` glued
     to the last character (``#version: 0.2``) or a symbol of its own (``0.1``). The codes list
@@ -363,8 +375,7 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     version = codes.split("\n", 1)[0].partition(":")[2].strip()
     markers = {v: m for m, v in SUBWORD_NMT_VERSIONS.items()}
     _require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
-    products = {a + b for a, b in merges}
-    alphabet = [s for s in dict.fromkeys(p for pair in merges for p in pair) if s not in products]
+    alphabet = implied_alphabet(merges)
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
@@ -665,8 +676,7 @@ def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Seque
     (['low', 'lo', '<unk>'], 'arrow merges carry no alphabet: 3 symbols implied by the merges; other characters become <unk>')
     """
     at = where or (lambda n: f"{name} merge {n + 1}")
-    products = {a + b for a, b in merges}
-    implied = [s for s in dict.fromkeys(p for pair in merges for p in pair) if s not in products]
+    implied = implied_alphabet(merges)
     unit, marker = _guess_layout(merges, implied)
     for s in implied:
         if len(s) != 1 and not (marker == "eow" and s == EOW) and not (marker == "eow-glued" and len(s) == len(EOW) + 1
@@ -693,7 +703,7 @@ def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Seque
     if ids is not None:
         _require(ids[0] >= len(base), f"{at(0)} makes id {ids[0]}, but the {len(base)} symbols the merges start from "
                                       f"take ids 0-{len(base) - 1} or more")
-        taken = set(base) | products
+        taken = set(base) | {a + b for a, b in merges}
         k = 0
         while len(reserved) < ids[0] - len(base):
             if PLACEHOLDER.format(k) not in taken:
@@ -992,8 +1002,7 @@ def needs_pretokenizer(files: Mapping[str, bytes]) -> bool:
     if fmt in ("arrow", "csv"):
         ((name, (_, text)),) = kinds.items()
         merges, _, _ = _merge_list(fmt, name, text)
-        products = {a + b for a, b in merges}
-        return _guess_layout(merges, [s for s in dict.fromkeys(p for m in merges for p in m) if s not in products]).unit == "byte"
+        return _guess_layout(merges, implied_alphabet(merges)).unit == "byte"
     return False
 
 
