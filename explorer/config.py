@@ -214,7 +214,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "gpt2",
             "003",
-            "GPT-2: its regex pre-tokenizer, bytes shown as GPT-2 chars (space = 'Ġ'), '<|endoftext|>' first",
+            "GPT-2: its regex pre-tokenizer, byte level (its files write bytes as GPT-2 chars, space = 'Ġ'), '<|endoftext|>' first",
             TrainerConfig(pretokenizer="gpt2", unit="byte", special_tokens=("<|endoftext|>",), vocab_size=100,
                           specials_in_text="text"),  # as HF's BpeTrainer, like the notebook
         ),

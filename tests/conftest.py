@@ -50,6 +50,54 @@ def is_utf8(data: bytes) -> bool:
     return True
 
 
+_BYTE_DECODER = None
+
+
+def shown(token: str) -> str:
+    """A byte-level token (GPT-2's characters, ``Ġt``) as every page writes it: the text its
+    bytes spell, read by HF ``tokenizers``' ByteLevel decoder (not ours), whitespace as · ↵ →.
+    Only for tokens of whole characters (a part of one is shown in hex, tested on its own)."""
+    global _BYTE_DECODER
+    if _BYTE_DECODER is None:
+        from tokenizers import decoders
+
+        _BYTE_DECODER = decoders.ByteLevel()
+    text = _BYTE_DECODER.decode([token])
+    if "\ufffd" in text:
+        return _shown_slowly(token)
+    return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍")
+
+
+def _shown_slowly(token: str) -> str:
+    """The rule for a token holding part of a character, written from its description (the
+    bytes from the engine's GPT-2 table, itself checked against HF's and tiktoken's): a byte
+    that starts a whole UTF-8 character within the token is shown as that character, any other
+    is written in hex; neighbouring hex bytes share one ⟨⟩."""
+    from explorer.units import display_to_bytes
+
+    data = display_to_bytes(token)
+    out, hexes, i = [], [], 0
+    while i < len(data):
+        for n in (1, 2, 3, 4):
+            try:
+                ch = data[i:i + n].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            break
+        else:
+            hexes.append(f"{data[i]:02x}")
+            i += 1
+            continue
+        if hexes:
+            out.append("⟨" + " ".join(hexes) + "⟩")
+            hexes = []
+        out.append(ch.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍"))
+        i += len(ch.encode("utf-8"))
+    if hexes:
+        out.append("⟨" + " ".join(hexes) + "⟩")
+    return "".join(out)
+
+
 def unescaped(markdown: str) -> str:
     """Markdown with its backslash escapes undone: the text a reader sees."""
     return re.sub(r"\\(.)", r"\1", markdown)

@@ -459,7 +459,7 @@ def test_markdown_and_latex_in_corpus_tokens_show_literally_in_the_step_sentence
         sentences.append(page.get_by_text(re.compile(rf"^Step {i}\. ")).first.inner_text())
     shown = "\n".join(sentences)
     # $$ would open LaTeX, ** bold, ]( a link: all show as typed
-    assert "‘$’ + ‘$’ → ‘$$’" in shown and "‘Ġ*’ + ‘*’ → ‘Ġ**’" in shown and "(·**×40)" in shown, shown
+    assert "‘$’ + ‘$’ → ‘$$’" in shown and "‘·*’ + ‘*’ → ‘·**’" in shown and "(·**×40)" in shown, shown
     assert "‘]’ + ‘(’ → ‘](’" in shown, shown
     assert page.locator(".katex, .katex-display").count() == 0  # no LaTeX
     assert page.locator('a[href^="javascript"]').count() == 0  # no link

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, read_sample, unescaped
+from conftest import ROOT, chart_data, read_sample, shown, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -129,21 +129,22 @@ def test_chip_and_table_styles_are_sent_once_per_page_not_with_every_table():
 def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     at = train_page()
     ref = engine()
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(10)]
+    # byte-level tokens read as the text their bytes spell (' t', not GPT-2's 'Ġt')
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.peek(10)]
     for _ in range(3):
         at.button(key="step").click().run()
     ref.advance(3)
     hist = history(at)  # newest first
     assert hist[["step", "left", "right", "new token", "count", "replaced", "tokens after"]].values.tolist() == [
-        [r.step, r.left, r.right, r.token, r.count, r.replaced, r.tokens_after] for r in reversed(ref.records)
+        [r.step, shown(r.left), shown(r.right), shown(r.token), r.count, r.replaced, r.tokens_after] for r in reversed(ref.records)
     ]
     assert hist["now"].tolist() == ["▶", "", ""]
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(10)]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.peek(10)]
     tokens = chart_data(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
     r = ref.records[2]
     sentence = unescaped(at.info[0].value)
-    assert sentence.startswith(f"**Step 3.** ‘{r.left}’ + ‘{r.right}’ → ‘{r.left + r.right}’: the pair occurs {r.count:,}")
+    assert sentence.startswith(f"**Step 3.** ‘{shown(r.left)}’ + ‘{shown(r.right)}’ → ‘{shown(r.left + r.right)}’: the pair occurs {r.count:,}")
 
 
 def test_plus_ten_and_plus_hundred_train_that_many_merges():
@@ -174,7 +175,7 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     ref.advance(100)
     tok = ref.tokenizer(7)
     top = sorted(range(len(ref.words)), key=lambda i: -ref.freqs[i])[:24]
-    expected = {visible(ref.words[i]): [visible(t) for t in tok.tokens(tok.encode_piece(ref.words[i]))] for i in top}
+    expected = {visible(ref.words[i]): [shown(t) for t in tok.tokens(tok.encode_piece(ref.words[i]))] for i in top}
     assert segmented_words(at) == expected
     assert any(len(chips) < len(word.encode()) for word, chips in expected.items())  # step 7 did merge something
     # the history table highlights the step shown and greys the steps trained beyond it
@@ -182,7 +183,7 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert re.search(r'<tr class="bpe-now"><td class="num">7</td>', hist_html)
     assert re.search(r'<tr class="bpe-ahead"><td class="num">9</td>', hist_html)
     # the pair table at a past step is the one the engine saw before merge 8
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[7].top_pairs[:10]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.records[7].top_pairs[:10]]
 
 
 def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compact(monkeypatch):
@@ -191,10 +192,10 @@ def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compa
     at.button(key="step10").click().run()
     ref = engine()
     ref.advance(10)
-    assert history(at)["new token"].map(visible).tolist()[::-1] == [visible(r.token) for r in ref.records]
+    assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
     at.slider(key="view_slider").set_value(7).run()
     # the table before merge 8: only the winner, with a note; merge 7's sentence names no example words
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[ref.records[7].left, ref.records[7].right, ref.records[7].count]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(ref.records[7].left), shown(ref.records[7].right), ref.records[7].count]]
     assert any("keeps the full pair table for the first 5 steps only" in c.value for c in at.caption)
     assert f"({ref.records[6].words_affected:,} words)" not in at.info[0].value
     assert f"(in {ref.records[6].words_affected:,} words)" in unescaped(at.info[0].value)
@@ -214,7 +215,7 @@ def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
     (word, chips), = segmented_words(at).items()
     tok = Trainer.from_texts(read_sample("english_tiny_shakespeare.txt"), make_config("bytes")).run().tokenizer(10)
     start = read_sample("english_tiny_shakespeare.txt")[:1000]
-    assert chips == [visible(t) for t in tok.tokens(tok.encode_piece(start))] and word == visible(start)
+    assert chips == [shown(t) for t in tok.tokens(tok.encode_piece(start))] and word == visible(start)
 
 
 def test_switching_pages_keeps_the_trainer_and_the_settings():
@@ -283,7 +284,10 @@ def test_each_seed_notebook_replays_on_the_train_page(seed):
     replay = SEED_REPLAYS[seed]
     config = make_config(replay.preset, **replay.overrides)
     ref = Trainer.from_texts(read_sample(replay.corpus), config).run()
-    assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
+    # byte level reads as text, except seed 003, whose replay shows GPT-2's characters as the notebook prints them
+    as_shown = shown if config.unit == "byte" and replay.preset != "gpt2" else (lambda t: t)
+    assert history(at)["new token"].tolist() == [as_shown(r.token) for r in reversed(ref.records)]
+    assert at.toggle(key="w_gpt2_chars").value == (replay.preset == "gpt2") if config.unit == "byte" else True
     assert unescaped(at.caption[0].value).startswith(f"{replay.corpus} · {replay.preset} · ")
 
 
@@ -483,13 +487,14 @@ def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
     before = history(at)["new token"].tolist()
     ref = engine()
     ref.advance(10)
-    for shown in (50, 5):
-        at.selectbox(key="w_top_k").set_value(shown).run()
+    text = shown
+    for rows in (50, 5):
+        at.selectbox(key="w_top_k").set_value(rows).run()
         assert status(at).startswith("Step **10** of 10 trained")
         assert history(at)["new token"].tolist() == before
-        assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.peek(shown)]
+        assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[text(p.left), text(p.right), p.count] for p in ref.peek(rows)]
     at.slider(key="view_slider").set_value(3).run()  # a past step shows the table recorded then
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[p.left, p.right, p.count] for p in ref.records[3].top_pairs[:5]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[text(p.left), text(p.right), p.count] for p in ref.records[3].top_pairs[:5]]
 
 
 # ---- uploads and preview settings persist ------------------------------------------------------
@@ -743,3 +748,58 @@ def test_home_has_a_card_for_every_page_compare_included():
     assert not at.exception
     assert [el.proto.page for el in at.get("page_link")] == ["Corpus", "Train", "Playground", "Compare"]
     assert any("what each language pays in tokens" in c.value for c in at.caption)
+
+
+# ---- one rule for showing a token ------------------------------------------------------------
+_DEVANAGARI = re.compile(r"[\u0900-\u097f]")
+_HEX_SPAN = re.compile(r'<span class="bpe-hex">([0-9a-f ]+)</span>')
+
+
+def chip_texts(body: str) -> list[str]:
+    """The text of each chip in an HTML body as a reader sees it, a hex box as ⟨..⟩."""
+    out = []
+    for chip in body.split('<span class="bpe-chip')[1:]:
+        inner = chip[chip.index(">") + 1:]
+        inner = _HEX_SPAN.sub(lambda m: f"⟨{m.group(1)}⟩", inner)
+        out.append(html.unescape(inner.split("</span>", 1)[0]))
+    return out
+
+
+def test_byte_level_hindi_reads_as_devanagari_in_every_panel_and_the_same_on_the_playground():
+    at = train_page(corpus="udhr_hi.txt")  # the gpt2 preset: byte level
+    for _ in range(3):
+        at.button(key="step10").click().run()
+    assert status(at).startswith("Step **30** of 30")
+    ref = engine("udhr_hi.txt")
+    ref.advance(30)
+    record = ref.records[29]
+    sentence = unescaped(at.info[0].value)
+    pairs_html = next(h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body)
+    hist_html = next(h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body)
+    grid = history(at)
+    for shown_text in (sentence, " ".join(chip_texts(pairs_html)), " ".join(chip_texts(hist_html)),
+                       " ".join(grid["new token"])):
+        assert _DEVANAGARI.search(shown_text) and "à¤" not in shown_text and "Ġ" not in shown_text, shown_text
+    assert not any("à" in t or "Ġ" in t for t in grid["left"].tolist() + grid["right"].tolist())
+    # the sentence and the history's highlighted row name step 30's merge as the pages write it
+    assert f"‘{shown(record.left)}’ + ‘{shown(record.right)}’ → ‘{shown(record.token)}’" in sentence
+    now_row = hist_html.split('<tr class="bpe-now">', 1)[1].split("</tr>", 1)[0]
+    assert chip_texts(now_row) == [shown(record.left), shown(record.right), shown(record.token)]
+    assert grid["new token"].tolist()[0] == shown(record.token)
+
+    # the Playground's chips and the token's lineage write it the same way
+    at.switch_page("pages/3_Playground.py").run()
+    at.multiselect(key="w_play_tokenizers").set_value(["trained"]).run()
+    word = next(w for w in sorted(ref.words, key=lambda w: -ref.freqs[ref.words.index(w)])
+                if record.token_id in ref.tokenizer(30).encode_piece(w))
+    at.text_area(key="w_play_text").input(word).run()
+    assert not at.exception
+    tok = ref.tokenizer(30)
+    ids = tok.encode(word)
+    chips_shown = next(chip_texts(h.proto.body) for h in at.get("html") if 'title="id ' in h.proto.body)
+    assert chips_shown[ids.index(record.token_id)] == shown(record.token)
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    at.text_input(key="w_why_id").input(str(record.token_id)).run()
+    (graph,) = at.get("graphviz_chart")
+    label = re.search(rf'label="([^"]*)\\nid {record.token_id} ', graph.proto.spec).group(1)
+    assert label == shown(record.token)

@@ -551,7 +551,10 @@ def test_decode_ids_gives_the_text_and_each_partial_token_as_bytes():
     assert partial
     for i in partial:
         row = table[table["id"] == i].iloc[0]
-        assert ast.literal_eval(row["text"]) == tok.token_bytes(i) and "bytes" in row["note"]
+        assert row["bytes"] == tok.token_bytes(i).hex(" ") and "bytes" in row["note"]
+        assert row["token"].startswith("⟨") and "\ufffd" not in row["token"]
+    # whole characters read as text, never as GPT-2's stand-ins
+    assert table[table["id"] == ids[-1]].iloc[0]["token"] == "·ok"
     # strict: one message naming the token; ignore: the broken bytes dropped
     decode_view(at, "gpt2", ", ".join(map(str, ids)), errors="strict")
     assert at.error and "the bytes are not UTF-8" in unescaped(at.error[0].value) and "(in token 1, id" in unescaped(at.error[0].value)

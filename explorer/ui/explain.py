@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..config import TrainerConfig
 from ..trainer import StepRecord
-from .render import visible
+from .render import TokenStyle, style_of, token_text, visible
 
-__all__ = ["explain", "tie_rule_sentence", "BYTE_LEGEND"]
+__all__ = ["explain", "tie_rule_sentence", "byte_legend"]
 
 _TIE_RULES = {
     "first-seen": "it occurs first in the corpus (first-seen)",
@@ -15,17 +15,18 @@ _TIE_RULES = {
 }
 
 
-def _q(s: str) -> str:
-    """A token in a sentence: quoted, whitespace made visible (· space, ↵ newline, → tab)."""
-    return "‘" + visible(s) + "’"
+def _q(s: str, style: TokenStyle) -> str:
+    """A token in a sentence: quoted, as every panel shows it (whitespace as · ↵ →)."""
+    return "‘" + token_text(s, style) + "’"
 
 
 def tie_rule_sentence(rule: str) -> str:
     return _TIE_RULES.get(rule, rule)
 
 
-def explain(r: StepRecord, *, config: TrainerConfig) -> str:
-    """One sentence on what a merge did, as plain text (escape it before Markdown).
+def explain(r: StepRecord, *, config: TrainerConfig, style: TokenStyle | None = None) -> str:
+    """One sentence on what a merge did, as plain text (escape it before Markdown). Tokens are
+    written as every panel writes them (``style``; by default the one for the config's unit).
 
     >>> from explorer import make_config, train
     >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
@@ -34,6 +35,9 @@ def explain(r: StepRecord, *, config: TrainerConfig) -> str:
     >>> t = train("the cat sat on the mat with the hat" * 3, make_config("bytes", vocab_size=None, num_merges=1))
     >>> explain(t.records[0], config=t.config).split(";")[0]
     '‘t’ + ‘h’ → ‘th’: the pair occurs 12 times (across the running text)'
+    >>> t = train("नमस्ते दुनिया " * 3, make_config("gpt2", num_merges=5))
+    >>> explain(t.records[4], config=t.config).split(":")[0]
+    '‘न⟨e0 a4⟩’ + ‘⟨ae⟩’ → ‘नम’'
     >>> t = train("low " * 5 + "lower " * 2, make_config("sennrich", num_merges=2), full_records=1)
     >>> explain(t.records[1], config=t.config).split(";")[0]
     '‘lo’ + ‘w’ → ‘low’: the pair occurs 7 times (in 2 words)'
@@ -48,18 +52,24 @@ def explain(r: StepRecord, *, config: TrainerConfig) -> str:
         more = r.words_affected - len(r.examples)
         if more > 0:
             where += f" and {more:,} more word{'s' if more > 1 else ''}"
+    style = style_of(config.unit) if style is None else style
     times = "time" if r.count == 1 else "times"
-    text = f"{_q(r.left)} + {_q(r.right)} → {_q(r.token)}: the pair occurs {r.count:,} {times} ({where}); "
+    text = f"{_q(r.left, style)} + {_q(r.right, style)} → {_q(r.token, style)}: the pair occurs {r.count:,} {times} ({where}); "
     text += f"{r.replaced:,} token{'s' if r.replaced != 1 else ''} fewer."
     if r.replaced != r.count:
         text += f" Only {r.replaced:,} of the {r.count:,} could merge: the occurrences overlap (like 'aaa'), left to right wins."
     if r.reused:
-        text += f" {_q(r.token)} already was a token, so its id {r.token_id} is reused."
+        text += f" {_q(r.token, style)} already was a token, so its id {r.token_id} is reused."
     if r.n_tied:
         others = "pair" if r.n_tied == 1 else "pairs"
         text += f" It tied with {r.n_tied:,} other {others} at {r.count:,}; chosen because {tie_rule_sentence(config.tie_break)}."
     return text
 
 
-BYTE_LEGEND = ("Byte-level tokens are written with GPT-2's characters: Ġ is a space, Ċ a newline, ĉ a tab; "
-               "the other bytes that are not printable have stand-ins too (hover a chip for its bytes in hex).")
+def byte_legend(style: TokenStyle) -> str:
+    """How byte-level tokens are written on the page, in one sentence."""
+    if style.gpt2_chars:
+        return ("Byte-level tokens are written with GPT-2's characters, as the vocabulary file has them: Ġ is a "
+                "space, Ċ a newline, ĉ a tab, and other bytes that are not printable have stand-ins too.")
+    return ("Byte-level tokens are shown as the text their bytes spell (· a space, ↵ a newline, → a tab); bytes "
+            "that are only part of a character are shown in hex, e.g. ⟨e0 a4⟩.")

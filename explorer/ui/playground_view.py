@@ -453,11 +453,10 @@ def decode_panel(choices: list[Choice], text: str) -> None:
     st.code(decoded[:5000] or " ", language=None, wrap_lines=True)
     rows = []
     for i in ids[:_DECODE_ROWS]:
-        shown = tok.token_text(i)
-        rows.append({"id": i, "token": render.visible(tok.id_to_token(i)),
-                     "text": repr(shown) if isinstance(shown, bytes) else render.visible(shown),
-                     "note": "part of a character: shown as its bytes" if isinstance(shown, bytes) else ""})
-    st.dataframe(pd.DataFrame(rows, columns=["id", "token", "text", "note"]), hide_index=True, width="stretch")
+        partial = isinstance(tok.token_text(i), bytes)
+        rows.append({"id": i, "token": render.token_label(tok, i), "bytes": tok.token_bytes(i).hex(" "),
+                     "note": "part of a character: its bytes in hex" if partial else ""})
+    st.dataframe(pd.DataFrame(rows, columns=["id", "token", "bytes", "note"]), hide_index=True, width="stretch")
     if len(ids) > _DECODE_ROWS:
         st.caption(f"The first {_DECODE_ROWS:,} of {len(ids):,} tokens are listed.")
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 import html
 import string
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ..analysis import utf8_runs
 from ..lineage import KeywordInContext
 from ..tokenizer import Tokenizer
+from ..units import UNICODE_TO_BYTE
 
 __all__ = [
     "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS", "pair_rows",
+    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
+    "token_text", "token_html", "style_of",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -79,23 +82,102 @@ def visible(text: str) -> str:
     return text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\r", "␍")
 
 
-def chips(tokens: Sequence[str], *, highlight: Iterable[int] = (), unknown: Iterable[int] = (), show_ws: bool = True) -> str:
+# ---- one rule for showing a token ----------------------------------------------------------
+@dataclass(frozen=True)
+class TokenStyle:
+    """How the page writes tokens: a viewing setting, nothing is retrained.
+
+    ``byte_level``: the strings are byte-level tokens as a vocabulary writes them (GPT-2's
+    stand-in characters, one per byte: ``Ġt`` is `` t``); they are shown as the text their bytes
+    spell, and bytes that are only part of a character as hex. ``gpt2_chars``: show them as the
+    vocabulary writes them instead (seed 003 prints them so). ``show_ws``: a space, newline and
+    tab as · ↵ →."""
+
+    byte_level: bool = False
+    gpt2_chars: bool = False
+    show_ws: bool = True
+
+
+PLAIN = TokenStyle()  # text as it is (characters, pieces, char-level tokens), whitespace visible
+
+
+def style_of(unit: str, *, gpt2_chars: bool = False, show_ws: bool = True) -> TokenStyle:
+    """The style for a tokenizer's or trainer's unit (``config.unit``).
+
+    >>> style_of("byte").byte_level, style_of("char").byte_level
+    (True, False)
+    """
+    return TokenStyle(byte_level=unit == "byte", gpt2_chars=gpt2_chars, show_ws=show_ws)
+
+
+def _byte_string(token: str) -> bytes | None:
+    """The bytes a byte-level display string stands for; None when it is not one (a special
+    token written with characters outside GPT-2's table)."""
+    try:
+        return bytes(UNICODE_TO_BYTE[c] for c in token)
+    except KeyError:
+        return None
+
+
+def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
+    """A token as runs of (text, True) and (hex bytes, False): the one rule every panel follows.
+    A byte-level token whose bytes are whole UTF-8 characters reads as those characters, in
+    any script; bytes that are only part of a character are given in hex.
+
+    >>> byte = TokenStyle(byte_level=True)
+    >>> token_runs("Ġà¤¬", byte), token_runs("à¤", byte)
+    ([('·ब', True)], [('e0 a4', False)])
+    >>> token_runs("à¤¦à¥ĩà¤µà¤", byte)
+    [('देव', True), ('e0 a4', False)]
+    >>> token_runs("Ġt", TokenStyle(byte_level=True, gpt2_chars=True)), token_runs("low</w>")
+    ([('Ġt', True)], [('low</w>', True)])
+    """
+    data = _byte_string(token) if style.byte_level and not style.gpt2_chars else None
+    if data is None:
+        return [(visible(token) if style.show_ws else token, True)]
+    return [((visible(run) if style.show_ws else run) if is_text else _hex(run), is_text)
+            for run, is_text in utf8_runs(data)]
+
+
+def token_text(token: str, style: TokenStyle = PLAIN) -> str:
+    """A token as plain text (tables, pickers, sentences, graph labels): bytes that are only
+    part of a character in ⟨⟩.
+
+    >>> token_text("à¤¦à¥ĩà¤µà¤", TokenStyle(byte_level=True)), token_text("a b")
+    ('देव⟨e0 a4⟩', 'a·b')
+    """
+    return "".join(run if is_text else f"⟨{run}⟩" for run, is_text in token_runs(token, style))
+
+
+def token_html(token: str, style: TokenStyle = PLAIN) -> str:
+    """A token as escaped HTML (inside a chip): bytes that are part of a character in a hex box.
+
+    >>> token_html("<b>"), token_html("à¤", TokenStyle(byte_level=True))
+    ('&lt;b&gt;', '<span class="bpe-hex">e0 a4</span>')
+    """
+    return "".join(html.escape(run) if is_text else f'<span class="bpe-hex">{run}</span>'
+                   for run, is_text in token_runs(token, style))
+
+
+def chips(tokens: Sequence[str], *, style: TokenStyle = PLAIN, highlight: Iterable[int] = (),
+          unknown: Iterable[int] = ()) -> str:
     """Tokens as coloured chips; ``highlight`` marks positions (e.g. a just-merged token).
 
     >>> chips(["<b>", "x"], highlight=[1])
     '<span class="bpe-chip" style="background:#dbeafe">&lt;b&gt;</span><span class="bpe-chip bpe-new" style="background:#fde68a">x</span>'
+    >>> chips(["Ġà¤¬"], style=TokenStyle(byte_level=True))
+    '<span class="bpe-chip" style="background:#dbeafe">·ब</span>'
     """
     hi, unk = set(highlight), set(unknown)
     out = []
     for i, tok in enumerate(tokens):
         cls = "bpe-chip" + (" bpe-new" if i in hi else "") + (" bpe-unk" if i in unk else "")
-        text = visible(tok) if show_ws else tok
-        out.append(f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{html.escape(text)}</span>')
+        out.append(f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_html(tok, style)}</span>')
     return "".join(out)
 
 
-def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, changed: bool = False,
-             highlight: Iterable[int] = (), note: str = "") -> str:
+def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, style: TokenStyle = PLAIN,
+             changed: bool = False, highlight: Iterable[int] = (), note: str = "") -> str:
     """One segmented word: the word, its chips, its corpus frequency when given, and a note.
 
     >>> row = word_row("a<b", ["a<b"], 3, note="cut")
@@ -108,7 +190,7 @@ def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, chang
         count += f'<span class="bpe-freq">{html.escape(note)}</span>'
     return (
         f'<div class="{cls}"><span class="bpe-word">{html.escape(visible(word))}</span>'
-        f"{chips(tokens, highlight=highlight)}{count}</div>"
+        f"{chips(tokens, style=style, highlight=highlight)}{count}</div>"
     )
 
 
@@ -117,7 +199,7 @@ def piece_preview(lines: Sequence[Sequence[str]]) -> str:
     return "".join(f'<div class="bpe-row">{chips(pieces)}</div>' for pieces in lines)
 
 
-def history_rows(records, current: int) -> str:
+def history_rows(records, current: int, *, style: TokenStyle = PLAIN) -> str:
     """Merge-history rows as an HTML table; the current step highlighted, steps ahead of it
     (trained, but not yet shown) greyed.
 
@@ -131,14 +213,15 @@ def history_rows(records, current: int) -> str:
     for r in records:
         cls = ' class="bpe-now"' if r.step == current else (' class="bpe-ahead"' if r.step > current else "")
         rows.append(
-            f'<tr{cls}><td class="num">{r.step:,}</td><td>{chips([r.left, r.right])}</td><td>{chips([r.token])}</td>'
+            f'<tr{cls}><td class="num">{r.step:,}</td><td>{chips([r.left, r.right], style=style)}</td>'
+            f'<td>{chips([r.token], style=style)}</td>'
             f'<td class="num">{r.token_id:,}</td><td class="num">{r.count:,}</td><td class="num">{r.replaced:,}</td>'
             f'<td class="num">{r.tokens_after:,}</td></tr>'
         )
     return f'<table class="bpe-hist">{head}{"".join(rows)}</table>'
 
 
-def pair_rows(pairs) -> str:
+def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
     """The pair-count table as HTML: the winner first (green, "next"), pairs tied with it
     (yellow, "tied"), then the rest in tie-break order. A plain table rather than a data grid:
     it redraws in a few milliseconds on each step and scales with the "big text" toggle.
@@ -155,8 +238,9 @@ def pair_rows(pairs) -> str:
         status = "next" if i == 0 else ("tied" if p.count == best else "")
         cls = f' class="bpe-{status}"' if status else ""
         rows.append(
-            f'<tr{cls}><td class="num">{i + 1}</td><td>{chips([p.left])}</td><td>{chips([p.right])}</td>'
-            f'<td>{chips([p.left + p.right])}</td><td class="num">{p.count:,}</td><td>{status}</td></tr>'
+            f'<tr{cls}><td class="num">{i + 1}</td><td>{chips([p.left], style=style)}</td>'
+            f'<td>{chips([p.right], style=style)}</td><td>{chips([p.left + p.right], style=style)}</td>'
+            f'<td class="num">{p.count:,}</td><td>{status}</td></tr>'
         )
     return f'<table class="bpe-pairs">{head}{"".join(rows)}</table>'
 
@@ -165,38 +249,38 @@ def _hex(data: bytes) -> str:
     return " ".join(f"{b:02x}" for b in data)
 
 
+def _tokenizer_style(tok: Tokenizer, token_id: int, show_ws: bool) -> TokenStyle:
+    # special tokens and <unk> are written as text, whatever the unit
+    byte = tok.config.unit == "byte" and not tok.is_special(token_id) and token_id != tok.unk_id
+    return TokenStyle(byte_level=byte, show_ws=show_ws)
+
+
 def token_label(tok: Tokenizer, token_id: int, *, show_ws: bool = True) -> str:
-    """A token as plain text for tables and pickers: byte-level tokens as the text they stand
-    for, bytes that are not a whole UTF-8 character as hex in ⟨⟩, never as U+FFFD.
+    """A token of a tokenizer as plain text for tables and pickers (:func:`token_text`): byte-level
+    tokens as the text they stand for, bytes that are not a whole UTF-8 character as hex in ⟨⟩,
+    never as U+FFFD.
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
     >>> [token_label(tok, i) for i in tok.encode(" 你好")]
     ['·', '⟨e4 bd⟩', '⟨a0⟩', '⟨e5 a5⟩', '⟨bd⟩']
     """
-    if tok.is_special(token_id) or token_id == tok.unk_id or tok.config.unit == "char":
-        text = tok.id_to_token(token_id)
-        return visible(text) if show_ws else text
-    parts = []
-    for run, is_text in utf8_runs(tok.token_bytes(token_id)):
-        if is_text:
-            parts.append(visible(run) if show_ws else run)
-        else:
-            parts.append(f"⟨{_hex(run)}⟩")
-    return "".join(parts)
+    return token_text(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws))
 
 
 def token_title(tok: Tokenizer, token_id: int) -> str:
-    """What hovering a chip tells: id, the token as the vocabulary writes it, its bytes in hex.
+    """What hovering a chip tells: id, bytes in hex, and the token as the vocabulary file writes
+    it (the one place for GPT-2's stand-in characters).
 
     >>> from explorer import load_pretrained
     >>> token_title(load_pretrained("gpt2"), 995)
-    'id 995 · token Ġworld · bytes 20 77 6f 72 6c 64'
+    'id 995 · bytes 20 77 6f 72 6c 64 · in the vocabulary file: Ġworld'
     """
     if token_id == tok.unk_id:
         return f"unknown symbol → {tok.encoding.unk_token} (id {token_id})"
-    kind = "special token" if tok.is_special(token_id) else "token"
-    return f"id {token_id} · {kind} {tok.id_to_token(token_id)} · bytes {_hex(tok.token_bytes(token_id))}"
+    if tok.is_special(token_id):
+        return f"id {token_id} · special token {tok.id_to_token(token_id)}"
+    return f"id {token_id} · bytes {_hex(tok.token_bytes(token_id))} · in the vocabulary file: {tok.id_to_token(token_id)}"
 
 
 def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, limit: int | None = None) -> str:
@@ -217,14 +301,7 @@ def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, l
             cls += " bpe-unk"
         elif tok.is_special(token_id):
             cls += " bpe-special"
-        if tok.config.unit == "byte" and not tok.is_special(token_id) and token_id != tok.unk_id:
-            body = "".join(
-                html.escape(visible(run) if show_ws else run) if is_text
-                else f'<span class="bpe-hex">{_hex(run)}</span>'
-                for run, is_text in utf8_runs(tok.token_bytes(token_id))
-            )
-        else:
-            body = html.escape(token_label(tok, token_id, show_ws=show_ws))
+        body = token_html(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws))
         title = html.escape(token_title(tok, token_id), quote=True)
         out.append(f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>')
     return f'<div class="bpe-row bpe-text">{"".join(out)}</div>'

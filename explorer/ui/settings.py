@@ -24,7 +24,7 @@ from ..units import UNITS
 from . import render, state
 
 __all__ = ["preset_selector", "size_input", "advanced_form", "load_into_widgets", "seed_replay_picker", "size_label",
-           "sidebar", "big_text_toggle"]
+           "sidebar", "big_text_toggle", "gpt2_chars_toggle"]
 
 _SIZE_ERROR = "size_error"  # why the last size typed in the sidebar was refused (shown once)
 
@@ -32,7 +32,7 @@ _CHOICES = {
     "normalizer": ("Normalizer", NORMALIZERS),
     "pretokenizer": ("Pre-tokenizer", PRETOKENIZERS),
     "sequences": ("Sequences", SEQUENCE_MODES),
-    "unit": ("Unit", {"char": "Unicode characters", "byte": "UTF-8 bytes, shown as GPT-2 characters (space = Ġ)"}),
+    "unit": ("Unit", {"char": "Unicode characters", "byte": "UTF-8 bytes (byte-level BPE, as GPT-2)"}),
     "marker": ("Word marker", MARKERS),
     "alphabet": ("Alphabet", ALPHABETS),
     "alphabet_order": ("Alphabet order (ids)", ALPHABET_ORDERS),
@@ -138,6 +138,16 @@ def big_text_toggle() -> None:
         st.html("<style>html{font-size:20px;}</style>")
 
 
+def gpt2_chars_toggle() -> None:
+    """Byte-level tokens as GPT-2's stand-in characters (``Ġt``), as seed 003 and the files
+    write them, instead of the text their bytes spell (a view setting: training is untouched)."""
+    _, config = state.current_config()
+    if config.unit == "byte":
+        st.toggle("Show byte-level tokens as GPT-2 characters (Ġ = space)", key=state.GPT2_CHARS,
+                  help="Off: a token shows the text its bytes spell, in any script, and bytes that are only part "
+                       "of a character in hex. On: the characters GPT-2's files (and seed 003) write, one per byte.")
+
+
 def sidebar() -> None:
     """The Train page's settings, folded into the sidebar so the main area keeps the controls,
     the explanation and the pair table on one screen."""
@@ -148,6 +158,7 @@ def sidebar() -> None:
         with st.expander("Advanced settings"):
             advanced_form()
         big_text_toggle()
+        gpt2_chars_toggle()
 
 
 def _config_from_widgets() -> TrainerConfig:

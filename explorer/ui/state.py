@@ -43,6 +43,7 @@ __all__ = [
     "open_at_step",
     "pending_step",
     "big_mode",
+    "GPT2_CHARS",
 ]
 
 DEFAULT_SAMPLE = "english_frankenstein.txt"
@@ -53,6 +54,7 @@ _CONFIG = "config"
 _PRESET = "preset_name"
 _LIVE = "live"
 _REPLAY = "replayed_seed"
+GPT2_CHARS = "w_gpt2_chars"  # a view setting: byte-level tokens as GPT-2's characters (``Ġt``)
 _BIG = "big_corpus_mode"  # corpus key -> how a corpus over the step-through limit is trained
 _PENDING = "pending_step"  # the step a link asks for, trained when the session's trainer is next built
 # Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
@@ -250,6 +252,9 @@ def set_config(preset: str | None, config: TrainerConfig, *, seed: str | None = 
     """The session's config; ``seed`` names the notebook whose settings it replays, if any."""
     if config != st.session_state.get(_CONFIG):
         st.session_state.pop(_PENDING, None)  # a link's step was for the settings it named
+    if seed is not None and seed != st.session_state.get(_REPLAY):
+        # seed 003 prints GPT-2's characters: its replay shows tokens so, to be read beside it
+        st.session_state[GPT2_CHARS] = SEED_REPLAYS[seed].preset == "gpt2"
     st.session_state[_PRESET] = preset
     st.session_state[_CONFIG] = config.validate()
     st.session_state[_REPLAY] = seed

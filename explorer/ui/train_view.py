@@ -13,9 +13,9 @@ from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
 from ..corpora import mib
 from . import charts, clicks, interop_view, links, render, server, state, tables
-from .explain import BYTE_LEGEND, explain, tie_rule_sentence
+from .explain import byte_legend, explain, tie_rule_sentence
 
-__all__ = ["live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+__all__ = ["token_style", "live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
@@ -240,13 +240,22 @@ class _View:
     charts: tuple[charts.Chart | None, ...]  # tokens, compression, count, lengths
 
 
+def token_style(live: state.Live) -> render.TokenStyle:
+    """How the page writes the trainer's tokens: as text (bytes that are part of a character in
+    hex), or, when the sidebar's view setting asks for it, as GPT-2's characters."""
+    assert live.trainer is not None
+    return render.style_of(live.trainer.config.unit, gpt2_chars=bool(st.session_state.get(state.GPT2_CHARS)))
+
+
 def _prepare(live: state.Live) -> _View:
     trainer = live.trainer
     assert trainer is not None
     state.widget_default("w_top_k", 10)
+    style = token_style(live)
     pairs = _next_table(live)[: st.session_state["w_top_k"]]
-    history_html, history_caption = _history(live, st.session_state.get("w_history_search", ""))
-    return _View(pairs, render.pair_rows(pairs) if pairs else "", history_html, history_caption, _words(live), _charts(live))
+    history_html, history_caption = _history(live, st.session_state.get("w_history_search", ""), style)
+    return _View(pairs, render.pair_rows(pairs, style=style) if pairs else "", history_html, history_caption,
+                 _words(live, style), _charts(live))
 
 
 def current_merge(live: state.Live) -> None:
@@ -262,9 +271,10 @@ def current_merge(live: state.Live) -> None:
             st.info(f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge.")
         return
     record = trainer.records[live.view - 1]
-    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config)))
-    if trainer.config.unit == "byte":
-        st.caption(BYTE_LEGEND)
+    style = token_style(live)
+    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config, style=style)))
+    if style.byte_level:
+        st.caption(byte_legend(style))
 
 
 def _next_table(live: state.Live) -> tuple[PairStat, ...]:
@@ -298,7 +308,7 @@ def pair_panel(live: state.Live, view: _View) -> None:
         st.caption(f"Green: merges next. Yellow: tied with it (tie-break **{rule}**).")
 
 
-def _words(live: state.Live) -> str:
+def _words(live: state.Live, style: render.TokenStyle) -> str:
     """The most frequent words segmented at the step viewed, as HTML rows."""
     trainer = live.trainer
     assert trainer is not None
@@ -316,7 +326,7 @@ def _words(live: state.Live) -> str:
             word = word[:_WORD_CHARS]
         ids = now.encode_piece(word)
         changed = live.view > 0 and ids != before.encode_piece(word)
-        rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], changed=changed,
+        rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], style=style, changed=changed,
                                     highlight=[j for j, t in enumerate(ids) if t == new_id], note=note))
     return "".join(rows)
 
@@ -327,24 +337,25 @@ def words_panel(live: state.Live, view: _View) -> None:
     st.caption("The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token.")
     query = st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase")
     if query:
-        _lookup(live.tokenizer(live.view), query)
+        _lookup(live.tokenizer(live.view), query, token_style(live))
 
 
-def _lookup(tok: Tokenizer, query: str) -> None:
+def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> None:
     try:
         pieces = tok.encode_pieces(query[:2000])
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
         return
-    html = "".join(render.word_row(p.text, tok.tokens(p.ids)) for p in pieces[:50])
+    html = "".join(render.word_row(p.text, tok.tokens(p.ids), style=style) for p in pieces[:50])
     st.html(html)
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
             st.caption(f"How {render.md_text(repr(render.visible(pieces[0].text)))} got its tokens, merge by merge:")
             st.html("".join(
-                f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right])} ← '
-                f"{render.chips([s.left, s.right])} → {render.chips(s.tokens)}</div>" for s in steps[:40]))
+                f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
+                f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
+                for s in steps[:40]))
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
             st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.encoding.unk_token)}.")
@@ -396,19 +407,19 @@ _HISTORY_WINDOW = 12
 _HISTORY_MATCHES = 60
 
 
-def _history(live: state.Live, query: str) -> tuple[str, str]:
+def _history(live: state.Live, query: str, style: render.TokenStyle) -> tuple[str, str]:
     """(HTML rows, caption): the merges around the step viewed (newest first, current
     highlighted), or the latest of those matching the search."""
     records = live.trainer.records
     if query.strip():
-        shown = tables.matching(records, query)
+        shown = tables.matching(records, query, style)
         caption = f"{len(shown):,} of {live.trained:,} merges match"
         shown = shown[-_HISTORY_MATCHES:]
     else:
         hi = min(live.trained, live.view + 2)
         shown = records[max(0, hi - _HISTORY_WINDOW):hi]
         caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
-    return (render.history_rows(list(reversed(shown)), live.view) if shown else ""), caption
+    return (render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""), caption
 
 
 def history_panel(live: state.Live, view: _View) -> None:
@@ -421,7 +432,7 @@ def history_panel(live: state.Live, view: _View) -> None:
     st.caption(view.history_caption)
     # the full grid is built and sent only on request: 20,000 rows cost ~0.1 s per rerun
     if st.toggle(f"Full history ({live.trained:,} merges)", key="w_full_history"):
-        df = tables.history_table(live.trainer.records, live.view, query, newest_first=True)
+        df = tables.history_table(live.trainer.records, live.view, query, newest_first=True, style=token_style(live))
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
