@@ -16,6 +16,9 @@ or one bundled pretrained tokenizer (the same for all):
 Every result is computed by a small function of its inputs; ``compare_corpora`` runs them all
 with a progress callback and an optional shared memo (the app keeps one ``Memo`` per server
 process, so a corpus trained once is not trained again by the next comparison or student).
+Each corpus is encoded once by its own tokenizer for its used tokens, its lengths and its
+diagonal cell. The languages under the bundled tables depend on no request: they are counted
+once per process (``table_language_rows``; ``warm_languages`` counts them ahead, at server start).
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
-from .evaluate import Evaluation, curve_points, evaluate, piece_counts, replay
+from .corpora import list_samples, read_sample
+from .evaluate import Evaluation, curve_points, evaluate, evaluate_ids, piece_counts, replay
 from .pipeline import count_words
+from .pretrained import PRETRAINED, load_pretrained
 from .tokenizer import Tokenizer
 from .trainer import Trainer
 from .units import display_to_bytes
@@ -46,6 +52,9 @@ __all__ = [
     "used_tokens",
     "token_lengths",
     "language_rows",
+    "table_language_rows",
+    "parallel_samples",
+    "warm_languages",
     "compare_corpora",
 ]
 
@@ -114,9 +123,17 @@ def merged_tokens(tokenizer: Tokenizer) -> set[str]:
 
 
 def used_tokens(tokenizer: Tokenizer, ids: Sequence[int]) -> set[str]:
-    """The distinct tokens of an encoding that are not single symbols of the alphabet."""
-    merged = set(tokenizer.merged_ids)
-    return {tokenizer.vocab[i] for i in set(ids) if i in merged}
+    """The distinct tokens of an encoding that are not single symbols of the alphabet: those a
+    merge made, which have a merge rank (asked per distinct id; a set of every merged id would
+    be 200,000 ids for o200k_base, made again for each corpus).
+
+    >>> from explorer import load_pretrained
+    >>> tok = load_pretrained("gpt2")
+    >>> sorted(used_tokens(tok, tok.encode("hello hello!")))
+    ['hello', 'Ġhello']
+    """
+    rank = tokenizer.merge_rank
+    return {tokenizer.vocab[i] for i in set(ids) if rank(i) is not None}
 
 
 def token_lengths(tokenizer: Tokenizer, ids: Sequence[int]) -> Counter[int]:
@@ -165,12 +182,20 @@ def language_rows(tokenizers: Mapping[str, Tokenizer], texts: Mapping[str, str],
     """
     rows = []
     for name, tok in tokenizers.items():
-        evals = {lang: evaluate(tok, text) for lang, text in texts.items()}
-        ref = evals.get(reference)
-        for lang, e in evals.items():
-            parity = e.tokens / ref.tokens if ref is not None and ref.tokens else None
-            rows.append(LanguageRow(name, lang, e, parity))
+        rows += _parity_rows(name, {lang: evaluate(tok, text) for lang, text in texts.items()}, reference=reference)
     return rows
+
+
+def _parity_rows(tokenizer: str, evals: Mapping[str, Evaluation], *, reference: str) -> list[LanguageRow]:
+    """One tokenizer's rows from its evaluation of each language's text (language -> counts).
+
+    >>> rows = _parity_rows("t", {"en": Evaluation(10, 10, 2, 4, 0), "de": Evaluation(10, 10, 2, 6, 0)}, reference="en")
+    >>> [(r.language, r.parity, r.fertility) for r in rows]
+    [('en', 1.0, 2.0), ('de', 1.5, 3.0)]
+    """
+    ref = evals.get(reference)
+    return [LanguageRow(tokenizer, lang, e, e.tokens / ref.tokens if ref is not None and ref.tokens else None)
+            for lang, e in evals.items()]
 
 
 @dataclass(frozen=True)
@@ -237,9 +262,60 @@ class Memo:
             return value
 
 
+# (bundled table, text) -> Evaluation, for the life of the process: the tables never change and
+# the texts they are asked about are the bundled parallel ones, so nothing here depends on a request
+_TABLE_EVALUATIONS = Memo(max_entries=256)
+
+
+def _table_evaluation(name: str, text: str) -> Evaluation:
+    return _TABLE_EVALUATIONS.get(_key("table", name, text), lambda: evaluate(load_pretrained(name), text))
+
+
+def table_language_rows(texts: Mapping[str, str], *, reference: str,
+                        tables: Sequence[str] = tuple(PRETRAINED)) -> list[LanguageRow]:
+    """``language_rows`` of bundled tokenizers (by default all three, in ``PRETRAINED``'s
+    order), each text evaluated once per process: a fresh server pays it once (or not at all
+    after ``warm_languages``), every later request finds the counts.
+
+    >>> rows = table_language_rows({"en": "Hello world", "de": "Hallo Welt"}, reference="en", tables=("gpt2",))
+    >>> [(r.tokenizer, r.language, r.evaluation.tokens, r.parity) for r in rows]
+    [('gpt2', 'en', 2, 1.0), ('gpt2', 'de', 4, 2.0)]
+    """
+    rows = []
+    for name in tables:
+        rows += _parity_rows(name, {lang: _table_evaluation(name, text) for lang, text in texts.items()},
+                             reference=reference)
+    return rows
+
+
+def parallel_samples() -> list[str]:
+    """The bundled parallel texts (the UDHR translations) by sample name, in sample order.
+
+    >>> parallel_samples()[:3]
+    ['udhr_ar.txt', 'udhr_el.txt', 'udhr_en.txt']
+    """
+    return [s.name for s in list_samples() if s.name.startswith("udhr_")]
+
+
+def warm_languages(texts: Iterable[str] | None = None, *, tables: Sequence[str] = tuple(PRETRAINED)) -> int:
+    """Load the tables and evaluate the texts (by default every bundled parallel text) under
+    each, so that ``table_language_rows`` over them costs no encoding; for a server to call
+    while it starts. Returns how many (table, text) counts it made or found.
+
+    >>> warm_languages(["Hello world"], tables=("gpt2",))
+    1
+    """
+    texts = [read_sample(name) for name in parallel_samples()] if texts is None else list(texts)
+    for name in tables:
+        for text in texts:
+            _table_evaluation(name, text)
+    return len(tables) * len(texts)
+
+
 def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions, points: int) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
     """The tokenizer trained on a text and its training curve at about ``points`` merge counts."""
-    trainer = Trainer(count_words((text,), config), config, top_k=0, encoding=encoding).run()
+    # no pair table, no examples: the curve needs two columns of the step log
+    trainer = Trainer(count_words((text,), config), config, top_k=0, full_records=0, encoding=encoding).run()
     # columns of the step log: no record is made per step
     curve = [(0, trainer.initial_tokens), *zip(trainer.records.column("step"), trainer.records.column("tokens_after"))]
     return trainer.tokenizer(), _thin(curve, points)
@@ -251,9 +327,17 @@ def _replayed(tok: Tokenizer, text: str, points: int) -> tuple[tuple[int, int], 
     return tuple((k, counts[k]) for k in curve_points(tok.num_merges, points))
 
 
-def _encoded(tok: Tokenizer, text: str) -> tuple[frozenset[str], Counter[int]]:
+class _Encoded(NamedTuple):
+    """What one encoding of a corpus by its own tokenizer gives."""
+
+    used: frozenset[str]
+    lengths: Counter[int]
+    evaluation: Evaluation  # the cross-evaluation's diagonal cell
+
+
+def _encoded(tok: Tokenizer, text: str) -> _Encoded:
     ids = tok.encode(text)
-    return frozenset(used_tokens(tok, ids)), token_lengths(tok, ids)
+    return _Encoded(frozenset(used_tokens(tok, ids)), token_lengths(tok, ids), evaluate_ids(tok, text, ids))
 
 
 def _thin(curve: Sequence[tuple[int, int]], points: int) -> tuple[tuple[int, int], ...]:
@@ -293,6 +377,7 @@ def compare_corpora(
         done += 1
 
     runs: dict[str, CorpusRun] = {}
+    own: dict[str, Evaluation] = {}  # each corpus under its own tokenizer
     for name in names:
         text = corpora[name]
         train_part, held = heldout_split(text)
@@ -310,7 +395,7 @@ def compare_corpora(
             held_tok = cache.get(_key(spec, "train", points, train_part), lambda: _trained(train_part, config, encoding, points))[0]
         heldout_curve = cache.get(_key(spec, "heldout", points, train_part, held), lambda: _replayed(held_tok, held, points))
         tick(f"{name}: encoding")
-        used, lengths = cache.get(_key(spec, "encode", text), lambda: _encoded(tok, text))
+        used, lengths, own[name] = cache.get(_key(spec, "encode", text), lambda: _encoded(tok, text))
         vocab = used if pretrained else frozenset(merged_tokens(tok))
         runs[name] = CorpusRun(name, tok, train_curve, heldout_curve, len(held.encode("utf-8", "surrogatepass")),
                                len(text.encode("utf-8", "surrogatepass")), vocab, lengths)
@@ -319,7 +404,10 @@ def compare_corpora(
     for a in names:
         for b in names:
             tick(f"encoding {b} with the tokenizer of {a}")
-            if pretrained and a != b:
+            if a == b:
+                cross[a, b] = own[a]  # encoded once, above
+                continue
+            if pretrained:
                 continue  # one tokenizer: the matrix is its diagonal
             tok = runs[a].tokenizer
             cross[a, b] = cache.get(_key(spec, "cross", corpora[a], corpora[b]), lambda: evaluate(tok, corpora[b]))

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .tokenizer import Tokenizer
 
-__all__ = ["Evaluation", "evaluate", "piece_counts", "replay", "curve", "curve_points"]
+__all__ = ["Evaluation", "evaluate", "evaluate_ids", "piece_counts", "replay", "curve", "curve_points"]
 
 
 @dataclass(frozen=True)
@@ -74,10 +74,21 @@ def evaluate(tokenizer: Tokenizer, text: str) -> Evaluation:
     >>> e.tokens, e.words, round(e.bytes_per_token, 2), e.tokens_per_word
     (5, 3, 3.8, 1.6666666666666667)
     """
-    ids = tokenizer.encode(text)
-    unk = tokenizer.unk_id
+    return evaluate_ids(tokenizer, text, tokenizer.encode(text))
+
+
+def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int]) -> Evaluation:
+    """The counts of ``evaluate`` from an encoding already made (``ids`` is
+    ``tokenizer.encode(text)``), for a caller that also needs the ids for something else.
+
+    >>> from explorer import load_pretrained
+    >>> tok = load_pretrained("gpt2")
+    >>> ids = tok.encode("héllo wörld")
+    >>> len(ids), evaluate_ids(tok, "héllo wörld", ids)
+    (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0))
+    """
     return Evaluation(bytes=len(text.encode("utf-8", "surrogatepass")), chars=len(text), words=len(text.split()),
-                      tokens=len(ids), unk=sum(1 for i in ids if i == unk))
+                      tokens=len(ids), unk=ids.count(tokenizer.unk_id))
 
 
 def piece_counts(tokenizer: Tokenizer, texts: str | Iterable[str]) -> Counter[str]:

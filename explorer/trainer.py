@@ -334,8 +334,13 @@ class Trainer:
     # ---- stepping ------------------------------------------------------------------------
     def step(self) -> StepRecord | None:
         """Do one merge and return its record, or None (and set ``stop_reason``) when done."""
+        return self.records[-1] if self._advance() else None
+
+    def _advance(self) -> bool:
+        """Do one merge and log it; False (and set ``stop_reason``) when done. Makes no
+        ``StepRecord``: ``run`` needs none, and the log makes them when they are read."""
         if self.stop_reason is not None:
-            return None
+            return False
         cfg = self.config
         if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
             return self._finish("num_merges")
@@ -364,16 +369,17 @@ class Trainer:
         log.append(left, right, new_id, count=best_count, replaced=replaced, tokens_after=self.tokens,
                    n_tied=n_tied, words_affected=len(per_word), reused=reused, top_pairs=table,
                    examples=examples, example_words=tuple(wi for wi, _ in picked))
-        return log[-1]
+        return True
 
-    def _finish(self, reason: str) -> None:
+    def _finish(self, reason: str) -> bool:
         """Stop for good: a finished trainer never merges again (another setting makes another
         trainer), so the position index, most of its memory, is let go (~500 MB for a 20 MB text
-        without pre-tokenization); the merges, the log and the words stay."""
+        without pre-tokenization); the merges, the log and the words stay. False: no merge made."""
         self.stop_reason = reason
         self._sym = self._nxt = self._prv = self._wof = array("i")
         self._count, self._where, self._heap, self._front, self._rows = {}, {}, [], [], {}
         self._hist = Counter()
+        return False
 
     def _pair_stat(self, entry: tuple[int, int]) -> PairStat:
         """A pair-table row, shared between steps while the pair's count stays the same (most of
@@ -490,8 +496,8 @@ class Trainer:
             yield rec
 
     def run(self) -> "Trainer":
-        """Train to the end; returns self."""
-        for _ in self:
+        """Train to the end; returns self (the records are in ``records``)."""
+        while self._advance():
             pass
         return self
 

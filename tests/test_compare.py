@@ -1,4 +1,6 @@
-"""The comparison engine without the page: the held-out split, overlaps, the shared memo."""
+"""The comparison engine without the page: the held-out split, overlaps, the shared memo, the
+curves against truncated encodes, one encoding per corpus, and the bundled tables' language
+counts made once per process."""
 
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer.compare as compare_module
-from conftest import read_sample
-from explorer import PRESETS, corpus_config, load_pretrained
-from explorer.compare import HELDOUT_FRACTION, Memo, compare_corpora, heldout_split, overlap
+from conftest import ROOT, read_sample
+from explorer import PRESETS, Tokenizer, corpus_config, load_pretrained
+from explorer.compare import (HELDOUT_FRACTION, Memo, compare_corpora, heldout_split, overlap, parallel_samples,
+                              table_language_rows, used_tokens, warm_languages)
+
+THREE = ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
 
 
 @given(st.text(min_size=1, max_size=400))
@@ -91,3 +96,67 @@ def test_a_configuration_is_either_trained_or_pretrained():
         compare_corpora({"a": "x"})
     with pytest.raises(ValueError):
         compare_corpora({"a": "x"}, config=corpus_config("gpt2"), pretrained=("gpt2", load_pretrained("gpt2")))
+
+
+@pytest.fixture(scope="module")
+def three():
+    """The Compare page's default: UDHR English, Hindi and Korean, gpt2 preset, 1,000 merges."""
+    texts = {name: read_sample(name) for name in THREE}
+    return texts, compare_corpora(texts, config=corpus_config("gpt2", merges=1000), encoding=PRESETS["gpt2"].encoding)
+
+
+def test_training_curve_points_are_the_corpus_encoded_with_that_many_merges(three):
+    # the curve is read off the trainer's step log; the encoder gets there on its own
+    texts, result = three
+    for name, text in texts.items():
+        run = result.runs[name]
+        assert run.train_curve[0] == (0, len(text.encode("utf-8"))) and len(run.train_curve) > 30
+        for k, tokens in run.train_curve[:: len(run.train_curve) // 6]:
+            assert len(run.tokenizer.truncate(k).encode(text)) == tokens, (name, k)
+        assert run.train_curve[-1] == (run.tokenizer.num_merges, len(run.tokenizer.encode(text)))
+
+
+def test_each_corpus_is_encoded_once_by_its_own_tokenizer_and_that_encoding_is_the_diagonal(monkeypatch):
+    texts = {name: read_sample(name) for name in ("udhr_en.txt", "udhr_ru.txt")}
+    calls: list[tuple[int, str]] = []
+    real = Tokenizer.encode
+    monkeypatch.setattr(Tokenizer, "encode", lambda self, text, **kw: calls.append((id(self), text)) or real(self, text, **kw))
+    result = compare_corpora(texts, config=corpus_config("gpt2", merges=300), encoding=PRESETS["gpt2"].encoding)
+    monkeypatch.undo()
+    assert len(calls) == len(set(calls)) == 4  # 2 corpora x 2 tokenizers, none twice
+    for name, text in texts.items():
+        tok = result.runs[name].tokenizer
+        ids = tok.encode(text)
+        cell = result.cross[name, name]
+        assert (cell.tokens, cell.bytes, cell.words) == (len(ids), len(text.encode("utf-8")), len(text.split()))
+        assert sum(result.runs[name].lengths.values()) == len(ids)
+
+
+def test_used_tokens_are_the_multi_byte_tokens_of_a_byte_level_encoding():
+    tok = load_pretrained("gpt2")
+    ids = tok.encode(read_sample("udhr_en.txt") + read_sample("udhr_ko.txt") + " <|endoftext|>", allow_special=True)
+    used = used_tokens(tok, ids)
+    # at byte level the alphabet is the single bytes: a merge made every longer token
+    assert used == {t for t in tok.tokens(ids) if len(t) > 1 and t not in tok.special_ids}
+    assert len(used) > 50 and "<|endoftext|>" in tok.tokens(ids)
+
+
+def test_the_bundled_tables_count_a_text_once_per_process_and_warming_counts_ahead(monkeypatch):
+    texts = {name: read_sample(name) for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_zh_hans.txt")}
+    assert warm_languages(texts.values(), tables=("gpt2",)) == 3
+
+    def no_encoding(*args):
+        raise AssertionError("a table's count was made again")
+
+    monkeypatch.setattr(compare_module, "evaluate", no_encoding)
+    rows = table_language_rows(texts, reference="udhr_en.txt", tables=("gpt2",))
+    monkeypatch.undo()
+    gpt2 = load_pretrained("gpt2")
+    tokens = {name: len(gpt2.encode(text)) for name, text in texts.items()}
+    assert [(r.tokenizer, r.language) for r in rows] == [("gpt2", name) for name in texts]
+    for r in rows:
+        assert r.evaluation.tokens == tokens[r.language]
+        assert r.parity == pytest.approx(tokens[r.language] / tokens["udhr_en.txt"])
+    # the default warms every text the page's languages panel asks about
+    assert parallel_samples() == sorted(p.name for p in (ROOT / "sample_corpora").glob("udhr_*.txt"))
+    assert len(parallel_samples()) >= 8
