@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..compare import Comparison, LanguageRow, Memo, compare_corpora, language_rows
+from ..compare import Comparison, LanguageRow, Memo, compare_corpora, language_rows, table_language_rows
 from ..config import PRESETS, corpus_config
 from ..errors import ExplorerError
 from ..pretrained import PRETRAINED
@@ -299,13 +299,14 @@ def lengths_panel(result: Comparison) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _language_rows(trained_key: str | None, _trained: Tokenizer | None) -> list[LanguageRow]:
-    tokenizers: dict[str, Tokenizer] = {}
-    if _trained is not None:
-        tokenizers["trained here"] = _trained
+    """The trained tokenizer's rows (when there is one), then the bundled tables' (counted once
+    per server process, or ahead of any request by ``compare.warm_languages`` at server start)."""
     for name in PRETRAINED:
-        tokenizers[name] = data.pretrained(name)
+        data.pretrained(name)  # loaded once per server (a spinner says so if it is not yet)
     texts = {_language(n): data.sample_text(n) for n in data.sample_names() if n.startswith("udhr_")}
-    return language_rows(tokenizers, texts, reference=_language(REFERENCE))
+    reference = _language(REFERENCE)
+    trained = [] if _trained is None else language_rows({"trained here": _trained}, texts, reference=reference)
+    return [*trained, *table_language_rows(texts, reference=reference, tables=tuple(PRETRAINED))]
 
 
 def _language(sample: str) -> str:
