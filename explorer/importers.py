@@ -34,6 +34,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from operator import eq
 from typing import NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
@@ -479,8 +480,53 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
     _require([i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
              "ids 0-255 of encoder.json must be the 256 byte symbols")
     config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
+    tok = _gpt2_as_shipped(encoder, vocab_bpe, alphabet=[t for _, t in first], config=config)
+    if tok is not None:
+        return tok
+    # not as GPT-2 ships them: the careful reading says where they go wrong (or reads them)
     return _byte_vocab_merges(encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json",
                               merges_name="vocab.bpe")
+
+
+def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig) -> Tokenizer | None:
+    """GPT-2's files read in bulk when they are as GPT-2 ships them: after the ``#version`` line,
+    each line of vocab.bpe is one merge ``left right`` of two tokens encoder.json lists; the
+    tokens the merges make are encoder.json's other entries, id for id, from 256 on; and the
+    entries past them are special tokens (``<|endoftext|>``). None when anything differs:
+    ``tokenizer_from_vocab_merges`` reads the same files merge by merge, and the same tokenizer
+    comes of files that pass here.
+
+    >>> enc = {bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}
+    >>> cfg = TrainerConfig(pretokenizer="gpt2", unit="byte")
+    >>> _gpt2_as_shipped(enc, "#version: 0.2\\na b\\n", alphabet=list(enc)[:256], config=cfg).vocab[256:]
+    ('ab',)
+    >>> _gpt2_as_shipped(enc, "#version: 0.2\\r\\na b\\r\\n", alphabet=list(enc)[:256], config=cfg) is None
+    True
+    """
+    lines = vocab_bpe.split("\n")
+    if not lines[0].startswith("#version") or not {int} >= set(map(type, encoder.values())):
+        return None
+    if lines[-1] == "":
+        lines.pop()
+    pairs = [line.split(" ") for line in lines[1:]]
+    if not {2} >= set(map(len, pairs)):
+        return None
+    try:
+        merges = [(encoder[a], encoder[b]) for a, b in pairs]
+    except KeyError:
+        return None
+    end = 256 + len(merges)
+    specials = {t: i for t, i in encoder.items() if i >= end}
+    try:
+        tok = Tokenizer(config=config.replace(alphabet="full-bytes", special_tokens=()), alphabet=alphabet,
+                        merges=merges, special_ids=specials, rules="tiktoken")
+    except ValueError:  # a merge of a token made only later, a special token's id taken twice
+        return None
+    # every token made is encoder.json's at its id, and encoder.json holds nothing else below `end`
+    if (len(tok.vocab) == end and len(encoder) == end + len(specials)
+            and all(map(eq, map(encoder.get, tok.vocab), range(end)))):
+        return tok
+    return None
 
 
 # ---- minbpe ---------------------------------------------------------------------------------

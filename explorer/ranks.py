@@ -7,22 +7,34 @@ an ordinary one: its lineage, its encode trace and "the tokenizer as of merge k"
 trained tokenizer. It encodes with tiktoken's rules (``rules="tiktoken"``), so its ids are
 tiktoken's by construction.
 
+Recovering is slow for a big table (cl100k_base: about a second), so the bundled tables ship
+their merges beside them, recovered once (``merges_file``) and read back at load
+(``read_merges_file``); the vocabulary is then derived from the merges alone.
+
 Data shapes::
 
-    tokens   [b"!", b'"', ..., b"\\xff", b" t", b" a", ...]   bytes by rank; ranks 0-255 are the bytes
-    merges   [(220, 83), (220, 64), ...]                       (left rank, right rank) for ranks 256...
+    tokens       [b"!", b'"', ..., b"\\xff", b" t", b" a", ...]   bytes by rank; ranks 0-255 are the bytes
+    merges       [(220, 83), (220, 64), ...]                       (left rank, right rank) for ranks 256...
+    merges file  {"table": "cl100k_base.tiktoken sha256:2239...",   JSON, one merge per line
+                  "bytes": [33, 34, ..., 255],                     the byte of ranks 0-255
+                  "merges": [                                      flat: rank 256 + k is merges[2k] + merges[2k + 1]
+                  220, 220,
+                  ...
+                  ]}
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 
 from .config import TrainerConfig
 from .errors import FormatError
 from .tokenizer import Tokenizer
-from .units import bytes_to_display
+from .units import byte_alphabet, bytes_to_display
 
-__all__ = ["bpe_parts", "recover_merges", "tokenizer_from_ranks"]
+__all__ = ["bpe_parts", "merges_file", "read_merges_file", "recover_merges", "tokenizer_from_merges",
+           "tokenizer_from_ranks"]
 
 
 def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
@@ -88,26 +100,98 @@ def recover_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
     return merges
 
 
+def merges_file(tokens: Sequence[bytes], *, source: str) -> str:
+    """A rank table's merges as a JSON document, one merge per line: ``table`` names the table
+    they were recovered from (``source``), ``bytes`` the byte of each rank 0-255, ``merges``
+    the two lower ranks whose tokens join into each rank from 256 on, flat (JSON's parser makes
+    no list per merge).
+
+    >>> singles = [bytes([b]) for b in range(256)]
+    >>> text = merges_file(singles + [b"ab", b"abab"], source="t.tiktoken")
+    >>> text.splitlines()[0], text.splitlines()[-3:]
+    ('{"table": "t.tiktoken",', ['97, 98,', '256, 256', ']}'])
+    """
+    singles = ", ".join(str(t[0]) for t in tokens[:256])
+    merges = ",\n".join(f"{a}, {b}" for a, b in recover_merges(tokens))
+    return f'{{"table": {json.dumps(source)},\n"bytes": [{singles}],\n"merges": [\n{merges}\n]}}\n'
+
+
+def read_merges_file(text: str, *, source: str, name: str = "merges file") -> tuple[list[bytes], list[tuple[int, int]]]:
+    """``merges_file``'s text -> (the bytes of ranks 0-255, the merges of ranks 256 and up). Its
+    ``table`` must be ``source``; that each merge's ranks are lower than its own is the
+    tokenizer's check (it makes the tokens).
+
+    >>> doc = {"table": "t", "bytes": list(range(255, -1, -1)), "merges": [0, 1, 256, 0]}
+    >>> singles, merges = read_merges_file(json.dumps(doc), source="t")
+    >>> singles[:2], merges
+    ([b'\\xff', b'\\xfe'], [(0, 1), (256, 0)])
+    >>> read_merges_file(json.dumps(doc | {"merges": [0, 1, 2]}), source="t")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: merges file: 'merges' must be a flat list of whole numbers, two per merge
+    """
+    try:
+        doc = json.loads(text)
+    except ValueError as err:
+        raise FormatError(f"{name} is not valid JSON: {err}") from None
+    if not isinstance(doc, dict) or doc.get("table") != source:
+        raise FormatError(f"{name}: expected the merges of {source}, found those of "
+                          f"{doc.get('table') if isinstance(doc, dict) else None!r}")
+    alphabet, flat = doc.get("bytes"), doc.get("merges")
+    if not (isinstance(alphabet, list) and {int} >= set(map(type, alphabet)) and sorted(alphabet) == list(range(256))):
+        raise FormatError(f"{name}: 'bytes' must give each byte 0-255 once")
+    if not (isinstance(flat, list) and len(flat) % 2 == 0 and {int} >= set(map(type, flat))):
+        raise FormatError(f"{name}: 'merges' must be a flat list of whole numbers, two per merge")
+    ranks = iter(flat)
+    return [bytes([b]) for b in alphabet], list(zip(ranks, ranks))
+
+
+def tokenizer_from_merges(
+    singles: Sequence[bytes], merges: Sequence[tuple[int, int]], *, pretokenizer: str, pattern: str | None = None,
+    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (),
+) -> Tokenizer:
+    """A byte-level tokenizer of a rank table given by its 256 single bytes (in rank order) and
+    its merges (rank 256 + k = merges[k], two lower ranks), with tiktoken's encoding rules: its
+    ids are the ranks. ``leading`` special tokens take the ids before the table's (a table whose
+    ranks start at ``len(leading)``); ``special_ids`` are those past it.
+
+    >>> singles = [bytes([b]) for b in range(256)]
+    >>> tok = tokenizer_from_merges(singles, [(97, 98), (256, 256)], pretokenizer="none")
+    >>> tok.encode("ababab"), tok.vocab[256:]
+    ([257, 256], ('ab', 'abab'))
+    >>> tokenizer_from_merges(singles, [(97, 98), (97, 98)], pretokenizer="none")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: merge 1 (rank 257) makes 'ab' again: a rank table's tokens are distinct
+    """
+    shift = len(leading)
+    config = TrainerConfig(
+        pretokenizer=pretokenizer, pattern=pattern, unit="byte", alphabet="full-bytes",
+        special_tokens=tuple(leading), vocab_size=None, num_merges=None,
+    )
+    alphabet = [bytes_to_display(t) for t in singles]
+    if sorted(alphabet) != sorted(byte_alphabet()):
+        raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
+    if shift:
+        merges = [(a + shift, b + shift) for a, b in merges]
+    tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken")
+    if tok.merged_ids != list(range(256 + shift, 256 + shift + len(merges))):
+        k = next(k for k, i in enumerate(tok.merged_ids) if i != 256 + shift + k)
+        raise FormatError(f"merge {k} (rank {256 + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
+                          "a rank table's tokens are distinct")
+    return tok
+
+
 def tokenizer_from_ranks(
     tokens: Sequence[bytes], *, pretokenizer: str, pattern: str | None = None,
     special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (),
 ) -> Tokenizer:
     """A byte-level tokenizer whose ids are the table's ranks, with recovered merges and
-    tiktoken's encoding rules. ``leading`` special tokens take the ids before the table's
-    (a table whose ranks start at ``len(leading)``); ``special_ids`` are those past it.
+    tiktoken's encoding rules (``tokenizer_from_merges``).
 
     >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab"], pretokenizer="none")
     >>> tok.encode("ababab"), tok.tokens(tok.merges[1])
     ([257, 256], ['ab', 'ab'])
     """
-    shift = len(leading)
-    merges = [(a + shift, b + shift) for a, b in recover_merges(tokens)]
-    config = TrainerConfig(
-        pretokenizer=pretokenizer, pattern=pattern, unit="byte", alphabet="full-bytes",
-        special_tokens=tuple(leading), vocab_size=None, num_merges=None,
-    )
-    alphabet = [bytes_to_display(t) for t in tokens[:256]]
-    tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken")
-    if tok.merged_ids != list(range(256 + shift, len(tokens) + shift)):  # pragma: no cover - unique tokens make new ids
-        raise FormatError("the recovered merges do not give the table's ranks as ids")
-    return tok
+    return tokenizer_from_merges(tokens[:256], recover_merges(tokens), pretokenizer=pretokenizer, pattern=pattern,
+                                 special_ids=special_ids, leading=leading)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
+from operator import add, lshift, or_
 from typing import Literal, NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
@@ -124,25 +126,38 @@ class Tokenizer:
             raise ValueError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = tuple(alphabet)
-        self.merges: tuple[tuple[int, int], ...] = tuple((int(a), int(b)) for a, b in merges)
+        self.merges: tuple[tuple[int, int], ...] = _int_pairs(merges)
         vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
-        # (left id, right id) -> (rank << _ID_BITS) | new id; a pair learned twice keeps its first
-        # rank (HF does the same). Keyed by the pair itself so that zip() makes the keys.
-        self._packed: dict[tuple[int, int], int] = {}
-        self.merged_ids: list[int] = []
-        self._rank_of: dict[int, int] = {}  # token id -> rank of the first merge that made it
-        for rank, (a, b) in enumerate(self.merges):
-            if not (0 <= a < len(vocab) and 0 <= b < len(vocab)):
-                raise ValueError(f"merge {rank} refers to an id that does not exist yet: {(a, b)}")
-            new, _ = vocab.add_merge(a, b)
-            self.merged_ids.append(new)
-            self._packed.setdefault((a, b), rank << _ID_BITS | new)
-            self._rank_of.setdefault(new, rank)
-        self._ids = dict(vocab.ids)
+        first_new = len(vocab)
+        self.merged_ids: list[int] = vocab.add_merges(self.merges)
+        ranks = range(len(self.merges))
+        # each merge packed into one int, rank above the new id: [0 << _ID_BITS | 256, 1 << _ID_BITS | 257, ...]
+        packed = list(map(or_, map(lshift, ranks, repeat(_ID_BITS)), self.merged_ids))
+        # token id -> rank of the first merge that made it: id - first_new when every merge made a
+        # new id (a rank table, most trained tokenizers), else looked up
+        self._first_new = first_new
+        self._rank_of: dict[int, int] | None = (
+            None if len(vocab) == first_new + len(self.merges) else _first_wins(self.merged_ids, ranks))
+        self._ids = vocab.ids
         self.n_special = vocab.n_special
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
+        self._packed: dict[tuple[int, int], int]
+        self._by_text: dict[str, int]
+        self._pair: Callable[[tuple[int, int]], int | None]  # two neighbours' ids -> their packed merge or None
         if rules == "tiktoken":
-            self._add_byte_splits()
+            # a merged token's text -> its packed merge at the first rank that made it (tiktoken has
+            # one rank per byte string): {"Ġt": 0 << _ID_BITS | 256, ...}. Two neighbours merge when
+            # their texts joined are a key, so every split of a token merges into it.
+            self._by_text = _first_wins([self.vocab[i] for i in self.merged_ids] if self._rank_of is not None else
+                                        self.vocab[first_new:], packed)
+            self._pair = self._pair_by_text
+            self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
+            self._splits_lock = threading.Lock()
+        else:
+            # (left id, right id) -> packed merge; a pair learned twice keeps its first rank (HF does
+            # the same). Keyed by the pair itself so that zip() makes the keys.
+            self._packed = _first_wins(self.merges, packed)
+            self._pair = self._packed.get
         # every special token -> its id: the leading ones (config) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
@@ -167,27 +182,50 @@ class Tokenizer:
         self._cache = _PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
 
-    def _add_byte_splits(self) -> None:
-        """tiktoken's rule: every split of a token's bytes into two tokens merges into it, at the
-        token's rank, not only the split its merge was learned from. Byte-level display strings
-        hold one character per byte, so splitting the string splits the bytes.
+    def _pair_by_text(self, pair: tuple[int, int]) -> int | None:
+        """tiktoken's rule for two neighbours: every split of a token's bytes into two tokens
+        merges into it, at the token's rank, not only the split its merge was learned from.
+        Byte-level display strings hold one character per byte, so joining two tokens' strings
+        joins their bytes. Unknown bytes (ids past the vocabulary) merge with nothing.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> merges = [(98, 99), (97, 98), (257, 99)]  # bc, ab, abc = ab + c
         >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges).encode("abc")
         [97, 256]
-        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken").encode("abc")
-        [258]
+        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken")
+        >>> tok.encode("abc"), tok._pair_by_text((97, 256)) == tok._pair_by_text((257, 99)) == 2 << _ID_BITS | 258
+        ([258], True)
         """
-        ids, packed = self._ids, self._packed
-        for new, rank in self._rank_of.items():
-            token = self.vocab[new]
-            for i in range(1, len(token)):
-                a = ids.get(token[:i])
-                if a is not None:
-                    b = ids.get(token[i:])
-                    if b is not None:
-                        packed.setdefault((a, b), rank << _ID_BITS | new)
+        a, b = pair
+        vocab = self.vocab
+        if a < len(vocab) and b < len(vocab):
+            return self._by_text.get(vocab[a] + vocab[b])
+        return None
+
+    def _split_rules(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """With tiktoken's rules, every pair of tokens that may merge -> (rank, new id): each
+        split of each merged token into two tokens (cl100k_base: 530,000 pairs of 100,000
+        tokens). Built once, on first use (``merge_rules``); encoding never needs it.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
+        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok._split_rules()
+        {(98, 99): (0, 256), (97, 98): (1, 257), (97, 256): (2, 258), (257, 99): (2, 258)}
+        """
+        with self._splits_lock:
+            if self._splits is None:
+                ids, splits = self._ids, {}
+                setdefault = splits.setdefault
+                for token, packed in self._by_text.items():  # in rank order: a pair keeps its lowest rank
+                    rule = (packed >> _ID_BITS, packed & _ID_MASK)
+                    for i in range(1, len(token)):
+                        a = ids.get(token[:i])
+                        if a is not None:
+                            b = ids.get(token[i:])
+                            if b is not None:
+                                setdefault((a, b), rule)
+                self._splits = splits
+            return self._splits
 
     # ---- identity ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -213,6 +251,9 @@ class Tokenizer:
         >>> tok.merge_rank(2), tok.merge_rank(0)
         (0, None)
         """
+        if self._rank_of is None:
+            rank = token_id - self._first_new
+            return rank if 0 <= rank < len(self.merges) else None
         return self._rank_of.get(token_id)
 
     def is_special(self, token_id: int) -> bool:
@@ -252,7 +293,7 @@ class Tokenizer:
         n = len(ids)
         if n < 2:
             return ids
-        get = self._packed.get
+        get = self._pair
         sym = list(ids)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
@@ -306,7 +347,7 @@ class Tokenizer:
         >>> tok._merge_once([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
-        get = self._packed.get
+        get = self._pair
         last = -1
         while len(ids) > 1:
             # the next rule, in rank order, that has an occurrence in the piece (packed merges
@@ -340,10 +381,49 @@ class Tokenizer:
 
     def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
         """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
-        whole = self._ids.get(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
+        raw = piece.encode("utf-8", "surrogatepass")
+        text = bytes_to_display(raw)
+        whole = self._ids.get(text)
         if whole is not None and whole >= self.n_special:
             return (whole,)
-        return self._merged_piece(piece)
+        return self._merged_bytes(raw, text)
+
+    def _merged_bytes(self, raw: bytes, text: str) -> tuple[int, ...]:
+        """With tiktoken's rules, the ids of bytes ``raw`` whose display string is ``text``. As in
+        ``_merge_ids``, a short piece rescans a list of packed ranks, here looked up by the joined
+        texts of each two neighbours (tiktoken joins byte slices); a long one goes to the heap.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
+        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok._merged_bytes(b"abcab", "abcab")
+        (258, 257)
+        """
+        ids = list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
+        n = len(ids)
+        if n > _SHORT_PIECE:
+            return tuple(self._merge(ids))
+        if n < 2:
+            return tuple(ids)
+        get = self._by_text.get
+        parts = list(text)  # each position's text: ["a", "b", "c"] -> ["ab", "c"] -> ["abc"]
+        rs = list(map(get, map(add, parts, parts[1:]), repeat(_NO_MERGE)))
+        while True:
+            best = min(rs)
+            if best == _NO_MERGE:
+                break
+            i = rs.index(best)
+            ids[i : i + 2] = (best & _ID_MASK,)
+            joined = parts[i] + parts[i + 1]
+            parts[i : i + 2] = (joined,)
+            del rs[i]
+            n -= 1
+            if i:
+                rs[i - 1] = get(parts[i - 1] + joined, _NO_MERGE)
+            if i < n - 1:
+                rs[i] = get(joined + parts[i + 1], _NO_MERGE)
+            elif n == 1:
+                break
+        return tuple(ids)
 
     def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
         n = len(ids)
@@ -445,7 +525,7 @@ class Tokenizer:
         if self.rules != "tiktoken":
             return None
         whole = self._ids.get(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
-        return whole if whole is not None and whole in self._rank_of else None
+        return whole if whole is not None and self.merge_rank(whole) is not None else None
 
     def merge_rules(self) -> Mapping[tuple[int, int], tuple[int, int]]:
         """(left id, right id) -> (rank, new id) of every pair that may merge (with tiktoken's
@@ -454,6 +534,8 @@ class Tokenizer:
         >>> Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)]).merge_rules()
         {(0, 1): (0, 2)}
         """
+        if self.rules == "tiktoken":
+            return dict(self._split_rules())
         return {pair: (packed >> _ID_BITS, packed & _ID_MASK) for pair, packed in self._packed.items()}
 
     def encode_bytes(self, data: bytes) -> list[int]:
@@ -466,6 +548,8 @@ class Tokenizer:
         """
         if self.config.unit != "byte":
             raise ValueError("encode_bytes needs a byte-level tokenizer")
+        if self.rules == "tiktoken":
+            return list(self._merged_bytes(data, bytes_to_display(data)))
         return list(self._merge_ids(list(map(self._byte_id, data))))
 
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
@@ -629,6 +713,35 @@ def _fix_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
+
+
+def _int_pairs(merges: Iterable[Sequence[int]]) -> tuple[tuple[int, int], ...]:
+    """Merges as (int, int) tuples: checked in C when they already are (a table's 200,000 from
+    its merges file), else converted one by one (lists from JSON, numpy ints).
+
+    >>> _int_pairs([[1, 2], (3, True)])
+    ((1, 2), (3, 1))
+    """
+    pairs = tuple(merges)
+    if {tuple} >= set(map(type, pairs)) and {2} >= set(map(len, pairs)):
+        if {int} >= set(map(type, chain.from_iterable(pairs))):
+            return pairs
+    return tuple((int(a), int(b)) for a, b in pairs)
+
+
+def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:
+    """key -> the value beside its first occurrence; ``dict(zip())`` (in C) when the keys are
+    distinct, the usual case.
+
+    >>> _first_wins(["a", "b", "a"], [1, 2, 3])
+    {'a': 1, 'b': 2}
+    """
+    out = dict(zip(keys, values))
+    if len(out) < len(keys):
+        out = {}
+        for key, value in zip(keys, values):
+            out.setdefault(key, value)
+    return out
 
 
 def _walk(sym: list[int], nxt: list[int]) -> list[int]:

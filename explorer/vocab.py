@@ -53,6 +53,70 @@ class Vocab:
             return self.ids[text], True
         return self._append(text), False
 
+    def add_merges(self, merges: Iterable[tuple[int, int]]) -> list[int]:
+        """``add_merge`` for each pair in turn (one loop for a whole merge list, the tokenizer's
+        and a table's 200,000): the id each makes. A pair naming an id not made yet raises
+        ValueError.
+
+        >>> v = Vocab([], ["a", "b"])
+        >>> v.add_merges([(0, 1), (2, 2), (0, 1)]), v.tokens
+        ([2, 3, 2], ['a', 'b', 'ab', 'abab'])
+        >>> v.add_merges([(0, 9)])
+        Traceback (most recent call last):
+        ...
+        ValueError: merge 0 refers to an id that does not exist yet: (0, 9)
+        """
+        merges = list(merges)
+        made = self._add_new(merges)
+        if made is not None:
+            return made
+        tokens, made = self.tokens, []
+        setdefault, append, reuse = self.ids.setdefault, tokens.append, self.reuse_ids
+        n = len(tokens)
+        for a, b in merges:
+            if not (0 <= a < n and 0 <= b < n):
+                raise ValueError(f"merge {len(made)} refers to an id that does not exist yet: {(a, b)}")
+            text = tokens[a] + tokens[b]
+            old = setdefault(text, n)
+            if old == n or not reuse:
+                append(text)
+                made.append(n)
+                n += 1
+            else:
+                made.append(old)
+        return made
+
+    def _add_new(self, merges: list[tuple[int, int]]) -> list[int] | None:
+        """``add_merges`` when every merge makes a new token (a rank table, most trained
+        tokenizers): the tokens in one tight loop, then the ids in C. None, and nothing added,
+        when a merge refers to an id not made yet or some token is made twice or is already
+        there (the careful loop then says which).
+
+        >>> v = Vocab([], ["a", "b"])
+        >>> v._add_new([(0, 1), (2, 2)]), v._add_new([(0, 1)]), v.tokens
+        ([2, 3], None, ['a', 'b', 'ab', 'abab'])
+        """
+        tokens, ids = self.tokens, self.ids
+        start = len(tokens)
+        append = tokens.append
+        try:
+            for a, b in merges:
+                if a < 0 or b < 0:  # would index from the end; an id not made yet is past it
+                    raise IndexError
+                append(tokens[a] + tokens[b])
+        except IndexError:
+            del tokens[start:]
+            return None
+        before = ids.copy()
+        made = list(range(start, len(tokens)))
+        ids.update(zip(tokens[start:], made))
+        if len(ids) < len(before) + len(made):  # a token made twice, or one that was there
+            del tokens[start:]
+            ids.clear()
+            ids.update(before)
+            return None
+        return made
+
     def __len__(self) -> int:
         return len(self.tokens)
 

@@ -11,16 +11,26 @@ checks those, and the tables' hashes, against tiktoken's own definitions of the 
 - special tokens, allowed or not, as tiktoken encodes them;
 - the merges recovered from ranks rebuild every token, agree with GPT-2's own vocab.bpe and
   with a reference written here from the definition of the recovery rule;
-- a damaged table is refused with a message naming it.
+- the merges files shipped beside the ``.tiktoken`` tables (what a table loads from) are the
+  merges recovered from the table as tiktoken reads it, and make its tokens, ranks as ids; every
+  bundled file's sha256 is the spec's and SOURCES.md's;
+- the paths that merge without the whole-piece cache (long pieces, ``encode_bytes``, dropout,
+  traces, ``truncate``, ``merge_rules`` through ``evaluate.replay``) give tiktoken's ids too;
+- a damaged table is refused with a message naming it, and damaged GPT-2 files the same way;
+- ``warm_pretrained`` loads the tables in the background, once, and leaves errors to ``load_pretrained``.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import random
+import re
 import shutil
+import threading
+import time
 from typing import NamedTuple
 
 import pytest
@@ -31,9 +41,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import explorer.pretrained as pretrained_module
-from explorer import PATTERNS, FormatError, Tokenizer, TrainerConfig, display_to_bytes, load_pretrained, recover_merges
+from explorer import (PATTERNS, ConfigError, FormatError, Tokenizer, TrainerConfig, display_to_bytes, load_pretrained,
+                      recover_merges)
 from explorer.cli import main as cli_main
-from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+from explorer.evaluate import piece_counts, replay
+from explorer.importers import tokenizer_from_gpt2
+from explorer.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
 from explorer.units import byte_alphabet
 
 from conftest import SAMPLE_FILES, read_sample
@@ -362,12 +375,181 @@ def test_a_piece_that_is_a_token_is_that_token_as_in_tiktoken():
     assert tok.encode_bytes(b"abcd") == [a, 256, d]  # no shortcut for raw bytes, as tiktoken's _encode_bytes
 
 
+# ---- the merges files shipped beside the .tiktoken tables ------------------------------------------------
+def _shipped(name: str) -> dict:
+    """The bundled merges file of a rank table, read here with gzip and json only."""
+    rel, _ = PRETRAINED[name].derived
+    return json.loads(gzip.decompress((PRETRAINED_DIR / rel).read_bytes()))
+
+
+@pytest.mark.parametrize("name", RANK_TABLES)
+def test_shipped_merges_are_those_recovered_from_the_table(name, oracle):
+    """The file names the table it was recovered from (the decompressed .tiktoken, by the hash
+    tiktoken checks), lists its single bytes in rank order, and its merges are the merges
+    recovered from the ranks tiktoken's own loader reads."""
+    doc, ranks = _shipped(name), oracle(name).ranks
+    by_rank = sorted(ranks, key=ranks.__getitem__)
+    assert [ranks[t] for t in by_rank] == list(range(len(ranks)))
+    assert doc["table"] == f"{name}.tiktoken sha256:{TIKTOKEN_TABLES[name][1]}"
+    assert [bytes([b]) for b in doc["bytes"]] == by_rank[:256]
+    flat = doc["merges"]
+    assert list(zip(flat[::2], flat[1::2])) == recover_merges(by_rank)
+
+
+@pytest.mark.parametrize("name", RANK_TABLES)
+def test_shipped_merges_make_the_tables_tokens_with_their_ranks_as_ids(name, oracle):
+    """Token 256 + k is the token of merges[2k] followed by that of merges[2k + 1]: made here by
+    joining bytes, they are tiktoken's tokens rank for rank, and so are the loaded tokenizer's."""
+    doc, enc = _shipped(name), oracle(name).enc
+    tokens = [bytes([b]) for b in doc["bytes"]]
+    flat = doc["merges"]
+    for a, b in zip(flat[::2], flat[1::2]):
+        assert a < len(tokens) and b < len(tokens)
+        tokens.append(tokens[a] + tokens[b])
+    theirs = [enc.decode_single_token_bytes(i) for i in range(len(oracle(name).ranks))]
+    wrong = [(i, t, u) for i, (t, u) in enumerate(zip(tokens, theirs)) if t != u]
+    assert len(tokens) == len(theirs) and not wrong, wrong[:5]
+    tok = load_pretrained(name)
+    assert [tok.token_bytes(i) for i in range(len(tok.vocab))] == theirs
+
+
+_SOURCES_ROW = re.compile(r"^\| `([^`]+)` \|.*\| ([0-9,]+) \| `([0-9a-f]{64})` \|$", re.M)
+
+
+def test_every_bundled_file_has_the_sha256_of_the_spec_and_of_sources_md():
+    listed = {m[1]: (int(m[2].replace(",", "")), m[3])
+              for m in _SOURCES_ROW.finditer((PRETRAINED_DIR / "SOURCES.md").read_text(encoding="utf-8"))}
+    files = {rel: digest for spec in PRETRAINED.values() for rel, digest in (*spec.files.items(), *spec.reads.items())}
+    assert len(files) == 6
+    for rel, digest in files.items():
+        data = (PRETRAINED_DIR / rel).read_bytes()
+        assert listed.get(rel) == (len(data), digest) == (len(data), hashlib.sha256(data).hexdigest()), rel
+
+
+# ---- the paths that merge without the piece cache, with tiktoken's rules ------------------------------------
+def _truncated(name: str, oracle, k: int) -> tiktoken.Encoding:
+    """tiktoken with the table's first 256 + k ranks only: the table as of its merge k."""
+    spec, ranks = PRETRAINED[name], oracle(name).ranks
+    return tiktoken.Encoding(f"{name}-{k}", pat_str=PATTERNS[spec.pretokenizer],
+                             mergeable_ranks={t: r for t, r in ranks.items() if r < 256 + k}, special_tokens={})
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_truncated_tables_and_replay_equal_tiktoken_with_the_first_ranks(name, oracle):
+    """``truncate(k)`` is tiktoken on the first 256 + k ranks, and ``evaluate.replay`` (which merges
+    by ``merge_rules``, every split of every token) counts what each truncation encodes."""
+    tok, text = load_pretrained(name), read_sample("udhr_hi.txt")[:3000] + read_sample("udhr_en.txt")[:3000]
+    counts = replay(tok, piece_counts(tok, text))
+    assert counts[-1] == len(oracle(name).enc.encode_ordinary(text))
+    for k in (0, 1, 700, 5000, 40_000):
+        enc = _truncated(name, oracle, k)
+        small = tok.truncate(k)
+        _assert_same_ids(small, enc, small.encode(text), enc.encode_ordinary(text), f"truncate({k})")
+        assert counts[k] == len(small.encode(text))
+
+
+def _long_pieces(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    words = read_sample("udhr_hi.txt").split() + read_sample("udhr_en.txt").split()
+    out = [" ".join(rng.sample(words, 40)).encode() for _ in range(6)]  # 65 bytes and more: the heap
+    out += [b"a" * 300, b" " * 129, "\u4e2d\u6587".encode() * 40, bytes(rng.randrange(256) for _ in range(200))]
+    return out
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_long_pieces_and_raw_bytes_equal_tiktoken(name, oracle):
+    """Pieces longer than 64 bytes merge in the heap, through the same rank look-up by text:
+    whole texts as one piece, and raw bytes (``encode_bytes``, tiktoken's ``_encode_bytes``)."""
+    tok, enc = load_pretrained(name), oracle(name).enc
+    one_piece = Tokenizer(config=tok.config.replace(pretokenizer="none", pattern=None), alphabet=tok.alphabet,
+                          merges=tok.merges, rules="tiktoken")
+    whole = tiktoken.Encoding(f"{name}-whole", pat_str=r"[\s\S]+", mergeable_ranks=oracle(name).ranks,
+                              special_tokens={})
+    for data in _long_pieces(1):
+        _assert_same_ids(tok, enc, tok.encode_bytes(data), enc._encode_bytes(data), f"encode_bytes({data[:20]!r})")
+        text = data.decode("utf-8", "replace")
+        _assert_same_ids(tok, whole, one_piece.encode(text), whole.encode_ordinary(text), f"one piece {text[:20]!r}")
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_traces_and_dropout_follow_tiktokens_merges(name, oracle):
+    """A trace (the heap, step by step) ends at tiktoken's tokens; dropout that skips nothing
+    gives tiktoken's ids in both dropout styles, and any dropout decodes back to the text."""
+    tok, enc = load_pretrained(name), oracle(name).enc
+    text = read_sample("udhr_hi.txt")[:1500] + " " + read_sample("udhr_en.txt")[:1500]
+    for piece in list(tok.piece_texts(text))[:300]:
+        steps = tok.encode_trace(piece)
+        theirs = enc.encode_ordinary(piece)
+        assert (steps[-1].tokens if steps else tuple(tok.base_tokens(piece))) == tuple(tok.tokens(theirs)), piece
+    once = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken",
+                     encoding=tok.encoding.__class__(dropout_style="once"))
+    for t in (tok, once):
+        _assert_same_ids(t, enc, t.encode(text, dropout=1e-12, seed=3), enc.encode_ordinary(text), "dropout 1e-12")
+        dropped = t.encode(text, dropout=0.3, seed=3)
+        assert t.decode(dropped) == text and len(dropped) > len(enc.encode_ordinary(text))
+
+
+def test_unknown_bytes_merge_with_nothing_under_tiktokens_rules():
+    """A byte-level alphabet without some bytes: they encode as the unknown id, one per byte,
+    and no merge takes them in, in the short and in the long (heap) path."""
+    cfg = TrainerConfig(pretokenizer="none", unit="byte")
+    tok = Tokenizer(config=cfg, alphabet=["a", "b", "c"], merges=[(0, 1), (3, 2), (2, 2)], rules="tiktoken")
+    assert tok.vocab == ("a", "b", "c", "ab", "abc", "cc") and tok.unk_id == 6
+    assert tok.encode("abcxabc") == [4, 6, 4]
+    assert tok.encode("aéb") == [0, 6, 6, 1]
+    assert tok.encode("ab" * 40 + "é" + "c" * 40) == [3] * 40 + [6, 6] + [5] * 20
+    assert tok.encode_bytes(b"cc\xffab") == [5, 6, 3]
+    assert tok.merge_rules() == {(0, 1): (0, 3), (3, 2): (1, 4), (2, 2): (2, 5)}  # "abc" = "ab" + "c" only
+
+
+# ---- GPT-2's files read in bulk, or merge by merge ------------------------------------------------------------
+def _gpt2_files() -> tuple[str, str]:
+    return tuple((PRETRAINED_DIR / "gpt2" / f).read_text(encoding="utf-8") for f in ("encoder.json", "vocab.bpe"))
+
+
+def test_gpt2_files_that_differ_from_the_shipped_ones_are_read_merge_by_merge():
+    """Line endings and blank lines the bulk reading does not take are read as before, to the
+    same tokenizer; a merge list cut short leaves the token it no longer makes a special token,
+    read in bulk or merge by merge."""
+    encoder, merges = _gpt2_files()
+    tok = load_pretrained("gpt2")
+    for variant in (merges.replace("\n", "\r\n"), merges.replace("\n", "\n\n", 3)):
+        other = tokenizer_from_gpt2(encoder, variant)
+        assert (other.vocab, other.merges, other.special_ids) == (tok.vocab, tok.merges, tok.special_ids)
+    cut = merges.rstrip("\n").rsplit("\n", 1)[0] + "\n"
+    for variant in (cut, cut.replace("\n", "\r\n")):
+        short = tokenizer_from_gpt2(encoder, variant)
+        assert short.vocab == tok.vocab[:-1] and short.special_ids == {tok.vocab[-1]: 50255, "<|endoftext|>": 50256}
+
+
+def _swap_lines(text: str, i: int, j: int) -> str:
+    lines = text.split("\n")
+    lines[i], lines[j] = lines[j], lines[i]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda e, m: (e, _swap_lines(m, 1, 2)),
+     "vocab.bpe line 2 makes 'Ġa' id 256, but encoder.json gives it id 257"),
+    (lambda e, m: (e, m.replace("\nĠ t\n", "\nĠ tt\n", 1)),
+     "encoder.json: special token 'Ġt' has id 256, among the ids the merges make"),
+    (lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256.0'), m),
+     "encoder.json: '<|endoftext|>' has id 50256.0, not a non-negative integer"),
+    (lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256, "<|x|>": 50256'), m),
+     "encoder.json: '<|endoftext|>' and '<|x|>' both have id 50256"),
+])
+def test_damaged_gpt2_files_are_refused_where_they_go_wrong(damage, message):
+    encoder, merges = damage(*_gpt2_files())
+    with pytest.raises(FormatError, match=re.escape(message)):
+        tokenizer_from_gpt2(encoder, merges)
+
+
 # ---- damaged tables ------------------------------------------------------------------------------------
-_FILES = [(name, rel) for name, spec in PRETRAINED.items() for rel in spec.files]
+_FILES = [(name, rel) for name, spec in PRETRAINED.items() for rel in spec.reads]
 
 
 def _copy_tables(name: str, folder):
-    for rel in PRETRAINED[name].files:
+    for rel in PRETRAINED[name].reads:
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(PRETRAINED_DIR / rel, folder / rel)
 
@@ -398,3 +580,44 @@ def test_a_missing_table_is_refused_by_name(name, tmp_path, monkeypatch):
     with pytest.raises(FormatError, match=f"cannot read the bundled {name} table"):
         load_pretrained(name)
 
+
+# ---- warm_pretrained -----------------------------------------------------------------------------------
+@pytest.fixture
+def fresh_process(monkeypatch):
+    """load_pretrained's and warm_pretrained's state as in a process that loaded nothing yet."""
+    monkeypatch.setattr(pretrained_module, "_loaded", {})
+    monkeypatch.setattr(pretrained_module, "_warm_names", {})
+    monkeypatch.setattr(pretrained_module, "_warmer", None)
+
+
+def test_warm_pretrained_loads_every_table_once_in_a_daemon_thread(fresh_process):
+    thread = warm_pretrained()
+    assert thread.daemon and thread is not threading.current_thread()
+    thread.join(timeout=120)
+    assert not thread.is_alive() and set(pretrained_module._loaded) == set(PRETRAINED)
+    loaded = dict(pretrained_module._loaded)
+    assert warm_pretrained() is thread and warm_pretrained(["gpt2"]) is thread  # nothing new asked: no new thread
+    assert all(load_pretrained(name) is loaded[name] for name in PRETRAINED)
+    with pytest.raises(ConfigError, match="unknown pretrained tokenizer"):
+        warm_pretrained(["gpt3"])
+
+
+def test_warm_pretrained_leaves_a_failed_load_to_load_pretrained(fresh_process, tmp_path, monkeypatch):
+    monkeypatch.setattr(pretrained_module, "PRETRAINED_DIR", tmp_path)  # no tables there
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    thread = warm_pretrained(["cl100k_base"])
+    thread.join(timeout=60)
+    assert not thread.is_alive() and not raised and pretrained_module._loaded == {}
+    with pytest.raises(FormatError, match="cannot read the bundled cl100k_base table"):
+        load_pretrained("cl100k_base")
+
+
+def test_a_loaded_table_is_served_while_another_is_loading():
+    """One lock per table, and none for a table already loaded: a page asking for gpt2 never
+    waits for o200k_base to finish loading in the background."""
+    load_pretrained("gpt2")
+    with pretrained_module._locks["o200k_base"]:  # o200k_base is being loaded elsewhere
+        done = threading.Event()
+        threading.Thread(target=lambda: (load_pretrained("gpt2"), done.set()), daemon=True).start()
+        assert done.wait(timeout=5)
