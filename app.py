@@ -1,6 +1,18 @@
 """BPE Explorer: the entry point. The pages live in ``pages/``; the Home page and the navigation
-in ``explorer/ui``."""
+in ``explorer/ui``.
 
-from explorer.ui import nav
+``streamlit run app.py`` finds ``app`` below and serves it: at server start it warms up (the
+pages' code and the bundled tokenizer tables) so that a class's first visit does not wait. Each
+browser session then runs this file as its script (as ``__main__``), which draws the page.
+"""
 
-nav.run_app()
+import streamlit as st
+
+from explorer.ui import startup
+
+app = st.App(__file__, lifespan=startup.lifespan, routes=startup.ROUTES)
+
+if __name__ == "__main__":
+    from explorer.ui import nav
+
+    nav.run_app()

@@ -10,7 +10,6 @@ links.open_link()  # a shared link or a refresh: rebuild the view it names
 settings.sidebar()
 
 preset, config = state.current_config()
-st.html(render.COMPACT_CSS)
 st.title("Train, one merge at a time")
 st.caption(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
            + " — change the settings in the sidebar, the corpus on the Corpus page.")

@@ -10,8 +10,8 @@ state.keep_widget_state()
 links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
 
 st.title("Compare corpora and languages")
-st.write("Train one configuration on each corpus (or take a production tokenizer) and compare compression, "
-         "how well each vocabulary travels, what the vocabularies share, and what each language pays in tokens.")
+st.caption("Train one configuration on each corpus (or take a production tokenizer): compression, how well each "
+           "vocabulary travels, what the vocabularies share, and what each language pays in tokens.")
 request = view.request_form()
 links.keep_current(view.link_params())
 if request is None:
@@ -20,10 +20,18 @@ if request is None:
 result = view.run(request)
 if result is None:
     st.stop()
-view.curves_panel(result, request)
-view.cross_panel(result)
-view.overlap_panel(result)
-view.lengths_panel(result)
-view.languages_panel(result, request)
-with st.expander("What the numbers mean"):
+languages = view.language_table(result)
+view.summary(result, languages)  # the answer first: each panel's headline number
+parity, curves, cross, overlap, lengths, meaning = st.tabs(view.PANELS)
+with parity:
+    view.languages_panel(result, request, languages)
+with curves:
+    view.curves_panel(result, request)
+with cross:
+    view.cross_panel(result)
+with overlap:
+    view.overlap_panel(result)
+with lengths:
+    view.lengths_panel(result)
+with meaning:
     st.markdown(view.METRICS)

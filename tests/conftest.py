@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import html
 import json
 import os
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pytest
@@ -114,3 +117,40 @@ def chart_data(at, title: str):
             frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
             return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
+
+
+# ---- the Playground's Encode view, read back from an AppTest page ----------------------------
+class Panel(NamedTuple):
+    """One tokenizer in the Encode view: its label, its row of the comparison (under the names
+    the numbers had as metrics), its chips' HTML and its ids."""
+
+    name: str  # the comparison's row and the details tab
+    label: str  # the tokenizer's full label (the tab's caption)
+    metrics: dict[str, str]
+    chips: str
+    ids: list[int]
+
+
+_CMP_ROW = re.compile(r'<tr data-name="([^"]*)"[^>]*>(.*?)</tr>', re.S)
+_CELL = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
+_STRIP = re.compile(r'<div class="bpe-strip"><div class="bpe-strip-head"><b>(.*?)</b>.*?</div>(.*?)</div></div>', re.S)
+
+
+def encode_view(at) -> list[Panel]:
+    """Every tokenizer of the Encode view in page order: the comparison table's row, the chip
+    strip under its name and the ids in its tab of the details."""
+    bodies = [h.proto.body for h in at.get("html")]
+    table = next(b for b in bodies if 'class="bpe-cmp"' in b and "<th>round trip</th>" in b)
+    rows = {}
+    for name, cells in _CMP_ROW.findall(table):
+        tokens, _fewest, cpt, bpt, unknown, _trip = [html.unescape(c) for c in _CELL.findall(cells)][1:]
+        rows[html.unescape(name)] = {"Tokens": tokens, "Characters per token": cpt, "Bytes per token": bpt,
+                                     "Unknown symbols": unknown}
+    strips = {html.unescape(name): chips for b in bodies for name, chips in _STRIP.findall(b)}
+    tabs = {t.label: t for t in at.tabs}
+    out = []
+    for name, metrics in rows.items():
+        tab = tabs[name]
+        out.append(Panel(name, tab.caption[0].value.replace("\\", ""), metrics, strips[name],
+                         ast.literal_eval(tab.code[0].value)))
+    return out

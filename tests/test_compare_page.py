@@ -3,8 +3,11 @@ engine's trainer and encoder run directly, tiktoken for the production tokenizer
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -19,6 +22,9 @@ APP = str(ROOT / "app.py")
 TIMEOUT = 180
 SUBMIT = "FormSubmitter:w_cmp_form-Compare"
 THREE = ["udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"]
+UDHR = {"Arabic": "udhr_ar.txt", "Greek": "udhr_el.txt", "English": "udhr_en.txt", "Hindi": "udhr_hi.txt",
+        "Japanese": "udhr_ja.txt", "Korean": "udhr_ko.txt", "Russian": "udhr_ru.txt",
+        "Chinese (simplified)": "udhr_zh_hans.txt"}
 
 
 def compare_page(*, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", choice=None) -> AppTest:
@@ -59,9 +65,32 @@ def frame(at: AppTest, column: str):
     return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
+def language_grids(at: AppTest) -> dict[str, pd.DataFrame]:
+    """The languages panel's two tables ("Parity ...", "Fertility ..."), language x tokenizer,
+    read back from their HTML."""
+    body = next(h.proto.body for h in at.get("html") if 'class="bpe-grid-title"' in h.proto.body)
+    out = {}
+    for title, table in re.findall(r'<div class="bpe-grid-title">(.*?)</div><div class="bpe-scroll">(.*?)</table>', body, re.S):
+        head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", table)]
+        rows = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr>(<td.*?)</tr>", table)]
+        df = pd.DataFrame(rows, columns=head).set_index("language")
+        out[html.unescape(title).split(" ")[0]] = df.apply(pd.to_numeric, errors="coerce")
+    return out
+
+
+def headlines(at: AppTest) -> dict[str, tuple[str, str]]:
+    """The summary's cards: panel -> (number, sentence)."""
+    body = next(h.proto.body for h in at.get("html") if 'class="bpe-cards"' in h.proto.body)
+    cards = re.findall(r'<div class="bpe-card-panel">(.*?)</div><div class="bpe-card-number">(.*?)</div>'
+                       r'<div class="bpe-card-text">(.*?)</div>', body)
+    return {html.unescape(p): (html.unescape(n), html.unescape(t)) for p, n, t in cards}
+
+
 def test_three_corpora_show_every_panel_and_no_error(three):
-    assert [s.value for s in three.subheader] == [
-        "Compression curves", "Cross-evaluation", "Vocabulary overlap", "Token lengths", "Fertility and parity across languages"]
+    # the answer first: a headline per panel, then the panels in tabs, parity the first
+    assert list(headlines(three)) == ["Parity", "Compression", "Cross-evaluation", "Overlap"]
+    assert [t.label for t in three.tabs] == ["Parity across languages", "Compression curves", "Cross-evaluation",
+                                             "Vocabulary overlap", "Token lengths", "What the numbers mean"]
     assert not three.error and not three.warning
     assert set(chart_data(three, "Bytes per token after k merges")["corpus"]) == set(THREE)
     metrics = next(m.value for m in three.markdown if "Fertility" in m.value)
@@ -113,22 +142,32 @@ def test_overlap_counts_are_set_arithmetic_on_each_trainers_merged_tokens(three)
 
 
 def test_fertility_and_parity_of_the_production_tokenizers_are_tiktokens_counts(three, oracle):  # noqa: F811
-    table = frame(three, "parity · cl100k_base").set_index("language")
+    grids = language_grids(three)
+    parity, fertility = grids["Parity"], grids["Fertility"]
     texts = {"English": read_sample("udhr_en.txt"), "Hindi": read_sample("udhr_hi.txt"), "Korean": read_sample("udhr_ko.txt"),
              "Russian": read_sample("udhr_ru.txt")}
-    for name in ("gpt2", "cl100k_base", "o200k_base"):
+    for name, column in (("gpt2", "gpt2"), ("cl100k_base", "cl100k"), ("o200k_base", "o200k")):
         enc = oracle(name).enc
         english = len(enc.encode_ordinary(texts["English"]))
         for language, text in texts.items():
             tokens = len(enc.encode_ordinary(text))
-            assert table.loc[language, f"parity · {name}"] == pytest.approx(tokens / english)
-            assert table.loc[language, f"fertility · {name}"] == pytest.approx(tokens / len(text.split()))
+            # the tables show two decimals
+            assert parity.loc[language, column] == pytest.approx(tokens / english, abs=0.005)
+            assert fertility.loc[language, column] == pytest.approx(tokens / len(text.split()), abs=0.005)
     # the point of the table: an English-heavy tokenizer costs Hindi speakers several times more
-    assert table.loc["Hindi", "parity · gpt2"] > 3 > table.loc["Hindi", "parity · o200k_base"]
+    assert parity.loc["Hindi", "gpt2"] > 3 > parity.loc["Hindi", "o200k"]
+    # the headline names the language GPT-2 charges most of all eight, with its parity
+    enc = oracle("gpt2").enc
+    english = len(enc.encode_ordinary(texts["English"]))
+    by_language = {language: len(enc.encode_ordinary(read_sample(sample))) / english for language, sample in UDHR.items()}
+    assert set(by_language) == set(parity.index)
+    worst = max(by_language, key=by_language.get)
+    number, sentence = headlines(three)["Parity"]
+    assert number == f"{by_language[worst]:.1f}×" and sentence.startswith(f"{worst} costs gpt2 ")
     # the tokenizer trained here: on the English corpus, with the preset chosen
     en = trained(texts["English"]).tokenizer()
     hi = len(en.encode(texts["Hindi"])) / len(en.encode(texts["English"]))
-    assert table.loc["Hindi", "parity · trained here"] == pytest.approx(hi)
+    assert parity.loc["Hindi", "trained here"] == pytest.approx(hi, abs=0.005)
 
 
 def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts(oracle):  # noqa: F811
@@ -141,7 +180,8 @@ def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts
     curves = chart_data(at, "Bytes per token after k merges")
     assert set(curves.curve) == {"as of merge k", "held-out 10%"}
     assert curves.merges.max() == 199_742  # o200k_base: 199,998 ranked tokens less the 256 single bytes
-    assert "trained here" not in " ".join(frame(at, "language").columns)
+    assert "trained here" not in language_grids(at)["Parity"].columns
+    assert list(headlines(at)) == ["Parity", "Compression", "Overlap"]  # one tokenizer: no cross-evaluation headline
 
 
 def test_uploads_and_pasted_text_are_compared_and_their_names_shown_as_text():

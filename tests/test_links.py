@@ -11,7 +11,7 @@ import hashlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, read_sample, unescaped
+from conftest import ROOT, chart_data, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.exporters import export_files
 from explorer.pipeline import count_words
@@ -49,8 +49,8 @@ def engine(steps: int, corpus: str = CORPUS) -> Trainer:
 
 
 def encode_ids(at: AppTest) -> dict[str, list[int]]:
-    """Each Encode panel's ids by its label (one code block per panel, in order)."""
-    return {s.value: ast.literal_eval(c.value) for s, c in zip(at.subheader, at.code)}
+    """Each tokenizer's ids in the Encode view, by its label."""
+    return {panel.label: panel.ids for panel in encode_view(at)}
 
 
 def warnings(at: AppTest) -> str:

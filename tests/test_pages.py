@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, read_sample, shown, unescaped
+from conftest import ROOT, chart_data, encode_view, read_sample, shown, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -122,7 +122,7 @@ def test_chip_and_table_styles_are_sent_once_per_page_not_with_every_table():
     at.button(key="step").click().run()
     styled = [h.proto.body for h in at.get("html") if ".bpe-chip{" in h.proto.body]
     assert len(styled) == 1 and ".bpe-pairs tr.bpe-next td" in styled[0]
-    tables = [h.proto.body for h in at.get("html") if h.proto.body.startswith(('<table class="bpe-pairs"', '<table class="bpe-hist"'))]
+    tables = [h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body or 'class="bpe-hist"' in h.proto.body]
     assert len(tables) == 2 and not any("<style>" in b for b in tables)
 
 
@@ -319,7 +319,9 @@ def test_corpus_page_shows_sizes_the_text_really_has():
     at = fresh_app()
     at.switch_page("pages/1_Corpus.py").run()
     text = read_sample(CORPUS)
-    metrics = {m.label: m.value for m in at.metric}
+    strip = next(h.proto.body for h in at.get("html") if 'class="bpe-stats"' in h.proto.body)
+    metrics = {html.unescape(label): value for value, label in re.findall(
+        r'<div class="bpe-stat-value">(.*?)</div><div class="bpe-stat-label">(.*?)</div>', strip)}
     assert metrics["Bytes"] == f"{len(text.encode()):,}"
     assert metrics["Characters"] == f"{len(text):,}"
     assert metrics["Words"] == f"{len(text.split()):,}"
@@ -368,7 +370,8 @@ def test_byte_level_presets_never_produce_unk_outside_a_seed_replay(preset):
     text = "模 😀 ünï Ωmega \x00 \U0001f469\u200d\U0001f4bb"  # nothing of it is in the English corpus
     at.text_area(key="w_play_text").input(text).run()
     assert not at.exception
-    assert next(m.value for m in at.metric if m.label == "Unknown symbols") == "0"
+    (panel,) = encode_view(at)
+    assert panel.metrics["Unknown symbols"] == "0"
     tok = Trainer.from_texts(read_sample("udhr_en.txt"), corpus_config(preset)).run().tokenizer(10)
     assert tok.unk_id not in tok.encode(text) and tok.decode(tok.encode(text)) == text
 
@@ -576,6 +579,12 @@ def test_charts_have_whole_steps_real_axes_at_step_zero_and_a_hover_rule():
     tokens = engine().initial_tokens
     low, high = y["scale"]["domain"]
     assert low < tokens < high and y["axis"]["format"] == ",d"
+    # bytes and characters per token at step 0 (1.00 and ~0.99): an axis wide enough for distinct
+    # two-decimal labels, not "1.00 1.00 1.00"
+    ref = engine()
+    per_token = [ref.corpus_bytes / ref.initial_tokens, ref.corpus_chars / ref.initial_tokens]
+    low, high = _encodings(chart_spec(at, "Compression"))[0]["y"]["scale"]["domain"]
+    assert low < min(per_token) <= max(per_token) < high and high - low >= 0.1
     at.button(key="step10").click().run()
     for title, fields in (("Tokens in the corpus", {"step", "tokens", "bytes per token"}),
                           ("Compression", {"step", "bytes per token", "chars per token"}),
@@ -800,6 +809,6 @@ def test_byte_level_hindi_reads_as_devanagari_in_every_panel_and_the_same_on_the
     assert chips_shown[ids.index(record.token_id)] == shown(record.token)
     at.radio(key="w_play_view").set_value("Why this split").run()
     at.text_input(key="w_why_id").input(str(record.token_id)).run()
-    (graph,) = at.get("graphviz_chart")
-    label = re.search(rf'label="([^"]*)\\nid {record.token_id} ', graph.proto.spec).group(1)
-    assert label == shown(record.token)
+    (tree,) = [h.proto.body for h in at.get("html") if 'class="bpe-scroll bpe-lin"' in h.proto.body]
+    root = tree.split(f'<li data-id="{record.token_id}">', 1)[1]
+    assert chip_texts(root)[0] == shown(record.token)

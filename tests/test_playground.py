@@ -15,11 +15,11 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample, unescaped, is_utf8
+from conftest import Panel, ROOT, encode_view, is_utf8, read_sample, unescaped
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis import sample_segmentations, twin_configs
 from explorer.pipeline import count_words
-from explorer.ui.render import CHIP_CSS, token_label
+from explorer.ui.render import APP_CSS, token_label
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -69,30 +69,13 @@ def engine(merges: int, corpus: str = CORPUS, **overrides) -> Trainer:
     return trainer
 
 
-class Panel(NamedTuple):
-    label: str
-    metrics: dict[str, str]
-    chips: str  # the chips' HTML
-    ids: list[int]  # the ids in the code block
-
-
 def html_bodies(at: AppTest) -> list[str]:
     """The page's st.html bodies in order, without the app-wide stylesheet."""
-    return [h.proto.body for h in at.get("html") if h.proto.body.strip() != CHIP_CSS.strip()]
+    return [h.proto.body for h in at.get("html") if h.proto.body.strip() != APP_CSS.strip()]
 
 
 def encode_panels(at: AppTest) -> list[Panel]:
-    """Each tokenizer's panel in the Encode view, in page order (subheader, four metrics, one
-    html element and one code block each; the dropout chips come last)."""
-    labels = [s.value for s in at.subheader]
-    metrics = list(at.metric)
-    bodies = html_bodies(at)
-    codes = [c.value for c in at.code]
-    assert len(metrics) == 4 * len(labels) and len(codes) == len(labels) and len(bodies) == len(labels) + 1
-    return [
-        Panel(label, {m.label: m.value for m in metrics[4 * i : 4 * i + 4]}, bodies[i], ast.literal_eval(codes[i]))
-        for i, label in enumerate(labels)
-    ]
+    return encode_view(at)
 
 
 def text_of(at: AppTest) -> str:
@@ -115,9 +98,14 @@ def picked_token(at: AppTest) -> int:
     return int(re.search(r"\(id (\d+)\)$", picker.options[picker.value]).group(1))
 
 
-def dot(at: AppTest) -> str:
-    (chart,) = at.get("graphviz_chart")
-    return chart.proto.spec
+def tree(at: AppTest) -> str:
+    """The lineage tree's HTML (one nested list)."""
+    (body,) = [h.proto.body for h in at.get("html") if 'class="bpe-scroll bpe-lin"' in h.proto.body]
+    return body
+
+
+def has_tree(at: AppTest) -> bool:
+    return any('class="bpe-scroll bpe-lin"' in h.proto.body for h in at.get("html"))
 
 
 def chart_data(at: AppTest, title: str) -> pd.DataFrame:
@@ -143,8 +131,13 @@ def merges_in(tok, token_id: int) -> int:
     return sum(tok.merge_rank(i) is not None for i in tree_ids(tok, token_id))
 
 
-def dot_nodes(spec: str) -> list[str]:
-    return re.findall(r"^\s*(n\d+) \[label=", spec, re.M)
+def tree_nodes(body: str) -> list[int]:
+    """The ids of the lineage tree's nodes, parents before children."""
+    return [int(i) for i in re.findall(r'<li data-id="(\d+)">', body)]
+
+
+def root_meta(body: str) -> str:
+    return re.search(r'<div class="bpe-lin-meta">(.*?)</div>', body).group(1)
 
 
 def chip_bytes(body: str) -> list[bytes]:
@@ -288,7 +281,7 @@ def test_a_token_holding_part_of_a_character_shows_hex_never_a_replacement_char(
     assert len(options) == len(set(ids)) and all("\ufffd" not in o for o in options)
     assert any("⟨" in o for o in options)
     assert all("\ufffd" not in h.proto.body for h in at.get("html"))
-    assert "\ufffd" not in dot(at)
+    assert "\ufffd" not in tree(at)
 
 
 def test_why_this_split_traces_the_merges_the_engine_applies():
@@ -340,10 +333,11 @@ def test_lineage_graph_keyword_in_context_and_typed_ids():
     token_id = picked_token(at)
     m = merges_in(tok, token_id)
     assert m >= 2
-    spec = dot(at)
-    assert len(dot_nodes(spec)) == 2 * m + 1 and spec.count(" -> ") == 2 * m
+    body = tree(at)
+    # every node drawn, each merge's two parts in a list under it, text kept at its size
+    assert tree_nodes(body) == tree_ids(tok, token_id) and body.count("<ul>") == 1 + m
     for node in tree_ids(tok, token_id):
-        assert f"id {node} ·" in spec
+        assert f"id {node:,} ·" in body
     # keyword in context: lines of the corpus where the token occurs, its surface text marked
     surface = tok.token_bytes(token_id).decode()
     body = next(h.proto.body for h in at.get("html") if 'class="bpe-kwic"' in h.proto.body)
@@ -358,29 +352,29 @@ def test_lineage_graph_keyword_in_context_and_typed_ids():
     deepest = max(range(len(tok.vocab)), key=lambda i: (merges_in(tok, i), -i))
     at.text_input(key="w_why_id").input(str(deepest)).run()
     assert not at.exception and not at.error
-    spec = dot(at)
-    assert len(dot_nodes(spec)) == 2 * merges_in(tok, deepest) + 1
-    assert f"id {deepest} · merge rank {tok.merge_rank(deepest)}" in spec.splitlines()[3]
+    body = tree(at)
+    assert tree_nodes(body) == tree_ids(tok, deepest) and len(tree_nodes(body)) == 2 * merges_in(tok, deepest) + 1
+    assert root_meta(body) == f"id {deepest:,} · merge rank {tok.merge_rank(deepest):,}"
     assert any(f"(id {deepest}): learned at step {tok.merge_rank(deepest) + 1}" in c.value for c in at.caption)
     # a base symbol's tree is one box
     at.text_input(key="w_why_id").input(str(tok.token_to_id("e"))).run()
-    assert len(dot_nodes(dot(at))) == 1
+    assert len(tree_nodes(tree(at))) == 1
 
     # ids that are not ids: an error message, no graph, no exception
     for typed in ("abc", "-1", "1.5", str(len(tok.vocab)), "99999999999"):
         at.text_input(key="w_why_id").input(typed).run()
         assert not at.exception, typed
         assert at.error and "whole number from 0 to" in at.error[0].value, typed
-        assert not at.get("graphviz_chart"), typed
+        assert not has_tree(at), typed
 
     # a bundled table's lineage, from the same picker
     at.text_input(key="w_why_id").input("").run()
     at.selectbox(key="w_why_tok").set_value(1).run()  # cl100k_base
     cl = load_pretrained("cl100k_base")
     token_id = picked_token(at)
-    spec = dot(at)
-    assert len(dot_nodes(spec)) == 2 * merges_in(cl, token_id) + 1
-    assert all(f"id {node} ·" in spec for node in tree_ids(cl, token_id))
+    body = tree(at)
+    assert tree_nodes(body) == tree_ids(cl, token_id) and len(tree_nodes(body)) == 2 * merges_in(cl, token_id) + 1
+    assert all(f"id {node:,} ·" in body for node in tree_ids(cl, token_id))
     assert not any('class="bpe-kwic"' in h.proto.body for h in at.get("html"))  # no training corpus
 
 

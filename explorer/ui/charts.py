@@ -75,12 +75,22 @@ def thin(df: pd.DataFrame, max_points: int = MAX_POINTS) -> pd.DataFrame:
 # and validated through altair they cost ~80 ms each per click) and their data goes to Streamlit as
 # Arrow tables made from lists (from pandas, the conversion was a third of a step's server time).
 def _padded(values: list[float]) -> dict:
-    """zero=False, with room around a single value (at step 0 every point is the same)."""
+    """zero=False, with room around values that (nearly) agree: at step 0 every point of a curve
+    is the same, and bytes and characters per token are 1.00 and 0.99 on English, which an axis
+    of their own span labels "1.00 1.00 1.00".
+
+    >>> _padded([11.0]), _padded([0.99, 1.0]), _padded([3.0, 5.0])
+    ({'domain': [10.0, 12.0]}, {'domain': [0.89, 1.1]}, {'zero': False})
+    """
     lo, hi = float(min(values)), float(max(values))
+    size = max(abs(lo), abs(hi))
     if lo == hi:
-        pad = max(abs(lo) * 0.05, 1.0 if lo >= 1 else 0.05)
-        return {"domain": [lo - pad, hi + pad]}
-    return {"zero": False}
+        pad = max(size * 0.05, 1.0 if lo >= 1 else 0.05)
+    elif hi - lo < 0.05 * size:
+        pad = 0.1 * size
+    else:
+        return {"zero": False}
+    return {"domain": [round(lo - pad, 6), round(hi + pad, 6)]}
 
 
 def steps_spec(data: Columns, *, title: str, series: list[str], y_title: str, y_format: str,
@@ -100,15 +110,15 @@ def steps_spec(data: Columns, *, title: str, series: list[str], y_title: str, y_
     x = {"field": "step", "type": "quantitative", "title": "merge step",
          "scale": {"domain": [0, 1]} if single else {"nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
     values = [v for s in series for v in data[s] if v == v]  # NaN is not equal to itself
-    y_scale = {"type": "log"} if log else (_padded(values) if single and values else {"zero": False})
+    y_scale = {"type": "log"} if log else (_padded(values) if values else {"zero": False})
     mark = {"type": "line", "point": len(data["step"]) <= 60, **({"color": color} if color else {})}
     if len(series) == 1:
         line = {"mark": mark, "encoding": {"x": x, "y": {"field": series[0], "type": "quantitative", "title": y_title,
-                                                        "scale": y_scale, "axis": {"format": y_format}}}}
+                                                        "scale": y_scale, "axis": {"format": y_format, "tickCount": 4}}}}
     else:
         line = {"transform": [{"fold": series, "as": ["measure", "value"]}], "mark": mark,
                 "encoding": {"x": x, "y": {"field": "value", "type": "quantitative", "title": y_title, "scale": y_scale,
-                                           "axis": {"format": y_format}},
+                                           "axis": {"format": y_format, "tickCount": 4}},
                              "color": {"field": "measure", "type": "nominal", "legend": {"orient": "bottom", "title": None}}}}
     tooltip = [{"field": "step", "type": "quantitative", "format": ","}] + [
         {"field": f, "type": "quantitative", "format": fmt} for f, fmt in tips]

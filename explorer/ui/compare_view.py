@@ -17,7 +17,8 @@ from ..tokenizer import Tokenizer
 from . import data, interop_view, links, render, state
 
 __all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
-           "languages_panel", "METRICS", "link_params", "apply_link"]
+           "languages_panel", "language_table", "headlines", "summary", "PANELS", "METRICS", "link_params",
+           "apply_link"]
 
 MIN_CORPORA, MAX_CORPORA = 2, 6
 REFERENCE = "udhr_en.txt"
@@ -106,18 +107,23 @@ def request_form() -> Request | None:
     pretrained = [*PRETRAINED, *interop_view.imported_keys()]  # the bundled ones and the session's imports
     if st.session_state["w_cmp_pretrained"] not in pretrained:
         st.session_state["w_cmp_pretrained"] = "cl100k_base"
+    # two rows, so that the answer under them starts on the first screen at 1280x720
     with st.form("w_cmp_form", border=True):
-        st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA}; uploads and pasted text come from the Corpus page)",
-                       sources, key="w_cmp_corpora", max_selections=MAX_CORPORA)
-        c1, c2, c3 = st.columns([2, 2, 1])
+        st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA})", sources, key="w_cmp_corpora",
+                       max_selections=MAX_CORPORA, help="Bundled texts, and the uploads and pasted text of the "
+                                                        "Corpus page.")
+        c1, c2, c3, c4, c5 = st.columns([2.3, 1.3, 1.1, 1.6, 1], vertical_alignment="bottom")
         c1.radio("Configuration", ["train", "pretrained"], key="w_cmp_mode", horizontal=True,
-                 format_func={"train": "train a preset on each corpus", "pretrained": "one pretrained tokenizer"}.get)
-        c2.selectbox("Preset (when training)", list(PRESETS), key="w_cmp_preset")
+                 format_func={"train": "train each corpus", "pretrained": "one pretrained"}.get,
+                 help="Train the preset on each corpus (a tokenizer each), or encode every corpus with one "
+                      "pretrained tokenizer.")
+        c2.selectbox("Preset", list(PRESETS), key="w_cmp_preset", help="When training.")
         c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
         # labels looked up, not computed: a format_func may be called outside the session's run
         labels = {k: interop_view.picker_label(k) for k in pretrained}
-        c2.selectbox("Pretrained tokenizer", pretrained, key="w_cmp_pretrained", format_func=labels.__getitem__)
-        st.form_submit_button("Compare", type="primary", on_click=_submit)
+        c4.selectbox("Pretrained", pretrained, key="w_cmp_pretrained", format_func=labels.__getitem__,
+                     help="When one pretrained tokenizer encodes all.  \n" + interop_view.picker_help())
+        c5.form_submit_button("Compare", type="primary", on_click=_submit, width="stretch")
     return st.session_state.get(_REQUEST)
 
 
@@ -155,6 +161,51 @@ def run(request: Request) -> Comparison | None:
     return result
 
 
+def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headline]:
+    """One number per panel, for the summary above them: the language that pays most (and
+    what the best production tokenizer charges it), the compression each corpus reaches, the
+    vocabulary that travels worst, and the pair of vocabularies that share most."""
+    out = []
+    # the production tokenizers tell the story (a tokenizer trained on one corpus is lopsided by design)
+    parity = [r for r in rows if r.parity is not None and r.tokenizer in PRETRAINED] or \
+        [r for r in rows if r.parity is not None]
+    if parity:
+        first = parity[0].tokenizer  # GPT-2, the oldest
+        worst = max((r for r in parity if r.tokenizer == first), key=lambda r: r.parity)
+        same = [r for r in parity if r.language == worst.language and r.tokenizer != worst.tokenizer]
+        best = min(same, key=lambda r: r.parity) if same else None
+        out.append(render.Headline(
+            "Parity", f"{worst.parity:.1f}×", f"{worst.language} costs {worst.tokenizer} {worst.parity:.1f}× the "
+            "tokens of the same English text" + (f"; {best.tokenizer} {best.parity:.1f}×" if best else "")))
+    bpt = {name: run.corpus_bytes / max(run.train_curve[-1][1], 1) for name, run in result.runs.items() if run.train_curve}
+    if bpt:
+        top = max(bpt, key=bpt.get)
+        out.append(render.Headline(
+            "Compression", f"{bpt[top]:.2f}", "bytes per token: " + ", ".join(f"{n} {v:.2f}" for n, v in bpt.items())))
+    away = [(a, b, (e.bytes_per_token or 0.0) / own)
+            for (a, b), e in result.cross.items()
+            if a != b and (own := result.cross[b, b].bytes_per_token if (b, b) in result.cross else None)]
+    if away:
+        a, b, ratio = min(away, key=lambda t: t[2])
+        out.append(render.Headline(
+            "Cross-evaluation", f"{ratio:.0%}", f"{b} encoded with {a}'s tokenizer keeps {ratio:.0%} of the "
+            f"compression {b}'s own gives"))
+    if result.overlaps:
+        o = max(result.overlaps, key=lambda o: o.jaccard)
+        out.append(render.Headline("Overlap", f"{o.jaccard:.3f}", f"Jaccard of {o.a} and {o.b}, the pair of "
+                                                                  "vocabularies that share most"))
+    return out
+
+
+def summary(result: Comparison, rows: list[LanguageRow]) -> None:
+    """The headline of every panel in one row of cards, above the panels' tabs."""
+    st.html(render.headline_cards(headlines(result, rows)))
+
+
+PANELS = ("Parity across languages", "Compression curves", "Cross-evaluation", "Vocabulary overlap",
+          "Token lengths", "What the numbers mean")
+
+
 def _describe(request: Request) -> str:
     if request.pretrained:
         name = request.pretrained if request.pretrained in PRETRAINED else interop_view.imported_label(request.pretrained)
@@ -176,7 +227,6 @@ def curves_frame(result: Comparison) -> pd.DataFrame:
 
 
 def curves_panel(result: Comparison, request: Request) -> None:
-    st.subheader("Compression curves")
     st.caption(render.md_text(_describe(request)) + ". Solid: the whole corpus; dashed: its last 10%, "
                + ("which this tokenizer never needed to see." if result.pretrained else
                   "encoded by a tokenizer trained on the first 90% (replayed merge by merge)."))
@@ -219,7 +269,6 @@ def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str, *, rows: str) 
 
 
 def cross_panel(result: Comparison) -> None:
-    st.subheader("Cross-evaluation")
     if result.pretrained:
         st.caption("One tokenizer for every corpus: one row per corpus (train a preset to see A on B).")
     else:
@@ -246,7 +295,6 @@ def _token_chips(tok: Tokenizer, tokens: tuple[str, ...]) -> str:
 
 
 def overlap_panel(result: Comparison) -> None:
-    st.subheader("Vocabulary overlap")
     what = "merged tokens each corpus uses" if result.pretrained else "merged tokens of each corpus's tokenizer"
     st.caption(f"Pairs of corpora: Jaccard, shared and unique {what}. Pick a pair to see its longest tokens.")
     if not result.overlaps:
@@ -276,7 +324,6 @@ def lengths_frame(result: Comparison) -> pd.DataFrame:
 
 
 def lengths_panel(result: Comparison) -> None:
-    st.subheader("Token lengths")
     unit = next(iter(result.runs.values())).tokenizer.config.unit
     st.caption(f"How the tokens each corpus is cut into are spread over lengths (in {unit}s); share of the "
                "corpus's tokens, so corpora of any size compare.")
@@ -322,21 +369,33 @@ def languages_frame(rows: list[LanguageRow]) -> pd.DataFrame:
     ])
 
 
-def languages_panel(result: Comparison, request: Request) -> None:
-    st.subheader("Fertility and parity across languages")
-    trained = None
-    if not result.pretrained:
-        # the English corpus's tokenizer when English is compared, else the first corpus's
-        name = REFERENCE if REFERENCE in result.runs else result.names[0]
-        trained = result.runs[name].tokenizer
+def _languages_trained_on(result: Comparison) -> str | None:
+    """The corpus whose tokenizer joins the production ones in the languages panel: English when
+    it is compared, else the first corpus (None with one pretrained tokenizer)."""
+    if result.pretrained:
+        return None
+    return REFERENCE if REFERENCE in result.runs else result.names[0]
+
+
+def language_table(result: Comparison) -> list[LanguageRow]:
+    """Fertility and parity of the UDHR translations under the production tokenizers and, when
+    training, the tokenizer of :func:`_languages_trained_on` (labelled "trained here")."""
+    name = _languages_trained_on(result)
+    trained = None if name is None else result.runs[name].tokenizer
+    key = None if trained is None else str(hash((trained.config, trained.alphabet, trained.merges)))
+    return _language_rows(key, trained)
+
+
+def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow]) -> None:
+    name = _languages_trained_on(result)
+    if name is not None:
         st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts), under "
-                   + render.md_text(f"the {request.preset} tokenizer trained on {name}")
+                   + render.md_text(f"the {request.preset} tokenizer trained on {name} (\"trained here\")")
                    + " and the three production tokenizers. Parity is against English with the same tokenizer.")
     else:
         st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts) under the three "
                    "production tokenizers. Parity is against English with the same tokenizer.")
-    key = None if trained is None else str(hash((trained.config, trained.alphabet, trained.merges)))
-    df = languages_frame(_language_rows(key, trained))
+    df = languages_frame(rows)
     chart = (
         alt.Chart(df, title="Parity: tokens for the same text, relative to English")
         .mark_bar()
@@ -348,14 +407,14 @@ def languages_panel(result: Comparison, request: Request) -> None:
             tooltip=["language", "tokenizer", alt.Tooltip("parity:Q", format=".2f"), alt.Tooltip("fertility:Q", format=".2f"),
                      alt.Tooltip("tokens:Q", format=",")],
         )
-        .properties(height=40 * df["language"].nunique() + 40)
+        .properties(height=34 * df["language"].nunique() + 40)
     )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="#475569", strokeDash=[4, 3]).encode(x="x:Q")
-    st.altair_chart(chart + rule, width="stretch")
-    wide = df.pivot(index="language", columns="tokenizer", values=["fertility", "parity"])
-    wide.columns = [f"{metric} · {tok}" for metric, tok in wide.columns]
-    st.dataframe(wide.reset_index(), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.2f") for c in wide.columns})
+    c1, c2 = st.columns(2)
+    c1.altair_chart(chart + rule, width="stretch")
+    # two narrow tables that fit the page instead of one wide grid that scrolls sideways
+    c2.html(render.language_grid(rows, "parity", title="Parity (tokens / English's)")
+            + render.language_grid(rows, "fertility", title="Fertility (tokens per word)"))
 
 
 # ---- the page's link -----------------------------------------------------------------------

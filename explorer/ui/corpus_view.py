@@ -210,12 +210,12 @@ def choose() -> state.CorpusChoice:
 
 def stats(texts: tuple[str, ...]) -> None:
     s = data.corpus_stats(texts, top=20)
-    cols = st.columns(7)
-    for col, (label, value) in zip(cols, [
-        ("Bytes", s.bytes), ("Characters", s.chars), ("Lines", s.lines), ("Words", s.words),
-        ("Distinct words", s.distinct_words), ("Alphabet (chars)", s.alphabet_chars), ("Alphabet (bytes)", s.alphabet_bytes),
-    ]):
-        col.metric(label, f"{value:,}")
+    # a strip that wraps rather than metrics that cut a number short ("421,…") in narrow columns
+    st.html(render.stat_strip([
+        ("Bytes", f"{s.bytes:,}"), ("Characters", f"{s.chars:,}"), ("Lines", f"{s.lines:,}"), ("Words", f"{s.words:,}"),
+        ("Distinct words", f"{s.distinct_words:,}"), ("Alphabet (chars)", f"{s.alphabet_chars:,}"),
+        ("Alphabet (bytes)", f"{s.alphabet_bytes:,}"),
+    ]))
     if s.top_words:
         df = pd.DataFrame(s.top_words, columns=["word", "count"])
         chart = (
@@ -229,19 +229,32 @@ def stats(texts: tuple[str, ...]) -> None:
         st.altair_chart(chart, width="stretch")
 
 
-def _first_lines(text: str, n: int) -> str:
-    """The first n non-blank lines (each cut at 400 characters).
+def _lines_from(text: str, start: int, n: int) -> str:
+    """n non-blank lines from the ``start``-th non-blank line on (1 is the first; each line cut
+    at 400 characters).
 
-    >>> _first_lines("a\\n\\nb\\nc\\n", 2)
-    'a\\nb\\n'
+    >>> _lines_from("a\\n\\nb\\nc\\n", 1, 2), _lines_from("a\\n\\nb\\nc\\n", 2, 5)
+    ('a\\nb\\n', 'b\\nc\\n')
     """
     lines = []
+    seen = 0
     for line in text.splitlines(keepends=True):
         if line.strip():
-            lines.append(line[:400])
+            seen += 1
+            if seen >= start:
+                lines.append(line[:400])
         if len(lines) >= n:
             break
     return "".join(lines)
+
+
+def _count_lines(text: str) -> int:
+    """Non-blank lines (what the preview's start line counts).
+
+    >>> _count_lines("a\\n\\nb\\n")
+    2
+    """
+    return sum(1 for line in text.splitlines() if line.strip())
 
 
 def _lines_of_pieces(sample: str, config: TrainerConfig) -> list[list[str]]:
@@ -267,15 +280,19 @@ def preview(text: str) -> None:
     state.widget_default("w_prev_pretok", "gpt2")
     state.widget_default("w_prev_lines", 5)
     state.widget_default("w_prev_pattern", r"\w+|[^\w\s]+|\s+")
-    c1, c2, c3 = st.columns([1, 1, 1])
-    normalizer = c1.selectbox("Normalizer", list(NORMALIZERS), key="w_prev_norm", format_func=lambda v: f"{v} — {NORMALIZERS[v]}")
-    pretok = c2.selectbox("Pre-tokenizer", list(PRETOKENIZERS), key="w_prev_pretok",
-                          format_func=lambda v: f"{v} — {PRETOKENIZERS[v]}")
-    n = c3.slider("Lines", 1, 30, key="w_prev_lines")
+    state.widget_default("w_prev_start", 1)
+    last = max(1, _count_lines(text))
+    if st.session_state["w_prev_start"] > last:
+        st.session_state["w_prev_start"] = last  # another text, shorter than where the last one was read
+    c1, c2, c3, c4 = st.columns([1, 1, 0.8, 1.2])
+    normalizer = c1.selectbox("Normalizer", list(NORMALIZERS), key="w_prev_norm", help=render.choices_help(NORMALIZERS))
+    pretok = c2.selectbox("Pre-tokenizer", list(PRETOKENIZERS), key="w_prev_pretok", help=render.choices_help(PRETOKENIZERS))
+    start = c3.number_input("From line", 1, last, key="w_prev_start", help=f"The text has {last:,} non-blank lines.")
+    n = c4.slider("Lines", 1, 30, key="w_prev_lines")
     pattern = None
     if pretok == "regex":
         pattern = st.text_input("Custom regex", key="w_prev_pattern")
-    sample = _first_lines(text, n)
+    sample = _lines_from(text, int(start), n)
     config = TrainerConfig(normalizer=normalizer, pretokenizer=pretok, pattern=pattern, sequences="lines", unit="char")
     try:
         config.validate()
@@ -284,13 +301,13 @@ def preview(text: str) -> None:
         st.error(render.md_text(str(err)))
         return
     pieces = sum(len(line) for line in lines)
-    st.caption(f"{pieces:,} pieces in these {n} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
+    st.caption(f"{pieces:,} pieces in these {sample.count(chr(10)) or 1} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
     st.html(render.piece_preview(lines))
 
 
 def compare_patterns(text: str) -> None:
     """The same lines under every built-in pre-tokenizer, side by side."""
-    sample = _first_lines(text, st.session_state.get("w_prev_lines", 5))
+    sample = _lines_from(text, int(st.session_state.get("w_prev_start", 1)), st.session_state.get("w_prev_lines", 5))
     columns = {name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char")) for name in _SIDE_BY_SIDE}
     n_lines = max((len(v) for v in columns.values()), default=0)
     head = "".join(f"<th>{html.escape(name)}</th>" for name in _SIDE_BY_SIDE)
@@ -307,12 +324,13 @@ def compare_patterns(text: str) -> None:
 # ---- the page's link -----------------------------------------------------------------------
 # URL param -> widget key of the preview's settings (the corpus itself is in every link)
 _PREVIEW_PARAMS = {"normalizer_preview": "w_prev_norm", "pretokenizer_preview": "w_prev_pretok",
-                   "lines": "w_prev_lines", "regex_preview": "w_prev_pattern", "previewing": "w_prev_text"}
+                   "lines": "w_prev_lines", "from_line": "w_prev_start", "regex_preview": "w_prev_pattern",
+                   "previewing": "w_prev_text"}
 
 
 def preview_params() -> dict[str, str]:
     """The preview's settings as URL params (only what differs from the page's defaults)."""
-    defaults = {"w_prev_norm": "none", "w_prev_pretok": "gpt2", "w_prev_lines": 5,
+    defaults = {"w_prev_norm": "none", "w_prev_pretok": "gpt2", "w_prev_lines": 5, "w_prev_start": 1,
                 "w_prev_pattern": r"\w+|[^\w\s]+|\s+", "w_prev_text": None}
     out = {}
     for param, key in _PREVIEW_PARAMS.items():
@@ -343,6 +361,13 @@ def apply_preview_params(params: dict[str, str]) -> list[str]:
     else:
         if lines is not None:
             st.session_state["w_prev_lines"] = lines
+    try:
+        start = links.count_param(params, "from_line", low=1, high=10_000_000)
+    except ExplorerError as err:
+        problems.append(str(err))
+    else:
+        if start is not None:
+            st.session_state["w_prev_start"] = start  # brought within the text when drawn
     if "regex_preview" in params:
         st.session_state["w_prev_pattern"] = params["regex_preview"][:2000]
     if "previewing" in params:

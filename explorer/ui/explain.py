@@ -71,5 +71,5 @@ def byte_legend(style: TokenStyle) -> str:
     if style.gpt2_chars:
         return ("Byte-level tokens are written with GPT-2's characters, as the vocabulary file has them: Ġ is a "
                 "space, Ċ a newline, ĉ a tab, and other bytes that are not printable have stand-ins too.")
-    return ("Byte-level tokens are shown as the text their bytes spell (· a space, ↵ a newline, → a tab); bytes "
-            "that are only part of a character are shown in hex, e.g. ⟨e0 a4⟩.")
+    return ("Byte level: each token shows the text its bytes spell (· space, ↵ newline, → tab); ⟨e0 a4⟩ are the "
+            "bytes of part of a character.")

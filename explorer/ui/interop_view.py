@@ -23,7 +23,7 @@ from . import render, state, storage
 __all__ = [
     "Download", "download_area", "export_download", "download_name",
     "Imported", "IMPORTED_PREFIX", "MAX_IMPORTED", "import_area", "import_tokenizer", "imported",
-    "imported_keys", "imported_label", "imported_tokenizer", "picker_label", "restore_imported",
+    "imported_keys", "imported_label", "imported_tokenizer", "picker_label", "picker_help", "restore_imported",
 ]
 
 
@@ -190,8 +190,14 @@ def imported_label(key: str) -> str:
 
 
 def picker_label(key: str) -> str:
-    """How a tokenizer picker shows a bundled tokenizer (with its description) or an imported one."""
-    return f"{key} — {PRETRAINED[key].description}" if key in PRETRAINED else imported_label(key)
+    """How a tokenizer picker shows a bundled tokenizer (its name: short enough never to be cut
+    off; :func:`picker_help` says what each one is) or an imported one."""
+    return key if key in PRETRAINED else imported_label(key)
+
+
+def picker_help() -> str:
+    """What each bundled tokenizer is, for a picker's help."""
+    return "  \n".join(f"{name}: {spec.description}" for name, spec in PRETRAINED.items())
 
 
 def default_name(names: list[str]) -> str:
@@ -334,8 +340,8 @@ def import_area() -> None:
         state.widget_default("w_imp_pretok", "gpt2")
         c1.selectbox("Pre-tokenizer, for files that hold none", _PRETOKENIZERS, key="w_imp_pretok",
                      help="vocab.json + merges.txt and a .tiktoken without its JSON do not say how text is cut "
-                          "into pieces before merging; other formats carry their own and ignore this.",
-                     format_func=lambda p: f"{p}: {PRETOKENIZERS[p].split(':')[0]}")
+                          "into pieces before merging; other formats carry their own and ignore this.  \n"
+                          + render.choices_help({p: PRETOKENIZERS[p] for p in _PRETOKENIZERS}))
         uploaded = st.session_state.get(_uploader_key()) or []
         c2.text_input("Name", key="w_imp_name", max_chars=60,
                       placeholder=default_name([f.name for f in uploaded]) if uploaded else "from the file names")

@@ -26,7 +26,7 @@ def run_app() -> None:
     st.set_page_config(page_title="BPE Explorer", page_icon="🧩", layout="wide")
     # the chips' and tables' styles, once per page run: a <style> inside every st.html that a
     # step redraws made the browser restyle the whole page several times per step
-    st.html(render.CHIP_CSS)
+    st.html(render.APP_CSS)
     pages = [
         st.Page("pages/0_Home.py", title="Home", icon=":material/home:", default=True),
         st.Page("pages/1_Corpus.py", title="Corpus", icon=":material/menu_book:"),

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ..analysis import round_trip, sample_segmentations, text_stats
+from ..analysis import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
 from ..errors import ExplorerError
-from ..lineage import Lineage, keyword_in_context, lineage, walk
+from ..lineage import keyword_in_context, lineage, walk
 from ..pretrained import PRETRAINED
 from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..records import StepRecord
@@ -21,8 +21,9 @@ from ..units import display_to_bytes
 from . import charts, data, interop_view, links, render, state, storage
 
 __all__ = [
-    "EXAMPLES", "Choice", "text_input", "choose_tokenizers", "encoded_panel", "dropout_panel", "why_panel",
-    "char_byte_panel", "lineage_dot", "link_params", "apply_link",
+    "EXAMPLES", "Choice", "Encoded", "text_input", "choose_tokenizers", "compare_panel", "details_panel",
+    "display_options", "dropout_panel", "why_panel",
+    "char_byte_panel", "link_params", "apply_link",
 ]
 
 EXAMPLES: dict[str, str] = {
@@ -54,24 +55,38 @@ class Choice:
     tokenizer: Tokenizer
     records: Sequence[StepRecord] | None = None  # the trainer's log: rank r was learned at step r + 1
     corpus: tuple[str, ...] = ()
+    short: str = ""  # a few words for a table's row (the label when empty)
+
+    @property
+    def name(self) -> str:
+        return self.short or self.label
 
 
 def _set_example(name: str) -> None:
     st.session_state["w_play_text"] = EXAMPLES[name]
 
 
+# the example buttons' short names, so that all of them fit one row at 1280x720
+_EXAMPLE_BUTTONS = {"English prose": "Prose", "Code": "Code", "Emoji (ZWJ, skin tones)": "Emoji",
+                    "Korean": "Korean", "Chinese": "Chinese", "Hindi": "Hindi", "Numbers and dates": "Numbers",
+                    "A special token": "Special token"}
+assert set(_EXAMPLE_BUTTONS) == set(EXAMPLES)
+
+
 def text_input() -> str:
-    """The text area with one-click examples."""
+    """The text box, under one row of example buttons."""
     state.widget_default("w_play_text", EXAMPLES["English prose"])
-    cols = st.columns(4)
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    row.caption("Examples:")
     for i, name in enumerate(EXAMPLES):
-        cols[i % 4].button(name, key=f"example_{i}", on_click=_set_example, args=(name,), width="stretch")
-    return st.text_area("Text to encode", key="w_play_text", height=120, max_chars=_MAX_CHARS,
+        row.button(_EXAMPLE_BUTTONS[name], key=f"example_{i}", on_click=_set_example, args=(name,), help=name)
+    return st.text_area("Text to encode", key="w_play_text", height=86, max_chars=_MAX_CHARS,
+                        label_visibility="collapsed", placeholder="Type or paste any text",
                         help="Press Ctrl+Enter (or click outside the box) to encode.")
 
 
 def _label(key: str) -> str:
-    return "trained in this session (Train page)" if key == TRAINED else interop_view.picker_label(key)
+    return "trained in this session" if key == TRAINED else interop_view.picker_label(key)
 
 
 def choose_tokenizers() -> list[Choice]:
@@ -83,8 +98,13 @@ def choose_tokenizers() -> list[Choice]:
     st.session_state["w_play_tokenizers"] = [k for k in st.session_state["w_play_tokenizers"] if k in options]
     # labels looked up, not computed: a format_func may be called outside the session's run
     labels = {k: _label(k) for k in options}
-    keys = st.multiselect("Tokenizers (up to four, shown one under the other)", options,
-                          key="w_play_tokenizers", format_func=labels.__getitem__, max_selections=4)
+    pick, opts = st.columns([5, 1], vertical_alignment="bottom")
+    keys = pick.multiselect("Tokenizers (up to four)", options, key="w_play_tokenizers", format_func=labels.__getitem__,
+                            max_selections=4, label_visibility="collapsed", placeholder="Choose up to four tokenizers",
+                            help="trained in this session: the Train page's tokenizer, as of merge k  \n"
+                                 + interop_view.picker_help())
+    with opts.popover("Options", width="stretch"):
+        display_options()
     out = []
     for key in keys:
         if key == TRAINED:
@@ -92,7 +112,8 @@ def choose_tokenizers() -> list[Choice]:
             if choice is not None:
                 out.append(choice)
         elif key in PRETRAINED:
-            out.append(Choice(key, key, data.pretrained(key)))
+            with st.spinner(f"Loading {key}'s table (once per server)…"):
+                out.append(Choice(key, key, data.pretrained(key)))
         else:
             found = interop_view.imported_tokenizer(key)
             if found is not None:
@@ -117,47 +138,95 @@ def _trained_choice() -> Choice | None:
         if st.session_state["w_play_k"] > live.trained:
             st.session_state["w_play_k"] = live.trained
         k = st.slider("Trained tokenizer as of merge k", 0, live.trained, key="w_play_k",
-                      help="Slide to watch the same text compress as the vocabulary grows.")
+                      help="The session's tokenizer after its first k merges: slide to watch the same text "
+                           "compress as the vocabulary grows.")
     else:
         st.caption("The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
                    "Until then it cuts the text into its base symbols.")
     label = f"trained, as of merge {k:,} of {live.trained:,}"
-    return Choice(TRAINED, label, live.tokenizer(k), trainer.records, state.corpus_choice().texts())
+    return Choice(TRAINED, label, live.tokenizer(k), trainer.records, state.corpus_choice().texts(),
+                  short=f"trained (merge {k:,})")
 
 
-def _encode(choice: Choice, text: str, allow_special: bool) -> list[int] | None:
+def display_options() -> None:
+    """How tokens are drawn (view settings): whitespace marks and special tokens."""
+    state.widget_default("w_play_ws", True)
+    st.toggle("Show whitespace (· space, ↵ newline, → tab)", key="w_play_ws")
+    st.toggle("Allow special tokens (e.g. <|endoftext|> as one id)", key="w_play_special",
+              help="Off: special-token text is encoded as plain text, as tiktoken's encode_ordinary does.")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One tokenizer's encoding of the text, and what the comparison shows of it."""
+
+    choice: Choice
+    ids: list[int]
+    stats: TextStats
+    trip: RoundTrip
+
+
+def _encode(choice: Choice, text: str, allow_special: bool) -> Encoded | None:
     try:
-        return choice.tokenizer.encode(text, allow_special=allow_special)
+        ids = choice.tokenizer.encode(text, allow_special=allow_special)
     except ExplorerError as err:
         st.error(render.md_text(f"{choice.label}: {err}"))
         return None
-
-
-def encoded_panel(choice: Choice, text: str, *, allow_special: bool, show_ws: bool) -> None:
-    """One tokenizer's view of the text: chips, counts, ids, round trip."""
     tok = choice.tokenizer
-    st.subheader(choice.label)
-    ids = _encode(choice, text, allow_special)
-    if ids is None:
+    return Encoded(choice, ids, text_stats(tok, text, ids), round_trip(tok, text, ids))
+
+
+def _trip_word(trip: RoundTrip) -> str:
+    return "exact" if trip.exact else ("lossy: unknown symbols" if trip.unknown else "differs")
+
+
+_SIDE_BY_SIDE_CHARS = 280  # two tokenizers on a text this short: their chips in two columns
+
+
+def compare_panel(choices: list[Choice], text: str, *, allow_special: bool, show_ws: bool) -> list[Encoded]:
+    """The answer first: one row per tokenizer (tokens, characters and bytes per token, unknown
+    symbols, round trip, and how many times the fewest tokens it takes), then each one's chips
+    in a wrapped strip (two side by side when the text is short)."""
+    encoded = [e for e in (_encode(c, text, allow_special) for c in choices) if e is not None]
+    if not encoded:
+        return []
+    fewest = min(e.stats.tokens for e in encoded)
+    rows = [render.ComparisonRow(e.choice.name, e.stats.tokens, e.stats.chars_per_token, e.stats.bytes_per_token,
+                                 e.stats.unknown, e.stats.tokens / fewest if fewest else 1.0, _trip_word(e.trip))
+            for e in encoded]
+    st.html(render.comparison_table(rows))
+    strips = [render.token_strip(e.choice.name, f"{e.stats.tokens:,} tokens",
+                                 render.encoded_chips(e.choice.tokenizer, e.ids, show_ws=show_ws, limit=_CHIP_LIMIT),
+                                 more=len(e.ids) - _CHIP_LIMIT)
+              for e in encoded]
+    if len(strips) == 2 and len(text) <= _SIDE_BY_SIDE_CHARS:
+        for column, strip in zip(st.columns(2), strips):
+            column.html(strip)
+    else:
+        st.html("".join(strips))
+    return encoded
+
+
+def details_panel(encoded: list[Encoded]) -> None:
+    """Each tokenizer's ids and round trip, one tab each, folded under the comparison."""
+    if not encoded:
         return
-    stats = text_stats(tok, text, ids)
-    c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Tokens", f"{stats.tokens:,}")
-    c2.metric("Characters per token", f"{stats.chars_per_token:.2f}")
-    c3.metric("Bytes per token", f"{stats.bytes_per_token:.2f}")
-    c4.metric("Unknown symbols", f"{stats.unknown:,}")
-    st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
-    if len(ids) > _CHIP_LIMIT:
-        st.caption(f"The first {_CHIP_LIMIT:,} of {len(ids):,} tokens are drawn.")
-    with st.expander(f"Token ids ({len(ids):,})"):
-        st.code(str(ids[:_ID_LIMIT]), language=None, wrap_lines=True)
-        if len(ids) > _ID_LIMIT:
-            st.caption(f"The first {_ID_LIMIT:,} ids.")
-    trip = round_trip(tok, text, ids)
+    with st.expander("Token ids and round trip"):
+        for tab, e in zip(st.tabs([e.choice.name for e in encoded]), encoded):
+            with tab:
+                _details(e)
+
+
+def _details(e: Encoded) -> None:
+    tok, ids, trip = e.choice.tokenizer, e.ids, e.trip
+    st.caption(render.md_text(e.choice.label))
+    st.code(str(ids[:_ID_LIMIT]), language=None, wrap_lines=True)
+    if len(ids) > _ID_LIMIT:
+        st.caption(f"The first {_ID_LIMIT:,} of {len(ids):,} ids.")
     if trip.exact:
         st.caption("Round trip: decode(encode(text)) gives the text back exactly.")
     elif trip.unknown:
-        st.warning(f"Round trip is lossy: {stats.unknown:,} symbol(s) became the unknown token; "
+        st.warning(f"Round trip is lossy: {e.stats.unknown:,} symbol(s) became the unknown token; "
                    f"{len(trip.unknown):,} distinct, listed below.")
         st.dataframe(_unknown_frame(tok, trip.unknown), hide_index=True)
     else:
@@ -292,39 +361,6 @@ def _label_of(tok: Tokenizer, display: str) -> str:
     return render.visible(display) if token_id is None else render.token_label(tok, token_id)
 
 
-def lineage_dot(tok: Tokenizer, tree: Lineage) -> str:
-    """A lineage tree as Graphviz DOT: one box per token, an edge from each token to the two it
-    was merged from. Labels are DOT-escaped strings (never HTML labels).
-
-    >>> from explorer import make_config, train, lineage
-    >>> tok = train('say "hi" "hi"', make_config("sennrich", num_merges=3)).tokenizer()
-    >>> print(lineage_dot(tok, lineage(tok, tok.token_to_id('"h'))).splitlines()[3])
-      n0 [label="\\"h\\nid 7 · merge rank 0"];
-    """
-    lines = ["digraph lineage {", '  node [shape=box, style="rounded,filled", fillcolor="#dbeafe", fontname="monospace"];',
-             "  rankdir=TB;"]
-    names: dict[int, str] = {}
-    nodes = list(walk(tree))
-    for node in nodes:
-        if id(node) in names:
-            continue
-        name = names[id(node)] = f"n{len(names)}"
-        detail = f"id {node.id}" + (f" · merge rank {node.rank}" if node.rank is not None else " · base symbol")
-        label = _dot_escape(render.token_label(tok, node.id)) + "\\n" + detail
-        fill = ', fillcolor="#fde68a"' if node.rank is None else ""
-        lines.append(f'  {name} [label="{label}"{fill}];')
-    for node in nodes:
-        for child in (node.left, node.right):
-            if child is not None:
-                lines.append(f"  {names[id(node)]} -> {names[id(child)]};")
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def _dot_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "")
-
-
 def lineage_panel(choice: Choice, token_id: int) -> None:
     tok = choice.tokenizer
     tree = lineage(tok, token_id)
@@ -334,8 +370,8 @@ def lineage_panel(choice: Choice, token_id: int) -> None:
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.records is not None else f"merge rank {tree.rank:,}"
         st.caption(f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
-                   f"from {(size + 1) // 2:,} base symbol(s). Yellow boxes are base symbols.")
-    st.graphviz_chart(lineage_dot(tok, tree))
+                   f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols.")
+    st.html(render.lineage_tree(tok, tree))
     if choice.records is not None and choice.corpus:
         rows = keyword_in_context(tok, choice.corpus, token_id)
         if rows:

@@ -7,6 +7,7 @@ import html
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..analysis import utf8_runs
 from ..lineage import KeywordInContext
@@ -14,16 +15,24 @@ from ..tokenizer import Tokenizer
 from ..units import UNICODE_TO_BYTE
 
 __all__ = [
-    "CHIP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows", "md_text", "COMPACT_CSS", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
-    "token_text", "token_html", "style_of",
+    "APP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
+    "encoded_chips", "kwic_rows", "md_text", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
+    "token_text", "token_html", "style_of", "ComparisonRow", "comparison_table", "token_strip",
+    "Headline", "headline_cards", "language_grid", "stat_strip", "choices_help",
+    "lineage_tree",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
 _PALETTE = ("#dbeafe", "#fde68a", "#d1fae5", "#fce7f3", "#e0e7ff", "#fee2e2", "#ccfbf1", "#f3e8ff")
 
-CHIP_CSS = """
+# The app's styles, sent once per page run. A presenter's page first: less empty space above the
+# title and at the sides, so each page's answer fits one 1280x720 screen with the sidebar open.
+APP_CSS = """
 <style>
+.stMainBlockContainer{padding-top:4rem;padding-bottom:2rem;padding-left:2rem;padding-right:2rem;}
+.stMainBlockContainer h1{font-size:1.7rem;padding:0 0 .15rem 0;}
+.stMainBlockContainer h2{font-size:1.35rem;padding:.5rem 0 .2rem 0;}
+.stMainBlockContainer h3{font-size:1.15rem;padding:.4rem 0 .15rem 0;}
 .bpe-row{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:1.05rem;line-height:2.1;}
 .bpe-chip{display:inline-block;padding:0 .28em;margin:0 1px;border-radius:4px;border:1px solid #94a3b8;white-space:pre;color:#0f172a;}
 .bpe-new{outline:3px solid #dc2626;outline-offset:1px;}
@@ -33,8 +42,9 @@ CHIP_CSS = """
 .bpe-changed{background:#fef9c3;border-radius:6px;}
 .bpe-hist,.bpe-pairs{border-collapse:collapse;width:100%;font-size:1rem;}
 .bpe-hist th,.bpe-pairs th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
-.bpe-hist td,.bpe-pairs td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;white-space:nowrap;}
-.bpe-hist td.num,.bpe-pairs td.num{text-align:right;}
+.bpe-hist td,.bpe-pairs td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;}
+.bpe-hist td.num,.bpe-pairs td.num{text-align:right;white-space:nowrap;}
+.bpe-hist th,.bpe-pairs th{white-space:nowrap;}
 .bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
 .bpe-hist tr.bpe-ahead td{color:#94a3b8;}
 .bpe-pairs tr.bpe-next td{background:#bbf7d0;font-weight:600;}
@@ -46,18 +56,40 @@ CHIP_CSS = """
 .bpe-kwic .n{display:inline-block;min-width:6em;color:#94a3b8;}
 .bpe-kwic .l{display:inline-block;min-width:24em;text-align:right;color:#475569;}
 .bpe-kwic mark{background:#fde68a;padding:0 .1em;}
+.bpe-scroll{max-width:100%;overflow-x:auto;}
+.bpe-cmp{border-collapse:collapse;font-size:1rem;margin-bottom:.4rem;}
+.bpe-cmp th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:2px 10px 2px 0;white-space:nowrap;}
+.bpe-cmp td{border-bottom:1px solid #e2e8f0;padding:2px 10px 2px 0;font-variant-numeric:tabular-nums;}
+.bpe-cmp td.num{text-align:right;}
+.bpe-cmp tr.bpe-best td{font-weight:700;}
+.bpe-strip{margin:.1rem 0 .5rem 0;}
+.bpe-cards{display:flex;flex-wrap:wrap;gap:.6rem;margin:.2rem 0 .4rem 0;}
+.bpe-card{flex:1 1 12rem;border:1px solid #cbd5e1;border-radius:8px;padding:.35rem .7rem;background:#f8fafc;}
+.bpe-card-panel{color:#475569;font-size:.85rem;font-weight:600;}
+.bpe-card-number{font-size:1.6rem;font-weight:700;color:#0f172a;line-height:1.2;}
+.bpe-card-text{color:#334155;font-size:.85rem;line-height:1.3;}
+.bpe-stats{display:flex;flex-wrap:wrap;gap:.4rem 1.6rem;margin:.2rem 0 .6rem 0;}
+.bpe-stat-value{font-size:1.6rem;font-weight:600;color:#0f172a;line-height:1.2;font-variant-numeric:tabular-nums;white-space:nowrap;}
+.bpe-stat-label{color:#475569;font-size:.85rem;}
+.bpe-lin{padding:.2rem 0 .6rem 0;}
+.bpe-lin ul{display:flex;justify-content:center;margin:0;padding:14px 0 0 0;position:relative;}
+.bpe-lin > ul{padding-top:0;width:max-content;min-width:100%;}
+.bpe-lin li{list-style:none;text-align:center;position:relative;padding:14px 3px 0 3px;margin:0;}
+.bpe-lin li::before,.bpe-lin li::after{content:"";position:absolute;top:0;right:50%;width:50%;height:14px;border-top:1px solid #94a3b8;}
+.bpe-lin li::after{right:auto;left:50%;border-left:1px solid #94a3b8;}
+.bpe-lin li:only-child{padding-top:0;}
+.bpe-lin li:only-child::before,.bpe-lin li:only-child::after{display:none;}
+.bpe-lin li:first-child::before,.bpe-lin li:last-child::after{border:0 none;}
+.bpe-lin li:last-child::before{border-right:1px solid #94a3b8;}
+.bpe-lin ul ul::before{content:"";position:absolute;top:0;left:50%;height:14px;border-left:1px solid #94a3b8;}
+.bpe-lin .bpe-chip{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:1rem;background:#dbeafe;}
+.bpe-lin .bpe-lin-base{background:#fde68a;}
+.bpe-lin-meta{color:#64748b;font-size:.78rem;white-space:nowrap;}
+.bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
+.bpe-strip-head{color:#334155;font-size:.95rem;}
 </style>
 """
 
-
-# A presenter's page: less empty space above the first line, so the controls, the explanation
-# and the top of the pair table fit one 1280x720 screen.
-COMPACT_CSS = """
-<style>
-.stMainBlockContainer{padding-top:3.6rem;padding-bottom:2rem;}
-.stMainBlockContainer h1{font-size:1.6rem;padding:0 0 .1rem 0;}
-</style>
-"""
 
 _MD_SPECIAL = frozenset(string.punctuation)
 
@@ -207,18 +239,20 @@ def history_rows(records, current: int, *, style: TokenStyle = PLAIN) -> str:
     >>> t = train("aaab", make_config("bytes", vocab_size=None, num_merges=2))
     >>> "bpe-now" in history_rows(t.records, 2) and history_rows(t.records, 2).count("<tr") == 3
     True
+
+    Five columns, so that it fits half a page at 1280x720 in big text too; the id and the
+    occurrences replaced are in the full history grid (and the id in the new token's hover).
     """
-    head = "<tr><th>step</th><th>pair</th><th>new token</th><th>id</th><th>count</th><th>replaced</th><th>tokens after</th></tr>"
+    head = "<tr><th>step</th><th>pair</th><th>new token</th><th>count</th><th>tokens after</th></tr>"
     rows = []
     for r in records:
         cls = ' class="bpe-now"' if r.step == current else (' class="bpe-ahead"' if r.step > current else "")
         rows.append(
             f'<tr{cls}><td class="num">{r.step:,}</td><td>{chips([r.left, r.right], style=style)}</td>'
-            f'<td>{chips([r.token], style=style)}</td>'
-            f'<td class="num">{r.token_id:,}</td><td class="num">{r.count:,}</td><td class="num">{r.replaced:,}</td>'
+            f'<td title="id {r.token_id:,}">{chips([r.token], style=style)}</td><td class="num">{r.count:,}</td>'
             f'<td class="num">{r.tokens_after:,}</td></tr>'
         )
-    return f'<table class="bpe-hist">{head}{"".join(rows)}</table>'
+    return f'<div class="bpe-scroll"><table class="bpe-hist">{head}{"".join(rows)}</table></div>'
 
 
 def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
@@ -242,7 +276,7 @@ def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
             f'<td>{chips([p.right], style=style)}</td><td>{chips([p.left + p.right], style=style)}</td>'
             f'<td class="num">{p.count:,}</td><td>{status}</td></tr>'
         )
-    return f'<table class="bpe-pairs">{head}{"".join(rows)}</table>'
+    return f'<div class="bpe-scroll"><table class="bpe-pairs">{head}{"".join(rows)}</table></div>'
 
 
 def _hex(data: bytes) -> str:
@@ -305,6 +339,143 @@ def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, l
         title = html.escape(token_title(tok, token_id), quote=True)
         out.append(f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>')
     return f'<div class="bpe-row bpe-text">{"".join(out)}</div>'
+
+
+class ComparisonRow(NamedTuple):
+    """One tokenizer's line in the Playground's comparison."""
+
+    name: str
+    tokens: int
+    chars_per_token: float
+    bytes_per_token: float
+    unknown: int
+    vs_fewest: float  # tokens over the fewest any tokenizer shown needs
+    round_trip: str
+
+
+def comparison_table(rows: Sequence[ComparisonRow]) -> str:
+    """Tokenizers side by side on one text, as an HTML table whose rows name their tokenizer
+    (``data-name``); the fewest tokens in bold.
+
+    >>> t = comparison_table([ComparisonRow("<a>", 12, 4.5, 4.5, 0, 1.0, "exact"), ComparisonRow("b", 30, 1.8, 1.8, 2, 2.5, "lossy")])
+    >>> "&lt;a&gt;" in t and "<a>" not in t, t.count("<tr"), "2.50×" in t, t.count("bpe-best")
+    (True, 3, True, 1)
+    """
+    head = ("<tr><th>tokenizer</th><th>tokens</th><th>× fewest</th><th>chars / token</th><th>bytes / token</th>"
+            "<th>unknown</th><th>round trip</th></tr>")
+    body = []
+    for r in rows:
+        best = ' class="bpe-best"' if r.vs_fewest == 1.0 else ""
+        name = html.escape(r.name)
+        body.append(
+            f'<tr data-name="{html.escape(r.name, quote=True)}"{best}><td>{name}</td><td class="num">{r.tokens:,}</td>'
+            f'<td class="num">{r.vs_fewest:.2f}×</td><td class="num">{r.chars_per_token:.2f}</td>'
+            f'<td class="num">{r.bytes_per_token:.2f}</td><td class="num">{r.unknown:,}</td>'
+            f"<td>{html.escape(r.round_trip)}</td></tr>")
+    return f'<div class="bpe-scroll"><table class="bpe-cmp">{head}{"".join(body)}</table></div>'
+
+
+def token_strip(name: str, note: str, chips_html: str, *, more: int = 0) -> str:
+    """A tokenizer's chips under a one-line heading (its name and a note); ``chips_html`` is
+    already escaped (:func:`encoded_chips`), ``more`` tokens were left undrawn.
+
+    >>> token_strip("<x>", "3 tokens", "<div>chips</div>", more=2)
+    '<div class="bpe-strip"><div class="bpe-strip-head"><b>&lt;x&gt;</b> · 3 tokens</div><div>chips</div><div class="bpe-freq">2 more tokens not drawn</div></div>'
+    """
+    tail = f'<div class="bpe-freq">{more:,} more tokens not drawn</div>' if more > 0 else ""
+    return (f'<div class="bpe-strip"><div class="bpe-strip-head"><b>{html.escape(name)}</b> · {html.escape(note)}</div>'
+            f"{chips_html}{tail}</div>")
+
+
+class Headline(NamedTuple):
+    """A panel's headline: its name, one number, and a sentence saying what the number is."""
+
+    panel: str
+    number: str
+    sentence: str
+
+
+def headline_cards(cards: Sequence[Headline]) -> str:
+    """Headlines side by side as cards (they wrap on a narrow screen); all text escaped.
+
+    >>> headline_cards([Headline("Parity", "4.9×", "Hindi <b> costs")])
+    '<div class="bpe-cards"><div class="bpe-card"><div class="bpe-card-panel">Parity</div><div class="bpe-card-number">4.9×</div><div class="bpe-card-text">Hindi &lt;b&gt; costs</div></div></div>'
+    """
+    return '<div class="bpe-cards">' + "".join(
+        f'<div class="bpe-card"><div class="bpe-card-panel">{html.escape(c.panel)}</div>'
+        f'<div class="bpe-card-number">{html.escape(c.number)}</div>'
+        f'<div class="bpe-card-text">{html.escape(c.sentence)}</div></div>'
+        for c in cards) + "</div>"
+
+
+def language_grid(rows: Sequence, metric: str, *, title: str) -> str:
+    """One measure (``"parity"`` or ``"fertility"``) of LanguageRows as a language × tokenizer
+    table, narrow enough for half a page.
+
+    >>> from explorer.compare import LanguageRow
+    >>> from explorer.evaluate import Evaluation
+    >>> e = Evaluation(bytes=10, chars=10, words=2, tokens=4, unk=0)
+    >>> grid = language_grid([LanguageRow("gpt2", "Hindi", e, 4.912)], "parity", title="Parity")
+    >>> ">Hindi<" in grid and ">4.91<" in grid and ">gpt2<" in grid
+    True
+    """
+    tokenizers = list(dict.fromkeys(r.tokenizer for r in rows))
+    languages = list(dict.fromkeys(r.language for r in rows))
+    value = {(r.language, r.tokenizer): getattr(r, metric) for r in rows}
+    # "cl100k_base" -> "cl100k": five columns fit half a page at 1280x720
+    head = "<tr><th>language</th>" + "".join(f"<th>{html.escape(t.removesuffix('_base'))}</th>" for t in tokenizers) + "</tr>"
+    body = "".join(
+        f"<tr><td>{html.escape(lang)}</td>" + "".join(
+            f'<td class="num">{"—" if value.get((lang, t)) is None else format(value[lang, t], ".2f")}</td>'
+            for t in tokenizers) + "</tr>"
+        for lang in languages)
+    return (f'<div class="bpe-grid-title">{html.escape(title)}</div>'
+            f'<div class="bpe-scroll"><table class="bpe-cmp">{head}{body}</table></div>')
+
+
+def stat_strip(items: Sequence[tuple[str, str]]) -> str:
+    """Numbers with their labels in a strip that wraps (never cut short like a metric in a
+    narrow column).
+
+    >>> stat_strip([("Bytes", "421,530"), ("<x>", "1")])
+    '<div class="bpe-stats"><div class="bpe-stat"><div class="bpe-stat-value">421,530</div><div class="bpe-stat-label">Bytes</div></div><div class="bpe-stat"><div class="bpe-stat-value">1</div><div class="bpe-stat-label">&lt;x&gt;</div></div></div>'
+    """
+    return '<div class="bpe-stats">' + "".join(
+        f'<div class="bpe-stat"><div class="bpe-stat-value">{html.escape(value)}</div>'
+        f'<div class="bpe-stat-label">{html.escape(label)}</div></div>' for label, value in items) + "</div>"
+
+
+def choices_help(options: dict[str, str]) -> str:
+    """A picker's help: each option with what it does, one a line (the picker itself shows the
+    option's short name, which is never cut off).
+
+    >>> choices_help({"none": "no change", "nfkc": "compatibility"})
+    '**none**: no change  \\n**nfkc**: compatibility'
+    """
+    return "  \n".join(f"**{name}**: {md_text(what)}" for name, what in options.items())
+
+
+def lineage_tree(tok: Tokenizer, tree) -> str:
+    """A token's merge tree (:func:`explorer.lineage.lineage`) as nested HTML lists drawn as a
+    tree: each node a chip as every panel writes the token, with its id and merge rank, its
+    two parts under it. The text keeps its size however wide the tree is: a wide one scrolls
+    inside its box instead of shrinking, as an SVG scaled to the page would.
+
+    >>> from explorer import make_config, train, lineage
+    >>> tok = train("low " * 5, make_config("sennrich", num_merges=2)).tokenizer()
+    >>> html_ = lineage_tree(tok, lineage(tok, tok.token_to_id("lo")))
+    >>> html_.count("<li"), html_.count("bpe-lin-base"), 'data-id="4"' in html_
+    (3, 2, True)
+    """
+    def node(n) -> str:
+        base = n.rank is None
+        meta = f"id {n.id:,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
+        chip = (f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">'
+                f"{token_html(n.token, _tokenizer_style(tok, n.id, True))}</span>")
+        kids = "" if base else f"<ul>{node(n.left)}{node(n.right)}</ul>"
+        return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
+
+    return f'<div class="bpe-scroll bpe-lin"><ul>{node(tree)}</ul></div>'
 
 
 def kwic_rows(rows: Sequence[KeywordInContext]) -> str:

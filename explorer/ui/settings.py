@@ -188,7 +188,8 @@ def advanced_form() -> None:
     """Every configuration dimension; "Apply" restarts training with them (or says what is wrong)."""
     with st.form("w_advanced_form", border=False):
         for field, (label, options) in _CHOICES.items():
-            st.selectbox(label, list(options), key=_key(field), format_func=lambda v, o=options: f"{v} — {o[v]}")
+            # the short name in the box (never cut off in the sidebar), what each does in the help
+            st.selectbox(label, list(options), key=_key(field), help=render.choices_help(options))
         st.text_input("Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+")
         st.text_input("Special tokens (comma-separated, given the first ids)", key=_key("special"))
         st.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"), horizontal=True)
@@ -229,7 +230,10 @@ def _replay() -> None:
 def seed_replay_picker() -> None:
     """Load a seed notebook's own corpus and settings, to replay its merges."""
     seed = st.selectbox("Replay a seed notebook", ["—", *SEED_REPLAYS], key="w_seed",
-                        format_func=lambda s: s if s == "—" else f"seed {s}: {SEED_REPLAYS[s].title}")
+                        format_func=lambda s: s if s == "—" else f"seed {s} ({SEED_REPLAYS[s].preset})",
+                        help=render.choices_help({f"seed {k}": r.title for k, r in SEED_REPLAYS.items()}))
+    if seed in SEED_REPLAYS:
+        st.caption(render.md_text(SEED_REPLAYS[seed].title))
     st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—", on_click=_replay)
     replaying = state.replayed_seed()
     if replaying is not None:

@@ -102,13 +102,17 @@ def controls(live: state.Live) -> None:
     status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {_vocab_at(live):,}"
     if trainer.done:
         status += f" · training stopped: {_stop_reason(trainer)}"
-    st.markdown(status)
-    if live.trained:
-        if st.session_state.get("view_slider") != live.view:
-            _sync_slider(live)
-        st.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider, label_visibility="collapsed",
-                  disabled=live.playing, help="Jump to any step already trained (pause first while playing); the "
-                  "panels show the corpus as it was then.")
+    if not live.trained:
+        st.markdown(status)
+        return
+    # the status and the slider share a row: the pair table's top stays on the first screen
+    left, right = st.columns([1, 1], vertical_alignment="center")
+    left.markdown(status)
+    if st.session_state.get("view_slider") != live.view:
+        _sync_slider(live)
+    right.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider, label_visibility="collapsed",
+                 disabled=live.playing, help="Jump to any step already trained (pause first while playing); the "
+                 "panels show the corpus as it was then.")
 
 
 def _vocab_at(live: state.Live) -> int:
@@ -288,9 +292,11 @@ def _next_table(live: state.Live) -> tuple[PairStat, ...]:
 def pair_panel(live: state.Live, view: _View) -> None:
     trainer = live.trainer
     assert trainer is not None
-    head, pick = st.columns([3, 1], vertical_alignment="bottom")
+    head, pick = st.columns([2, 1], vertical_alignment="center")
     head.subheader("Pair counts now")
-    pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", help="A view setting: training is not restarted.")
+    pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", label_visibility="collapsed",
+                   format_func=lambda n: f"top {n}",
+                   help="Pairs shown: a view setting, training is not restarted.")
     pairs = view.pairs
     if not pairs:
         st.success(f"Training finished: {_stop_reason(trainer)}.")
@@ -425,8 +431,11 @@ def _history(live: state.Live, query: str, style: render.TokenStyle) -> tuple[st
 def history_panel(live: state.Live, view: _View) -> None:
     """The merges around the current step as a table a projector can show, a search over all of
     them, and the full history in a scrollable grid."""
-    st.subheader("Merge history")
-    query = st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. 'th'")
+    head, search = st.columns([1, 1], vertical_alignment="center")
+    head.subheader("Merge history")
+    query = search.text_input("Search the history", key="w_history_search", label_visibility="collapsed",
+                              placeholder="search, e.g. th", help="Search the history: merges whose pair or new "
+                              "token contains this text.")
     if view.history_html:
         st.html(view.history_html)
     st.caption(view.history_caption)

@@ -1,0 +1,96 @@
+"""What a server does when it starts, before any browser asks: the first visit of a class should
+find the pages' code imported and the bundled tables loaded, not pay for them.
+
+``app.py`` hands :func:`lifespan` to ``st.App``; ``streamlit run app.py`` finds that app and
+runs it at server start. The warm-up runs in a daemon thread, so the server answers at once;
+``/warm`` reports its progress as JSON (``{"ready": false, "done": ["imports", ...]}``), for the
+benchmarks and for whoever wants to know when a freshly started server is ready for a class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+
+__all__ = ["lifespan", "warm_up", "warm_state", "ROUTES"]
+
+_log = logging.getLogger(__name__)
+
+# the page modules a first visit imports (pandas, altair and pyarrow come with them)
+_MODULES = ("explorer.ui.nav", "explorer.ui.home_view", "explorer.ui.corpus_view", "explorer.ui.train_view",
+            "explorer.ui.playground_view", "explorer.ui.compare_view", "explorer.ui.links")
+
+_state: dict = {"ready": False, "started": None, "done": [], "seconds": None}
+_lock = threading.Lock()
+_thread: list[threading.Thread] = []
+
+
+def warm_state() -> dict:
+    """A copy of the warm-up's progress: ready, the steps done, seconds taken."""
+    with _lock:
+        return {**_state, "done": list(_state["done"])}
+
+
+def _mark(step: str) -> None:
+    with _lock:
+        _state["done"].append(step)
+
+
+def _warm() -> None:
+    # each step on its own: a failure leaves that part to the first page that needs it
+    from ..compare import warm_languages
+    from ..pretrained import warm_pretrained
+
+    t0 = time.monotonic()
+    steps = (
+        ("imports", lambda: [importlib.import_module(m) for m in _MODULES]),
+        ("tables", lambda: warm_pretrained().join()),
+        ("languages", warm_languages),  # the Compare page's parity rows of the bundled tables
+    )
+    for name, step in steps:
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - warming is best effort; the page reports a real failure
+            _log.warning("warm-up step %r failed; the first page that needs it will do it", name, exc_info=True)
+        else:
+            _mark(name)
+    with _lock:
+        _state["ready"] = True
+        _state["seconds"] = round(time.monotonic() - t0, 3)
+
+
+def warm_up() -> threading.Thread:
+    """Start the warm-up (once per process) and return its thread."""
+    with _lock:
+        if not _thread:
+            _state["started"] = time.time()
+            thread = threading.Thread(target=_warm, name="bpe-explorer-warm-up", daemon=True)
+            thread.start()
+            _thread.append(thread)
+        return _thread[0]
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_app) -> AsyncIterator[None]:
+    """The app's start and stop (``st.App(..., lifespan=lifespan)``): warm up in the background."""
+    warm_up()
+    yield
+
+
+async def _warm_route(_request):
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(warm_state())
+
+
+def _routes() -> list:
+    from starlette.routing import Route
+
+    return [Route("/warm", _warm_route)]
+
+
+ROUTES = _routes()
