@@ -154,3 +154,23 @@ def encode_view(at) -> list[Panel]:
         out.append(Panel(name, tab.caption[0].value.replace("\\", ""), metrics, strips[name],
                          ast.literal_eval(tab.code[0].value)))
     return out
+
+
+# ---- the Train page's charts (one component that draws them; its data is JSON) ---------------
+def step_chart_spec(at, title: str) -> dict:
+    """The Train page's chart titled ``title``, as its component received it."""
+    for el in at.get("bidi_component"):
+        if el.proto.component_name == "bpe_explorer_step_charts":
+            for chart in json.loads(el.proto.json)["charts"]:
+                if chart["title"] == title:
+                    return chart
+    raise AssertionError(f"no Train chart titled {title!r}")
+
+
+def step_chart(at, title: str):
+    """A Train chart's points as a DataFrame: ``step`` (or the bars' x) and one column a series."""
+    import pandas as pd
+
+    chart = step_chart_spec(at, title)
+    x = "step" if chart["kind"] == "line" else chart["x_title"]
+    return pd.DataFrame({x: chart["x"], **{s["name"]: s["values"] for s in chart["series"]}})

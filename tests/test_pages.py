@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, encode_view, read_sample, shown, unescaped
+from conftest import ROOT, chart_data, encode_view, read_sample, shown, step_chart, step_chart_spec, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -140,7 +140,7 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     ]
     assert hist["now"].tolist() == ["▶", "", ""]
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.peek(10)]
-    tokens = chart_data(at, "Tokens in the corpus")
+    tokens = step_chart(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
     r = ref.records[2]
     sentence = unescaped(at.info[0].value)
@@ -570,36 +570,37 @@ def _encodings(spec: dict) -> list[dict]:
     return [layer.get("encoding", {}) for layer in spec.get("layer", [spec])]
 
 
-def test_charts_have_whole_steps_real_axes_at_step_zero_and_a_hover_rule():
+def test_charts_have_whole_steps_real_axes_at_step_zero_and_mark_the_step_shown():
     at = train_page()
-    spec = chart_spec(at, "Tokens in the corpus")
-    x = _encodings(spec)[0]["x"]
-    assert x["axis"]["format"] == "d" and x["axis"]["tickMinStep"] == 1 and x["scale"]["domain"] == [0, 1]
-    y = _encodings(spec)[0]["y"]
-    tokens = engine().initial_tokens
-    low, high = y["scale"]["domain"]
-    assert low < tokens < high and y["axis"]["format"] == ",d"
+    ref = engine()
+    tokens = step_chart_spec(at, "Tokens in the corpus")
+    assert tokens["x"] == [0] and tokens["shown"] == 0
+    low, high = tokens["y_domain"]  # one point: an axis around it, not a zero-height one
+    assert low < ref.initial_tokens < high
     # bytes and characters per token at step 0 (1.00 and ~0.99): an axis wide enough for distinct
     # two-decimal labels, not "1.00 1.00 1.00"
-    ref = engine()
     per_token = [ref.corpus_bytes / ref.initial_tokens, ref.corpus_chars / ref.initial_tokens]
-    low, high = _encodings(chart_spec(at, "Compression"))[0]["y"]["scale"]["domain"]
+    low, high = step_chart_spec(at, "Compression")["y_domain"]
     assert low < min(per_token) <= max(per_token) < high and high - low >= 0.1
+    assert step_chart_spec(at, "Count of the winning pair")["x"] == []  # no merge, no winner yet
     at.button(key="step10").click().run()
-    for title, fields in (("Tokens in the corpus", {"step", "tokens", "bytes per token"}),
-                          ("Compression", {"step", "bytes per token", "chars per token"}),
-                          ("Count of the winning pair", {"step", "winning count"})):
-        spec = chart_spec(at, title)
-        assert [p["select"]["on"] for p in spec.get("params", [])] == ["pointerover"] or any(
-            p.get("select", {}).get("nearest") for layer in spec["layer"] for p in layer.get("params", []))
-        tips = [enc["tooltip"] for enc in _encodings(spec) if "tooltip" in enc]
-        assert any({t["field"] for t in tip} == fields for tip in tips), title
-        assert _encodings(spec)[0]["x"]["scale"] == {"nice": False}  # the data's 0..10: no padding to 12
-        data = chart_data(at, title)
-        assert data.loc[data["shown"], "step"].tolist() == [10]  # the dashed rule marks the step shown
+    ref.advance(10)
+    for title, series in (("Tokens in the corpus", ["tokens"]), ("Compression", ["bytes per token", "chars per token"]),
+                          ("Count of the winning pair", ["winning count"])):
+        chart = step_chart_spec(at, title)
+        assert [s["name"] for s in chart["series"]] == series and chart["shown"] == 10, title
+    count = step_chart(at, "Count of the winning pair")
+    assert count["step"].tolist() == list(range(1, 11)) and count["winning count"].tolist() == [r.count for r in ref.records]
+    per_token = step_chart(at, "Compression")
+    assert per_token["bytes per token"].tolist() == pytest.approx(
+        [ref.corpus_bytes / t for t in [ref.initial_tokens] + [r.tokens_after for r in ref.records]])
     at.slider(key="view_slider").set_value(4).run()
-    data = chart_data(at, "Tokens in the corpus")
-    assert data.loc[data["shown"], "step"].tolist() == [4] and data["step"].max() == 10
+    chart = step_chart_spec(at, "Tokens in the corpus")
+    assert chart["shown"] == 4 and max(chart["x"]) == 10  # the rule moves; the curve keeps every step trained
+    lengths = step_chart(at, "Token lengths in the vocabulary so far")
+    tok = ref.tokenizer(4)
+    made = [len(tok.token_bytes(i)) for i in range(tok.n_special, len(tok.vocab))]
+    assert dict(zip(lengths["length (bytes)"], lengths["tokens"])) == {n: made.count(n) for n in set(made)}
 
 
 def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():

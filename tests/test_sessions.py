@@ -9,7 +9,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, read_sample, unescaped
+from conftest import ROOT, chart_data, read_sample, shown, step_chart, unescaped
 from explorer import Trainer, corpus_config
 from explorer.corpora import leading_sample
 from explorer.pipeline import count_words
@@ -64,10 +64,10 @@ def test_the_sample_steps_through_the_leading_stretch_of_the_corpus(monkeypatch)
     sample = leading_sample([read_sample(CORPUS)], 10 * 1024)
     ref = engine(sample)
     ref.advance(100)
-    assert history(at)["new token"].tolist()[::-1] == [r.token for r in ref.records]
+    assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
     assert status(at).startswith("Step **100** of 100")
     # what the page compresses is the sample: its token count before any merge
-    tokens = chart_data(at, "Tokens in the corpus")
+    tokens = step_chart(at, "Tokens in the corpus")
     assert tokens["tokens"].iloc[0] == ref.initial_tokens < engine([read_sample(CORPUS)]).initial_tokens
 
 
@@ -77,7 +77,7 @@ def test_all_of_it_without_step_records_trains_to_the_end_at_once(monkeypatch):
     assert not at.exception
     ref = engine([read_sample(CORPUS)]).run()
     assert "training stopped" in status(at) and f"of {len(ref.records):,} trained" in status(at)
-    assert history(at)["new token"].tolist()[::-1] == [r.token for r in ref.records]
+    assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
     assert any("without step records" in c.value for c in at.caption)
     # a past step shows its winner and says the log is compact
     at.slider(key="view_slider").set_value(3).run()

@@ -12,7 +12,7 @@ from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
 from ..corpora import mib
-from . import charts, clicks, interop_view, links, render, server, state, tables
+from . import charts, clicks, interop_view, links, live_charts, render, server, state, tables
 from .explain import byte_legend, explain, tie_rule_sentence
 
 __all__ = ["token_style", "live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
@@ -241,7 +241,7 @@ class _View:
     history_html: str
     history_caption: str
     words_html: str
-    charts: tuple[charts.Chart | None, ...]  # tokens, compression, count, lengths
+    charts: list[dict]  # the four charts' data (live_charts.chart_data)
 
 
 def token_style(live: state.Live) -> render.TokenStyle:
@@ -383,30 +383,17 @@ def _lengths(live: state.Live, k: int) -> list[int]:
     return out
 
 
-def _charts(live: state.Live) -> tuple[charts.Chart | None, ...]:
-    """(data, spec) of the four charts: tokens, compression, winning count (None before the
-    first merge) and token lengths."""
+def _charts(live: state.Live) -> list[dict]:
+    """The four charts' data at the step shown: tokens, compression, winning count, token lengths."""
     trainer = live.trainer
     assert trainer is not None
-    records = trainer.records
-    df = charts.progress_columns(records, initial_tokens=trainer.initial_tokens,
-                               corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
-    return (charts.tokens_chart(df, live.view), charts.compression_chart(df, live.view),
-            charts.count_chart(df, live.view) if records else None,
-            charts.length_chart(charts.length_frame(_lengths(live, live.view)), trainer.config.unit))
+    cols = charts.progress_columns(trainer.records, initial_tokens=trainer.initial_tokens,
+                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+    return live_charts.chart_data(cols, live.view, lengths=_lengths(live, live.view), unit=trainer.config.unit)
 
 
 def charts_panel(view: _View) -> None:
-    tokens, compression, count, lengths = view.charts
-    c1, c2 = st.columns(2)
-    c1.vega_lite_chart(*tokens, width="stretch")
-    c2.vega_lite_chart(*compression, width="stretch")
-    c3, c4 = st.columns(2)
-    if count is not None:
-        c3.vega_lite_chart(*count, width="stretch")
-    else:
-        c3.caption("The winning pair's count appears after the first merge.")
-    c4.vega_lite_chart(*lengths, width="stretch")
+    live_charts.step_charts(view.charts, key="w_step_charts")
 
 
 _HISTORY_WINDOW = 12

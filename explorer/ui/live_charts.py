@@ -1,0 +1,212 @@
+"""The Train page's four charts as one small component that draws SVG itself.
+
+Why not Vega-Lite: the page redraws its charts on every Step, and four Vega views took the
+browser ~0.15 s per click, most of a Step's time. Here the browser gets a few hundred numbers
+per curve and draws three polylines and a bar chart (a few milliseconds); the tooltip, the
+dashed rule at the step shown and the axes are drawn by the same ~150 lines of script.
+
+Data shape (what Python sends, and what the tests read back from the element's JSON)::
+
+    {"charts": [{"title": "Tokens in the corpus", "kind": "line",   # or "bars"
+                 "x": [0, 1, ...], "x_title": "merge step",
+                 "series": [{"name": "tokens", "values": [...], "color": "#2563eb"}],
+                 "y_title": "tokens", "y_format": "int",            # or "2f"
+                 "log": false, "y_domain": [lo, hi] | null, "shown": 12}, ...]}
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import streamlit as st
+
+from . import charts
+
+__all__ = ["chart_data", "step_charts"]
+
+_JS = r"""
+const NS = "http://www.w3.org/2000/svg";
+const H = 230, M = {l: 70, r: 12, t: 26, b: 40};
+
+function el(name, attrs, parent) {
+  const e = document.createElementNS(NS, name);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function fmt(v, f) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "";
+  return f === "2f" ? v.toFixed(2) : Math.round(v).toLocaleString("en-US");
+}
+function niceTicks(lo, hi, n) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / n, mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => (hi - lo) / s <= n) || 10 * mag;
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+  return out;
+}
+function logTicks(lo, hi) {
+  const out = [];
+  for (let p = Math.floor(Math.log10(lo)); p <= Math.ceil(Math.log10(hi)); p++)
+    for (const m of [1, 2, 5]) { const v = m * Math.pow(10, p); if (v >= lo && v <= hi) out.push(v); }
+  return out.length ? out : [lo, hi];
+}
+function draw(box, c, width) {
+  box.textContent = "";
+  const W = Math.max(260, width);
+  const svg = el("svg", {width: W, height: H, role: "img", "aria-label": c.title, "data-title": c.title}, box);
+  el("text", {x: M.l, y: 15, class: "lc-title"}, svg).textContent = c.title;
+  const xs = c.x, n = xs.length;
+  const vals = c.series.flatMap((s) => s.values).filter((v) => v !== null && !Number.isNaN(v) && (!c.log || v > 0));
+  if (!n || !vals.length) {
+    el("text", {x: M.l, y: M.t + 30, class: "lc-label"}, svg).textContent = c.empty || "";
+    return;
+  }
+  let lo = Math.min(...vals), hi = Math.max(...vals);
+  if (c.y_domain) [lo, hi] = c.y_domain;
+  else if (c.kind === "bars") lo = 0;
+  if (c.log) { lo = Math.max(lo, 1e-9); if (hi <= lo) hi = lo * 10; }
+  else if (hi <= lo) { hi = lo + 1; lo = lo - 1; }
+  const iw = W - M.l - M.r, ih = H - M.t - M.b;
+  const band = c.kind === "bars" ? iw / n : 0;
+  const x0 = xs[0], x1 = xs[n - 1] > x0 ? xs[n - 1] : x0 + 1;
+  const X = c.kind === "bars" ? (i) => M.l + band * (i + 0.5) : (v) => M.l + (v - x0) / (x1 - x0) * iw;
+  const Y = c.log ? (v) => M.t + ih - (Math.log10(v) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo)) * ih
+                  : (v) => M.t + ih - (v - lo) / (hi - lo) * ih;
+  const g = el("g", {class: "lc-axis"}, svg);
+  for (const t of (c.log ? logTicks(lo, hi) : niceTicks(lo, hi, 4))) {
+    const y = Y(t);
+    el("line", {x1: M.l, x2: M.l + iw, y1: y, y2: y, class: "lc-grid"}, g);
+    el("text", {x: M.l - 6, y: y + 4, "text-anchor": "end"}, g).textContent = fmt(t, c.y_format);
+  }
+  const xt = c.kind === "bars" ? xs.map((v, i) => [i, v]) : niceTicks(x0, x1, Math.max(2, Math.floor(iw / 70)))
+      .filter((v) => Number.isInteger(v)).map((v) => [v, v]);
+  const every = Math.max(1, Math.ceil(xt.length / Math.max(1, Math.floor(iw / 34))));
+  xt.forEach(([at, label], i) => {
+    if (i % every) return;
+    el("text", {x: X(at), y: M.t + ih + 16, "text-anchor": "middle"}, g).textContent = label.toLocaleString("en-US");
+  });
+  el("line", {x1: M.l, x2: M.l + iw, y1: M.t + ih, y2: M.t + ih, class: "lc-base"}, g);
+  el("text", {x: M.l + iw / 2, y: H - 4, "text-anchor": "middle", class: "lc-label"}, g).textContent = c.x_title;
+  el("text", {x: 12, y: M.t + ih / 2, "text-anchor": "middle", class: "lc-label",
+              transform: `rotate(-90 12 ${M.t + ih / 2})`}, g).textContent = c.y_title;
+  if (c.kind === "bars") {
+    const s = c.series[0];
+    s.values.forEach((v, i) => el("rect", {x: X(i) - band * 0.4, width: band * 0.8, y: Y(v), height: M.t + ih - Y(v),
+                                            fill: s.color}, svg));
+  } else {
+    for (const s of c.series) {
+      const pts = [];
+      s.values.forEach((v, i) => { if (v !== null && !Number.isNaN(v) && (!c.log || v > 0)) pts.push(`${X(xs[i]).toFixed(1)},${Y(v).toFixed(1)}`); });
+      el("polyline", {points: pts.join(" "), fill: "none", stroke: s.color, "stroke-width": 2}, svg);
+      if (n <= 60) pts.forEach((p) => { const [px, py] = p.split(","); el("circle", {cx: px, cy: py, r: 2.5, fill: s.color}, svg); });
+    }
+    if (c.series.length > 1) {
+      let lx = M.l + iw;
+      [...c.series].reverse().forEach((s) => {
+        const t = el("text", {x: lx, y: 15, "text-anchor": "end", fill: s.color, class: "lc-legend"}, svg);
+        t.textContent = "— " + s.name; lx -= t.getComputedTextLength() + 14;
+      });
+    }
+    if (c.shown !== null && c.shown !== undefined && c.shown >= x0 && c.shown <= x1)
+      el("line", {x1: X(c.shown), x2: X(c.shown), y1: M.t, y2: M.t + ih, class: "lc-shown"}, svg);
+  }
+  const hover = el("line", {y1: M.t, y2: M.t + ih, class: "lc-hover", visibility: "hidden"}, svg);
+  const tip = document.createElement("div"); tip.className = "lc-tip"; box.appendChild(tip);
+  const pad = el("rect", {x: M.l, y: M.t, width: iw, height: ih, fill: "transparent"}, svg);
+  pad.addEventListener("pointermove", (ev) => {
+    const r = svg.getBoundingClientRect(), px = ev.clientX - r.left;
+    let i = 0, best = Infinity;
+    xs.forEach((v, j) => { const d = Math.abs((c.kind === "bars" ? X(j) : X(v)) - px); if (d < best) { best = d; i = j; } });
+    const hx = c.kind === "bars" ? X(i) : X(xs[i]);
+    hover.setAttribute("x1", hx); hover.setAttribute("x2", hx); hover.setAttribute("visibility", "visible");
+    tip.textContent = `${c.kind === "bars" ? c.x_title : "step"} ${xs[i].toLocaleString("en-US")} · ` +
+      c.series.map((s) => `${s.name} ${fmt(s.values[i], c.y_format)}`).join(" · ");
+    tip.style.left = Math.min(hx + 8, W - 180) + "px"; tip.style.display = "block";
+  });
+  pad.addEventListener("pointerleave", () => { hover.setAttribute("visibility", "hidden"); tip.style.display = "none"; });
+}
+export default function (component) {
+  const { data, parentElement } = component;
+  let root = parentElement.querySelector(".lc-grid-root");
+  if (!root) { root = document.createElement("div"); root.className = "lc-grid-root"; parentElement.appendChild(root); }
+  const charts = (data && data.charts) || [];
+  while (root.children.length > charts.length) root.lastChild.remove();
+  while (root.children.length < charts.length) { const b = document.createElement("div"); b.className = "lc-box"; root.appendChild(b); }
+  const render = () => charts.forEach((c, i) => draw(root.children[i], c, root.children[i].clientWidth));
+  render();
+  if (!root.__observer) {
+    let last = root.clientWidth;
+    root.__observer = new ResizeObserver(() => { if (root.clientWidth !== last) { last = root.clientWidth; root.__render(); } });
+    root.__observer.observe(root);
+  }
+  root.__render = render;
+}
+"""
+
+_CSS = """
+.lc-grid-root{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:.4rem 1.2rem;}
+.lc-box{position:relative;min-width:0;}
+.lc-box svg{display:block;font-family:"Source Sans Pro",sans-serif;font-size:12px;}
+.lc-title{font-size:14px;font-weight:600;fill:#0f172a;}
+.lc-axis text{fill:#475569;font-size:12px;}
+.lc-label{fill:#334155;font-size:12px;}
+.lc-legend{font-size:12px;font-weight:600;}
+.lc-grid{stroke:#e2e8f0;}
+.lc-base{stroke:#94a3b8;}
+.lc-shown{stroke:#dc2626;stroke-dasharray:4 3;stroke-width:1.5;}
+.lc-hover{stroke:#475569;stroke-width:1.5;}
+.lc-tip{display:none;position:absolute;top:22px;background:#0f172aee;color:#f8fafc;font-size:12px;padding:2px 6px;
+        border-radius:4px;white-space:nowrap;pointer-events:none;}
+"""
+
+_component = st.components.v2.component("bpe_explorer_step_charts", js=_JS, css=_CSS, isolate_styles=False)
+
+
+def _values(values: Sequence[float]) -> list[float | None]:
+    return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
+
+
+def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], unit: str) -> list[dict]:
+    """The four charts' data at the step shown: tokens, compression and the winning count over
+    the steps (thinned, the step shown kept in), and how many vocabulary tokens have each length.
+
+    >>> from explorer import make_config, train
+    >>> t = train("aaabdaaabac", make_config("bytes", vocab_size=None, num_merges=2))
+    >>> cols = charts.progress_columns(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)
+    >>> data = chart_data(cols, 1, lengths=[1, 1, 2], unit="byte")
+    >>> [(c["title"], c["shown"]) for c in data]
+    [('Tokens in the corpus', 1), ('Compression', 1), ('Count of the winning pair', 1), ('Token lengths in the vocabulary so far', None)]
+    >>> data[0]["series"][0]["values"], data[3]["x"], data[3]["series"][0]["values"]
+    ([11, 9, 7], [1, 2], [2, 1])
+    """
+    tokens = charts.shown_rows(cols, current, ["tokens"])
+    per_token = charts.shown_rows(cols, current, ["bytes per token", "chars per token"])
+    counts = charts.shown_rows(cols, current, ["winning count"], first=1)
+    lengths_table = charts.length_frame(lengths)
+    return [
+        {"title": "Tokens in the corpus", "kind": "line", "x": tokens["step"], "x_title": "merge step",
+         "series": [{"name": "tokens", "values": tokens["tokens"], "color": "#2563eb"}],
+         "y_title": "tokens", "y_format": "int", "log": False, "y_domain": charts.y_domain(tokens["tokens"]),
+         "shown": current},
+        {"title": "Compression", "kind": "line", "x": per_token["step"], "x_title": "merge step",
+         "series": [{"name": "bytes per token", "values": per_token["bytes per token"], "color": "#0ea5e9"},
+                    {"name": "chars per token", "values": per_token["chars per token"], "color": "#f97316"}],
+         "y_title": "per token", "y_format": "2f", "log": False,
+         "y_domain": charts.y_domain(per_token["bytes per token"] + per_token["chars per token"]), "shown": current},
+        {"title": "Count of the winning pair", "kind": "line", "x": counts["step"], "x_title": "merge step",
+         "series": [{"name": "winning count", "values": _values(counts["winning count"]), "color": "#7c3aed"}],
+         "y_title": "count (log scale)", "y_format": "int", "log": True, "y_domain": None, "shown": current,
+         "empty": "The winning pair's count appears after the first merge."},
+        {"title": "Token lengths in the vocabulary so far", "kind": "bars",
+         "x": lengths_table["length"].to_pylist(), "x_title": f"length ({'bytes' if unit == 'byte' else 'characters'})",
+         "series": [{"name": "tokens", "values": lengths_table["tokens"].to_pylist(), "color": "#0d9488"}],
+         "y_title": "tokens", "y_format": "int", "log": False, "y_domain": None, "shown": None},
+    ]
+
+
+def step_charts(data: list[dict], *, key: str) -> None:
+    """Draw the charts (one element; a Step swaps its numbers)."""
+    _component(key=key, data={"charts": data}, height="content")
