@@ -121,7 +121,7 @@ def as_shown(text: str) -> str:
 
 def bytes_metric(page):
     """The Corpus page's first metric: the corpus's size in bytes."""
-    return page.locator('[data-testid="stMetric"]').first
+    return page.locator(".bpe-stat-value").first
 
 
 def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
@@ -148,15 +148,15 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     wait_idle(page, until=page.locator('[data-testid="stDataFrame"]'))
     grid.wait_for(state="attached", timeout=30_000)
     assert grid.get_attribute("aria-rowcount") == "11"
-    charts = page.locator('[data-testid="stVegaLiteChart"]')
-    assert charts.count() >= 4
-    charts.first.locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
+    charts = page.locator(".lc-box svg")
+    expect(charts).to_have_count(4, timeout=30_000)
+    assert charts.first.locator("polyline").count() == 1
     # hovering anywhere over a curve (not only its 1-pixel line) shows every series at that step
-    compression = charts.nth(1)
+    compression = page.locator('.lc-box:has(svg[data-title="Compression"])')
     compression.scroll_into_view_if_needed()
     box = compression.bounding_box()
-    page.mouse.move(box["x"] + box["width"] * 0.55, box["y"] + box["height"] * 0.2)
-    tooltip = page.locator("#vg-tooltip-element")
+    page.mouse.move(box["x"] + box["width"] * 0.55, box["y"] + box["height"] * 0.4)
+    tooltip = compression.locator(".lc-tip")
     tooltip.wait_for(state="visible", timeout=10_000)
     assert "bytes per token" in tooltip.inner_text() and "chars per token" in tooltip.inner_text()
     assert page.locator(".bpe-chip").count() > 20
@@ -176,22 +176,22 @@ def test_run_to_end_draws_the_final_chart(page):
     nav(page, "Train")
     page.get_by_role("button", name="Run to end").click()
     assert "training stopped: 1,000 merges done" in wait_status(page, r"^Step .* training stopped", timeout=120)
-    assert page.locator('[data-testid="stVegaLiteChart"]').count() >= 4
+    expect(page.locator(".lc-box svg")).to_have_count(4, timeout=30_000)
     full_screenshot(page, ARTIFACTS / "07_train_run_to_end.png")
 
 
 def test_play_advances_by_itself_and_pause_stops_it(page):
     nav(page, "Train")
-    page.get_by_role("button", name="Play").click()
+    page.get_by_role("button", name="Play", exact=True).click()
     page.wait_for_function("() => [...document.querySelectorAll('p')].some(p => /^Step [3-9]\\d* of/.test(p.innerText))", timeout=30_000)
-    page.get_by_role("button", name="Pause").click()
-    wait_idle(page, until=page.get_by_role("button", name="Play"))
+    page.get_by_role("button", name="Pause", exact=True).click()
+    wait_idle(page, until=page.get_by_role("button", name="Play", exact=True))
     page.wait_for_timeout(1500)  # a step already on its way lands; none may follow it
     wait_idle(page, settle=0)  # no new action: only let a run still going end
     paused = status_text(page)
     page.wait_for_timeout(3000)
     assert status_text(page) == paused
-    assert page.get_by_role("button", name="Play").is_visible()
+    assert page.get_by_role("button", name="Play", exact=True).is_visible()
 
 
 def test_an_undecodable_upload_gets_a_choice_survives_a_page_switch_and_can_be_removed(page):
@@ -274,7 +274,7 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
                                         rows.nth(1).filter(has_text="<script>alert(1)</script>")])
     chosen = page.locator('[data-testid="stMultiSelect"]').inner_text()
     assert "trained in this session" in chosen and "cl100k_base" in chosen
-    assert page.get_by_text("trained, as of merge 10 of 10").is_visible()
+    assert page.locator('tr[data-name="trained (merge 10)"]').is_visible()
     expect(rows).to_have_count(3, timeout=30_000)
     assert rows.count() == 3
     # each tokenizer's chips, read back as text, spell the input exactly (spaces shown as ·)
@@ -294,9 +294,9 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
     page.get_by_role("option", name="cl100k_base").click()
     # a bundled tokenizer's token tells its merge rank (the trained one's, the step it was learned at)
     wait_idle(page, timeout=60, until=re.compile(r"\(id \d+\): merge rank [\d,]+; built by"))
-    graph = page.locator('[data-testid="stGraphVizChart"] svg')
+    graph = page.locator(".bpe-lin")
     graph.wait_for(timeout=30_000)
-    assert graph.locator("g.node").count() >= 3  # the default token is the piece's most merged one
+    assert graph.locator("li").count() >= 3  # the default token is the piece's most merged one
     full_screenshot(page, ARTIFACTS / "10_playground_lineage.png")
 
     page.get_by_text("Char vs byte").click()
@@ -368,15 +368,15 @@ def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
     expect(speed).to_have_value("fast (0.4 s)", timeout=30_000)
     wait_idle(page)  # the choice reruns the live area, which draws nothing new: wait_idle sees the rerun start
     start = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
-    page.get_by_role("button", name="Play").click()
+    page.get_by_role("button", name="Play", exact=True).click()
     t0 = time.monotonic()
     page.wait_for_timeout(30_000)
     steps = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", "")) - start
     elapsed = time.monotonic() - t0
-    assert page.get_by_role("button", name="Pause").is_visible()  # still playing
+    assert page.get_by_role("button", name="Pause", exact=True).is_visible()  # still playing
     assert steps >= 0.9 * elapsed / 0.4, f"{steps} steps in {elapsed:.1f} s at 0.4 s per step"
-    page.get_by_role("button", name="Pause").click()
-    wait_idle(page, until=page.get_by_role("button", name="Play"))
+    page.get_by_role("button", name="Pause", exact=True).click()
+    wait_idle(page, until=page.get_by_role("button", name="Play", exact=True))
     shown = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     page.wait_for_function(f"() => location.search.includes('step={shown}')", timeout=10_000)  # the link caught up
 
@@ -408,19 +408,19 @@ def test_quick_clicks_queue_five_steps_make_five_merges(page):
 
 def test_autoplay_pauses_on_a_page_switch_and_resumes_on_return(page):
     nav(page, "Train")
-    page.get_by_role("button", name="Play").click()
+    page.get_by_role("button", name="Play", exact=True).click()
     wait_status(page, r"^Step [3-9]\d* of")
     nav(page, "Corpus")
     page.wait_for_timeout(2500)
     nav(page, "Train")
-    assert becomes_visible(page.get_by_role("button", name="Pause"))
+    assert becomes_visible(page.get_by_role("button", name="Pause", exact=True))
     first = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
-    assert page.get_by_role("button", name="Pause").is_visible()
+    assert page.get_by_role("button", name="Pause", exact=True).is_visible()
     page.wait_for_timeout(3000)
     later = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     assert later >= first + 2  # still playing at "normal (1 s)"
-    page.get_by_role("button", name="Pause").click()
-    wait_idle(page, until=page.get_by_role("button", name="Play"))
+    page.get_by_role("button", name="Pause", exact=True).click()
+    wait_idle(page, until=page.get_by_role("button", name="Play", exact=True))
 
 
 def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
@@ -428,15 +428,20 @@ def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
     chosen = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
     assert all(name in chosen for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"))
     page.get_by_role("button", name="Compare", exact=True).click()
-    wait_idle(page, timeout=180, until="Fertility and parity across languages")
+    wait_idle(page, timeout=180, until=page.locator(".bpe-card-panel", has_text="Parity"))
     assert page.locator('[data-testid="stException"]').count() == 0
-    charts = page.locator('[data-testid="stVegaLiteChart"]')
-    expect(charts).to_have_count(5, timeout=30_000)
-    assert charts.count() == 5  # curves, two heatmaps, token lengths, parity
-    for i in range(charts.count()):
-        charts.nth(i).locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
-    assert page.get_by_text("Longest only in udhr_en.txt").is_visible()
-    assert page.locator(".bpe-chip").count() >= 10
+    # each panel in its tab, its charts drawn when the tab is opened
+    for tab, charts in (("Parity across languages", 1), ("Compression curves", 1), ("Cross-evaluation", 2),
+                        ("Token lengths", 1)):
+        page.get_by_role("tab", name=tab).click()
+        panel = page.locator('[role="tabpanel"]:visible')
+        drawn = panel.locator('[data-testid="stVegaLiteChart"]')
+        expect(drawn).to_have_count(charts, timeout=30_000)
+        for i in range(charts):
+            drawn.nth(i).locator("canvas, svg").first.wait_for(state="visible", timeout=30_000)
+    page.get_by_role("tab", name="Vocabulary overlap").click()
+    wait_idle(page, settle=0, until="Longest only in udhr_en.txt")
+    assert page.locator(".bpe-chip:visible").count() >= 10
     full_screenshot(page, ARTIFACTS / "14_compare_en_hi_ko.png")
 
 
@@ -491,8 +496,16 @@ def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(p
 
 def _pick(page, label: str, option: str, *, until=None) -> None:
     """Choose ``option`` in the selectbox ``label``; wait for ``until`` (what the choice draws)."""
-    page.get_by_role("combobox", name=label, exact=True).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    box = page.get_by_role("combobox", name=label, exact=True)
+    # the select's list closes when the page scrolls under it: bring it into view first, and
+    # open it again if a late scroll closed it
+    box.scroll_into_view_if_needed()
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        box.click()
+        if becomes_visible(choice, timeout=3):
+            break
+    choice.click()
     wait_idle(page, timeout=60, until=until)
 
 
@@ -559,10 +572,10 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
     wait_idle(page, timeout=60, gone=importer.get_by_placeholder("from the file names"))
     page.get_by_role("button", name="Import", exact=True).click()
     imported = page.get_by_text(re.compile(r"^Imported 'tokenizer': format Hugging Face tokenizer\.json, 20 merges"))
-    wait_idle(page, timeout=60, until=[imported, page.get_by_role("heading", name="imported: tokenizer (hf)")])
+    row = page.locator('tr[data-name="imported: tokenizer (hf)"]')  # its row in the comparison
+    wait_idle(page, timeout=60, until=[imported, row])
     assert imported.is_visible()
     assert "imported: tokenizer (hf)" in page.locator('[data-testid="stMultiSelect"]').inner_text()
-    page.get_by_role("heading", name="imported: tokenizer (hf)").wait_for()
     rows = page.locator("div.bpe-text")  # trained, cl100k_base, imported, then the dropout sample (folded)
     expect(rows).to_have_count(4, timeout=30_000)
     assert rows.count() == 4

@@ -21,9 +21,10 @@ PROJECTOR = {"width": 1280, "height": 720}
 WAIT = 90_000  # ms: waits return as soon as the text is drawn; a loaded machine may need long
 
 
-def see(page, text: str | re.Pattern, *, timeout: float = WAIT):
-    """Wait until the text is drawn (what the last action should show), then until the app is idle."""
-    locator = page.get_by_text(text).first
+def see(page, text, *, timeout: float = WAIT):
+    """Wait until the text (or a locator) is drawn (what the last action should show), then until
+    the app is idle."""
+    locator = (page.get_by_text(text) if isinstance(text, (str, re.Pattern)) else text).first
     locator.wait_for(state="visible", timeout=timeout)
     wait_idle(page, timeout=timeout / 1000)
     return locator
@@ -49,14 +50,14 @@ def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view():
             see(page, re.compile(rf"^Step {i} of {i} trained"))
         assert re.search(r"step=25", page.url)
 
-        nav(page, "Playground", "Type any text and see what each tokenizer makes of it")
-        see(page, "trained, as of merge 25 of 25")
+        nav(page, "Playground", "What each tokenizer makes of a text")
+        see(page, page.locator('tr[data-name="trained (merge 25)"]'))
         page.wait_for_url(re.compile(r"k=25"), timeout=WAIT)
         before = chips(page)
         assert len(before) > 10
         full_screenshot(page, ARTIFACTS / "links_01_playground_before_reload.png")
         page.reload()
-        see(page, "trained, as of merge 25 of 25")
+        see(page, page.locator('tr[data-name="trained (merge 25)"]'))
         assert chips(page) == before
         full_screenshot(page, ARTIFACTS / "links_02_playground_after_reload.png")
 
