@@ -466,10 +466,12 @@ def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretoke
         raise FormatError(f"{name}: {err}") from None
 
 
-def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2") -> Tokenizer:
+def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2",
+                        own_merges_suffice: bool = False) -> Tokenizer:
     """GPT-2's own ``encoder.json`` (token -> id) and ``vocab.bpe`` (its merges, in order), encoding
     as tiktoken's ``gpt2`` does (the bundled GPT-2). Ids 0-255 must be the 256 bytes and entries
-    past the merges (``<|endoftext|>``) become special tokens.
+    past the merges (``<|endoftext|>``) become special tokens. ``own_merges_suffice`` (see
+    ``Tokenizer``) is taken for files as GPT-2 ships them.
 
     >>> tok = tokenizer_from_gpt2(json.dumps({bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}), "#version: 0.2\\na b\\n")
     >>> tok.encode("abab<|endoftext|>", allow_special=True)
@@ -480,7 +482,8 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
     _require([i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
              "ids 0-255 of encoder.json must be the 256 byte symbols")
     config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
-    tok = _gpt2_as_shipped(encoder, vocab_bpe, alphabet=[t for _, t in first], config=config)
+    tok = _gpt2_as_shipped(encoder, vocab_bpe, alphabet=[t for _, t in first], config=config,
+                           own_merges_suffice=own_merges_suffice)
     if tok is not None:
         return tok
     # not as GPT-2 ships them: the careful reading says where they go wrong (or reads them)
@@ -488,7 +491,8 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
                               merges_name="vocab.bpe")
 
 
-def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig) -> Tokenizer | None:
+def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig,
+                     own_merges_suffice: bool = False) -> Tokenizer | None:
     """GPT-2's files read in bulk when they are as GPT-2 ships them: after the ``#version`` line,
     each line of vocab.bpe is one merge ``left right`` of two tokens encoder.json lists; the
     tokens the merges make are encoder.json's other entries, id for id, from 256 on; and the
@@ -519,7 +523,7 @@ def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], conf
     specials = {t: i for t, i in encoder.items() if i >= end}
     try:
         tok = Tokenizer(config=config.replace(alphabet="full-bytes", special_tokens=()), alphabet=alphabet,
-                        merges=merges, special_ids=specials, rules="tiktoken")
+                        merges=merges, special_ids=specials, rules="tiktoken", own_merges_suffice=own_merges_suffice)
     except ValueError:  # a merge of a token made only later, a special token's id taken twice
         return None
     # every token made is encoder.json's at its id, and encoder.json holds nothing else below `end`

@@ -148,12 +148,13 @@ def read_merges_file(text: str, *, source: str, name: str = "merges file") -> tu
 
 def tokenizer_from_merges(
     singles: Sequence[bytes], merges: Sequence[tuple[int, int]], *, pretokenizer: str, pattern: str | None = None,
-    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (),
+    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (), own_merges_suffice: bool = False,
 ) -> Tokenizer:
     """A byte-level tokenizer of a rank table given by its 256 single bytes (in rank order) and
     its merges (rank 256 + k = merges[k], two lower ranks), with tiktoken's encoding rules: its
     ids are the ranks. ``leading`` special tokens take the ids before the table's (a table whose
-    ranks start at ``len(leading)``); ``special_ids`` are those past it.
+    ranks start at ``len(leading)``); ``special_ids`` are those past it. ``own_merges_suffice``:
+    see ``Tokenizer``.
 
     >>> singles = [bytes([b]) for b in range(256)]
     >>> tok = tokenizer_from_merges(singles, [(97, 98), (256, 256)], pretokenizer="none")
@@ -174,8 +175,9 @@ def tokenizer_from_merges(
         raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
     if shift:
         merges = [(a + shift, b + shift) for a, b in merges]
-    tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken")
-    if tok.merged_ids != list(range(256 + shift, 256 + shift + len(merges))):
+    tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken",
+                    own_merges_suffice=own_merges_suffice)
+    if len(tok.vocab) != 256 + shift + len(merges):  # a merge made a token already there: its id was reused
         k = next(k for k, i in enumerate(tok.merged_ids) if i != 256 + shift + k)
         raise FormatError(f"merge {k} (rank {256 + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
                           "a rank table's tokens are distinct")

@@ -114,10 +114,18 @@ class Tokenizer:
         special_ids: Mapping[str, int] | None = None,
         rules: EncodingRules = "merges",
         encoding: EncodeOptions = EncodeOptions(),
+        own_merges_suffice: bool = False,
     ):
         """``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
         ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``config.special_tokens``
-        instead take the first ids. ``rules`` says which neighbours may merge (ENCODING_RULES)."""
+        instead take the first ids. ``rules`` says which neighbours may merge (ENCODING_RULES).
+
+        ``own_merges_suffice`` (tiktoken's rules only) is the caller's word that merging each
+        token's bytes by tiktoken's rules, ranks below the token's only, ends at its own merge
+        (true of a table whose every token its merges rebuild, as the bundled tables', which the
+        tests check). Then the only splits of a token that ever meet are its own merge's, and
+        looking neighbours up by id pair among the merges gives tiktoken's ids, faster than by
+        their joined texts."""
         self.config = config.validate()
         self.encoding = encoding.validate()
         if rules not in ENCODING_RULES:
@@ -141,23 +149,24 @@ class Tokenizer:
         self._ids = vocab.ids
         self.n_special = vocab.n_special
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
+        self.own_merges_suffice = rules == "tiktoken" and own_merges_suffice
         self._packed: dict[tuple[int, int], int]
-        self._by_text: dict[str, int]
+        self._by_text: dict[str, int] | None = None
         self._pair: Callable[[tuple[int, int]], int | None]  # two neighbours' ids -> their packed merge or None
-        if rules == "tiktoken":
+        if rules == "tiktoken" and not own_merges_suffice:
             # a merged token's text -> its packed merge at the first rank that made it (tiktoken has
             # one rank per byte string): {"Ġt": 0 << _ID_BITS | 256, ...}. Two neighbours merge when
             # their texts joined are a key, so every split of a token merges into it.
-            self._by_text = _first_wins([self.vocab[i] for i in self.merged_ids] if self._rank_of is not None else
-                                        self.vocab[first_new:], packed)
+            self._by_text = _first_wins(self._merged_texts(), packed)
             self._pair = self._pair_by_text
-            self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
-            self._splits_lock = threading.Lock()
         else:
             # (left id, right id) -> packed merge; a pair learned twice keeps its first rank (HF does
             # the same). Keyed by the pair itself so that zip() makes the keys.
             self._packed = _first_wins(self.merges, packed)
             self._pair = self._packed.get
+        if rules == "tiktoken":
+            self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
+            self._splits_lock = threading.Lock()
         # every special token -> its id: the leading ones (config) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
@@ -181,6 +190,12 @@ class Tokenizer:
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
         self._cache = _PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
+
+    def _merged_texts(self) -> Sequence[str]:
+        """The text of the token each merge made, in rank order."""
+        if self._rank_of is None:  # every merge made a new id: they follow the alphabet
+            return self.vocab[self._first_new :]
+        return [self.vocab[i] for i in self.merged_ids]
 
     def _pair_by_text(self, pair: tuple[int, int]) -> int | None:
         """tiktoken's rule for two neighbours: every split of a token's bytes into two tokens
@@ -216,7 +231,11 @@ class Tokenizer:
             if self._splits is None:
                 ids, splits = self._ids, {}
                 setdefault = splits.setdefault
-                for token, packed in self._by_text.items():  # in rank order: a pair keeps its lowest rank
+                by_text = self._by_text
+                if by_text is None:
+                    packed = [rank << _ID_BITS | new for rank, new in enumerate(self.merged_ids)]
+                    by_text = _first_wins(self._merged_texts(), packed)
+                for token, packed in by_text.items():  # in rank order: a pair keeps its lowest rank
                     rule = (packed >> _ID_BITS, packed & _ID_MASK)
                     for i in range(1, len(token)):
                         a = ids.get(token[:i])
@@ -266,8 +285,10 @@ class Tokenizer:
         >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
         ['aa', 'aa']
         """
+        # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
         return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)],
-                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules, encoding=self.encoding)
+                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules, encoding=self.encoding,
+                         own_merges_suffice=self.own_merges_suffice)
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
@@ -390,8 +411,9 @@ class Tokenizer:
 
     def _merged_bytes(self, raw: bytes, text: str) -> tuple[int, ...]:
         """With tiktoken's rules, the ids of bytes ``raw`` whose display string is ``text``. As in
-        ``_merge_ids``, a short piece rescans a list of packed ranks, here looked up by the joined
-        texts of each two neighbours (tiktoken joins byte slices); a long one goes to the heap.
+        ``_merge_ids`` (where it goes when ``own_merges_suffice``), a short piece rescans a list of
+        packed ranks, here looked up by the joined texts of each two neighbours (tiktoken joins
+        byte slices); a long one goes to the heap.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
@@ -400,8 +422,8 @@ class Tokenizer:
         """
         ids = list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
         n = len(ids)
-        if n > _SHORT_PIECE:
-            return tuple(self._merge(ids))
+        if self._by_text is None or n > _SHORT_PIECE:
+            return self._merge_ids(ids)  # by id pair among the merges (own_merges_suffice), or the heap
         if n < 2:
             return tuple(ids)
         get = self._by_text.get
@@ -426,6 +448,8 @@ class Tokenizer:
         return tuple(ids)
 
     def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
+        # neighbours looked up by id pair among the merges (``_packed``): the merges' rules, and
+        # tiktoken's when own_merges_suffice
         n = len(ids)
         if n > _SHORT_PIECE:
             return tuple(self._merge(ids))
@@ -540,7 +564,7 @@ class Tokenizer:
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
-        tokens (tiktoken's ``_encode_bytes``); byte unit only.
+        tokens, and no whole-piece shortcut (the merges alone); byte unit only.
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", alphabet="full-bytes"), alphabet=byte_alphabet(), merges=[(228, 189)])
         >>> tok.encode_bytes("你".encode())

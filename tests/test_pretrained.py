@@ -47,7 +47,7 @@ from explorer.cli import main as cli_main
 from explorer.evaluate import piece_counts, replay
 from explorer.importers import tokenizer_from_gpt2
 from explorer.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
-from explorer.units import byte_alphabet
+from explorer.units import byte_alphabet, bytes_to_display
 
 from conftest import SAMPLE_FILES, read_sample
 from test_oracles import _unicode_table_differences, _version_stable_text
@@ -300,8 +300,11 @@ def test_n_vocab_and_token_bytes_equal_tiktoken(name, oracle):
 @pytest.mark.parametrize("name", TABLES)
 def test_merges_rebuild_every_token_as_one_id(name):
     """Encoding a token's own bytes with the plain pair rule (only learned pairs merge, no
-    whole-token shortcut, no other splits) gives that token: every token is reachable."""
+    whole-token shortcut, no other splits) gives that token: every token is reachable. This is
+    what lets the bundled tables look neighbours up among their merges only
+    (``own_merges_suffice``): tiktoken's other splits of a token then never meet."""
     tok = load_pretrained(name)
+    assert tok.own_merges_suffice
     plain = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges)
     assert plain.rules == "merges"
     wrong = [(i, tok.token_bytes(i), plain.encode_bytes(tok.token_bytes(i))) for i in range(256, len(tok.vocab))
@@ -372,7 +375,7 @@ def test_a_piece_that_is_a_token_is_that_token_as_in_tiktoken():
     for text in ("abcd", " abcd", "abcd abcde xabcd"):
         _assert_same_ids(tok, enc, tok.encode(text), enc.encode_ordinary(text), repr(text))
     assert tok.encode("abcd") == [259]
-    assert tok.encode_bytes(b"abcd") == [a, 256, d]  # no shortcut for raw bytes, as tiktoken's _encode_bytes
+    assert tok.encode_bytes(b"abcd") == [a, 256, d]  # raw bytes: the merges alone, no shortcut
 
 
 # ---- the merges files shipped beside the .tiktoken tables ------------------------------------------------
@@ -444,6 +447,7 @@ def test_truncated_tables_and_replay_equal_tiktoken_with_the_first_ranks(name, o
     for k in (0, 1, 700, 5000, 40_000):
         enc = _truncated(name, oracle, k)
         small = tok.truncate(k)
+        assert small.own_merges_suffice  # a table's first merges rebuild their tokens too
         _assert_same_ids(small, enc, small.encode(text), enc.encode_ordinary(text), f"truncate({k})")
         assert counts[k] == len(small.encode(text))
 
@@ -458,15 +462,18 @@ def _long_pieces(seed: int) -> list[bytes]:
 
 @pytest.mark.parametrize("name", TABLES)
 def test_long_pieces_and_raw_bytes_equal_tiktoken(name, oracle):
-    """Pieces longer than 64 bytes merge in the heap, through the same rank look-up by text:
-    whole texts as one piece, and raw bytes (``encode_bytes``, tiktoken's ``_encode_bytes``)."""
+    """Pieces longer than 64 bytes merge in the heap: raw bytes (``encode_bytes``; tiktoken's
+    ``_encode_single_piece``, no regex, whose whole-piece shortcut cannot apply to these), and
+    whole texts as one piece by a tokenizer of the same merges that looks every split up by its
+    joined text (not ``own_merges_suffice``)."""
     tok, enc = load_pretrained(name), oracle(name).enc
     one_piece = Tokenizer(config=tok.config.replace(pretokenizer="none", pattern=None), alphabet=tok.alphabet,
                           merges=tok.merges, rules="tiktoken")
     whole = tiktoken.Encoding(f"{name}-whole", pat_str=r"[\s\S]+", mergeable_ranks=oracle(name).ranks,
                               special_tokens={})
     for data in _long_pieces(1):
-        _assert_same_ids(tok, enc, tok.encode_bytes(data), enc._encode_bytes(data), f"encode_bytes({data[:20]!r})")
+        theirs = enc._encode_single_piece(data)
+        _assert_same_ids(tok, enc, tok.encode_bytes(data), theirs, f"encode_bytes({data[:20]!r})")
         text = data.decode("utf-8", "replace")
         _assert_same_ids(tok, whole, one_piece.encode(text), whole.encode_ordinary(text), f"one piece {text[:20]!r}")
 
@@ -474,19 +481,101 @@ def test_long_pieces_and_raw_bytes_equal_tiktoken(name, oracle):
 @pytest.mark.parametrize("name", TABLES)
 def test_traces_and_dropout_follow_tiktokens_merges(name, oracle):
     """A trace (the heap, step by step) ends at tiktoken's tokens; dropout that skips nothing
-    gives tiktoken's ids in both dropout styles, and any dropout decodes back to the text."""
+    gives tiktoken's ids in both dropout styles, and any dropout decodes back to the text; with
+    the merges looked up by id pair (the loaded table) and by joined text (the other two)."""
     tok, enc = load_pretrained(name), oracle(name).enc
+    by_text = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken",
+                        special_ids=tok.special_ids)
+    assert not by_text.own_merges_suffice
     text = read_sample("udhr_hi.txt")[:1500] + " " + read_sample("udhr_en.txt")[:1500]
     for piece in list(tok.piece_texts(text))[:300]:
-        steps = tok.encode_trace(piece)
-        theirs = enc.encode_ordinary(piece)
-        assert (steps[-1].tokens if steps else tuple(tok.base_tokens(piece))) == tuple(tok.tokens(theirs)), piece
+        theirs = tuple(tok.tokens(enc.encode_ordinary(piece)))
+        for t in (tok, by_text):
+            steps = t.encode_trace(piece)
+            assert (steps[-1].tokens if steps else tuple(t.base_tokens(piece))) == theirs, piece
     once = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken",
                      encoding=tok.encoding.__class__(dropout_style="once"))
-    for t in (tok, once):
+    for t in (tok, by_text, once):
         _assert_same_ids(t, enc, t.encode(text, dropout=1e-12, seed=3), enc.encode_ordinary(text), "dropout 1e-12")
         dropped = t.encode(text, dropout=0.3, seed=3)
         assert t.decode(dropped) == text and len(dropped) > len(enc.encode_ordinary(text))
+
+
+@st.composite
+def _table_and_words(draw) -> tuple[list[tuple[int, int]], list[str]]:
+    """A small table whose merges join any two earlier tokens (so a token's bytes often merge
+    another way than its own merge: there tiktoken's rule, every split of a token merges into it,
+    decides), and words over its letters, some longer than 64 bytes (the heap)."""
+    pool = [bytes([b]) for b in range(256)]
+    merges: list[tuple[int, int]] = []
+    for _ in range(draw(st.integers(1, 12))):
+        a, b = (draw(st.sampled_from([*b"abcd", *range(256, len(pool))])) for _ in range(2))
+        if pool[a] + pool[b] not in pool:
+            pool.append(pool[a] + pool[b])
+            merges.append((a, b))
+    tokens = [t.decode() for t in pool[256:]]
+    word = st.one_of(st.sampled_from(tokens), st.text(st.sampled_from("abcd"), min_size=1, max_size=90),
+                     st.lists(st.sampled_from(tokens), min_size=1, max_size=40).map("".join))
+    return merges, draw(st.lists(word, min_size=1, max_size=5))
+
+
+def _bpe_by_definition(data: bytes, rank: dict[bytes, int]) -> list[int]:
+    """tiktoken's merging as its definition says, without the whole-piece shortcut: join the two
+    neighbours whose bytes together have the lowest rank, leftmost on a tie, until none do."""
+    parts = [bytes([b]) for b in data]
+    while True:
+        joined = [(rank[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1) if parts[i] + parts[i + 1] in rank]
+        if not joined:
+            return [rank[p] for p in parts]
+        _, i = min(joined)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+
+
+def _check_tiktokens_rule(merges: list[tuple[int, int]], words: list[str]) -> None:
+    """Every way of merging, against tiktoken with the same ranks: encode (the piece cache, with
+    the whole-piece shortcut) against ``encode_ordinary``; ``encode_bytes``, traces and dropout
+    that skips nothing (both styles), which merge without the shortcut, against the definition,
+    itself checked against tiktoken's ``_encode_single_piece`` on pieces that are not tokens;
+    ``merge_rules`` against the rule's definition."""
+    cfg = TrainerConfig(pretokenizer="gpt2", unit="byte", alphabet="full-bytes", vocab_size=None, num_merges=None)
+    tok = Tokenizer(config=cfg, alphabet=[bytes_to_display(bytes([i])) for i in range(256)], merges=merges,
+                    rules="tiktoken")
+    rank = {tok.token_bytes(i): i for i in range(len(tok.vocab))}
+    assert len(rank) == len(tok.vocab)
+    enc = tiktoken.Encoding("table", pat_str=PATTERNS["gpt2"], mergeable_ranks=rank, special_tokens={})
+    text = " ".join(words)
+    _assert_same_ids(tok, enc, tok.encode(text), enc.encode_ordinary(text), repr(text))
+    plain = []
+    for piece in tok.piece_texts(text):
+        data = piece.encode()
+        ref = _bpe_by_definition(data, rank)
+        if data not in rank:
+            assert ref == enc._encode_single_piece(data)
+        _assert_same_ids(tok, enc, tok.encode_bytes(data), ref, f"encode_bytes({piece!r})")
+        steps = tok.encode_trace(piece)
+        assert (steps[-1].tokens if steps else tuple(tok.base_tokens(piece))) == tuple(tok.tokens(ref))
+        plain += ref
+    once = Tokenizer(config=cfg, alphabet=tok.alphabet, merges=merges, rules="tiktoken",
+                     encoding=tok.encoding.__class__(dropout_style="once"))
+    for t in (tok, once):
+        _assert_same_ids(t, enc, t.encode(text, dropout=1e-12, seed=1), plain, f"dropout, {t.encoding.dropout_style}")
+    splits = {(rank[t[:i]], rank[t[i:]]): (r - 256, r) for t, r in rank.items() for i in range(1, len(t))
+              if t[:i] in rank and t[i:] in rank}
+    assert tok.merge_rules() == splits
+
+
+def test_every_split_of_a_token_merges_into_it_in_every_path():
+    """bc, ab, then abc = ab + c: the bytes of "abc" merge b + c first, and a + bc is a split of
+    abc too. With learned pairs only "abc" would stay [a, bc]. (In the bundled tables every
+    token's bytes merge by its own merge, so they cannot tell the two rules apart.)"""
+    a, b, c = b"abc"
+    _check_tiktokens_rule([(b, c), (a, b), (257, c)], ["abc", "abc" * 30, "xabcab", "cabcabcabc"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=_table_and_words())
+def test_tiktokens_rule_in_every_path_equals_tiktoken_on_generated_tables(table):
+    _check_tiktokens_rule(*table)
 
 
 def test_unknown_bytes_merge_with_nothing_under_tiktokens_rules():
@@ -499,7 +588,7 @@ def test_unknown_bytes_merge_with_nothing_under_tiktokens_rules():
     assert tok.encode("aéb") == [0, 6, 6, 1]
     assert tok.encode("ab" * 40 + "é" + "c" * 40) == [3] * 40 + [6, 6] + [5] * 20
     assert tok.encode_bytes(b"cc\xffab") == [5, 6, 3]
-    assert tok.merge_rules() == {(0, 1): (0, 3), (3, 2): (1, 4), (2, 2): (2, 5)}  # "abc" = "ab" + "c" only
+    assert tok.merge_rules() == {(0, 1): (0, 3), (3, 2): (1, 4), (2, 2): (2, 5)}  # no "bc": "abc" = "ab" + "c" only
 
 
 # ---- GPT-2's files read in bulk, or merge by merge ------------------------------------------------------------
