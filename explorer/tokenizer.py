@@ -159,14 +159,13 @@ class Tokenizer:
             # their texts joined are a key, so every split of a token merges into it.
             self._by_text = _first_wins(self._merged_texts(), packed)
             self._pair = self._pair_by_text
+            self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
+            self._splits_lock = threading.Lock()
         else:
             # (left id, right id) -> packed merge; a pair learned twice keeps its first rank (HF does
             # the same). Keyed by the pair itself so that zip() makes the keys.
             self._packed = _first_wins(self.merges, packed)
             self._pair = self._packed.get
-        if rules == "tiktoken":
-            self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
-            self._splits_lock = threading.Lock()
         # every special token -> its id: the leading ones (config) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
@@ -231,11 +230,7 @@ class Tokenizer:
             if self._splits is None:
                 ids, splits = self._ids, {}
                 setdefault = splits.setdefault
-                by_text = self._by_text
-                if by_text is None:
-                    packed = [rank << _ID_BITS | new for rank, new in enumerate(self.merged_ids)]
-                    by_text = _first_wins(self._merged_texts(), packed)
-                for token, packed in by_text.items():  # in rank order: a pair keeps its lowest rank
+                for token, packed in self._by_text.items():  # in rank order: a pair keeps its lowest rank
                     rule = (packed >> _ID_BITS, packed & _ID_MASK)
                     for i in range(1, len(token)):
                         a = ids.get(token[:i])
@@ -553,12 +548,13 @@ class Tokenizer:
 
     def merge_rules(self) -> Mapping[tuple[int, int], tuple[int, int]]:
         """(left id, right id) -> (rank, new id) of every pair that may merge (with tiktoken's
-        rules every split of a token, at the token's rank). A new mapping on each call.
+        rules every split of a token, at the token's rank; only the merges' own pairs when
+        ``own_merges_suffice``, the others never meeting). A new mapping on each call.
 
         >>> Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)]).merge_rules()
         {(0, 1): (0, 2)}
         """
-        if self.rules == "tiktoken":
+        if self._by_text is not None:
             return dict(self._split_rules())
         return {pair: (packed >> _ID_BITS, packed & _ID_MASK) for pair, packed in self._packed.items()}
 

@@ -534,9 +534,10 @@ def _bpe_by_definition(data: bytes, rank: dict[bytes, int]) -> list[int]:
 def _check_tiktokens_rule(merges: list[tuple[int, int]], words: list[str]) -> None:
     """Every way of merging, against tiktoken with the same ranks: encode (the piece cache, with
     the whole-piece shortcut) against ``encode_ordinary``; ``encode_bytes``, traces and dropout
-    that skips nothing (both styles), which merge without the shortcut, against the definition,
-    itself checked against tiktoken's ``_encode_single_piece`` on pieces that are not tokens;
-    ``merge_rules`` against the rule's definition."""
+    that skips nothing, which merge without the shortcut, against the definition, itself checked
+    against tiktoken's ``_encode_single_piece`` on pieces that are not tokens; ``merge_rules``
+    against the rule's definition. (Dropout's "once" style applies the rules in rank order, so
+    here, where a merge can make a lower-ranked pair, it stops where tiktoken goes on.)"""
     cfg = TrainerConfig(pretokenizer="gpt2", unit="byte", alphabet="full-bytes", vocab_size=None, num_merges=None)
     tok = Tokenizer(config=cfg, alphabet=[bytes_to_display(bytes([i])) for i in range(256)], merges=merges,
                     rules="tiktoken")
@@ -555,10 +556,7 @@ def _check_tiktokens_rule(merges: list[tuple[int, int]], words: list[str]) -> No
         steps = tok.encode_trace(piece)
         assert (steps[-1].tokens if steps else tuple(tok.base_tokens(piece))) == tuple(tok.tokens(ref))
         plain += ref
-    once = Tokenizer(config=cfg, alphabet=tok.alphabet, merges=merges, rules="tiktoken",
-                     encoding=tok.encoding.__class__(dropout_style="once"))
-    for t in (tok, once):
-        _assert_same_ids(t, enc, t.encode(text, dropout=1e-12, seed=1), plain, f"dropout, {t.encoding.dropout_style}")
+    _assert_same_ids(tok, enc, tok.encode(text, dropout=1e-12, seed=1), plain, "dropout")
     splits = {(rank[t[:i]], rank[t[i:]]): (r - 256, r) for t, r in rank.items() for i in range(1, len(t))
               if t[:i] in rank and t[i:] in rank}
     assert tok.merge_rules() == splits
