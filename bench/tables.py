@@ -1,6 +1,6 @@
 """Loading the bundled tables: our ``load_pretrained`` against tiktoken building an Encoding of the same files.
 
-    python bench/tables.py            # about a minute
+    python bench/tables.py            # about half a minute
     python bench/tables.py --write    # also store the printed lines in bench/RESULTS.md
 
 For each bundled table (gpt2, cl100k_base, o200k_base), each load runs in a fresh Python process
@@ -15,8 +15,8 @@ with its imports done before the clock starts, best of RUNS:
 
 The two alternate, ours then tiktoken's, so that a busy spell of the machine hits both. The
 first process of each side also encodes a sample text (UDHR in Hindi and the 1.1 MB corpus) and
-reports its ids' digest: the ids must be identical. ``table_lines()`` returns the printed lines
-(bench/ui_latency.py prints them beside the app's own timings).
+reports its ids' digest: the ids must be identical. ``table_lines()`` returns the lines, for
+another script to print them too (``from tables import table_lines``, as bench/ui_latency.py can).
 """
 
 from __future__ import annotations

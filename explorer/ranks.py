@@ -179,7 +179,7 @@ def tokenizer_from_merges(
                     own_merges_suffice=own_merges_suffice)
     if len(tok.vocab) != 256 + shift + len(merges):  # a merge made a token already there: its id was reused
         k = next(k for k, i in enumerate(tok.merged_ids) if i != 256 + shift + k)
-        raise FormatError(f"merge {k} (rank {256 + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
+        raise FormatError(f"merge {k} (rank {256 + shift + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
                           "a rank table's tokens are distinct")
     return tok
 
