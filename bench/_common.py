@@ -36,9 +36,13 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   merge lists are identical, peak RSS of each of our runs in a fresh process); and the seed
   notebooks' recount-everything loops (seed 002 over the whole byte sequence, seed 000 over
   pre-tokenized words) per merge against ours.
-- `bench/ui_latency.py`: the app in headless Chromium on the same corpus with the gpt2 preset
-  (vocab 5,000): time from clicking Step to the new history row (median and p95 over 50
-  clicks), and from clicking Run to end to the final chart.
+- `bench/ui_latency.py`: the app in headless Chromium at 1280x720, each figure beside a reference
+  measured in the same run (a one-button Streamlit app's first page load and click latency):
+  the first visit of each page after a server start, Step (click to status, p95 against the
+  one-button click), the step slider at 1,000 merges, a link to step 500 in a new session, Pause
+  while playing, a cold Compare of three UDHR texts, and bench/tables.py's lines.
+- `bench/tables.py`: loading the bundled GPT-2, cl100k_base and o200k_base tables in a fresh
+  process against tiktoken building an `Encoding` from the same files (ratio, ids identical).
 - `bench/encode.py`: encoding the same text with a 5,000-token tokenizer trained on it (GPT-2
   and cl100k patterns) against `tiktoken`'s `encode_ordinary` with the same ranks, cold (fresh
   tokenizer, empty piece cache) and warm (second call), checking the ids are identical; then
@@ -71,7 +75,8 @@ Run from the repository root:
 ```
 python bench/train.py --write     # --quick: vocab 1,000 only, for a smoke test
 python bench/encode.py --write
-python bench/ui_latency.py --write   # needs Debian's chromium
+python bench/ui_latency.py --write   # needs Debian's chromium; ~5 minutes
+python bench/tables.py --write
 python bench/compare.py --write
 python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy; ~3 minutes
 python bench/interop.py --write

@@ -1,132 +1,249 @@
-"""UI latency in a real browser: the app served locally, driven in headless Debian chromium.
+"""UI latency in a real browser (headless Debian chromium), each figure beside its reference
+measured in the same run:
 
-Cold start, on a fresh server with the default corpus (Frankenstein, gpt2 preset sized for it):
-the Home page's first load, the first visit to Train from the sidebar (until the step status
-and the pair table show), and the first Step; then the same for a second browser session.
+- the reference: a one-button Streamlit app (bench/one_button_app.py) on a fresh server: its
+  first page load after the server started, and the time from a click to the text it changes;
+- the first visit of each page after a server start (a fresh server per page, its start-up
+  warm-up done: ``/warm`` says ready), until the page's answer is drawn (Home: the miniature's
+  words; Corpus: the size strip; Train: the first pair row; Playground: the comparison's rows;
+  Compare: its form) and the app is idle;
+- Step on the Train page (english_frankenstein, gpt2 preset): from the click to the status line
+  reading the new step, p95 against the one-button app's p95;
+- moving the step slider (one arrow key) at 1,000 merges, until the status reads the new step;
+- a link to step 500 opened in a new browser session, until its status reads step 500: the first
+  session (which trains) and the next (which copies the shared trainer), less the one-button
+  app's page load (what any Streamlit page costs);
+- Pause while playing at the fastest speed, until the Play button is back;
+- a cold Compare of the UDHR English, Hindi and Korean texts (default settings) on a fresh,
+  warmed-up server, from the press until the headlines are drawn and the app is idle;
+- loading the bundled tables against tiktoken building an Encoding of the same files
+  (bench/tables.py, fresh processes).
 
-On english_tiny_shakespeare.txt with the gpt2 preset (vocab 5,000):
-- the time from clicking Step to the history table showing the new row, and to the whole page
-  redrawn (charts included), over 50 clicks (median and p95), and
-- the time from clicking "Run to end" to the final chart being drawn.
+Times from a click to what it draws are measured in the page (a requestAnimationFrame poll of the
+one element the action changes), not by Playwright's text search, which itself costs the page
+CPU on every poll.
 
-    python bench/ui_latency.py [--clicks 50] [--write]
+    python bench/ui_latency.py [--clicks 40] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import re
 import statistics
 import sys
 import time
+import urllib.request
 
-from _common import CORPUS_NAME, ROOT, Printer, fmt_s, write_section
+from _common import BENCH_DIR, ROOT, Printer, fmt_s, write_section
 
 sys.path.insert(0, str(ROOT / "tests"))
-from appserver import browser_page, serve_app, wait_idle  # noqa: E402
+from appserver import app_process, browser_page, wait_idle  # noqa: E402
 
-VOCAB = 5000
-TARGET_STEP_P95 = 0.250
-TARGET_RUN = 3.0
-TARGET_FIRST_TRAIN = 2.0
-TARGET_FIRST_STEP = 0.5
+TARGET_STEP_RATIO = 1.5  # Step p95 / one-button click p95
+TARGET_SLIDER = 0.5
+TARGET_LINK = 0.5  # beyond what a one-button page load takes
+TARGET_PAUSE = 0.5
+TARGET_FIRST_VISIT = 1.5
+TARGET_COMPARE = 1.5
 
-# the history table's highlighted row shows the step just made
-_HISTORY_ROW = """(n) => {
-    const cell = document.querySelector('table.bpe-hist tr.bpe-now td');
-    return cell !== null && cell.innerText.trim() === n.toLocaleString('en-US');
+# Resolves with the milliseconds until ``test`` (a predicate over the document) holds, polled
+# once a frame. Started just before the action; awaited after it.
+_ARM = """([kind, arg]) => {
+  const tests = {
+    p: (doc) => [...doc.querySelectorAll('[data-testid="stMarkdownContainer"] p')].some((p) => p.textContent.startsWith(arg)),
+    button: (doc) => [...doc.querySelectorAll('button')].some((b) => b.offsetParent !== null && b.innerText.trim() === arg),
+    css: (doc) => doc.querySelector(arg) !== null,
+  };
+  const test = tests[kind], t0 = performance.now();
+  window.__bench = new Promise((resolve) => {
+    const poll = () => test(document) ? resolve(performance.now() - t0) : requestAnimationFrame(poll);
+    requestAnimationFrame(poll);
+  });
+  return true;
 }"""
 
 
-def _nav(page, title: str) -> None:
-    page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
-    wait_idle(page, timeout=120)
+def timed_action(page, action, kind: str, arg: str) -> float:
+    """Seconds from just before ``action()`` until the page shows what ``kind``/``arg`` name."""
+    page.evaluate(_ARM, [kind, arg])
+    action()
+    return page.evaluate("() => window.__bench") / 1000
 
 
-def _setup(page, url: str) -> None:
-    """Tiny Shakespeare, gpt2 preset with vocab 5,000: a link to the Train page says it all."""
-    page.goto(f"{url}/Train?corpus={CORPUS_NAME}&preset=gpt2&vocab={VOCAB}&step=0")
-    wait_idle(page, timeout=120)
-    status = page.get_by_text(re.compile(r"^Step 0 of 0")).inner_text()
-    assert "Step 0 of 0" in status, status
-
-
-def _cold_start(page, url: str) -> tuple[float, float, float]:
-    """(Home load, first Train render from the sidebar, first Step) in seconds."""
-    t0 = time.perf_counter()
-    page.goto(url)
-    wait_idle(page, settle=0.0, timeout=120)
-    home = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Train").click()
-    page.get_by_text(re.compile(r"^Step 0 of 0")).wait_for(timeout=120_000)
-    page.locator("table.bpe-pairs tr").nth(1).wait_for(timeout=120_000)  # the pair table's first row
-    train = time.perf_counter() - t0
-    wait_idle(page, settle=0.0, timeout=120)
-    t0 = time.perf_counter()
-    page.get_by_role("button", name="Step", exact=True).click()
-    page.wait_for_function(_HISTORY_ROW, arg=1, polling="raf", timeout=30_000)
-    return home, train, time.perf_counter() - t0
-
-
-def _step_latencies(page, clicks: int) -> tuple[list[float], list[float]]:
-    """Per click: (seconds until the new history row shows, seconds until the page is idle:
-    every panel and chart redrawn)."""
-    step = page.get_by_role("button", name="Step", exact=True)
-    row, done = [], []
-    for i in range(1, clicks + 1):
-        t0 = time.perf_counter()
-        step.click()
-        page.wait_for_function(_HISTORY_ROW, arg=i, polling="raf", timeout=30_000)
-        row.append(time.perf_counter() - t0)
-        wait_idle(page, settle=0.0)
-        done.append(time.perf_counter() - t0)
-        time.sleep(0.05)
-    return row, done
-
-
-def _p95(values: list[float]) -> float:
+def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def _run_to_end(page) -> float:
-    t0 = time.perf_counter()
-    page.get_by_role("button", name="Run to end").click()
-    page.get_by_text(re.compile("training stopped")).wait_for(timeout=120_000)
-    page.locator('[data-testid="stVegaLiteChart"]').first.locator("canvas, svg").first.wait_for(state="visible")
-    wait_idle(page, settle=0.0, timeout=120)
-    return time.perf_counter() - t0
+def spread(values: list[float]) -> str:
+    return f"median {fmt_s(statistics.median(values))}  p95 {fmt_s(p95(values))}  max {fmt_s(max(values))}"
+
+
+def met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def wait_warm(url: str, timeout: float = 120.0) -> float:
+    """Seconds until the server's start-up warm-up reports ready."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"{url}/warm", timeout=5) as r:
+                if json.loads(r.read()).get("ready"):
+                    return time.monotonic() - t0
+        time.sleep(0.1)
+    raise TimeoutError("the server did not finish warming up")
+
+
+def new_page(page):
+    """A fresh browser session (a new context) in the same browser."""
+    context = page.context.browser.new_context(viewport={"width": 1280, "height": 720})
+    fresh = context.new_page()
+    fresh.errors = []
+    fresh.on("pageerror", lambda e: fresh.errors.append(str(e)))
+    return fresh
+
+
+def first_visit(page, url: str, ready) -> float:
+    """Seconds from opening ``url`` in a fresh session until ``ready`` is drawn and the app idle."""
+    fresh = new_page(page)
+    try:
+        t0 = time.perf_counter()
+        fresh.goto(url)
+        ready(fresh).first.wait_for(state="visible", timeout=120_000)
+        wait_idle(fresh, settle=0, timeout=120)
+        return time.perf_counter() - t0
+    finally:
+        fresh.context.close()
+
+
+def reference(out: Printer, clicks: int) -> tuple[float, float]:
+    """(first page load, click p95) of the one-button app."""
+    with app_process(script=BENCH_DIR / "one_button_app.py") as (url, _proc), browser_page(width=1280, height=720) as page:
+        load = first_visit(page, url, lambda p: p.get_by_text("Clicked 0 times"))
+        again = first_visit(page, url, lambda p: p.get_by_text("Clicked 0 times"))
+        page.goto(url)
+        page.get_by_text("Clicked 0 times").wait_for()
+        wait_idle(page, settle=0)
+        button = page.get_by_role("button", name="Click")
+        times = []
+        for i in range(1, clicks + 1):
+            times.append(timed_action(page, button.click, "p", f"Clicked {i} times"))
+            wait_idle(page, settle=0)
+    out(f"reference one-button Streamlit app: first page load after its server started {fmt_s(load)} (next session "
+        f"{fmt_s(again)}); click -> its text, {clicks} clicks: {spread(times)}")
+    return load, p95(times)
+
+
+PAGES = {
+    "Home": ("/", lambda p: p.locator(".bpe-row")),
+    "Corpus": ("/Corpus", lambda p: p.locator(".bpe-stat-value")),
+    "Train": ("/Train", lambda p: p.locator("table.bpe-pairs tr").nth(1)),
+    "Playground": ("/Playground", lambda p: p.locator("table.bpe-cmp tr[data-name]").nth(1)),
+    "Compare": ("/Compare", lambda p: p.get_by_role("button", name="Compare", exact=True)),
+}
+
+
+def first_visits(out: Printer, ref_load: float) -> None:
+    for name, (path, ready) in PAGES.items():
+        with app_process() as (url, _proc), browser_page(width=1280, height=720) as page:
+            warm = wait_warm(url)
+            seconds = first_visit(page, url + path, ready)
+        out(f"ui first visit {name:<10} after a server start (warmed up in {fmt_s(warm)}): {fmt_s(seconds)}  "
+            f"one-button page {fmt_s(ref_load)}  (target <= {fmt_s(TARGET_FIRST_VISIT)}: {met(seconds <= TARGET_FIRST_VISIT)})")
+
+
+def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> None:
+    with app_process() as (url, _proc), browser_page(width=1280, height=720) as page:
+        wait_warm(url)
+        # Step: from the click to the status line reading the new step
+        page.goto(f"{url}/Train?step=0")
+        page.get_by_text(re.compile(r"^Step 0 of 0")).wait_for(timeout=120_000)
+        wait_idle(page, settle=0)
+        step = page.get_by_role("button", name="Step", exact=True)
+        steps = []
+        for i in range(1, clicks + 1):
+            steps.append(timed_action(page, step.click, "p", f"Step {i:,} of {i:,}"))
+            wait_idle(page, settle=0)
+        ratio = p95(steps) / ref_click
+        out(f"ui step  english_frankenstein, gpt2 preset, {clicks} clicks, click -> status: {spread(steps)}; one-button "
+            f"p95 {fmt_s(ref_click)}; ratio p95 {ratio:.2f}  (target <= {TARGET_STEP_RATIO}: {met(ratio <= TARGET_STEP_RATIO)})")
+
+        # Pause while playing at the fastest speed
+        pauses = []
+        page.get_by_role("combobox", name="Speed").click()
+        page.get_by_role("option", name="fast (0.4 s)").click()
+        wait_idle(page, settle=0)
+        for _ in range(5):
+            page.get_by_role("button", name="Play", exact=True).click()
+            page.get_by_role("button", name="Pause", exact=True).wait_for()
+            shown = int(re.search(r"Step ([\d,]+)", page.get_by_text(re.compile(r"^Step [\d,]+ of")).inner_text()).group(1).replace(",", ""))
+            page.get_by_text(re.compile(rf"^Step {shown + 2:,} of")).wait_for(timeout=30_000)
+            pauses.append(timed_action(page, page.get_by_role("button", name="Pause", exact=True).click, "button", "Play"))
+            wait_idle(page, settle=0)
+        out(f"ui pause while playing (fast), until Play is back: {spread(pauses)}  (target <= {fmt_s(TARGET_PAUSE)}: "
+            f"{met(p95(pauses) <= TARGET_PAUSE)})")
+
+        # the slider at 1,000 merges
+        page.goto(f"{url}/Train?step=1000")
+        page.get_by_text(re.compile(r"^Step 1,000 of 1,000")).wait_for(timeout=120_000)
+        wait_idle(page, settle=0)
+        slider = page.get_by_role("slider")
+        moves = []
+        for k in range(999, 989, -1):
+            slider.focus()
+            moves.append(timed_action(page, lambda: page.keyboard.press("ArrowLeft"), "p", f"Step {k:,} of 1,000"))
+            wait_idle(page, settle=0)
+        out(f"ui slider at 1,000 merges, one arrow key -> status: {spread(moves)}  (target <= {fmt_s(TARGET_SLIDER)}: "
+            f"{met(p95(moves) <= TARGET_SLIDER)})")
+
+        # a link to step 500, in new sessions
+        ready = lambda p: p.get_by_text(re.compile(r"^Step 500 of 500"))  # noqa: E731
+        first = first_visit(page, f"{url}/Train?step=500", ready)
+        second = first_visit(page, f"{url}/Train?step=500", ready)
+        beyond = max(first, second) - ref_load
+        out(f"ui link to step 500 (english_frankenstein, gpt2 preset), new session -> status: first {fmt_s(first)}, next "
+            f"{fmt_s(second)}; one-button page {fmt_s(ref_load)}; beyond it {fmt_s(max(0.0, beyond))}  "
+            f"(target <= {fmt_s(TARGET_LINK)}: {met(beyond <= TARGET_LINK)})")
+        if page.errors:
+            out(f"page errors: {page.errors}")
+
+
+def compare_cold(out: Printer) -> None:
+    with app_process() as (url, _proc), browser_page(width=1280, height=720) as page:
+        wait_warm(url)
+        page.goto(f"{url}/Compare")
+        button = page.get_by_role("button", name="Compare", exact=True)
+        button.wait_for(timeout=120_000)
+        wait_idle(page, settle=0)
+        t0 = time.perf_counter()
+        button.click()
+        page.locator(".bpe-card-panel", has_text="Parity").wait_for(timeout=120_000)
+        wait_idle(page, settle=0, timeout=120)
+        seconds = time.perf_counter() - t0
+    out(f"ui compare cold (udhr_en, udhr_hi, udhr_ko; gpt2 preset, 1,000 merges; fresh server, warmed up): press -> "
+        f"headlines drawn, app idle {fmt_s(seconds)}  (target <= {fmt_s(TARGET_COMPARE)}: {met(seconds <= TARGET_COMPARE)})")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clicks", type=int, default=50)
+    parser.add_argument("--clicks", type=int, default=40)
+    parser.add_argument("--no-tables", action="store_true", help="leave out bench/tables.py's lines")
     parser.add_argument("--write", action="store_true", help="store the lines in bench/RESULTS.md")
     args = parser.parse_args()
     out = Printer()
-    with serve_app() as url:
-        for session in ("first session of a fresh server", "second session"):
-            with browser_page(width=1280, height=720) as page:
-                home, train, step = _cold_start(page, url)
-            met = train <= TARGET_FIRST_TRAIN and step <= TARGET_FIRST_STEP
-            out(f"ui cold start, {session}: Home {fmt_s(home)}, first Train render {fmt_s(train)}, first Step {fmt_s(step)}  "
-                f"(targets Train <= {fmt_s(TARGET_FIRST_TRAIN)}, Step <= {fmt_s(TARGET_FIRST_STEP)}: {'met' if met else 'MISSED'})")
-    with serve_app() as url, browser_page() as page:
-        _setup(page, url)
-        row, done = _step_latencies(page, args.clicks)
-        p95 = _p95(row)
-        out(f"ui step  {CORPUS_NAME}, gpt2 preset, {args.clicks} clicks, to the new history row: median "
-            f"{fmt_s(statistics.median(row))}  p95 {fmt_s(p95)}  max {fmt_s(max(row))}  "
-            f"(target p95 <= {fmt_s(TARGET_STEP_P95)}: {'met' if p95 <= TARGET_STEP_P95 else 'MISSED'})")
-        out(f"ui step  to every panel and chart redrawn (page idle): median {fmt_s(statistics.median(done))}  "
-            f"p95 {fmt_s(_p95(done))}  max {fmt_s(max(done))}")
-        run = _run_to_end(page)
-        status = page.get_by_text(re.compile(r"^Step \d[\d,]* of")).inner_text()
-        out(f"ui run-to-end vocab {VOCAB:,}: {fmt_s(run)} from click to final chart ({status.split(' · ')[0]})  "
-            f"(target <= {fmt_s(TARGET_RUN)}: {'met' if run <= TARGET_RUN else 'MISSED'})")
-        if page.errors:
-            out(f"page errors: {page.errors}")
+    ref_load, ref_click = reference(out, args.clicks)
+    first_visits(out, ref_load)
+    train_page(out, args.clicks, ref_click, ref_load)
+    compare_cold(out)
+    if not args.no_tables:
+        from tables import table_lines
+
+        for line in table_lines():
+            out(line)
     if args.write:
         write_section("ui_latency", "UI latency (bench/ui_latency.py)", out.lines)
     return 0

@@ -29,3 +29,5 @@ train_view.session_notes(live)
 
 train_view.run_to_end(live)  # when "Run to end" was pressed: progress bar and Stop, then a rerun
 train_view.live_area()
+with st.sidebar:
+    train_view.view_tools(live)

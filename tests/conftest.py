@@ -157,13 +157,29 @@ def encode_view(at) -> list[Panel]:
 
 
 # ---- the Train page's charts (one component that draws them; its data is JSON) ---------------
+def live_data(at) -> dict:
+    """What the Train page's live area (one component) was given: rows of panel HTML, charts."""
+    for el in at.get("bidi_component"):
+        if el.proto.component_name == "bpe_explorer_live_view":
+            return json.loads(el.proto.json)
+    raise AssertionError("the Train page drew no live area")
+
+
+def train_html(at) -> list[str]:
+    """The Train page's panels (legend, pair counts, history, words, look-up) as HTML."""
+    return [cell for row in live_data(at)["rows"] for cell in row]
+
+
+def train_text(at) -> str:
+    """The panels' text as a reader sees it (tags dropped, entities undone)."""
+    return html.unescape(re.sub(r"<[^>]+>", " ", " ".join(train_html(at))))
+
+
 def step_chart_spec(at, title: str) -> dict:
     """The Train page's chart titled ``title``, as its component received it."""
-    for el in at.get("bidi_component"):
-        if el.proto.component_name == "bpe_explorer_step_charts":
-            for chart in json.loads(el.proto.json)["charts"]:
-                if chart["title"] == title:
-                    return chart
+    for chart in live_data(at)["charts"]:
+        if chart["title"] == title:
+            return chart
     raise AssertionError(f"no Train chart titled {title!r}")
 
 

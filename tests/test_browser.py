@@ -143,7 +143,7 @@ def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page
     expect(rows).to_have_count(11, timeout=30_000)
     assert rows.count() == 11  # header + ten merges, newest first
     assert rows.nth(1).get_attribute("class") == "bpe-now" and rows.nth(1).locator("td").first.inner_text() == "10"
-    page.get_by_text("Full history (10 merges)").click()
+    page.get_by_text("Full history", exact=True).click()
     grid = page.locator('[data-testid="stDataFrame"] [role="grid"]')  # the only grid: the pair table is HTML
     wait_idle(page, until=page.locator('[data-testid="stDataFrame"]'))
     grid.wait_for(state="attached", timeout=30_000)

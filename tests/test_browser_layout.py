@@ -69,7 +69,7 @@ _CUT = """() => {
 # Tables drawn as HTML whose right edge passes the column (or page block) they sit in.
 _SPILLED = """() => [...document.querySelectorAll('table.bpe-hist, table.bpe-pairs, table.bpe-cmp')].flatMap((t) => {
   const box = t.closest('.bpe-scroll') || t;
-  const col = t.closest('[data-testid="stColumn"]') || t.closest('[data-testid="stVerticalBlock"]');
+  const col = t.closest('.lv-cell') || t.closest('[data-testid="stColumn"]') || t.closest('[data-testid="stVerticalBlock"]');
   const right = box.getBoundingClientRect().right, limit = col.getBoundingClientRect().right;
   return right > limit + 1 ? [t.className + ' ' + Math.round(right) + ' > ' + Math.round(limit)] : [];
 })"""

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, encode_view, read_sample, shown, step_chart, step_chart_spec, unescaped
+from conftest import ROOT, chart_data, encode_view, read_sample, shown, step_chart, step_chart_spec, train_html, train_text, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -60,7 +60,7 @@ _TD = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
 def pair_table(at: AppTest) -> pd.DataFrame:
     """The "Pair counts now" table read back from its HTML: one row per pair, the chips' text
     unescaped, the row's class ("bpe-next", "bpe-tied" or none) as ``row_class``."""
-    body = next(h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body)
+    body = next(h for h in train_html(at) if 'class="bpe-pairs"' in h)
     rows = []
     for attrs, cells in _TR.findall(body.split('class="bpe-pairs">', 1)[1]):
         tds = _TD.findall(cells)
@@ -75,7 +75,7 @@ def pair_table(at: AppTest) -> pd.DataFrame:
 
 def segmented_words(at: AppTest) -> dict[str, list[str]]:
     """Word -> its chips, from the "Words, segmented" panel."""
-    body = next(h.proto.body for h in at.get("html") if 'class="bpe-freq"' in h.proto.body)
+    body = next(h for h in train_html(at) if 'class="bpe-freq"' in h)
     return {html.unescape(word): [html.unescape(c) for c in _CHIP.findall(chips)] for word, chips in _ROW.findall(body)}
 
 
@@ -96,7 +96,7 @@ def test_every_page_renders_without_exception_on_a_fresh_session(page):
 def test_app_opens_on_a_bundled_corpus_ready_to_train():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/2_Train.py").run()
-    assert unescaped(at.caption[0].value).startswith("english_frankenstein.txt · gpt2 · 1,000 merges")
+    assert unescaped(at.main.caption[0].value).startswith("english_frankenstein.txt · gpt2 · 1,000 merges")
     assert status(at).startswith("Step **0** of 0 trained")
     assert len(pair_table(at)) == 10
 
@@ -113,8 +113,7 @@ def test_pair_table_marks_the_winner_green_and_the_pairs_tied_with_it_yellow():
     assert [c.removeprefix('class="').removesuffix('"') for c in table["row_class"]] == expected
     assert table["status"].tolist() == [c.removeprefix("bpe-") for c in expected]
     assert expected.count("bpe-tied") >= 1
-    assert unescaped(next(c.value for c in at.caption if "tie with the winner" in c.value)).startswith(
-        f"{expected.count('bpe-tied')} pair(s) shown tie with the winner")
+    assert f"{expected.count('bpe-tied')} pair(s) shown tie with the winner" in train_text(at)
 
 
 def test_chip_and_table_styles_are_sent_once_per_page_not_with_every_table():
@@ -122,7 +121,7 @@ def test_chip_and_table_styles_are_sent_once_per_page_not_with_every_table():
     at.button(key="step").click().run()
     styled = [h.proto.body for h in at.get("html") if ".bpe-chip{" in h.proto.body]
     assert len(styled) == 1 and ".bpe-pairs tr.bpe-next td" in styled[0]
-    tables = [h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body or 'class="bpe-hist"' in h.proto.body]
+    tables = [h for h in train_html(at) if 'class="bpe-pairs"' in h or 'class="bpe-hist"' in h]
     assert len(tables) == 2 and not any("<style>" in b for b in tables)
 
 
@@ -179,7 +178,7 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert segmented_words(at) == expected
     assert any(len(chips) < len(word.encode()) for word, chips in expected.items())  # step 7 did merge something
     # the history table highlights the step shown and greys the steps trained beyond it
-    hist_html = next(h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body)
+    hist_html = next(h for h in train_html(at) if 'class="bpe-hist"' in h)
     assert re.search(r'<tr class="bpe-now"><td class="num">7</td>', hist_html)
     assert re.search(r'<tr class="bpe-ahead"><td class="num">9</td>', hist_html)
     # the pair table at a past step is the one the engine saw before merge 8
@@ -196,12 +195,12 @@ def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compa
     at.slider(key="view_slider").set_value(7).run()
     # the table before merge 8: only the winner, with a note; merge 7's sentence names no example words
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(ref.records[7].left), shown(ref.records[7].right), ref.records[7].count]]
-    assert any("keeps the full pair table for the first 5 steps only" in c.value for c in at.caption)
+    assert "keeps the full pair table for the first 5 steps only" in train_text(at)
     assert f"({ref.records[6].words_affected:,} words)" not in at.info[0].value
     assert f"(in {ref.records[6].words_affected:,} words)" in unescaped(at.info[0].value)
     at.slider(key="view_slider").set_value(3).run()
     assert len(pair_table(at)) == 10
-    assert not any("keeps the full pair table" in c.value for c in at.caption)
+    assert "keeps the full pair table" not in train_text(at)
 
 
 def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
@@ -210,7 +209,7 @@ def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
     at.selectbox(key="w_preset").set_value("bytes").run()
     at.button(key="step10").click().run()
     assert not at.exception
-    body = next(h.proto.body for h in at.get("html") if "segmented on their own" in h.proto.body)
+    body = next(h for h in train_html(at) if "segmented on their own" in h)
     assert "the first 1,000 of 1,115,394 characters" in body
     (word, chips), = segmented_words(at).items()
     tok = Trainer.from_texts(read_sample("english_tiny_shakespeare.txt"), make_config("bytes")).run().tokenizer(10)
@@ -288,7 +287,7 @@ def test_each_seed_notebook_replays_on_the_train_page(seed):
     as_shown = shown if config.unit == "byte" and replay.preset != "gpt2" else (lambda t: t)
     assert history(at)["new token"].tolist() == [as_shown(r.token) for r in reversed(ref.records)]
     assert at.toggle(key="w_gpt2_chars").value == (replay.preset == "gpt2") if config.unit == "byte" else True
-    assert unescaped(at.caption[0].value).startswith(f"{replay.corpus} · {replay.preset} · ")
+    assert unescaped(at.main.caption[0].value).startswith(f"{replay.corpus} · {replay.preset} · ")
 
 
 def test_pasted_html_is_shown_as_text_never_as_markup():
@@ -334,9 +333,9 @@ def test_word_lookup_explains_a_segmentation_merge_by_merge():
     at.button(key="step100").click().run()
     at.text_input(key="w_word_search").input("declaration").run()
     assert not at.exception
-    assert any("got its tokens, merge by merge" in c.value for c in at.caption)
+    assert "got its tokens, merge by merge" in train_text(at)
     # each line names the step that learned its merge, as the history does
-    lines = " ".join(h.proto.body for h in at.get("html") if "bpe-row" in h.proto.body and "←" in h.proto.body)
+    lines = " ".join(h for h in train_html(at) if "bpe-row" in h and "←" in h)
     steps = [int(n) for n in re.findall(r'<div class="bpe-row">step (\d+):', lines)]
     ref = engine()
     ref.advance(100)
@@ -387,7 +386,7 @@ def test_a_seed_replay_keeps_its_notebook_sizes_and_says_when_bytes_are_missing(
     at.switch_page("pages/1_Corpus.py").run()
     at.multiselect(key="w_samples").set_value(["udhr_en.txt"]).run()
     at.switch_page("pages/2_Train.py").run()
-    assert unescaped(at.caption[0].value).startswith("udhr_en.txt · gpt2 · 1,000 merges")
+    assert unescaped(at.main.caption[0].value).startswith("udhr_en.txt · gpt2 · 1,000 merges")
     assert "Replaying" not in " ".join(c.value for c in at.sidebar.caption)
 
 
@@ -398,7 +397,7 @@ def test_the_merge_budget_is_editable_and_restarts_training():
     assert status(at).startswith("Step **0** of 0")
     at.button(key="run").click().run()
     assert "30 merges done" in status(at) and len(history(at)) == 30
-    assert unescaped(at.caption[0].value).startswith(f"{CORPUS} · gpt2 · 30 merges")
+    assert unescaped(at.main.caption[0].value).startswith(f"{CORPUS} · gpt2 · 30 merges")
 
 
 def test_no_merge_possible_is_said_without_inviting_a_click_on_step():
@@ -435,7 +434,7 @@ def test_a_link_opens_the_step_it_names_trained_on_its_corpus_and_preset():
     at = link_page({"corpus": "demo_sennrich_low_lower.txt", "preset": "sennrich", "step": "3"})
     assert status(at).startswith("Step **3** of 3 trained")
     assert at.info[0].value.startswith("**Step 3.**") and "est</w>" in unescaped(at.info[0].value)
-    assert unescaped(at.caption[0].value).startswith("demo_sennrich_low_lower.txt · sennrich · 1,000 merges")
+    assert unescaped(at.main.caption[0].value).startswith("demo_sennrich_low_lower.txt · sennrich · 1,000 merges")
     assert at.query_params["step"] == "3" and at.query_params["preset"] == "sennrich"
 
 
@@ -784,8 +783,8 @@ def test_byte_level_hindi_reads_as_devanagari_in_every_panel_and_the_same_on_the
     ref.advance(30)
     record = ref.records[29]
     sentence = unescaped(at.info[0].value)
-    pairs_html = next(h.proto.body for h in at.get("html") if 'class="bpe-pairs"' in h.proto.body)
-    hist_html = next(h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body)
+    pairs_html = next(h for h in train_html(at) if 'class="bpe-pairs"' in h)
+    hist_html = next(h for h in train_html(at) if 'class="bpe-hist"' in h)
     grid = history(at)
     for shown_text in (sentence, " ".join(chip_texts(pairs_html)), " ".join(chip_texts(hist_html)),
                        " ".join(grid["new token"])):

@@ -1,13 +1,20 @@
-"""The Train page's four charts as one small component that draws SVG itself.
+"""The Train page's live area as one small component: its panels (HTML, escaped by
+``render``) in rows, and its four charts, which it draws as SVG itself.
 
-Why not Vega-Lite: the page redraws its charts on every Step, and four Vega views took the
-browser ~0.15 s per click, most of a Step's time. Here the browser gets a few hundred numbers
-per curve and draws three polylines and a bar chart (a few milliseconds); the tooltip, the
-dashed rule at the step shown and the axes are drawn by the same ~150 lines of script.
+Why a component: a Step redraws the live area, and every Streamlit element it redraws costs
+the browser time (React, styles, an HTML sanitizer pass, a layout); four Vega views cost ~0.15 s
+of every Step. Here one element gets the panels' HTML (each set again only when it changed) and a
+few hundred numbers per curve, and draws three polylines and a bar chart (a few milliseconds);
+the tooltip, the dashed rule at the step shown and the axes are drawn by the same script.
+
+The panels' HTML comes from ``explorer.ui.render``, where every string from a corpus or a user is
+escaped: the component puts it in the page as it is.
 
 Data shape (what Python sends, and what the tests read back from the element's JSON)::
 
-    {"charts": [{"title": "Tokens in the corpus", "kind": "line",   # or "bars"
+    {"rows": [["<div class=bpe-panel>...pairs...</div>", "<div ...>...history...</div>"],
+              ["<div ...>...words...</div>"]],                     # a row's panels side by side
+     "charts": [{"title": "Tokens in the corpus", "kind": "line",  # or "bars"
                  "x": [0, 1, ...], "x_title": "merge step",
                  "series": [{"name": "tokens", "values": [...], "color": "#2563eb"}],
                  "y_title": "tokens", "y_format": "int",            # or "2f"
@@ -23,7 +30,7 @@ import streamlit as st
 
 from . import charts
 
-__all__ = ["chart_data", "step_charts"]
+__all__ = ["chart_data", "live_view"]
 
 _JS = r"""
 const NS = "http://www.w3.org/2000/svg";
@@ -128,11 +135,30 @@ function draw(box, c, width) {
   });
   pad.addEventListener("pointerleave", () => { hover.setAttribute("visibility", "hidden"); tip.style.display = "none"; });
 }
+function panels(root, rows) {
+  // one div a row, one cell a panel; a cell's HTML is set again only when it changed
+  while (root.children.length > rows.length) root.lastChild.remove();
+  rows.forEach((cells, r) => {
+    let row = root.children[r];
+    if (!row) { row = document.createElement("div"); row.className = "lv-row"; root.appendChild(row); }
+    row.style.gridTemplateColumns = `repeat(${cells.length}, minmax(0, 1fr))`;
+    while (row.children.length > cells.length) row.lastChild.remove();
+    cells.forEach((html, c) => {
+      let cell = row.children[c];
+      if (!cell) { cell = document.createElement("div"); cell.className = "lv-cell"; row.appendChild(cell); }
+      if (cell.__html !== html) { cell.innerHTML = html; cell.__html = html; }
+    });
+  });
+}
 export default function (component) {
   const { data, parentElement } = component;
-  let root = parentElement.querySelector(".lc-grid-root");
-  if (!root) { root = document.createElement("div"); root.className = "lc-grid-root"; parentElement.appendChild(root); }
+  let top = parentElement.querySelector(".lv-panels");
+  if (!top) { top = document.createElement("div"); top.className = "lv-panels"; parentElement.appendChild(top); }
+  panels(top, (data && data.rows) || []);
   const charts = (data && data.charts) || [];
+  let root = parentElement.querySelector(".lc-grid-root");
+  if (!root && charts.length) { root = document.createElement("div"); root.className = "lc-grid-root"; parentElement.appendChild(root); }
+  if (!root) return;
   while (root.children.length > charts.length) root.lastChild.remove();
   while (root.children.length < charts.length) { const b = document.createElement("div"); b.className = "lc-box"; root.appendChild(b); }
   const render = () => charts.forEach((c, i) => draw(root.children[i], c, root.children[i].clientWidth));
@@ -147,6 +173,9 @@ export default function (component) {
 """
 
 _CSS = """
+.lv-row{display:grid;gap:1rem;margin-bottom:.4rem;}
+@media (max-width:700px){.lv-row{grid-template-columns:minmax(0,1fr)!important;}}
+.lv-cell{min-width:0;}
 .lc-grid-root{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:.4rem 1.2rem;}
 .lc-box{position:relative;min-width:0;}
 .lc-box svg{display:block;font-family:"Source Sans Pro",sans-serif;font-size:12px;}
@@ -162,7 +191,7 @@ _CSS = """
         border-radius:4px;white-space:nowrap;pointer-events:none;}
 """
 
-_component = st.components.v2.component("bpe_explorer_step_charts", js=_JS, css=_CSS, isolate_styles=False)
+_component = st.components.v2.component("bpe_explorer_live_view", js=_JS, css=_CSS, isolate_styles=False)
 
 
 def _values(values: Sequence[float]) -> list[float | None]:
@@ -207,6 +236,7 @@ def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], un
     ]
 
 
-def step_charts(data: list[dict], *, key: str) -> None:
-    """Draw the charts (one element; a Step swaps its numbers)."""
-    _component(key=key, data={"charts": data}, height="content")
+def live_view(rows: Sequence[Sequence[str]], charts: Sequence[dict] = (), *, key: str) -> None:
+    """Draw rows of panels (HTML from ``render``) and the charts (``chart_data``) as one element;
+    a Step swaps their contents."""
+    _component(key=key, data={"rows": [list(r) for r in rows], "charts": list(charts)}, height="content")

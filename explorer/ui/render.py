@@ -19,7 +19,7 @@ __all__ = [
     "encoded_chips", "kwic_rows", "md_text", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
     "token_text", "token_html", "style_of", "ComparisonRow", "comparison_table", "token_strip",
     "Headline", "headline_cards", "language_grid", "stat_strip", "choices_help",
-    "lineage_tree",
+    "lineage_tree", "panel",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -85,6 +85,11 @@ APP_CSS = """
 .bpe-lin .bpe-chip{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:1rem;background:#dbeafe;}
 .bpe-lin .bpe-lin-base{background:#fde68a;}
 .bpe-lin-meta{color:#64748b;font-size:.78rem;white-space:nowrap;}
+.bpe-panel{margin:0 0 .4rem 0;}
+.bpe-h{font-size:1.15rem;font-weight:600;color:#31333f;margin:.2rem 0 .35rem 0;padding:0;line-height:1.4;}
+.bpe-cap{color:#64748b;font-size:.875rem;margin:.35rem 0 0 0;line-height:1.4;}
+.bpe-note{color:#92400e;background:#fef3c7;border-radius:6px;padding:.3rem .6rem;margin:.4rem 0 0 0;font-size:.9rem;}
+.bpe-done{color:#166534;background:#dcfce7;border-radius:6px;padding:.5rem .8rem;margin:.2rem 0;}
 .bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
 .bpe-strip-head{color:#334155;font-size:.95rem;}
 </style>
@@ -476,6 +481,20 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
         return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
 
     return f'<div class="bpe-scroll bpe-lin"><ul>{node(tree)}</ul></div>'
+
+
+def panel(title: str, body: str, caption: str = "", *, note: str = "") -> str:
+    """A panel of the Train page as one HTML block: its heading, its body (already escaped
+    HTML), a caption and a note in plain text (escaped here). One block per panel: every element
+    a Step redraws costs the browser time, a heading and a caption of their own included.
+
+    >>> panel("Pairs", "<table></table>", "a <b> caption")
+    '<div class="bpe-panel"><h3 class="bpe-h">Pairs</h3><table></table><p class="bpe-cap">a &lt;b&gt; caption</p></div>'
+    """
+    tail = f'<p class="bpe-cap">{html.escape(caption)}</p>' if caption else ""
+    if note:
+        tail += f'<p class="bpe-note">{html.escape(note)}</p>'
+    return f'<div class="bpe-panel"><h3 class="bpe-h">{html.escape(title)}</h3>{body}{tail}</div>'
 
 
 def kwic_rows(rows: Sequence[KeywordInContext]) -> str:

@@ -23,6 +23,8 @@ from ..pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
 from ..units import UNITS
 from . import render, state
 
+PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]  # rows of the pair table a view may ask for
+
 __all__ = ["preset_selector", "size_input", "advanced_form", "load_into_widgets", "seed_replay_picker", "size_label",
            "sidebar", "big_text_toggle", "gpt2_chars_toggle"]
 
@@ -157,6 +159,9 @@ def sidebar() -> None:
         seed_replay_picker()
         with st.expander("Advanced settings"):
             advanced_form()
+        st.caption("View (nothing is retrained)")
+        state.widget_default("w_top_k", 10)
+        st.selectbox("Pairs shown", PAIRS_SHOWN, key="w_top_k", help="Rows of the pair-count table.")
         big_text_toggle()
         gpt2_chars_toggle()
 

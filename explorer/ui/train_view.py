@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass
 
@@ -12,17 +13,17 @@ from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer
 from ..units import display_to_bytes
 from ..corpora import mib
-from . import charts, clicks, interop_view, links, live_charts, render, server, state, tables
+from . import charts, clicks, interop_view, links, live_view, render, server, state, tables
 from .explain import byte_legend, explain, tie_rule_sentence
 
-__all__ = ["token_style", "live_area", "controls", "run_to_end", "big_corpus_offer", "session_notes", "current_merge", "pair_panel", "words_panel", "charts_panel", "history_panel"]
+__all__ = ["token_style", "live_area", "view_tools", "controls", "status", "run_to_end", "big_corpus_offer", "session_notes",
+           "current_merge"]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
 _MAX_CATCH_UP = 3  # steps one autoplay tick may take when ticks were dropped
 _WORDS = 24
 _STEP_BUTTONS = {"step": 1, "step10": 10, "step100": 100}  # widget key -> steps per click
-_PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]
 _WORD_CHARS = 1_000
 
 
@@ -81,17 +82,29 @@ def _take_queued_clicks() -> None:
         _forward(sum(_STEP_BUTTONS[k] * n for k, n in queued.items()))
 
 
-def controls(live: state.Live) -> None:
-    """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed, and the step slider."""
+_BUTTONS = "train_buttons_drawn"  # what the buttons were drawn for: (at the end, training done, playing)
+
+
+def _buttons_state(live: state.Live) -> tuple[bool, bool, bool]:
     trainer = live.trainer
     assert trainer is not None
-    at_end = trainer.done and live.view == live.trained
+    return trainer.done and live.view == live.trained, trainer.done, live.playing
+
+
+def controls(live: state.Live) -> None:
+    """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed. Drawn by the page, not by
+    the fragment a Step reruns: a Step's clicks are counted in the browser (``clicks``), so the
+    buttons need not be redrawn with each step, only when their state changes (the fragment asks
+    for a full run then)."""
+    trainer = live.trainer
+    assert trainer is not None
+    at_end, done, _ = st.session_state[_BUTTONS] = _buttons_state(live)
     # a row that wraps rather than squeezing a label into "S…" (narrow screens, 150% zoom)
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     row.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
     row.button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end)
     row.button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end)
-    row.button("Run to end", key="run", on_click=_start_run, disabled=trainer.done)
+    row.button("Run to end", key="run", on_click=_start_run, disabled=done)
     row.button("Reset", key="reset", on_click=_reset)
     if live.playing:
         row.button("Pause", key="pause", on_click=_set_playing, args=(False,))
@@ -99,6 +112,12 @@ def controls(live: state.Live) -> None:
         row.button("Play", key="play", on_click=_set_playing, args=(True,), disabled=at_end)
     state.widget_default("w_speed", "normal (1 s)")
     row.selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed", width=170)
+
+
+def status(live: state.Live) -> None:
+    """The step shown and the slider that moves it (redrawn by every Step)."""
+    trainer = live.trainer
+    assert trainer is not None
     status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {_vocab_at(live):,}"
     if trainer.done:
         status += f" · training stopped: {_stop_reason(trainer)}"
@@ -231,17 +250,19 @@ def _autoplay_step(live: state.Live) -> None:
 # ---- panels ----------------------------------------------------------------------------
 # A step's panels are computed first and drawn after, in one go: the browser redraws the page
 # for each batch of elements that arrives, so elements sent over 50 ms of computing cost several
-# redraws per step where one burst costs one.
+# redraws per step where one burst costs one. Each panel is one HTML block (heading, table and
+# caption), and the widgets that a Step does not change (pairs shown, the searches, the full
+# history switch, the download) sit in the sidebar, outside the fragment a Step reruns: every
+# element a Step redraws costs the browser a few milliseconds.
 @dataclass(frozen=True)
 class _View:
-    """Everything the panels show at the step viewed, computed before any of it is drawn."""
+    """Everything the live area shows at the step viewed, computed before any of it is drawn."""
 
     pairs: tuple[PairStat, ...]
-    pairs_html: str
-    history_html: str
-    history_caption: str
-    words_html: str
-    charts: list[dict]  # the four charts' data (live_charts.chart_data)
+    pairs_panel: str
+    history_panel: str
+    words_panel: str
+    charts: list[dict]  # the four charts' data (live_view.chart_data)
 
 
 def token_style(live: state.Live) -> render.TokenStyle:
@@ -252,14 +273,12 @@ def token_style(live: state.Live) -> render.TokenStyle:
 
 
 def _prepare(live: state.Live) -> _View:
-    trainer = live.trainer
-    assert trainer is not None
     state.widget_default("w_top_k", 10)
     style = token_style(live)
     pairs = _next_table(live)[: st.session_state["w_top_k"]]
-    history_html, history_caption = _history(live, st.session_state.get("w_history_search", ""), style)
-    return _View(pairs, render.pair_rows(pairs, style=style) if pairs else "", history_html, history_caption,
-                 _words(live, style), _charts(live))
+    return _View(pairs, _pair_panel(live, pairs, style),
+                 _history_panel(live, st.session_state.get("w_history_search", ""), style),
+                 _words_panel(live, style, st.session_state.get("w_word_search", "")), _charts(live))
 
 
 def current_merge(live: state.Live) -> None:
@@ -277,8 +296,6 @@ def current_merge(live: state.Live) -> None:
     record = trainer.records[live.view - 1]
     style = token_style(live)
     st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config, style=style)))
-    if style.byte_level:
-        st.caption(byte_legend(style))
 
 
 def _next_table(live: state.Live) -> tuple[PairStat, ...]:
@@ -289,29 +306,25 @@ def _next_table(live: state.Live) -> tuple[PairStat, ...]:
     return () if trainer.done else trainer.peek()
 
 
-def pair_panel(live: state.Live, view: _View) -> None:
+def _pair_panel(live: state.Live, pairs: tuple[PairStat, ...], style: render.TokenStyle) -> str:
     trainer = live.trainer
     assert trainer is not None
-    head, pick = st.columns([2, 1], vertical_alignment="center")
-    head.subheader("Pair counts now")
-    pick.selectbox("Pairs shown", _PAIRS_SHOWN, key="w_top_k", label_visibility="collapsed",
-                   format_func=lambda n: f"top {n}",
-                   help="Pairs shown: a view setting, training is not restarted.")
-    pairs = view.pairs
     if not pairs:
-        st.success(f"Training finished: {_stop_reason(trainer)}.")
-        return
-    st.html(view.pairs_html)
+        done = f'<div class="bpe-done">Training finished: {html.escape(_stop_reason(trainer))}.</div>'
+        return render.panel("Pair counts now", done)
+    table = render.pair_rows(pairs, style=style)
     if live.view < live.trained and trainer.records[live.view].compact:
-        st.caption(f"A long run keeps the full pair table for the first {trainer.records.full:,} steps only; "
-                   "this step kept its winning pair (its count and the number of pairs tied with it are exact).")
-        return
+        return render.panel("Pair counts now", table, note=(
+            f"A long run keeps the full pair table for the first {trainer.records.full:,} steps only; this step kept "
+            "its winning pair (its count and the number of pairs tied with it are exact)."))
     tied = sum(1 for p in pairs[1:] if p.count == pairs[0].count)
     rule = trainer.config.tie_break
     if tied:
-        st.caption(f"{tied} pair(s) shown tie with the winner; tie-break **{rule}**: the winner is chosen because {tie_rule_sentence(rule)}.")
+        caption = (f"{tied} pair(s) shown tie with the winner; tie-break {rule}: the winner is chosen because "
+                   f"{tie_rule_sentence(rule)}.")
     else:
-        st.caption(f"Green: merges next. Yellow: tied with it (tie-break **{rule}**).")
+        caption = f"Green: merges next. Yellow: tied with it (tie-break {rule})."
+    return render.panel("Pair counts now", table, caption)
 
 
 def _words(live: state.Live, style: render.TokenStyle) -> str:
@@ -337,34 +350,37 @@ def _words(live: state.Live, style: render.TokenStyle) -> str:
     return "".join(rows)
 
 
-def words_panel(live: state.Live, view: _View) -> None:
-    st.subheader("Words, segmented")
-    st.html(view.words_html)
-    st.caption("The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token.")
-    query = st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase")
-    if query:
-        _lookup(live.tokenizer(live.view), query, token_style(live))
+def _words_panel(live: state.Live, style: render.TokenStyle, query: str) -> str:
+    body = _words(live, style)
+    caption = "The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token."
+    found = _lookup(live.tokenizer(live.view), query, style) if query.strip() else ""
+    return render.panel("Words, segmented", body, caption) + found
 
 
-def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> None:
+def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
+    """The sidebar's word look-up at the step viewed: each piece segmented, and the first piece's
+    merges in order (HTML; the query is escaped)."""
     try:
         pieces = tok.encode_pieces(query[:2000])
     except ExplorerError as err:
-        st.error(render.md_text(str(err)))
-        return
-    html = "".join(render.word_row(p.text, tok.tokens(p.ids), style=style) for p in pieces[:50])
-    st.html(html)
+        return render.panel(f"Look up: {query[:60]}", "", note=str(err))
+    body = "".join(render.word_row(p.text, tok.tokens(p.ids), style=style) for p in pieces[:50])
+    caption, note = "", ""
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
-            st.caption(f"How {render.md_text(repr(render.visible(pieces[0].text)))} got its tokens, merge by merge:")
-            st.html("".join(
+            body += (f'<p class="bpe-cap">How {html.escape(repr(render.visible(pieces[0].text)))} got its tokens, '
+                     "merge by merge:</p>")
+            body += "".join(
                 f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
                 f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
-                for s in steps[:40]))
+                for s in steps[:40])
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
-            st.warning(f"{unknown} symbol(s) never appeared in the training corpus and became {render.md_text(tok.encoding.unk_token)}.")
+            note = f"{unknown} symbol(s) never appeared in the training corpus and became {tok.encoding.unk_token}."
+    else:
+        caption = "The text has no pieces to segment."
+    return render.panel(f"Look up: {query[:60]}", body, caption, note=note)
 
 
 def _lengths(live: state.Live, k: int) -> list[int]:
@@ -389,54 +405,58 @@ def _charts(live: state.Live) -> list[dict]:
     assert trainer is not None
     cols = charts.progress_columns(trainer.records, initial_tokens=trainer.initial_tokens,
                                    corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
-    return live_charts.chart_data(cols, live.view, lengths=_lengths(live, live.view), unit=trainer.config.unit)
-
-
-def charts_panel(view: _View) -> None:
-    live_charts.step_charts(view.charts, key="w_step_charts")
+    return live_view.chart_data(cols, live.view, lengths=_lengths(live, live.view), unit=trainer.config.unit)
 
 
 _HISTORY_WINDOW = 12
 _HISTORY_MATCHES = 60
 
 
-def _history(live: state.Live, query: str, style: render.TokenStyle) -> tuple[str, str]:
-    """(HTML rows, caption): the merges around the step viewed (newest first, current
-    highlighted), or the latest of those matching the search."""
+def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> str:
+    """The merges around the step viewed (newest first, current highlighted), or the latest of
+    those matching the sidebar's search."""
     records = live.trainer.records
     if query.strip():
         shown = tables.matching(records, query, style)
-        caption = f"{len(shown):,} of {live.trained:,} merges match"
+        caption = f"{len(shown):,} of {live.trained:,} merges match {query.strip()[:60]!r}"
         shown = shown[-_HISTORY_MATCHES:]
     else:
         hi = min(live.trained, live.view + 2)
         shown = records[max(0, hi - _HISTORY_WINDOW):hi]
         caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
-    return (render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""), caption
+    body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
+    return render.panel("Merge history", body, caption)
 
 
-def history_panel(live: state.Live, view: _View) -> None:
-    """The merges around the current step as a table a projector can show, a search over all of
-    them, and the full history in a scrollable grid."""
-    head, search = st.columns([1, 1], vertical_alignment="center")
-    head.subheader("Merge history")
-    query = search.text_input("Search the history", key="w_history_search", label_visibility="collapsed",
-                              placeholder="search, e.g. th", help="Search the history: merges whose pair or new "
-                              "token contains this text.")
-    if view.history_html:
-        st.html(view.history_html)
-    st.caption(view.history_caption)
-    # the full grid is built and sent only on request: 20,000 rows cost ~0.1 s per rerun
-    if st.toggle(f"Full history ({live.trained:,} merges)", key="w_full_history"):
-        df = tables.history_table(live.trainer.records, live.view, query, newest_first=True, style=token_style(live))
+def _full_history(live: state.Live) -> None:
+    """The whole history in a scrollable grid, when the sidebar asks for it (20,000 rows cost
+    ~0.1 s per rerun: built and sent only on request)."""
+    if st.session_state.get("w_full_history"):
+        df = tables.history_table(live.trainer.records, live.view, st.session_state.get("w_history_search", ""),
+                                  newest_first=True, style=token_style(live))
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
+def view_tools(live: state.Live) -> None:
+    """The sidebar's tools for looking at the run (none of them retrains or redraws on a Step):
+    a search of the history, a word look-up, the full history grid and the download."""
+    st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. th",
+                  help="Keeps the merges whose pair or new token contains this text.")
+    st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase",
+                  help="Segments it with the tokenizer as of the step shown, merge by merge (under the words).")
+    st.toggle("Full history", key="w_full_history",
+              help="Every merge in a grid under the merge history.")
+    interop_view.download_area(live)
+
+
 def live_area() -> None:
-    """Controls and panels, in a fragment: Step, the slider and the search boxes rerun only this
-    part of the page, not the settings above it. While playing, the fragment also reruns on a
-    timer and steps, so autoplay redraws only this part too, at the speed chosen."""
-    interval = _wanted_interval(state.live())
+    """The controls, then the status and panels in a fragment: Step, the slider and the play
+    timer rerun only the fragment. While playing, it also reruns on a timer and steps, so
+    autoplay redraws only this part too, at the speed chosen."""
+    live = state.live()
+    if live.trainer is not None:
+        controls(live)
+    interval = _wanted_interval(live)
     st.session_state[_ARMED] = interval
     st.fragment(_live_area, run_every=interval)()
 
@@ -448,18 +468,17 @@ def _live_area() -> None:
     _autoplay_step(live)
     _take_queued_clicks()
     _arm_autoplay_if_changed(live)
-    if live.running:
-        # "Run to end" runs at page level: only a full-page run can be interrupted by Stop
+    if live.running or _buttons_state(live) != st.session_state.get(_BUTTONS):
+        # "Run to end" runs at page level (only a full-page run can be interrupted by Stop), and
+        # buttons whose state changed (the last step reached, say) are redrawn by the page
         st.rerun(scope="app")
     view = _prepare(live)
-    controls(live)
+    status(live)
     links.keep_current(note=True)
     current_merge(live)
-    col_pairs, col_history = st.columns([1, 1])
-    with col_pairs:
-        pair_panel(live, view)
-    with col_history:
-        history_panel(live, view)
-        interop_view.download_area(live)
-    words_panel(live, view)
-    charts_panel(view)
+    style = token_style(live)
+    legend = f'<p class="bpe-cap">{html.escape(byte_legend(style))}</p>' if style.byte_level else ""
+    # two elements for all the panels and charts (the full history's grid between them)
+    rows = [[view.pairs_panel, view.history_panel], [view.words_panel]]
+    live_view.live_view([[legend], *rows] if legend else rows, view.charts, key="w_live")
+    _full_history(live)
