@@ -22,16 +22,12 @@ if result is None:
     st.stop()
 languages = view.language_table(result)
 view.summary(result, languages)  # the answer first: each panel's headline number
-parity, curves, cross, overlap, lengths, meaning = st.tabs(view.PANELS)
-with parity:
-    view.languages_panel(result, request, languages)
-with curves:
-    view.curves_panel(result, request)
-with cross:
-    view.cross_panel(result)
-with overlap:
-    view.overlap_panel(result)
-with lengths:
-    view.lengths_panel(result)
-with meaning:
-    st.markdown(view.METRICS)
+# the panels in tabs; only the tab open is drawn (each holds Vega charts the browser would draw)
+tabs = st.tabs(view.PANELS, key="w_cmp_tab", on_change="rerun")
+draw = (lambda: view.languages_panel(result, request, languages), lambda: view.curves_panel(result, request),
+        lambda: view.cross_panel(result), lambda: view.overlap_panel(result), lambda: view.lengths_panel(result),
+        lambda: st.markdown(view.METRICS))
+for tab, panel in zip(tabs, draw):
+    if tab.open:
+        with tab:
+            panel()

@@ -190,3 +190,21 @@ def step_chart(at, title: str):
     chart = step_chart_spec(at, title)
     x = "step" if chart["kind"] == "line" else chart["x_title"]
     return pd.DataFrame({x: chart["x"], **{s["name"]: s["values"] for s in chart["series"]}})
+
+
+# ---- the Compare page's panels (one tab drawn at a time) ------------------------------------
+COMPARE_TABS = {"Bytes per token after k merges": "Compression curves", "bytes per token": "Cross-evaluation",
+                "tokens per word": "Cross-evaluation", "Token length (bytes)": "Token lengths",
+                "Token length (characters)": "Token lengths"}
+
+
+def open_tab(at, label: str):
+    """Open one of the Compare page's tabs (only the open one is drawn), as a click on it does."""
+    at.session_state["w_cmp_tab"] = label
+    return at.run()
+
+
+def compare_chart(at, title: str):
+    """The data of a Compare chart, its tab opened first."""
+    open_tab(at, COMPARE_TABS[title])
+    return chart_data(at, title)

@@ -65,10 +65,10 @@ def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view():
         page.get_by_role("button", name="Compare", exact=True).click()
         see(page, "Compression curves")
         page.wait_for_url(re.compile(r"compare=udhr_en\.txt"), timeout=WAIT)
-        shown = page.locator('[data-testid="stVegaLiteChart"]').count()
+        shown = page.locator('[data-testid="stVegaLiteChart"]').count()  # the open tab's charts
         page.reload()
         see(page, "Compression curves")
-        assert page.locator('[data-testid="stVegaLiteChart"]').count() == shown >= 4
+        assert page.locator('[data-testid="stVegaLiteChart"]').count() == shown >= 1
         assert page.get_by_text("then press Compare").count() == 0
         full_screenshot(page, ARTIFACTS / "links_03_compare_after_reload.png")
         nav(page, "Train", "Train, one merge at a time")

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, read_sample, unescaped
+from conftest import ROOT, chart_data, compare_chart, open_tab, read_sample, unescaped
 from explorer import PRESETS, Trainer, corpus_config
 from explorer.compare import heldout_split
 from explorer.pipeline import count_words
@@ -58,7 +58,7 @@ def trained(text: str, preset: str = "gpt2", merges: int = 1000) -> Trainer:
 
 def cross_cells(at: AppTest):
     """The cross-evaluation heatmap's data, one row per cell (column names with underscores)."""
-    return chart_data(at, "bytes per token").rename(columns=lambda c: c.replace(" ", "_"))
+    return compare_chart(at, "bytes per token").rename(columns=lambda c: c.replace(" ", "_"))
 
 
 def frame(at: AppTest, column: str):
@@ -92,8 +92,8 @@ def test_three_corpora_show_every_panel_and_no_error(three):
     assert [t.label for t in three.tabs] == ["Parity across languages", "Compression curves", "Cross-evaluation",
                                              "Vocabulary overlap", "Token lengths", "What the numbers mean"]
     assert not three.error and not three.warning
-    assert set(chart_data(three, "Bytes per token after k merges")["corpus"]) == set(THREE)
-    metrics = next(m.value for m in three.markdown if "Fertility" in m.value)
+    assert set(compare_chart(three, "Bytes per token after k merges")["corpus"]) == set(THREE)
+    metrics = next(m.value for m in open_tab(three, "What the numbers mean").markdown if "Fertility" in m.value)
     assert "Parity" in metrics and "Jaccard" in metrics and "dfrac" in metrics  # each metric with its formula
 
 
@@ -113,7 +113,7 @@ def test_cross_evaluation_cell_is_bytes_of_b_over_tokens_under_the_tokenizer_tra
 
 
 def test_curves_end_where_training_and_the_held_out_encoding_end(three):
-    curves = chart_data(three, "Bytes per token after k merges")
+    curves = compare_chart(three, "Bytes per token after k merges")
     for name in THREE:
         text = read_sample(name)
         whole = curves[(curves.corpus == name) & (curves.curve == "while training")]
@@ -132,7 +132,7 @@ def test_curves_end_where_training_and_the_held_out_encoding_end(three):
 
 
 def test_overlap_counts_are_set_arithmetic_on_each_trainers_merged_tokens(three):
-    table = frame(three, "Jaccard")
+    table = frame(open_tab(three, "Vocabulary overlap"), "Jaccard")
     made = {name: {r.token for r in trained(read_sample(name)).records} for name in THREE}
     assert len(table) == 3
     for row in table.to_dict("records"):
@@ -142,7 +142,7 @@ def test_overlap_counts_are_set_arithmetic_on_each_trainers_merged_tokens(three)
 
 
 def test_fertility_and_parity_of_the_production_tokenizers_are_tiktokens_counts(three, oracle):  # noqa: F811
-    grids = language_grids(three)
+    grids = language_grids(open_tab(three, "Parity across languages"))
     parity, fertility = grids["Parity"], grids["Fertility"]
     texts = {"English": read_sample("udhr_en.txt"), "Hindi": read_sample("udhr_hi.txt"), "Korean": read_sample("udhr_ko.txt"),
              "Russian": read_sample("udhr_ru.txt")}
@@ -177,10 +177,10 @@ def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts
     assert sorted(zip(cells.trained_on, cells.encoded)) == [("udhr_en.txt", "udhr_en.txt"), ("udhr_ru.txt", "udhr_ru.txt")]
     for row in cells.itertuples(index=False):
         assert row.tokens == len(enc.encode_ordinary(read_sample(row.encoded)))
-    curves = chart_data(at, "Bytes per token after k merges")
+    curves = compare_chart(at, "Bytes per token after k merges")
     assert set(curves.curve) == {"as of merge k", "held-out 10%"}
     assert curves.merges.max() == 199_742  # o200k_base: 199,998 ranked tokens less the 256 single bytes
-    assert "trained here" not in language_grids(at)["Parity"].columns
+    assert "trained here" not in language_grids(open_tab(at, "Parity across languages"))["Parity"].columns
     assert list(headlines(at)) == ["Parity", "Compression", "Overlap"]  # one tokenizer: no cross-evaluation headline
 
 
@@ -190,8 +190,9 @@ def test_uploads_and_pasted_text_are_compared_and_their_names_shown_as_text():
                           pasted="pasted words, pasted words again " * 30)
     at = compare_page(corpora=["uploaded: " + name, "pasted text (Corpus page)"], preset="sennrich", merges=50, choice=choice)
     assert not at.error
-    captions = [c.value for c in at.caption]
+    captions = [c.value for c in open_tab(at, "Vocabulary overlap").caption]
     shown = [unescaped(c) for c in captions if "notes" in c]
+    assert any(s.startswith("Longest only in uploaded") for s in shown)
     assert shown and all(f"only in uploaded: {name}" in s for s in shown if s.startswith("Longest only in uploaded"))
     assert not any("**notes**" in c for c in captions)  # escaped, never bold
     assert all("<b>" not in h.proto.body for h in at.get("html"))
@@ -211,11 +212,11 @@ def test_results_stay_after_a_page_switch(three):
     at.switch_page("pages/4_Compare.py").run()
     assert not at.exception
     assert at.multiselect(key="w_cmp_corpora").value == ["udhr_en.txt", "udhr_ko.txt"]
-    assert set(chart_data(at, "bytes per token").encoded) == {"udhr_en.txt", "udhr_ko.txt"}
+    assert set(compare_chart(at, "bytes per token").encoded) == {"udhr_en.txt", "udhr_ko.txt"}
 
 
 def test_token_length_shares_are_the_corpus_encoded_by_its_own_tokenizer(three):
-    bars = chart_data(three, "Token length (bytes)")
+    bars = compare_chart(three, "Token length (bytes)")
     for name in THREE:
         text = read_sample(name)
         tok = trained(text).tokenizer()
@@ -228,7 +229,7 @@ def test_token_length_shares_are_the_corpus_encoded_by_its_own_tokenizer(three):
 
 
 def test_heatmap_rows_name_the_one_pretrained_tokenizer_not_a_training():
-    at = compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2")
+    at = open_tab(compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2"), "Cross-evaluation")
     specs = [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
     heat = next(s for s in specs if s.get("title") == "bytes per token")
     assert heat["layer"][0]["encoding"]["y"]["title"] == "gpt2 on the corpus"

@@ -14,7 +14,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, encode_view, read_sample, unescaped
+from conftest import ROOT, chart_data, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.errors import FormatError
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
@@ -279,7 +279,7 @@ def test_the_compare_page_offers_an_imported_tokenizer_and_keys_its_results_by_c
     at.selectbox(key="w_cmp_pretrained").set_value(imported_key(at, "mine"))
     at.button(key=SUBMIT).click().run()
     assert not at.exception, at.exception
-    first = chart_data(at, "bytes per token")
+    first = compare_chart(at, "bytes per token")
     # the same name, other merges: the page must not answer from what "mine" gave before
     at.switch_page(PLAYGROUND).run()
     upload(at, {"tokenizer.json": hf_json(200)}, name="mine")
@@ -287,7 +287,7 @@ def test_the_compare_page_offers_an_imported_tokenizer_and_keys_its_results_by_c
     at.selectbox(key="w_cmp_pretrained").set_value(imported_key(at, "mine"))
     at.button(key=SUBMIT).click().run()
     assert not at.exception, at.exception
-    second = chart_data(at, "bytes per token")
+    second = compare_chart(at, "bytes per token")
     english = read_sample("udhr_en.txt")
     for df, merges in ((first, 10), (second, 200)):
         row = df[df["encoded"] == "udhr_en.txt"]

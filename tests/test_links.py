@@ -11,7 +11,7 @@ import hashlib
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, encode_view, read_sample, unescaped
+from conftest import ROOT, chart_data, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.exporters import export_files
 from explorer.pipeline import count_words
@@ -157,11 +157,11 @@ def test_a_compare_reload_shows_the_same_results_without_pressing_compare():
     assert not at.exception
     params = url(at)
     assert params["compare"] == "udhr_en.txt,udhr_hi.txt,udhr_ko.txt" and params["compare_tokenizer"] == "gpt2"
-    curves = chart_data(at, "Bytes per token after k merges")
+    curves = compare_chart(at, "Bytes per token after k merges")
 
     again = open_link(COMPARE, params)
     assert not any("press **Compare**" in i.value for i in again.info)
-    assert chart_data(again, "Bytes per token after k merges").equals(curves)
+    assert compare_chart(again, "Bytes per token after k merges").equals(curves)
     assert again.radio(key="w_cmp_mode").value == "pretrained" and again.selectbox(key="w_cmp_pretrained").value == "gpt2"
 
 
@@ -170,7 +170,7 @@ def test_a_compare_link_of_trained_presets_keeps_preset_and_merges():
     at = open_link(COMPARE, params)
     assert at.multiselect(key="w_cmp_corpora").value == ["udhr_en.txt", "udhr_ru.txt"]
     assert at.number_input(key="w_cmp_merges").value == 60 and at.selectbox(key="w_cmp_preset").value == "gpt4"
-    assert set(chart_data(at, "Bytes per token after k merges")["corpus"]) == {"udhr_en.txt", "udhr_ru.txt"}
+    assert set(compare_chart(at, "Bytes per token after k merges")["corpus"]) == {"udhr_en.txt", "udhr_ru.txt"}
     assert {k: url(at)[k] for k in params} == params
 
 

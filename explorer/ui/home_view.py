@@ -11,20 +11,20 @@ from ..errors import ExplorerError
 from . import charts, links, render, state
 from .explain import explain
 
-__all__ = ["miniature", "home", "params", "apply_params"]
+__all__ = ["miniature", "home", "params", "apply_params", "toy"]
 
 TOY = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
 TOY_MERGES = 10
 
 
 @st.cache_resource(show_spinner=False)
-def _toy() -> Trainer:
+def toy() -> Trainer:
     # cache_resource: one read-only trainer shared by every session
     return train(TOY, make_config("sennrich", num_merges=TOY_MERGES))
 
 
 def miniature() -> None:
-    trainer = _toy()
+    trainer = toy()
     state.widget_default("w_home_step", 3)
     k = st.slider("Merges applied", 0, TOY_MERGES, key="w_home_step")
     tok = trainer.tokenizer(k)

@@ -172,26 +172,9 @@ export default function (component) {
 }
 """
 
-_CSS = """
-.lv-row{display:grid;gap:1rem;margin-bottom:.4rem;}
-@media (max-width:700px){.lv-row{grid-template-columns:minmax(0,1fr)!important;}}
-.lv-cell{min-width:0;}
-.lc-grid-root{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:.4rem 1.2rem;}
-.lc-box{position:relative;min-width:0;}
-.lc-box svg{display:block;font-family:"Source Sans Pro",sans-serif;font-size:12px;}
-.lc-title{font-size:14px;font-weight:600;fill:#0f172a;}
-.lc-axis text{fill:#475569;font-size:12px;}
-.lc-label{fill:#334155;font-size:12px;}
-.lc-legend{font-size:12px;font-weight:600;}
-.lc-grid{stroke:#e2e8f0;}
-.lc-base{stroke:#94a3b8;}
-.lc-shown{stroke:#dc2626;stroke-dasharray:4 3;stroke-width:1.5;}
-.lc-hover{stroke:#475569;stroke-width:1.5;}
-.lc-tip{display:none;position:absolute;top:22px;background:#0f172aee;color:#f8fafc;font-size:12px;padding:2px 6px;
-        border-radius:4px;white-space:nowrap;pointer-events:none;}
-"""
+# its styles live in render.APP_CSS (sent once per page run, not with every Step's element)
 
-_component = st.components.v2.component("bpe_explorer_live_view", js=_JS, css=_CSS, isolate_styles=False)
+_component = st.components.v2.component("bpe_explorer_live_view", js=_JS, isolate_styles=False)
 
 
 def _values(values: Sequence[float]) -> list[float | None]:

@@ -90,6 +90,23 @@ APP_CSS = """
 .bpe-cap{color:#64748b;font-size:.875rem;margin:.35rem 0 0 0;line-height:1.4;}
 .bpe-note{color:#92400e;background:#fef3c7;border-radius:6px;padding:.3rem .6rem;margin:.4rem 0 0 0;font-size:.9rem;}
 .bpe-done{color:#166534;background:#dcfce7;border-radius:6px;padding:.5rem .8rem;margin:.2rem 0;}
+/* the Train page's live area (live_view) */
+.lv-row{display:grid;gap:1rem;margin-bottom:.4rem;}
+@media (max-width:700px){.lv-row{grid-template-columns:minmax(0,1fr)!important;}}
+.lv-cell{min-width:0;}
+.lc-grid-root{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:.4rem 1.2rem;}
+.lc-box{position:relative;min-width:0;}
+.lc-box svg{display:block;font-family:"Source Sans Pro",sans-serif;font-size:12px;}
+.lc-title{font-size:14px;font-weight:600;fill:#0f172a;}
+.lc-axis text{fill:#475569;font-size:12px;}
+.lc-label{fill:#334155;font-size:12px;}
+.lc-legend{font-size:12px;font-weight:600;}
+.lc-grid{stroke:#e2e8f0;}
+.lc-base{stroke:#94a3b8;}
+.lc-shown{stroke:#dc2626;stroke-dasharray:4 3;stroke-width:1.5;}
+.lc-hover{stroke:#475569;stroke-width:1.5;}
+.lc-tip{display:none;position:absolute;top:22px;background:#0f172aee;color:#f8fafc;font-size:12px;padding:2px 6px;
+        border-radius:4px;white-space:nowrap;pointer-events:none;}
 .bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
 .bpe-strip-head{color:#334155;font-size:.95rem;}
 </style>

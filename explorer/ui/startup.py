@@ -48,6 +48,7 @@ def _warm() -> None:
     t0 = time.monotonic()
     steps = (
         ("imports", lambda: [importlib.import_module(m) for m in _MODULES]),
+        ("default corpus", _default_corpus),
         ("tables", lambda: warm_pretrained().join()),
         ("languages", warm_languages),  # the Compare page's parity rows of the bundled tables
     )
@@ -61,6 +62,18 @@ def _warm() -> None:
     with _lock:
         _state["ready"] = True
         _state["seconds"] = round(time.monotonic() - t0, 3)
+
+
+def _default_corpus() -> None:
+    """What a first visit of any page computes before it draws: the default corpus's word counts
+    and its step-0 trainer under the default preset (shared by every session), and Home's
+    miniature."""
+    from ..config import corpus_config
+    from . import data, home_view, state
+
+    data.word_counts((data.sample_text(state.DEFAULT_SAMPLE),), corpus_config(state.DEFAULT_PRESET))
+    state.warm_default()
+    home_view.toy()
 
 
 def warm_up() -> threading.Thread:
