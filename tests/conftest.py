@@ -147,6 +147,10 @@ def encode_view(at) -> list[Panel]:
         rows[html.unescape(name)] = {"Tokens": tokens, "Characters per token": cpt, "Bytes per token": bpt,
                                      "Unknown symbols": unknown}
     strips = {html.unescape(name): chips for b in bodies for name, chips in _STRIP.findall(b)}
+    opened = "w_play_details" in at.session_state and at.session_state["w_play_details"]
+    if not opened:
+        at.session_state["w_play_details"] = True  # the ids are drawn while their expander is open
+        at.run()
     tabs = {t.label: t for t in at.tabs}
     out = []
     for name, metrics in rows.items():

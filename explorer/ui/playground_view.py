@@ -211,7 +211,11 @@ def details_panel(encoded: list[Encoded]) -> None:
     """Each tokenizer's ids and round trip, one tab each, folded under the comparison."""
     if not encoded:
         return
-    with st.expander("Token ids and round trip"):
+    # drawn only while open: the ids' code blocks cost the browser a third of a second to lay out
+    box = st.expander("Token ids and round trip", key="w_play_details", on_change="rerun")
+    if not box.open:
+        return
+    with box:
         for tab, e in zip(st.tabs([e.choice.name for e in encoded]), encoded):
             with tab:
                 _details(e)
