@@ -15,6 +15,7 @@ A compact step's record has only the winning pair in its table and no examples.
 
 from __future__ import annotations
 
+import copy
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,29 @@ class StepLog(Sequence[StepRecord]):
         self._ids.extend((left_id, right_id, token_id))
         self._nums.extend((count, replaced, tokens_after, n_tied, words_affected))
         self._reused.append(reused)
+
+    def __deepcopy__(self, memo: dict) -> "StepLog":
+        """A copy that shares the logged details: they are tuples of immutable values (pair rows,
+        example words), and copying them one by one was most of copying a trainer (a session
+        takes a copy of a shared one at a link's step). The token list is the trainer's own, so
+        it goes through ``memo`` like the rest of the trainer.
+
+        >>> import copy
+        >>> log = StepLog(["a", "b", "ab"])
+        >>> log.append(0, 1, 2, count=4, replaced=4, tokens_after=9, n_tied=0, words_affected=1, reused=False,
+        ...            top_pairs=(), examples=(("ab", 4),))
+        >>> twin = copy.deepcopy(log); twin.append(2, 2, 2, count=1, replaced=1, tokens_after=8, n_tied=0,
+        ...                                        words_affected=1, reused=True, top_pairs=(), examples=())
+        >>> len(log), len(twin), twin[0] == log[0]
+        (1, 2, True)
+        """
+        twin = StepLog.__new__(StepLog)
+        memo[id(self)] = twin
+        twin._tokens = copy.deepcopy(self._tokens, memo)
+        twin.full = self.full
+        twin._ids, twin._nums, twin._reused = array("i", self._ids), array("q", self._nums), bytearray(self._reused)
+        twin._detail = list(self._detail)
+        return twin
 
     @property
     def detailed(self) -> bool:

@@ -76,3 +76,29 @@ def test_a_compact_step_costs_a_few_dozen_bytes():
 def test_full_records_must_not_be_negative():
     with pytest.raises(ValueError):
         StepLog([], full=-1)
+
+
+@pytest.mark.parametrize("preset", ["gpt2", "sennrich", "bytes", "hf-course", "suffix-marker", "gpt4"])
+def test_a_copied_trainer_goes_on_exactly_as_the_original_and_apart_from_it(preset):
+    """A session takes a copy of the trainer shared at a link's step (Trainer.__deepcopy__ copies
+    attribute by attribute): the copy and the original must each go on as a trainer that never
+    stopped, and neither may see the other's merges."""
+    import copy
+
+    from conftest import read_sample
+    from explorer import corpus_config
+    from explorer.pipeline import count_words
+
+    config = corpus_config(preset, merges=300)
+    words = count_words((read_sample("udhr_en.txt"),), config)
+    reference = Trainer(words, config, top_k=20, full_records=100).run()  # never copied
+    original = Trainer(words, config, top_k=20, full_records=100)
+    original.advance(120)
+    twin = copy.deepcopy(original)
+    twin.run()
+    assert len(original.records) == 120  # the copy's merges did not reach the original
+    original.run()
+    for trainer in (twin, original):
+        assert [(r.token, r.count, r.replaced, r.tokens_after, r.top_pairs, r.examples) for r in trainer.records] == [
+            (r.token, r.count, r.replaced, r.tokens_after, r.top_pairs, r.examples) for r in reference.records]
+        assert trainer.tokenizer().encode("Human rights for all") == reference.tokenizer().encode("Human rights for all")
