@@ -33,6 +33,17 @@ def chromium_path() -> str | None:
     return None
 
 
+def require_chromium() -> None:
+    """Call at the top of a browser test module: without Debian's chromium the module is skipped,
+    except in CI, where that is an error (.ci/run installs it)."""
+    import pytest
+
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,14 +16,11 @@ import time
 import pytest
 
 from conftest import read_sample
-from appserver import ARTIFACTS, browser_page, chromium_path, full_screenshot, serve_app, wait_idle
+from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import expect  # noqa: E402  (after the skip: no Playwright, no browser tests)
 

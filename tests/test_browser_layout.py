@@ -7,20 +7,16 @@ Each action waits for the text or element it should draw before anything is meas
 
 from __future__ import annotations
 
-import os
 import re
 from urllib.parse import quote
 
 import pytest
 
-from appserver import ARTIFACTS, browser_page, chromium_path, full_screenshot, serve_app, wait_idle
+from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import expect  # noqa: E402
 

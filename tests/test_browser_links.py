@@ -3,19 +3,15 @@ a link to an uploaded corpus still opens after the server restarts, in another b
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from appserver import ARTIFACTS, app_process, browser_page, chromium_path, full_screenshot, wait_idle
+from appserver import ARTIFACTS, app_process, browser_page, full_screenshot, require_chromium, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI must install Debian's chromium for the browser tests (see .ci/run)")
-    pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 PROJECTOR = {"width": 1280, "height": 720}
 WAIT = 90_000  # ms: waits return as soon as the text is drawn; a loaded machine may need long
