@@ -154,6 +154,7 @@ def reference(spec: Spec) -> dict:
     from explorer.corpora import list_samples, read_sample
     from explorer.pipeline import count_words
     from explorer.ui.links import parse_link
+    from explorer.ui.render import style_of, token_text
     from explorer.ui.state import RECORDED_PAIRS
 
     link, problems = parse_link({"corpus": ",".join(spec.corpus), "preset": spec.preset, "merges": str(spec.merges)},
@@ -163,7 +164,10 @@ def reference(spec: Spec) -> dict:
     words = count_words(tuple(read_sample(name) for name in link.corpus), link.config)
     trainer = Trainer(words, link.config, top_k=RECORDED_PAIRS, encoding=PRESETS[spec.preset].encoding).require_room()
     trainer.run()
-    rows = [(r.step, r.left, r.right, r.token, r.token_id, r.count, r.replaced, r.tokens_after) for r in trainer.records]
+    # the tokens as the page writes them (a byte-level token as the text its bytes spell)
+    style = style_of(link.config.unit)
+    rows = [(r.step, token_text(r.left, style), token_text(r.right, style), token_text(r.token, style), r.token_id,
+             r.count, r.replaced, r.tokens_after) for r in trainer.records]
     return {"final": len(rows), "stop_reason": trainer.stop_reason, "rows": rows}
 
 
