@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import html
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -283,3 +285,20 @@ def test_a_playground_link_with_unknown_tokenizers_and_views_says_so():
     said = warnings(at)
     assert "'gpt9' is no tokenizer" in said and "no longer on this server" in said and "view='xray'" in said
     assert at.multiselect(key="w_play_tokenizers").value == ["gpt2"]
+
+
+def test_the_corpus_preview_link_keeps_its_start_line_and_refuses_a_bad_one():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"from_line": "7", "lines": "3"})
+    at.switch_page("pages/1_Corpus.py").run()
+    assert not at.exception
+    assert at.number_input(key="w_prev_start").value == 7 and at.slider(key="w_prev_lines").value == 3
+    # the preview shows the seventh non-blank line of the default corpus first
+    seventh = [line for line in read_sample("english_frankenstein.txt").splitlines() if line.strip()][6]
+    preview = next(h.proto.body for h in at.get("html") if 'class="bpe-row"' in h.proto.body and "bpe-chip" in h.proto.body)
+    first_line = html.unescape(re.sub(r"<[^>]+>", "", preview.split("</div>", 1)[0]))
+    assert first_line.replace("·", " ").replace("↵", "") == seventh[:400].rstrip("\n")
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params.update({"from_line": "0"})
+    bad.switch_page("pages/1_Corpus.py").run()
+    assert "from_line='0' in the link is not a whole number" in unescaped(bad.warning[0].value)

@@ -354,20 +354,15 @@ def apply_preview_params(params: dict[str, str]) -> list[str]:
             st.session_state[_PREVIEW_PARAMS[param]] = value
         else:
             problems.append(f"{param}={value[:30]!r} is not one of {', '.join(allowed)}")
-    try:
-        lines = links.count_param(params, "lines", low=1, high=30)
-    except ExplorerError as err:
-        problems.append(str(err))
-    else:
-        if lines is not None:
-            st.session_state["w_prev_lines"] = lines
-    try:
-        start = links.count_param(params, "from_line", low=1, high=10_000_000)
-    except ExplorerError as err:
-        problems.append(str(err))
-    else:
-        if start is not None:
-            st.session_state["w_prev_start"] = start  # brought within the text when drawn
+    # the number of lines, and the line they start from (brought within the text when drawn)
+    for param, key, high in (("lines", "w_prev_lines", 30), ("from_line", "w_prev_start", 10_000_000)):
+        try:
+            value = links.count_param(params, param, low=1, high=high)
+        except ExplorerError as err:
+            problems.append(str(err))
+            continue
+        if value is not None:
+            st.session_state[key] = value
     if "regex_preview" in params:
         st.session_state["w_prev_pattern"] = params["regex_preview"][:2000]
     if "previewing" in params:
