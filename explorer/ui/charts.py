@@ -1,4 +1,5 @@
-"""Charts of a training run, with tooltips: Vega-Lite specs for the per-step curves, altair for the rest."""
+"""Charts of a training run: the data of its per-step curves (drawn on the Train page by
+``live_view``), Home's curve as a Vega-Lite spec, altair for the rest."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pyarrow as pa
 from ..records import StepLog, StepRecord
 
 __all__ = [
-    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "compression_chart", "count_chart", "length_chart", "length_frame", "twin_chart",
+    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "length_frame", "twin_chart",
     "steps_spec", "Chart", "Columns", "shown_rows", "y_domain",
 ]
 
@@ -152,15 +153,10 @@ def y_domain(values: Sequence[float]) -> list[float] | None:
 
 
 def shown_rows(cols: Columns, current: int, names: list[str], *, first: int = 0) -> Columns:
-    """:func:`_shown`: the thinned rows of a curve with the step shown kept in and marked."""
-    return _shown(cols, current, names, first=first)
-
-
-def _shown(cols: Columns, current: int, names: list[str], *, first: int = 0) -> Columns:
     """The thinned curve (rows from ``first`` on) with the step shown kept in it and marked
     (``shown``).
 
-    >>> _shown({"step": list(range(5)), "tokens": [9, 8, 7, 6, 5]}, 3, ["tokens"], first=1)
+    >>> shown_rows({"step": list(range(5)), "tokens": [9, 8, 7, 6, 5]}, 3, ["tokens"], first=1)
     {'step': [1, 2, 3, 4], 'tokens': [8, 7, 6, 5], 'shown': [False, False, True, False]}
     """
     steps = cols["step"]
@@ -178,50 +174,15 @@ def _tips(*names: str) -> list[str]:
 
 def tokens_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
     """(data, spec) of the corpus's token count after each merge."""
-    data = _shown(cols, current, _tips("tokens", "bytes per token"))
+    data = shown_rows(cols, current, _tips("tokens", "bytes per token"))
     return pa.table(data), steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens",
                                       y_format=",d", tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
-
-
-def compression_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
-    """(data, spec) of bytes and characters per token after each merge."""
-    data = _shown(cols, current, ["bytes per token", "chars per token"])
-    return pa.table(data), steps_spec(data, title="Compression", series=["bytes per token", "chars per token"],
-                                      y_title="per token", y_format=".2f",
-                                      tips=[("bytes per token", ".3f"), ("chars per token", ".3f")])
-
-
-def count_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
-    """(data, spec) of the winning pair's count at each merge (from step 1), on a log scale."""
-    data = _shown(cols, current, ["winning count"], first=1)
-    return pa.table(data), steps_spec(data, title="Count of the winning pair", series=["winning count"],
-                                      y_title="count (log scale)", y_format=",d", tips=[("winning count", ",")],
-                                      log=True, color="#7c3aed")
 
 
 def length_frame(lengths: Sequence[int]) -> pa.Table:
     """How many tokens have each length, shortest first."""
     counts = sorted(Counter(lengths).items())
     return pa.table({"length": [n for n, _ in counts], "tokens": [c for _, c in counts]})
-
-
-def length_chart(data: pa.Table, unit: str) -> tuple[pa.Table, dict]:
-    """(data, Vega-Lite spec) of how many vocabulary tokens have each length; every bar labelled.
-
-    >>> data, spec = length_chart(length_frame([1, 1, 2]), "byte")
-    >>> data["tokens"].to_pylist(), spec["encoding"]["x"]["title"]
-    ([2, 1], 'length (bytes)')
-    """
-    return data, {
-        "title": "Token lengths in the vocabulary so far", "height": 260,
-        "mark": {"type": "bar", "color": "#0d9488"},
-        "encoding": {
-            "x": {"field": "length", "type": "ordinal", "title": f"length ({'bytes' if unit == 'byte' else 'characters'})",
-                  "axis": {"labelAngle": 0, "labelOverlap": False}},
-            "y": {"field": "tokens", "type": "quantitative", "title": "tokens", "axis": {"format": ",d"}},
-            "tooltip": [{"field": "length", "type": "ordinal"}, {"field": "tokens", "type": "quantitative", "format": ","}],
-        },
-    }
 
 
 def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:
