@@ -406,7 +406,7 @@ def test_a_bare_cl100k_base_tiktoken_imports_as_the_bundled_tokenizer(tmp_path):
     ("bad.zip", zip_files({"../tokenizer.json": b"{}"}), "bad.zip: the member '../tokenizer.json' points outside the zip"),
     ("merges.csv", b"step,left,right,token\n1,a,b,ab\n", "merges.csv line 1: the header has no 'id' column"),
     ("merges.txt", b"a b -> ab\nab c -> abd\n", "merges.txt line 2: 'ab' + 'c' makes 'abc', not 'abd'"),
-])
+], ids=["bomb.zip", "bad.zip", "merges.csv", "merges.txt"])  # a zip's bytes hold the time it was made
 def test_import_of_a_refused_zip_or_merge_list_exits_2_with_one_line_and_writes_nothing(name, content, message, tmp_path):
     path = tmp_path / name
     path.write_bytes(content)
