@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, compare_chart, open_tab, read_sample, unescaped
+from conftest import ROOT, compare_chart, open_tab, read_sample, unescaped
 from explorer import PRESETS, Trainer, corpus_config
 from explorer.compare import heldout_split
 from explorer.pipeline import count_words

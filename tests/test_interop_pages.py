@@ -4,7 +4,6 @@ the engine's own export (and HF ``tokenizers``); an imported tokenizer encodes a
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import re
@@ -14,7 +13,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, compare_chart, encode_view, read_sample, unescaped
+from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.errors import FormatError
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem

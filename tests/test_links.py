@@ -5,7 +5,6 @@ valid view and says what it left out."""
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import html
 import re
@@ -13,7 +12,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, compare_chart, encode_view, read_sample, unescaped
+from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.exporters import export_files
 from explorer.pipeline import count_words

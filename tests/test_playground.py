@@ -3,12 +3,10 @@ checked against the engine, computed here on its own (never with a copy of the p
 
 from __future__ import annotations
 
-import ast
 import html
 import json
 import re
 from collections import Counter
-from typing import NamedTuple
 
 import pandas as pd
 import pyarrow as pa

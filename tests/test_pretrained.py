@@ -30,7 +30,6 @@ import random
 import re
 import shutil
 import threading
-import time
 from typing import NamedTuple
 
 import pytest

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import altair as alt
@@ -13,7 +12,7 @@ import pyarrow as pa
 from ..records import StepLog, StepRecord
 
 __all__ = [
-    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "length_frame", "twin_chart",
+    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "twin_chart",
     "steps_spec", "Chart", "Columns", "shown_rows", "y_domain",
 ]
 
@@ -177,12 +176,6 @@ def tokens_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
     data = shown_rows(cols, current, _tips("tokens", "bytes per token"))
     return pa.table(data), steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens",
                                       y_format=",d", tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
-
-
-def length_frame(lengths: Sequence[int]) -> pa.Table:
-    """How many tokens have each length, shortest first."""
-    counts = sorted(Counter(lengths).items())
-    return pa.table({"length": [n for n, _ in counts], "tokens": [c for _, c in counts]})
 
 
 def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:

@@ -182,9 +182,8 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
         top = max(bpt, key=bpt.get)
         out.append(render.Headline(
             "Compression", f"{bpt[top]:.2f}", "bytes per token: " + ", ".join(f"{n} {v:.2f}" for n, v in bpt.items())))
-    away = [(a, b, (e.bytes_per_token or 0.0) / own)
-            for (a, b), e in result.cross.items()
-            if a != b and (own := result.cross[b, b].bytes_per_token if (b, b) in result.cross else None)]
+    own = {b: e.bytes_per_token for (a, b), e in result.cross.items() if a == b}  # each corpus under its own tokenizer
+    away = [(a, b, (e.bytes_per_token or 0.0) / own[b]) for (a, b), e in result.cross.items() if a != b and own.get(b)]
     if away:
         a, b, ratio = min(away, key=lambda t: t[2])
         out.append(render.Headline(

@@ -301,7 +301,7 @@ def preview(text: str) -> None:
         st.error(render.md_text(str(err)))
         return
     pieces = sum(len(line) for line in lines)
-    st.caption(f"{pieces:,} pieces in these {sample.count(chr(10)) or 1} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
+    st.caption(f"{pieces:,} pieces in these {len(lines)} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
     st.html(render.piece_preview(lines))
 
 

@@ -197,7 +197,7 @@ def picker_label(key: str) -> str:
 
 def picker_help() -> str:
     """What each bundled tokenizer is, for a picker's help."""
-    return "  \n".join(f"{name}: {spec.description}" for name, spec in PRETRAINED.items())
+    return render.choices_help({name: spec.description for name, spec in PRETRAINED.items()})
 
 
 def default_name(names: list[str]) -> str:

@@ -24,6 +24,7 @@ Data shape (what Python sends, and what the tests read back from the element's J
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 
 import streamlit as st
@@ -197,7 +198,7 @@ def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], un
     tokens = charts.shown_rows(cols, current, ["tokens"])
     per_token = charts.shown_rows(cols, current, ["bytes per token", "chars per token"])
     counts = charts.shown_rows(cols, current, ["winning count"], first=1)
-    lengths_table = charts.length_frame(lengths)
+    by_length = sorted(Counter(lengths).items())  # [(length, tokens of that length), ...], shortest first
     return [
         {"title": "Tokens in the corpus", "kind": "line", "x": tokens["step"], "x_title": "merge step",
          "series": [{"name": "tokens", "values": tokens["tokens"], "color": "#2563eb"}],
@@ -213,8 +214,8 @@ def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], un
          "y_title": "count (log scale)", "y_format": "int", "log": True, "y_domain": None, "shown": current,
          "empty": "The winning pair's count appears after the first merge."},
         {"title": "Token lengths in the vocabulary so far", "kind": "bars",
-         "x": lengths_table["length"].to_pylist(), "x_title": f"length ({'bytes' if unit == 'byte' else 'characters'})",
-         "series": [{"name": "tokens", "values": lengths_table["tokens"].to_pylist(), "color": "#0d9488"}],
+         "x": [n for n, _ in by_length], "x_title": f"length ({'bytes' if unit == 'byte' else 'characters'})",
+         "series": [{"name": "tokens", "values": [c for _, c in by_length], "color": "#0d9488"}],
          "y_title": "tokens", "y_format": "int", "log": False, "y_domain": None, "shown": None},
     ]
 

@@ -12,14 +12,14 @@ from typing import NamedTuple
 from ..analysis import utf8_runs
 from ..lineage import KeywordInContext
 from ..tokenizer import Tokenizer
-from ..units import UNICODE_TO_BYTE
+from ..units import display_to_bytes
 
 __all__ = [
     "APP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
     "encoded_chips", "kwic_rows", "md_text", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
     "token_text", "token_html", "style_of", "ComparisonRow", "comparison_table", "token_strip",
     "Headline", "headline_cards", "language_grid", "stat_strip", "choices_help",
-    "lineage_tree", "panel",
+    "lineage_tree", "panel", "caption",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -41,10 +41,9 @@ APP_CSS = """
 .bpe-freq{color:#64748b;font-size:.85rem;margin-left:.5em;}
 .bpe-changed{background:#fef9c3;border-radius:6px;}
 .bpe-hist,.bpe-pairs{border-collapse:collapse;width:100%;font-size:1rem;}
-.bpe-hist th,.bpe-pairs th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;}
+.bpe-hist th,.bpe-pairs th{text-align:left;color:#475569;font-weight:600;border-bottom:2px solid #cbd5e1;padding:3px 6px;white-space:nowrap;}
 .bpe-hist td,.bpe-pairs td{border-bottom:1px solid #e2e8f0;padding:3px 6px;font-variant-numeric:tabular-nums;}
 .bpe-hist td.num,.bpe-pairs td.num{text-align:right;white-space:nowrap;}
-.bpe-hist th,.bpe-pairs th{white-space:nowrap;}
 .bpe-hist tr.bpe-now td{background:#bfdbfe;font-weight:600;}
 .bpe-hist tr.bpe-ahead td{color:#94a3b8;}
 .bpe-pairs tr.bpe-next td{background:#bbf7d0;font-weight:600;}
@@ -164,15 +163,6 @@ def style_of(unit: str, *, gpt2_chars: bool = False, show_ws: bool = True) -> To
     return TokenStyle(byte_level=unit == "byte", gpt2_chars=gpt2_chars, show_ws=show_ws)
 
 
-def _byte_string(token: str) -> bytes | None:
-    """The bytes a byte-level display string stands for; None when it is not one (a special
-    token written with characters outside GPT-2's table)."""
-    try:
-        return bytes(UNICODE_TO_BYTE[c] for c in token)
-    except KeyError:
-        return None
-
-
 def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
     """A token as runs of (text, True) and (hex bytes, False): the one rule every panel follows.
     A byte-level token whose bytes are whole UTF-8 characters reads as those characters, in
@@ -186,7 +176,12 @@ def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
     >>> token_runs("Ġt", TokenStyle(byte_level=True, gpt2_chars=True)), token_runs("low</w>")
     ([('Ġt', True)], [('low</w>', True)])
     """
-    data = _byte_string(token) if style.byte_level and not style.gpt2_chars else None
+    data = None
+    if style.byte_level and not style.gpt2_chars:
+        try:
+            data = display_to_bytes(token)
+        except KeyError:  # not a byte-level string (a special token written outside GPT-2's table)
+            pass
     if data is None:
         return [(visible(token) if style.show_ws else token, True)]
     return [((visible(run) if style.show_ws else run) if is_text else _hex(run), is_text)
@@ -500,7 +495,16 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
     return f'<div class="bpe-scroll bpe-lin"><ul>{node(tree)}</ul></div>'
 
 
-def panel(title: str, body: str, caption: str = "", *, note: str = "") -> str:
+def caption(text: str) -> str:
+    """Plain text (escaped here) as a panel's small grey line.
+
+    >>> caption("a <b>")
+    '<p class="bpe-cap">a &lt;b&gt;</p>'
+    """
+    return f'<p class="bpe-cap">{html.escape(text)}</p>'
+
+
+def panel(title: str, body: str, caption_text: str = "", *, note: str = "") -> str:
     """A panel of the Train page as one HTML block: its heading, its body (already escaped
     HTML), a caption and a note in plain text (escaped here). One block per panel: every element
     a Step redraws costs the browser time, a heading and a caption of their own included.
@@ -508,7 +512,7 @@ def panel(title: str, body: str, caption: str = "", *, note: str = "") -> str:
     >>> panel("Pairs", "<table></table>", "a <b> caption")
     '<div class="bpe-panel"><h3 class="bpe-h">Pairs</h3><table></table><p class="bpe-cap">a &lt;b&gt; caption</p></div>'
     """
-    tail = f'<p class="bpe-cap">{html.escape(caption)}</p>' if caption else ""
+    tail = caption(caption_text) if caption_text else ""
     if note:
         tail += f'<p class="bpe-note">{html.escape(note)}</p>'
     return f'<div class="bpe-panel"><h3 class="bpe-h">{html.escape(title)}</h3>{body}{tail}</div>'

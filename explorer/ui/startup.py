@@ -65,13 +65,11 @@ def _warm() -> None:
 
 
 def _default_corpus() -> None:
-    """What a first visit of any page computes before it draws: the default corpus's word counts
-    and its step-0 trainer under the default preset (shared by every session), and Home's
-    miniature."""
-    from ..config import corpus_config
-    from . import data, home_view, state
+    """What a first visit of any page computes before it draws: the default corpus's step-0
+    trainer under the default preset (its word counts with it; both shared by every session),
+    and Home's miniature."""
+    from . import home_view, state
 
-    data.word_counts((data.sample_text(state.DEFAULT_SAMPLE),), corpus_config(state.DEFAULT_PRESET))
     state.warm_default()
     home_view.toy()
 

@@ -356,7 +356,7 @@ def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def _trained_to(corpus_key: str, preset: str | None, config: TrainerConfig, mode: Mode, steps: int,
-                _choice: CorpusChoice, kept: tuple[int, int] = (0, 0)) -> Trainer:
+                _choice: CorpusChoice, kept: tuple[int, int]) -> Trainer:
     """A trainer trained ``steps`` merges, shared read-only by every session that opens a link to
     the same corpus, settings and step (``corpus_key`` names the texts): thirty students opening
     the teacher's link train once, and each takes a copy (~10x cheaper than training 1,000 merges).
@@ -367,19 +367,21 @@ def _trained_to(corpus_key: str, preset: str | None, config: TrainerConfig, mode
     return trainer
 
 
+def _shared(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode, steps: int) -> Trainer:
+    """The trainer at that step shared by every session (read-only: sessions take copies)."""
+    return _trained_to(choice.key(), preset, config, mode, max(0, steps), choice, (RECORDED_PAIRS, FULL_RECORDS))
+
+
 def _build_at(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode, steps: int) -> Trainer:
     # a copy of the shared trainer at that step, step 0 included: building Frankenstein's takes
     # ~0.13 s, copying it ~0.02 s (and the server builds the default one when it starts)
-    return copy.deepcopy(_trained_to(choice.key(), preset, config, mode, max(0, steps), choice,
-                                     (RECORDED_PAIRS, FULL_RECORDS)))
+    return copy.deepcopy(_shared(choice, preset, config, mode, steps))
 
 
 def warm_default() -> None:
     """Build the trainer a first visit of the default corpus and preset starts from (for the
     server's start-up warm-up; every session then takes a copy)."""
-    choice = CorpusChoice()
-    _trained_to(choice.key(), DEFAULT_PRESET, corpus_config(DEFAULT_PRESET), "step", 0, choice,
-                (RECORDED_PAIRS, FULL_RECORDS))
+    _shared(CorpusChoice(), DEFAULT_PRESET, corpus_config(DEFAULT_PRESET), "step", 0)
 
 
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:

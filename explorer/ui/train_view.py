@@ -258,7 +258,7 @@ def _autoplay_step(live: state.Live) -> None:
 class _View:
     """Everything the live area shows at the step viewed, computed before any of it is drawn."""
 
-    pairs: tuple[PairStat, ...]
+    style: render.TokenStyle
     pairs_panel: str
     history_panel: str
     words_panel: str
@@ -276,12 +276,12 @@ def _prepare(live: state.Live) -> _View:
     state.widget_default("w_top_k", 10)
     style = token_style(live)
     pairs = _next_table(live)[: st.session_state["w_top_k"]]
-    return _View(pairs, _pair_panel(live, pairs, style),
+    return _View(style, _pair_panel(live, pairs, style),
                  _history_panel(live, st.session_state.get("w_history_search", ""), style),
                  _words_panel(live, style, st.session_state.get("w_word_search", "")), _charts(live))
 
 
-def current_merge(live: state.Live) -> None:
+def current_merge(live: state.Live, style: render.TokenStyle) -> None:
     trainer = live.trainer
     assert trainer is not None
     if live.view == 0:
@@ -294,7 +294,6 @@ def current_merge(live: state.Live) -> None:
             st.info(f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge.")
         return
     record = trainer.records[live.view - 1]
-    style = token_style(live)
     st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config, style=style)))
 
 
@@ -369,8 +368,7 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
-            body += (f'<p class="bpe-cap">How {html.escape(repr(render.visible(pieces[0].text)))} got its tokens, '
-                     "merge by merge:</p>")
+            body += render.caption(f"How {render.visible(pieces[0].text)!r} got its tokens, merge by merge:")
             body += "".join(
                 f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
                 f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
@@ -428,12 +426,12 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
     return render.panel("Merge history", body, caption)
 
 
-def _full_history(live: state.Live) -> None:
+def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     """The whole history in a scrollable grid, when the sidebar asks for it (20,000 rows cost
     ~0.1 s per rerun: built and sent only on request)."""
     if st.session_state.get("w_full_history"):
         df = tables.history_table(live.trainer.records, live.view, st.session_state.get("w_history_search", ""),
-                                  newest_first=True, style=token_style(live))
+                                  newest_first=True, style=style)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
@@ -475,10 +473,10 @@ def _live_area() -> None:
     view = _prepare(live)
     status(live)
     links.keep_current(note=True)
-    current_merge(live)
-    style = token_style(live)
-    legend = f'<p class="bpe-cap">{html.escape(byte_legend(style))}</p>' if style.byte_level else ""
-    # two elements for all the panels and charts (the full history's grid between them)
+    current_merge(live, view.style)
+    # one element for all the panels and charts (the full history's grid, when asked for, under it)
     rows = [[view.pairs_panel, view.history_panel], [view.words_panel]]
-    live_view.live_view([[legend], *rows] if legend else rows, view.charts, key="w_live")
-    _full_history(live)
+    if view.style.byte_level:
+        rows.insert(0, [render.caption(byte_legend(view.style))])
+    live_view.live_view(rows, view.charts, key="w_live")
+    _full_history(live, view.style)
