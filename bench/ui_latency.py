@@ -3,6 +3,8 @@ measured in the same run:
 
 - the reference: a one-button Streamlit app (bench/one_button_app.py) on a fresh server: its
   first page load after the server started, and the time from a click to the text it changes;
+  and the floor under a Step (bench/step_floor_app.py): a fragment redrawing the same kinds of
+  element as the Step fragment with no work behind them, to tell Streamlit's cost from ours;
 - the first visit of each page after a server start (a fresh server per page, its start-up
   warm-up done: ``/warm`` says ready), until the page's answer is drawn (Home: the miniature's
   words; Corpus: the size strip; Train: the first pair row; Playground: the comparison's rows;
@@ -138,6 +140,21 @@ def reference(out: Printer, clicks: int) -> tuple[float, float]:
     return load, p95(times)
 
 
+def step_floor(out: Printer, clicks: int, ref_click: float) -> None:
+    """The Step fragment's elements with no work behind them, against the one-button app."""
+    with app_process(script=BENCH_DIR / "step_floor_app.py") as (url, _proc), browser_page(width=1280, height=720) as page:
+        page.goto(url)
+        page.get_by_text("Step 0 of 0").wait_for(timeout=120_000)
+        wait_idle(page, settle=0)
+        button = page.get_by_role("button", name="Step", exact=True)
+        times = []
+        for i in range(1, clicks + 1):
+            times.append(timed_action(page, button.click, "p", f"Step {i:,} of {i:,}"))
+            wait_idle(page, settle=0)
+    out(f"floor under a Step (the same elements, no work): click -> status, {clicks} clicks: {spread(times)}; "
+        f"ratio p95 {p95(times) / ref_click:.2f} against the one-button app")
+
+
 PAGES = {
     "Home": ("/", lambda p: p.locator(".bpe-row")),
     "Corpus": ("/Corpus", lambda p: p.locator(".bpe-stat-value")),
@@ -236,6 +253,7 @@ def main() -> int:
     args = parser.parse_args()
     out = Printer()
     ref_load, ref_click = reference(out, args.clicks)
+    step_floor(out, args.clicks, ref_click)
     first_visits(out, ref_load)
     train_page(out, args.clicks, ref_click, ref_load)
     compare_cold(out)

@@ -35,6 +35,8 @@ __all__ = [
     "SEQUENCE_MODES",
     "Piece",
     "compile_pattern",
+    "PatternShape",
+    "pattern_shape",
     "piece_texts",
     "iter_piece_texts",
     "pre_tokenize_str",
@@ -121,11 +123,80 @@ def special_tokens_re(tokens: tuple[str, ...]) -> re.Pattern:
 
 # letters, digits, spaces, punctuation and a newline: where a pattern like \b or x* matches nothing
 _EMPTY_PROBE = "Ab c1 2,3 -- x\n\t  y!"
+_PROBE_TIMEOUT_S = 0.5
+MAX_PATTERN_DEPTH = 32  # groups inside groups; real patterns nest a few levels
+MAX_PATTERN_SIZE = 100_000  # items once counted repeats are expanded (a{1000} is 1,000)
+
+# What to change, for each way a pattern can fail (the sentences the page and the CLI show).
+_TOO_SLOW = ("takes too long{where}: a repeated group of alternatives that can match the same text, such as "
+             "(?:a|a)*, backtracks exponentially; make the alternatives exclusive, or use a possessive "
+             "quantifier (*+) or an atomic group (?>...)")
+_TOO_BIG = ("needs more memory than the server allows{where}: deeply nested groups or large repeat counts "
+            "such as {{1000000}} do; flatten the groups and use + or * instead of big counts")
 
 
-@lru_cache(maxsize=64)  # per sequence on some paths: the empty-match probe runs once per pattern
+class PatternShape(NamedTuple):
+    """How deep a pattern's groups nest, and how many items it spells out once its counted
+    repeats (``{n}``, ``{n,m}``) are expanded: what its compiled form costs, before compiling it."""
+
+    depth: int
+    size: int
+
+
+_COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+
+
+def pattern_shape(pattern: str) -> PatternShape:
+    """Read a pattern's nesting and expanded size without compiling it (a count like
+    ``(?:a{10000}){10000}`` makes the compiler itself allocate without end).
+
+    >>> pattern_shape(r"(a(b)c)|(d)")
+    PatternShape(depth=2, size=5)
+    >>> pattern_shape(r"(?:ab{3}){1000}|[(]\\(")
+    PatternShape(depth=1, size=6003)
+    """
+    depth = deepest = 0
+    sizes = [0]  # items in each open group so far (the pattern's own at the bottom)
+    last = 0  # items of the atom just read, which a count after it multiplies
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 1
+            sizes[-1] += 1
+            last = 1
+        elif ch == "[":
+            i += 2 if pattern[i + 1:i + 2] == "]" else 3 if pattern[i + 1:i + 3] == "^]" else 1
+            while i < len(pattern) and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            sizes[-1] += 1
+            last = 1
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+            sizes.append(0)
+            last = 0
+        elif ch == ")" and depth:
+            depth -= 1
+            last = max(1, sizes.pop())
+            sizes[-1] += last
+        elif ch == "{" and last and (m := _COUNT.match(pattern, i)) and (m.group(1) or m.group(2)):
+            times = max(int(m.group(1) or 0), int(m.group(2) or 0))
+            sizes[-1] += last * (times - 1)
+            last *= times
+            i = m.end() - 1
+        else:
+            sizes[-1] += 1
+            last = 0 if ch == "|" else 1
+        i += 1
+    return PatternShape(deepest, sum(sizes))
+
+
+@lru_cache(maxsize=64)  # per sequence on some paths: the probe runs once per pattern
 def compile_pattern(pattern: str) -> regex.Pattern:
-    """Compile a user's regex, turning every failure into a ConfigError with a clear message.
+    """Compile a user's regex, turning every failure into a ConfigError that says what to change:
+    syntax, size, nesting, a pattern that matches the empty string, and one that backtracks or
+    runs out of memory on a short test string (probed under a hard time limit).
 
     >>> compile_pattern(r"\\w+|\\s").pattern
     '\\\\w+|\\\\s'
@@ -133,16 +204,36 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     Traceback (most recent call last):
     ...
     explorer.errors.ConfigError: the custom regex does not compile: missing ) at position 1
+    >>> compile_pattern(r"(?:[\\s\\S]|[\\s\\S]|[\\s\\S])*#|.")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: the custom regex takes too long on a test string: a repeated group of ...
     """
     if not pattern:
         raise ConfigError("the custom regex is empty")
     if len(pattern) > MAX_PATTERN_CHARS:
         raise ConfigError(f"the custom regex is longer than {MAX_PATTERN_CHARS:,} characters")
+    shape = pattern_shape(pattern)
+    if shape.depth > MAX_PATTERN_DEPTH:
+        raise ConfigError(f"the custom regex nests groups {shape.depth} deep; at most {MAX_PATTERN_DEPTH} levels are "
+                          "allowed: remove the groups that only wrap another group")
+    if shape.size > MAX_PATTERN_SIZE:
+        raise ConfigError(f"the custom regex spells out {shape.size:,} items once its counted repeats are expanded; "
+                          f"at most {MAX_PATTERN_SIZE:,}: use + or * instead of large counts like {{10000}}")
     try:
         compiled = regex.compile(pattern)
-    except (regex.error, ValueError, OverflowError, RecursionError) as err:
+    except (regex.error, ValueError, OverflowError) as err:
         raise ConfigError(f"the custom regex does not compile: {err}") from None
-    if compiled.match("") is not None or any(m.start() == m.end() for m in compiled.finditer(_EMPTY_PROBE, timeout=1.0)):
+    except (MemoryError, RecursionError):
+        raise ConfigError("the custom regex " + _TOO_BIG.format(where=" to compile")) from None
+    try:
+        empty = compiled.match("", timeout=_PROBE_TIMEOUT_S) is not None or any(
+            m.start() == m.end() for m in compiled.finditer(_EMPTY_PROBE, timeout=_PROBE_TIMEOUT_S))
+    except TimeoutError:
+        raise ConfigError("the custom regex " + _TOO_SLOW.format(where=" on a test string")) from None
+    except (MemoryError, RecursionError):
+        raise ConfigError("the custom regex " + _TOO_BIG.format(where=" on a test string")) from None
+    if empty:
         # a match of nothing makes no piece: whatever the pattern skips would be lost or glued
         raise ConfigError(f"the custom regex can match the empty string ({pattern!r}); make every branch match "
                           "at least one character (e.g. x+ instead of x*)")
@@ -245,10 +336,9 @@ def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool, timeou
             pieces.append(Piece(m.group(), start, end))
             last = end
     except TimeoutError:
-        raise ConfigError(
-            f"the custom regex took longer than {REGEX_TIMEOUT_S:g} s on this text "
-            "(catastrophic backtracking?); simplify it"
-        ) from None
+        raise ConfigError("the custom regex " + _TOO_SLOW.format(where=f" on this text (over {REGEX_TIMEOUT_S:g} s)")) from None
+    except (MemoryError, RecursionError):
+        raise ConfigError("the custom regex " + _TOO_BIG.format(where=" on this text")) from None
     if keep_gaps and last < len(text):
         pieces.append(Piece(text[last:], last, len(text)))
     return pieces

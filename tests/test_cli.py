@@ -163,6 +163,20 @@ def test_a_vocab_size_with_no_room_for_a_merge_is_refused_with_the_size_to_ask_f
     assert code == 0 and out.startswith("1 merges, vocab 9")
 
 
+@pytest.mark.parametrize(("pattern", "sentence"), [
+    (r"(?:[\s\S]|[\s\S]|[\s\S])*#|.", "takes too long on a test string: a repeated group of alternatives that can "
+                                    "match the same text, such as (?:a|a)*, backtracks exponentially"),
+    ("(" * 90 + "a" + ")" * 90 + "|.", "nests groups 90 deep; at most 32 levels are allowed"),
+    ("a{2000000000}", "spells out 2,000,000,000 items once its counted repeats are expanded"),
+    ("(?:a{10000}){10000}|.", "spells out 100,020,002 items"),
+])
+def test_a_hostile_custom_regex_exits_2_with_what_to_change(pattern, sentence, tmp_path):
+    code, out, err = run("train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", pattern,
+                         "--out", str(tmp_path / "m"))
+    assert code == 2 and not out
+    assert err.count("\n") == 1 and sentence in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("pattern", ["x*", "a|", "(?:)", r"\b", "(a)?"])
 def test_a_custom_regex_that_can_match_nothing_is_refused(pattern, tmp_path):
     code, _, err = run("train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", pattern,

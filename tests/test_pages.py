@@ -270,7 +270,29 @@ def test_a_hostile_custom_regex_gives_a_message_not_a_hang():
     at.text_input(key="w_cfg_pattern").input("(x+x+)+y")
     at.button(key=APPLY).click().run()
     assert not at.exception
-    assert "took longer than" in unescaped(at.error[0].value)
+    assert "takes too long on this text" in unescaped(at.error[0].value)
+
+
+# the two patterns a probe of the page found crashing it (a timeout and a memory error escaped)
+HOSTILE_PATTERNS = {
+    r"(?:[\s\S]|[\s\S]|[\s\S])*#|.": "takes too long on a test string: a repeated group of alternatives",
+    "(" * 90 + "a" + ")" * 90 + "|.": "nests groups 90 deep; at most 32 levels",
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(HOSTILE_PATTERNS))
+def test_a_pattern_that_once_crashed_the_page_gives_a_sentence_saying_what_to_change(pattern):
+    at = train_page()
+    at.selectbox(key="w_cfg_pretokenizer").set_value("regex")
+    at.text_input(key="w_cfg_pattern").input(pattern)
+    at.button(key=APPLY).click().run()
+    assert not at.exception
+    assert HOSTILE_PATTERNS[pattern] in unescaped(at.error[0].value)
+    # the session goes on: back to a built-in pre-tokenizer, it trains
+    at.selectbox(key="w_cfg_pretokenizer").set_value("gpt2")
+    at.button(key=APPLY).click().run()
+    at.button(key="step").click().run()
+    assert not at.exception and not at.error
 
 
 @pytest.mark.parametrize("seed", sorted(SEED_REPLAYS))
