@@ -27,7 +27,7 @@ import hashlib
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
@@ -56,6 +56,8 @@ __all__ = [
     "parallel_samples",
     "warm_languages",
     "compare_corpora",
+    "compare_job",
+    "comparison_key",
 ]
 
 HELDOUT_FRACTION = 0.1
@@ -416,3 +418,36 @@ def compare_corpora(
                      for i, a in enumerate(names) for b in names[i + 1:])
     report("done", 1.0)
     return Comparison(names, runs, cross, overlaps, pretrained[0] if pretrained else None)
+
+
+# a worker process's own memo: per-corpus results kept between the jobs that worker runs
+_WORKER_MEMO = Memo(max_entries=256)
+
+
+def comparison_key(corpora: Mapping[str, str], *, config: TrainerConfig | None, encoding: EncodeOptions,
+                   pretrained: str | None, points: int = 60) -> str:
+    """One key for a whole comparison (names, texts and configuration), for a memo of results."""
+    return _key("comparison", tuple(corpora.items()), config, encoding, pretrained, points)
+
+
+def compare_job(
+    corpora: Mapping[str, str],
+    *,
+    config: TrainerConfig | None = None,
+    encoding: EncodeOptions = EncodeOptions(),
+    pretrained: tuple[str, Tokenizer | None] | None = None,
+    points: int = 60,
+    progress: Callable[[float, str], None] | None = None,
+) -> Comparison:
+    """``compare_corpora`` as a worker process's job (``explorer.workers``): a bundled table is
+    named, not sent (``(name, None)``: the worker loads it once), and the runs come back without
+    the pretrained tokenizer (``tokenizer=None``: the caller puts back its own; a table costs
+    more to send than to keep). ``progress`` gets (fraction, what is being done)."""
+    if pretrained is not None and pretrained[1] is None:
+        pretrained = (pretrained[0], load_pretrained(pretrained[0]))
+    report = None if progress is None else (lambda what, frac: progress(frac, what))
+    result = compare_corpora(corpora, config=config, encoding=encoding, pretrained=pretrained, points=points,
+                             progress=report, memo=_WORKER_MEMO)
+    if pretrained is None:
+        return result
+    return replace(result, runs={name: replace(run, tokenizer=None) for name, run in result.runs.items()})

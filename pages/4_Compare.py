@@ -15,7 +15,7 @@ st.caption("Train one configuration on each corpus (or take a production tokeniz
 request = view.request_form()
 links.keep_current(view.link_params())
 if request is None:
-    st.info("Choose two to six corpora and a configuration, then press **Compare**.")
+    view.idle_note()
     st.stop()
 result = view.run(request)
 if result is None:

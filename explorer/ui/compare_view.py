@@ -3,18 +3,18 @@ cross-evaluation matrix, vocabulary overlap, token lengths, fertility and parity
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..compare import Comparison, LanguageRow, Memo, compare_corpora, language_rows, table_language_rows
-from ..config import PRESETS, corpus_config
+from ..compare import Comparison, LanguageRow, Memo, compare_job, comparison_key, language_rows, table_language_rows
+from ..config import PRESETS, EncodeOptions, TrainerConfig, corpus_config
 from ..errors import ExplorerError
 from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
-from . import data, interop_view, links, render, state
+from . import data, interop_view, links, render, server, state
 
 __all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
            "languages_panel", "language_table", "headlines", "summary", "PANELS", "METRICS", "link_params",
@@ -26,6 +26,7 @@ _DEFAULT = ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
 _PASTED = "pasted text (Corpus page)"
 _UPLOAD = "uploaded: "
 _REQUEST = "compare_request"
+_STOPPED = "compare_stopped"  # Stop was pressed: the page says so once
 _LANGUAGES = {"en": "English", "ar": "Arabic", "el": "Greek", "hi": "Hindi", "ja": "Japanese", "ko": "Korean",
               "ru": "Russian", "zh_hans": "Chinese (simplified)"}
 
@@ -127,9 +128,23 @@ def request_form() -> Request | None:
     return st.session_state.get(_REQUEST)
 
 
+def idle_note() -> None:
+    """What the page says before a comparison (or after Stop)."""
+    if st.session_state.pop(_STOPPED, False):
+        st.info("Stopped. Change the corpora or the configuration if you like, then press **Compare** again.")
+    else:
+        st.info("Choose two to six corpora and a configuration, then press **Compare**.")
+
+
+def _stop() -> None:
+    st.session_state.pop(_REQUEST, None)
+    st.session_state[_STOPPED] = True
+
+
 def run(request: Request) -> Comparison | None:
-    """The comparison, with a progress bar while it is computed (per-corpus results come from
-    the server's shared memo when another comparison or session already made them)."""
+    """The comparison, computed by a worker process (the server's interpreter stays free for
+    every other session's Step) with a progress bar and a Stop button; whole results are kept
+    in the server's memo, so a tab switch or a second session asking the same is instant."""
     if not MIN_CORPORA <= len(request.corpora) <= MAX_CORPORA:
         st.warning(f"Choose {MIN_CORPORA} to {MAX_CORPORA} corpora, then press Compare.")
         return None
@@ -144,21 +159,41 @@ def run(request: Request) -> Comparison | None:
                                   "(a session keeps the last few imports): import it again on the Playground page, "
                                   "or choose another tokenizer."))
         return None
-    bar = st.progress(0.0, text="Comparing…")
+    if pretrained:
+        config, encoding = None, EncodeOptions()
+    else:
+        config, encoding = corpus_config(request.preset, merges=request.merges), PRESETS[request.preset].encoding
+    key = comparison_key(corpora, config=config, encoding=encoding, pretrained=pretrained[0] if pretrained else None)
     try:
-        if pretrained:
-            result = compare_corpora(corpora, pretrained=pretrained,
-                                     progress=lambda what, frac: bar.progress(frac, text=render.md_text(what)), memo=_memo())
-        else:
-            config = corpus_config(request.preset, merges=request.merges)
-            result = compare_corpora(corpora, config=config, encoding=PRESETS[request.preset].encoding,
-                                     progress=lambda what, frac: bar.progress(frac, text=render.md_text(what)), memo=_memo())
+        result = _memo().get(key, lambda: _in_worker(corpora, config, encoding, pretrained))
     except ExplorerError as err:
-        bar.empty()
         st.error(render.md_text(str(err)))
         return None
-    bar.empty()
+    if pretrained:  # the worker sends the runs back without the table: this process has it
+        result = replace(result, runs={n: replace(r, tokenizer=pretrained[1]) for n, r in result.runs.items()})
     return result
+
+
+def _in_worker(corpora: dict[str, str], config: TrainerConfig | None, encoding: EncodeOptions,
+               pretrained: tuple[str, Tokenizer] | None) -> Comparison:
+    # a bundled table is named, not sent: the worker loads its own copy once
+    sent = None if pretrained is None else (pretrained[0], None if pretrained[0] in PRETRAINED else pretrained[1])
+    job = server.pool().submit(compare_job, corpora, config=config, encoding=encoding, pretrained=sent, progress=True)
+    slot = st.empty()
+    slot.button("Stop", key="cmp_stop", on_click=_stop)
+    bar = st.progress(0.0, text="Comparing…")
+    try:
+        while not job.wait(0.1):
+            fraction, what = job.progress
+            queued = server.pool().waiting
+            bar.progress(min(1.0, fraction), text=render.md_text(what or "waiting for a worker")
+                         + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
+        return job.result()
+    finally:
+        # Stop (or any rerun) interrupts this loop: the worker is stopped, not left computing
+        job.cancel()
+        bar.empty()
+        slot.empty()
 
 
 def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headline]:

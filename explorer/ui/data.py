@@ -14,6 +14,7 @@ from ..pipeline import count_words
 from ..pretrained import load_pretrained
 from ..tokenizer import Tokenizer
 from ..trainer import Trainer
+from . import server
 
 __all__ = [
     "CorpusStats", "corpus_stats", "sample_names", "sample_text", "word_counts", "sample_descriptions", "pretrained",
@@ -67,8 +68,15 @@ def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
     )
 
 
+# texts above this are counted in a worker process: pre-tokenizing holds the interpreter (~1 s a
+# MiB), which every other session's Step needs; below it, a job's round trip costs more than it saves
+_WORKER_CHARS = 256 * 1024
+
+
 @st.cache_data(show_spinner=False, max_entries=64)
 def _text_word_counts(text: str, config: TrainerConfig) -> dict[str, int]:
+    if len(text) > _WORKER_CHARS:
+        return server.pool().run(count_words, (text,), config)
     return count_words((text,), config)
 
 

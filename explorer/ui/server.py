@@ -6,6 +6,10 @@ can set them without editing code) and the lane that heavy training takes turns 
                                 training to the end without step records)
     BPE_EXPLORER_IDLE_MINUTES   a session untouched this long lets its trainer go; it is
                                 rebuilt, at the same step, when the session comes back (default 30)
+    BPE_EXPLORER_WORKERS        worker processes for heavy jobs (default: one per core beyond the
+                                first, at least one)
+    BPE_EXPLORER_JOB_MIB        the memory one worker may use; a job over it is stopped with a
+                                message (default 2048)
 
 Nothing here imports streamlit: the state module wires it to sessions.
 """
@@ -20,7 +24,10 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 
-__all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "step_limit", "idle_seconds", "Lane", "HEAVY"]
+from ..workers import Pool, default_workers
+
+__all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "DEFAULT_JOB_MIB", "step_limit", "idle_seconds", "Lane", "HEAVY",
+           "pool"]
 
 # A Step's script hands the GIL over at every message it sends (a socket write); with a heavy
 # thread running, each hand-back waits out the switch interval (5 ms by default): a Step beside a
@@ -30,6 +37,7 @@ sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 DEFAULT_STEP_MIB = 4.0
 DEFAULT_IDLE_MINUTES = 30.0
+DEFAULT_JOB_MIB = 2048.0
 _log = logging.getLogger(__name__)
 
 
@@ -105,3 +113,17 @@ class Lane:
 
 
 HEAVY = Lane()
+
+
+_POOL: list[Pool] = []
+_POOL_LOCK = threading.Lock()
+
+
+def pool() -> Pool:
+    """The server's worker processes for heavy jobs (counting a big corpus, the Compare page's
+    trainings and evaluations), started with the first job; sized by the environment."""
+    with _POOL_LOCK:
+        if not _POOL:
+            workers = int(_env_number("BPE_EXPLORER_WORKERS", default_workers()))
+            _POOL.append(Pool(workers, memory_mib=_env_number("BPE_EXPLORER_JOB_MIB", DEFAULT_JOB_MIB)))
+        return _POOL[0]

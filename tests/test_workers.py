@@ -1,0 +1,121 @@
+"""The worker pool: values and errors come back, progress is seen while a job runs, and a job
+that is cancelled, killed or over its memory budget gives its caller a sentence while the next
+job runs in a fresh worker."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from explorer.errors import ConfigError
+from explorer.workers import JobCancelled, JobError, Pool
+
+
+# ---- jobs (module-level: a worker imports them by name) ----
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+def pid() -> int:
+    return os.getpid()
+
+
+def counts_slowly(n: int, *, progress) -> int:
+    for i in range(n):
+        progress(i / n, f"{i} of {n}")
+        time.sleep(0.02)
+    return n
+
+
+def sleeps(seconds: float) -> str:
+    time.sleep(seconds)
+    return "woke"
+
+
+def refuses() -> None:
+    raise ConfigError("the custom regex is empty")
+
+
+def breaks() -> None:
+    raise KeyError("boom")
+
+
+def hoards(mib: int) -> int:
+    block = [bytearray(2**20) for _ in range(mib)]
+    return len(block)
+
+
+@pytest.fixture
+def pool():
+    p = Pool(workers=1, memory_mib=400)
+    yield p
+    p.shutdown()
+
+
+def test_a_job_returns_its_value_from_another_process(pool):
+    assert pool.run(add, 2, 3) == 5
+    assert pool.run(pid) != os.getpid()
+
+
+def test_progress_is_seen_while_the_job_runs(pool):
+    job = pool.submit(counts_slowly, 40, progress=True)
+    seen = set()
+    while not job.done():
+        seen.add(job.progress)
+        time.sleep(0.01)
+    assert job.result() == 40 and job.state == "done"
+    texts = {text for _, text in seen}
+    assert len(texts) >= 3 and all(0.0 <= frac < 1.0 for frac, _ in seen)
+    assert job.peak_mib is not None and job.peak_mib > 1
+
+
+def test_the_jobs_own_error_comes_back_as_it_was_raised(pool):
+    with pytest.raises(ConfigError, match="the custom regex is empty"):
+        pool.run(refuses)
+    with pytest.raises(JobError, match="the job failed: KeyError: 'boom'"):
+        pool.run(breaks)
+    assert pool.run(add, 1, 1) == 2  # the same worker goes on
+    assert pool.replaced == 0
+
+
+def test_a_worker_killed_mid_job_gives_a_message_and_the_next_job_runs(pool):
+    worker_pid = pool.run(pid)
+    job = pool.submit(sleeps, 30)
+    while job.state != "running":
+        time.sleep(0.01)
+    os.kill(worker_pid, 9)
+    with pytest.raises(JobError, match=r"was killed \(signal 9\) before it finished; a new worker has taken its place"):
+        job.result(timeout=10)
+    assert job.state == "failed"
+    assert pool.run(add, 2, 2) == 4
+    assert pool.run(pid) != worker_pid and pool.replaced == 1
+
+
+def test_stop_cancels_a_running_job_within_a_second(pool):
+    job = pool.submit(sleeps, 30)
+    while job.state != "running":
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    job.cancel()
+    with pytest.raises(JobCancelled):
+        job.result(timeout=10)
+    assert time.monotonic() - t0 < 1.0
+    assert pool.run(add, 3, 3) == 6
+
+
+def test_a_queued_job_cancelled_never_runs(pool):
+    first = pool.submit(sleeps, 0.3)
+    second = pool.submit(add, 1, 2)
+    second.cancel()
+    assert first.result(timeout=10) == "woke"
+    with pytest.raises(JobCancelled, match="before it started"):
+        second.result(timeout=10)
+
+
+def test_a_job_over_its_memory_budget_is_stopped_with_a_message(pool):
+    with pytest.raises(JobError, match="needed more memory than a worker may use"):
+        pool.run(hoards, 2000)
+    assert pool.run(hoards, 20) == 20  # a fresh worker, with the same budget
+    assert pool.replaced == 1
