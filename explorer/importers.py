@@ -314,6 +314,10 @@ def _json_object(text: str, name: str) -> dict:
     except json.JSONDecodeError as err:
         raise FormatError(f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: "
                           f"{err.msg}") from None
+    except RecursionError:
+        # thousands of brackets inside brackets: no tokenizer file nests more than a few levels
+        raise FormatError(f"{name} nests its JSON too deeply to be a tokenizer file (lists or objects inside "
+                          "each other thousands of levels deep)") from None
     _require(isinstance(obj, dict), f"{name}: expected a JSON object")
     return obj
 

@@ -206,7 +206,7 @@ IDS = {
 
 IMPORTS = {
     "truncated JSON": ("tokenizer.json", b'{"model": {"type": "BPE", "vocab": {"a": 0', "is not valid JSON"),
-    "deeply nested JSON": ("tokenizer.json", b"[" * 100_000 + b"]" * 100_000, "could not be read"),
+    "deeply nested JSON": ("tokenizer.json", b"[" * 100_000 + b"]" * 100_000, "nests its JSON too deeply"),
     "bad base64": ("bad.tiktoken", b"!!!notbase64 0\n", "bad base64"),
     "duplicate ranks": ("dup.tiktoken", b"YQ== 0\nYg== 0\n", "rank 0 is given twice"),
     "a zip of a text file": ("tokenizer.json", _zip(), "a file of no known layout"),

@@ -551,3 +551,9 @@ def test_a_damaged_download_is_read_or_refused_with_one_sentence(files, pretoken
     assert isinstance(report.tokenizer, Tokenizer) and all("\n" not in n for n in report.notes)
     tok = report.tokenizer
     tok.decode(tok.encode("a Ab 1\n low lower"))
+
+
+def test_json_nested_thousands_of_levels_deep_is_refused_with_a_sentence():
+    # json.loads recurses once per bracket: the interpreter's recursion limit ends it, not a parse error
+    assert "tokenizer.json nests its JSON too deeply to be a tokenizer file" in refused(
+        {"tokenizer.json": b"[" * 100_000 + b"]" * 100_000})
