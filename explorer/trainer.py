@@ -25,7 +25,7 @@ import copy
 import heapq
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property, partial
 from operator import itemgetter
 
@@ -36,7 +36,7 @@ from .records import PairStat, StepLog, StepRecord
 from .units import BYTE_TO_UNICODE, byte_alphabet
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
 
-__all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "DEFAULT_TOP_K", "MAX_TOP_K"]
+__all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "train_to_end", "DEFAULT_TOP_K", "MAX_TOP_K"]
 
 DEFAULT_TOP_K = 20
 MAX_TOP_K = 1000
@@ -536,6 +536,30 @@ class Trainer:
         while self._advance():
             pass
         return self
+
+
+def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | None = None,
+                 chunk: int = 50) -> Trainer:
+    """Advance a trainer until a stop rule fires, ``chunk`` merges at a time, telling
+    ``progress`` (fraction of the planned merges, "k merges") after each chunk; returns it (a
+    worker process's job: the trainer goes there and comes back trained).
+
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=3)
+    >>> seen = []
+    >>> len(train_to_end(Trainer.from_texts("low lower lowest", cfg), progress=lambda f, t: seen.append(t)).records)
+    3
+    >>> seen
+    ['3 of 3 merges']
+    """
+    planned = trainer.planned_merges
+    while trainer.advance(chunk) and not trainer.done:
+        if progress is not None:
+            done = len(trainer.records)
+            progress(min(1.0, done / planned) if planned else 0.0, f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges")
+    if progress is not None:
+        done = len(trainer.records)
+        progress(1.0, f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges")
+    return trainer
 
 
 def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,

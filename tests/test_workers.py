@@ -119,3 +119,19 @@ def test_a_job_over_its_memory_budget_is_stopped_with_a_message(pool):
         pool.run(hoards, 2000)
     assert pool.run(hoards, 20) == 20  # a fresh worker, with the same budget
     assert pool.replaced == 1
+
+
+def test_a_trainer_sent_to_a_worker_comes_back_trained_with_the_same_merges(pool):
+    from conftest import read_sample
+    from explorer.config import corpus_config
+    from explorer.pipeline import count_words
+    from explorer.trainer import Trainer, train_to_end
+
+    config = corpus_config("gpt2", merges=300)
+    words = count_words((read_sample("udhr_hi.txt"),), config)
+    job = pool.submit(train_to_end, Trainer(words, config, top_k=0, full_records=0), progress=True)
+    trained = job.result(timeout=120)
+    here = Trainer(words, config, top_k=0, full_records=0).run()
+    assert [r.token for r in trained.records] == [r.token for r in here.records] and len(here.records) == 300
+    assert trained.done and job.progress == (1.0, "300 of 300 merges")
+    assert trained.tokenizer().encode("सभी मनुष्यों") == here.tokenizer().encode("सभी मनुष्यों")

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
-from ..trainer import PairStat, Trainer
+from ..trainer import PairStat, Trainer, train_to_end
 from ..units import display_to_bytes
 from ..corpora import mib
 from . import charts, clicks, interop_view, links, live_view, render, server, state, tables
@@ -48,6 +48,9 @@ def _start_run() -> None:
 def _stop_run() -> None:
     live = state.live()
     with live.lock:  # waits for the chunk in progress, so the view lands on the last merge
+        if live.running and live.mode == "final":
+            live.notice = ("Training stopped before the end. A run without step records trains in a worker "
+                           "process and keeps its merges when it finishes; press Run to end to start it again.")
         live.running = False
         live.view = live.trained
     _sync_slider(live)
@@ -192,6 +195,9 @@ def run_to_end(live: state.Live) -> None:
     assert trainer is not None
     st.button("Stop training", key="stop", on_click=_stop_run, type="primary")
     bar = st.progress(0.0, text="Training…")
+    if live.mode == "final":
+        _run_in_worker(live, bar)
+        st.rerun()
     target = trainer.planned_merges
     chunk = 25
     while True:
@@ -213,6 +219,33 @@ def run_to_end(live: state.Live) -> None:
         live.running = False
         live.view = live.trained
     st.rerun()
+
+
+def _run_in_worker(live: state.Live, bar) -> None:
+    """A big corpus without step records trains to the end in a worker process (the server's
+    interpreter stays free for every other session's Step): the trainer goes there and comes
+    back trained (a few hundred KB). Stop, or leaving the page, ends the job."""
+    job = server.pool().submit(train_to_end, live.trainer, progress=True)
+    try:
+        while not job.wait(0.1):
+            fraction, what = job.progress
+            queued = server.pool().waiting
+            bar.progress(min(1.0, fraction), text=f"Training in a worker process… {what}"
+                         + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
+        trained = job.result()
+    except ExplorerError as err:
+        with live.lock:
+            live.running = False
+            live.notice = f"Training did not finish: {err}"
+        return
+    finally:
+        job.cancel()
+    with live.lock:
+        live.trainer = trained
+        live.running = False
+        live.view = live.trained
+        for derived in (live.memo, live._tokenizers, live._top_words):  # they were of the step-0 trainer
+            derived.clear()
 
 
 _ARMED = "autoplay_armed"  # the timer interval the live area was registered with (None: no timer)
