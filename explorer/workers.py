@@ -193,6 +193,10 @@ class Pool:
         """Jobs queued and not yet started."""
         return self._queue.qsize()
 
+    def stats(self) -> dict[str, int]:
+        """What the pool is doing, for a status page: ``{"workers": 1, "waiting": 0, "replaced": 0}``."""
+        return {"workers": self.workers, "waiting": self.waiting, "replaced": self.replaced}
+
     def submit(self, fn: Callable[..., Any], /, *args: Any, progress: bool = False, **kwargs: Any) -> Job:
         """Queue ``fn(*args, **kwargs)`` (a module-level function); with ``progress=True`` the
         function also gets ``progress=``, whose latest call the job's ``progress`` shows."""

@@ -9,7 +9,9 @@ through is found at once.
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.request
 import zipfile
 from io import BytesIO
 
@@ -66,6 +68,12 @@ def expect_message(page, surface: str, name: str, message: str, *, timeout: floa
         shown = [a[:200] for a in page.locator('[data-testid="stAlert"]').all_inner_texts()]
         return [f"{surface}: {name}: no message matching {message!r} (alerts: {shown})"] + problems(page, surface, name)
     return problems(page, surface, name)
+
+
+def jobs(page) -> dict:
+    """The server's worker pool, as its /jobs route reports it."""
+    with urllib.request.urlopen(page.app_url + "/jobs", timeout=10) as r:
+        return json.loads(r.read())
 
 
 def server_log_clean(server) -> list[str]:
@@ -246,4 +254,28 @@ def test_hostile_playground_inputs_each_get_a_message(page, server):
         page.get_by_text("Import a tokenizer").click()
         wait_idle(page, settle=0, until=importer.get_by_role("button", name="Import", exact=True))
     failures += server_log_clean(server) + still_steps(page)
+    assert not failures, "\n".join(failures)
+
+
+# ---- a long Compare stopped ----------------------------------------------------------------
+
+def test_stop_ends_a_comparison_in_its_worker_and_the_next_one_runs(page, server):
+    # six corpora at up to 20,000 merges: several seconds of work in the worker process
+    page.goto(page.app_url + "/Compare?compare=english_tiny_shakespeare.txt,english_frankenstein.txt,udhr_en.txt,"
+                             "udhr_hi.txt,udhr_ko.txt,udhr_zh_hans.txt&compare_merges=20000")
+    # while the comparison runs (not once the app is idle: by then it has finished)
+    page.locator('[data-testid="stProgress"]', has_text="training").wait_for(timeout=90_000)
+    replaced = jobs(page)["replaced"]
+    page.locator(".st-key-cmp_stop button").click()  # ours; Streamlit's own "Stop" sits in the toolbar
+    failures = expect_message(page, "compare", "Stop", r"^Stopped\.", timeout=10)
+    if jobs(page)["replaced"] != replaced + 1:  # the worker computing it was killed, and a new one started
+        failures.append(f"compare: Stop: the worker pool reports {jobs(page)}, {replaced} replaced before")
+    if page.locator('[data-testid="stProgress"]').count():
+        failures.append("compare: Stop: the progress bar is still drawn")
+    page.goto(page.app_url + "/Compare?compare=udhr_en.txt,udhr_hi.txt&compare_merges=100")
+    try:
+        wait_idle(page, timeout=120, settle=0, until=page.locator(".bpe-card-panel", has_text="Parity"))
+    except Exception:  # noqa: BLE001
+        failures.append("compare: after Stop, a new comparison did not draw its headlines")
+    failures += problems(page, "compare", "after Stop") + server_log_clean(server)
     assert not failures, "\n".join(failures)

@@ -98,10 +98,19 @@ async def _warm_route(_request):
     return JSONResponse(warm_state())
 
 
+async def _jobs_route(_request):
+    from starlette.responses import JSONResponse
+
+    from . import server
+
+    return JSONResponse(server.pool().stats())
+
+
 def _routes() -> list:
     from starlette.routing import Route
 
-    return [Route("/warm", _warm_route)]
+    # /jobs: the worker pool's counts (workers, jobs waiting, workers replaced after a kill or a crash)
+    return [Route("/warm", _warm_route), Route("/jobs", _jobs_route)]
 
 
 ROUTES = _routes()
