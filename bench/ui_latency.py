@@ -122,6 +122,15 @@ def first_visit(page, url: str, ready) -> float:
         fresh.context.close()
 
 
+def click_times(page, button, clicks: int, shows) -> list[float]:
+    """Seconds from each of ``clicks`` clicks to the paragraph ``shows(i)`` starts with (click i)."""
+    times = []
+    for i in range(1, clicks + 1):
+        times.append(timed_action(page, button.click, "p", shows(i)))
+        wait_idle(page, settle=0)
+    return times
+
+
 def reference(out: Printer, clicks: int) -> tuple[float, float]:
     """(first page load, click p95) of the one-button app."""
     with app_process(script=BENCH_DIR / "one_button_app.py") as (url, _proc), browser_page(width=1280, height=720) as page:
@@ -130,11 +139,7 @@ def reference(out: Printer, clicks: int) -> tuple[float, float]:
         page.goto(url)
         page.get_by_text("Clicked 0 times").wait_for()
         wait_idle(page, settle=0)
-        button = page.get_by_role("button", name="Click")
-        times = []
-        for i in range(1, clicks + 1):
-            times.append(timed_action(page, button.click, "p", f"Clicked {i} times"))
-            wait_idle(page, settle=0)
+        times = click_times(page, page.get_by_role("button", name="Click"), clicks, lambda i: f"Clicked {i} times")
     out(f"reference one-button Streamlit app: first page load after its server started {fmt_s(load)} (next session "
         f"{fmt_s(again)}); click -> its text, {clicks} clicks: {spread(times)}")
     return load, p95(times)
@@ -146,11 +151,8 @@ def step_floor(out: Printer, clicks: int, ref_click: float) -> None:
         page.goto(url)
         page.get_by_text("Step 0 of 0").wait_for(timeout=120_000)
         wait_idle(page, settle=0)
-        button = page.get_by_role("button", name="Step", exact=True)
-        times = []
-        for i in range(1, clicks + 1):
-            times.append(timed_action(page, button.click, "p", f"Step {i:,} of {i:,}"))
-            wait_idle(page, settle=0)
+        times = click_times(page, page.get_by_role("button", name="Step", exact=True), clicks,
+                            lambda i: f"Step {i:,} of {i:,}")
     out(f"floor under a Step (the same elements, no work): click -> status, {clicks} clicks: {spread(times)}; "
         f"ratio p95 {p95(times) / ref_click:.2f} against the one-button app")
 
@@ -180,11 +182,8 @@ def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> 
         page.goto(f"{url}/Train?step=0")
         page.get_by_text(re.compile(r"^Step 0 of 0")).wait_for(timeout=120_000)
         wait_idle(page, settle=0)
-        step = page.get_by_role("button", name="Step", exact=True)
-        steps = []
-        for i in range(1, clicks + 1):
-            steps.append(timed_action(page, step.click, "p", f"Step {i:,} of {i:,}"))
-            wait_idle(page, settle=0)
+        steps = click_times(page, page.get_by_role("button", name="Step", exact=True), clicks,
+                            lambda i: f"Step {i:,} of {i:,}")
         ratio = p95(steps) / ref_click
         out(f"ui step  english_frankenstein, gpt2 preset, {clicks} clicks, click -> status: {spread(steps)}; one-button "
             f"p95 {fmt_s(ref_click)}; ratio p95 {ratio:.2f}  (target <= {TARGET_STEP_RATIO}: {met(ratio <= TARGET_STEP_RATIO)})")
