@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import NamedTuple
 
 import streamlit as st
 
 from ..analysis import twin_configs
 from ..config import TrainerConfig
-from ..corpora import list_samples, read_sample
+from ..corpora import CorpusStats, list_samples, read_sample
+from ..corpora import corpus_stats as engine_corpus_stats
 from ..pipeline import count_words
 from ..pretrained import load_pretrained
 from ..tokenizer import Tokenizer
@@ -37,35 +36,13 @@ def sample_text(name: str) -> str:
     return read_sample(name)
 
 
-class CorpusStats(NamedTuple):
-    bytes: int
-    chars: int
-    lines: int
-    words: int
-    distinct_words: int
-    alphabet_chars: int
-    alphabet_bytes: int
-    top_words: list[tuple[str, int]]
-
-
 @st.cache_data(show_spinner=False, max_entries=32)
 def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
-    """Sizes and the most frequent whitespace-separated words of a corpus."""
-    words: Counter[str] = Counter()
-    chars: set[str] = set()
-    data_bytes: set[int] = set()
-    n_bytes = n_chars = n_lines = 0
-    for text in texts:
-        encoded = text.encode("utf-8")
-        n_bytes += len(encoded)
-        n_chars += len(text)
-        n_lines += text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-        words.update(text.split())
-        chars.update(text)
-        data_bytes.update(encoded)
-    return CorpusStats(
-        n_bytes, n_chars, n_lines, sum(words.values()), len(words), len(chars), len(data_bytes), words.most_common(top)
-    )
+    """Sizes and the most frequent words of a corpus (``explorer.corpora.corpus_stats``), in a
+    worker process for a big one."""
+    if sum(map(len, texts)) > _WORKER_CHARS:
+        return server.pool().run(engine_corpus_stats, texts, top)
+    return engine_corpus_stats(texts, top)
 
 
 # texts above this are counted in a worker process: pre-tokenizing holds the interpreter (~1 s a
