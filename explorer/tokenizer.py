@@ -242,6 +242,18 @@ class Tokenizer:
             return self._splits
 
     # ---- identity ------------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        # a tokenizer crosses to and from worker processes (an import read there): the lock that
+        # guards the lazy split table cannot be pickled, and each process needs its own anyway
+        state = self.__dict__.copy()
+        state.pop("_splits_lock", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._by_text is not None:
+            self._splits_lock = threading.Lock()
+
     def __len__(self) -> int:
         return len(self.vocab)
 

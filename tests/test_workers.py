@@ -135,3 +135,27 @@ def test_a_trainer_sent_to_a_worker_comes_back_trained_with_the_same_merges(pool
     assert [r.token for r in trained.records] == [r.token for r in here.records] and len(here.records) == 300
     assert trained.done and job.progress == (1.0, "300 of 300 merges")
     assert trained.tokenizer().encode("सभी मनुष्यों") == here.tokenizer().encode("सभी मनुष्यों")
+
+
+def test_an_import_of_200000_ranks_read_in_a_worker_encodes_as_tiktoken_does(pool, tmp_path):
+    import gzip
+
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from conftest import ROOT, read_sample
+    from explorer.importers import import_report
+    from explorer.pretokenizers import O200K_PATTERN
+
+    path = ROOT / "explorer" / "data" / "pretrained" / "tiktoken" / "o200k_base.tiktoken.gz"
+    # one rank fewer than the bundled table, so that it is read as a stranger's file (merges recovered)
+    lines = gzip.decompress(path.read_bytes()).splitlines()[:-1]
+    data = b"\n".join(lines) + b"\n"
+    report = pool.run(import_report, {"mine.tiktoken": data}, pretokenizer="o200k")
+    tok = report.tokenizer
+    (tmp_path / "mine.tiktoken").write_bytes(data)
+    ranks = load_tiktoken_bpe(str(tmp_path / "mine.tiktoken"))
+    enc = tiktoken.Encoding("mine", pat_str=O200K_PATTERN, mergeable_ranks=ranks, special_tokens={})
+    text = read_sample("udhr_hi.txt")[:3000] + read_sample("mixed_emoji_multilingual.txt")[:3000]
+    assert tok.encode(text) == enc.encode_ordinary(text)
+    assert len(tok.merge_rules()) > 100_000  # the lazy split table, built after the trip back
