@@ -183,15 +183,9 @@ def _in_worker(corpora: dict[str, str], config: TrainerConfig | None, encoding: 
     slot.button("Stop", key="cmp_stop", on_click=_stop)
     bar = st.progress(0.0, text="Comparing…")
     try:
-        while not job.wait(0.1):
-            fraction, what = job.progress
-            queued = server.pool().waiting
-            bar.progress(min(1.0, fraction), text=render.md_text(what or "waiting for a worker")
-                         + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
-        return job.result()
+        # Stop (or any rerun) interrupts the wait: the worker is stopped, not left computing
+        return server.wait_for(job, lambda fraction, text: bar.progress(fraction, text=render.md_text(text)))
     finally:
-        # Stop (or any rerun) interrupts this loop: the worker is stopped, not left computing
-        job.cancel()
         bar.empty()
         slot.empty()
 

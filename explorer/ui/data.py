@@ -40,19 +40,14 @@ def sample_text(name: str) -> str:
 def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
     """Sizes and the most frequent words of a corpus (``explorer.corpora.corpus_stats``), in a
     worker process for a big one."""
-    if sum(map(len, texts)) > _WORKER_CHARS:
+    if sum(map(len, texts)) > server.WORKER_MIN_BYTES:
         return server.pool().run(engine_corpus_stats, texts, top)
     return engine_corpus_stats(texts, top)
 
 
-# texts above this are counted in a worker process: pre-tokenizing holds the interpreter (~1 s a
-# MiB), which every other session's Step needs; below it, a job's round trip costs more than it saves
-_WORKER_CHARS = 256 * 1024
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def _text_word_counts(text: str, config: TrainerConfig) -> dict[str, int]:
-    if len(text) > _WORKER_CHARS:
+    if len(text) > server.WORKER_MIN_BYTES:
         return server.pool().run(count_words, (text,), config)
     return count_words((text,), config)
 

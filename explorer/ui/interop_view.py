@@ -221,15 +221,12 @@ def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
     return f"{_slug(name)}.zip", zip_files(dict(sorted(flat.items())))
 
 
-_WORKER_BYTES = 256 * 1024
-
-
 @st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
 def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> ImportReport:
     """One reading of stored files, shared by every session that opens them. Big files are read
     in a worker process: 200,000 ranks that are not a bundled table take ~3 s to turn into
     merges, which would hold the server's interpreter; the tokenizer comes back in ~0.3 s."""
-    if sum(map(len, _files.values())) > _WORKER_BYTES:
+    if sum(map(len, _files.values())) > server.WORKER_MIN_BYTES:
         return server.pool().run(import_report, _files, pretokenizer=pretokenizer)
     return import_report(_files, pretokenizer=pretokenizer)
 

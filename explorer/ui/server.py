@@ -24,10 +24,10 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 
-from ..workers import Pool, default_workers
+from ..workers import Job, Pool, default_workers
 
 __all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "DEFAULT_JOB_MIB", "step_limit", "idle_seconds", "Lane", "HEAVY",
-           "pool"]
+           "pool", "WORKER_MIN_BYTES", "wait_for"]
 
 # A Step's script hands the GIL over at every message it sends (a socket write); with a heavy
 # thread running, each hand-back waits out the switch interval (5 ms by default): a Step beside a
@@ -38,6 +38,10 @@ sys.setswitchinterval(SWITCH_INTERVAL_S)
 DEFAULT_STEP_MIB = 4.0
 DEFAULT_IDLE_MINUTES = 30.0
 DEFAULT_JOB_MIB = 2048.0
+# inputs above this go to a worker process (pre-tokenizing, splitting or reading them holds the
+# interpreter ~1 s a MiB, which every other session's Step needs); below it, a job's round trip
+# costs more than it saves
+WORKER_MIN_BYTES = 256 * 1024
 _log = logging.getLogger(__name__)
 
 
@@ -127,3 +131,18 @@ def pool() -> Pool:
             workers = int(_env_number("BPE_EXPLORER_WORKERS", default_workers()))
             _POOL.append(Pool(workers, memory_mib=_env_number("BPE_EXPLORER_JOB_MIB", DEFAULT_JOB_MIB)))
         return _POOL[0]
+
+
+def wait_for(job: Job, show, *, what: str = "") -> object:
+    """The job's value, showing its progress meanwhile (``show(fraction, text)``, a progress bar's
+    ``progress``). Whatever ends the wait — the value, an error, or a rerun that interrupts the
+    page (Stop) — the job is ended too, so no worker goes on computing for nobody."""
+    try:
+        while not job.wait(0.1):
+            fraction, text = job.progress
+            queued = pool().waiting
+            show(min(1.0, fraction), f"{what}{text or 'waiting for a worker'}"
+                 + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
+        return job.result()
+    finally:
+        job.cancel()

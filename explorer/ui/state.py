@@ -162,13 +162,17 @@ class Live:
         try:
             self.released_at = len(self.trainer.records)
             self.playing = False
-            self.trainer = None
-            self._tokenizers.clear()
-            self._top_words.clear()
-            self.memo.clear()
+            self.set_trainer(None)
             return True
         finally:
             self.lock.release()
+
+    def set_trainer(self, trainer: Trainer | None) -> None:
+        """Put another trainer in place (or none), forgetting what was derived from the last one."""
+        self.trainer = trainer
+        self._tokenizers.clear()
+        self._top_words.clear()
+        self.memo.clear()
 
     def top_words(self, n: int) -> list[int]:
         """Indices of the n most frequent words (computed once per trainer)."""

@@ -227,25 +227,17 @@ def _run_in_worker(live: state.Live, bar) -> None:
     back trained (a few hundred KB). Stop, or leaving the page, ends the job."""
     job = server.pool().submit(train_to_end, live.trainer, progress=True)
     try:
-        while not job.wait(0.1):
-            fraction, what = job.progress
-            queued = server.pool().waiting
-            bar.progress(min(1.0, fraction), text=f"Training in a worker process… {what}"
-                         + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
-        trained = job.result()
+        trained = server.wait_for(job, lambda fraction, text: bar.progress(fraction, text=text),
+                                  what="Training in a worker process… ")
     except ExplorerError as err:
         with live.lock:
             live.running = False
             live.notice = f"Training did not finish: {err}"
         return
-    finally:
-        job.cancel()
     with live.lock:
-        live.trainer = trained
+        live.set_trainer(trained)
         live.running = False
         live.view = live.trained
-        for derived in (live.memo, live._tokenizers, live._top_words):  # they were of the step-0 trainer
-            derived.clear()
 
 
 _ARMED = "autoplay_armed"  # the timer interval the live area was registered with (None: no timer)
