@@ -180,7 +180,7 @@ def _in_worker(corpora: dict[str, str], config: TrainerConfig | None, encoding: 
     sent = None if pretrained is None else (pretrained[0], None if pretrained[0] in PRETRAINED else pretrained[1])
     job = server.pool().submit(compare_job, corpora, config=config, encoding=encoding, pretrained=sent, progress=True)
     slot = st.empty()
-    slot.button("Stop", key="cmp_stop", on_click=_stop)
+    slot.button("Stop comparing", key="cmp_stop", on_click=_stop)  # not "Stop": Streamlit's toolbar has one
     bar = st.progress(0.0, text="Comparing…")
     try:
         # Stop (or any rerun) interrupts the wait: the worker is stopped, not left computing
