@@ -1,0 +1,1043 @@
+"""Rooms: a class following its teacher's lesson, and guessing the next merge.
+
+A teacher starts a room from a corpus and its settings (the link's params, ``view``); the room
+keeps the step the class is at, who joined, the questions asked and every answer. Students read
+the room; only the holder of the teacher's key changes it. Everything lives in the store
+(:mod:`explorer.store`), so every app process sharing the store sees the same room: SQLite in
+the data folder for the processes of one machine, Redis for several machines.
+
+What a room holds (both backends keep the same records)::
+
+    room      code "K7QX2M", key_hash sha256(teacher key), view {"corpus": "...", "preset": ...},
+              step 12, rev 7 (bumped by what students must redraw: step, question),
+              tally 31 (bumped by joins and answers: what the teacher's tally redraws),
+              question 3 (the current one, or None), created, active (seconds since the epoch)
+    members   id (a secret of the student's browser), name (unique in the room), joined, seen
+    questions qid 1, 2, ... with kind "merge" | "count", the step asked at, options, state
+              "open" -> "closed" -> "revealed", the answer once revealed
+    answers   (qid, member) -> value (an option's index, or a guessed count), at (seconds after
+              the question opened); one per member per question, so counted exactly once
+
+Codes are six characters from an alphabet without look-alikes (32**6, about 10**9 codes); a wrong
+code gives "no such room" and nothing else. The teacher's key is 192 random bits, kept only as
+its SHA-256 and compared in constant time. A room idle for ``idle_hours`` is gone; the number of
+rooms and of members per room is bounded.
+
+>>> import tempfile
+>>> from explorer.store import SqliteStore
+>>> with tempfile.TemporaryDirectory() as folder:
+...     rooms = SqliteRooms(SqliteStore(folder, cap_bytes=2**20, session_quota=2**20))
+...     room, key = rooms.create({"corpus": "toy.txt"}, step=0)
+...     ana = rooms.join(room.code, "Ana")
+...     other = rooms.join(room.code, " ana ")
+...     room = rooms.set_step(room.code, key, 3)
+...     rooms.close()
+>>> ana.name, other.name, room.step, len(key) >= 32
+('Ana', 'ana 2', 3, True)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import hmac
+import json
+import os
+import random
+import re
+import secrets
+import time
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+
+from .errors import ExplorerError
+
+__all__ = [
+    "ALPHABET",
+    "CODE_LENGTH",
+    "MAX_NAME",
+    "MAX_OPTIONS",
+    "Answer",
+    "Limits",
+    "Member",
+    "Question",
+    "Room",
+    "RoomError",
+    "NoSuchRoom",
+    "NotTeacher",
+    "RoomFull",
+    "Rooms",
+    "SqliteRooms",
+    "RedisRooms",
+    "Standing",
+    "clean_name",
+    "leaderboard",
+    "merge_options",
+    "normalize_code",
+    "winners",
+]
+
+ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: read off a projector without doubt
+CODE_LENGTH = 6
+MAX_NAME = 32  # characters of a display name
+MAX_OPTIONS = 8  # candidate pairs of a next-merge question
+MAX_SENTENCE = 300  # characters of a token-count question's sentence
+MAX_COUNT = 1_000_000  # the largest token count a student may guess
+PRESENT_S = 20.0  # a member seen this recently is present (the page asks every half second)
+Kind = Literal["merge", "count"]
+State = Literal["open", "closed", "revealed"]
+
+
+class RoomError(ExplorerError):
+    """A room cannot do what was asked; the message is one sentence fit for a page."""
+
+
+class NoSuchRoom(RoomError):
+    """No room has that code (never made, expired, or mistyped)."""
+
+
+class NotTeacher(RoomError):
+    """A change to the room without the teacher's key."""
+
+
+class RoomFull(RoomError):
+    """The limit of rooms, or of members in a room, is reached."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How many rooms a store keeps, how many members a room takes, how long an idle room lives.
+    From ``BPE_EXPLORER_MAX_ROOMS``, ``BPE_EXPLORER_ROOM_SIZE`` and ``BPE_EXPLORER_ROOM_HOURS``."""
+
+    rooms: int = 200
+    members: int = 100
+    idle_hours: float = 4.0
+
+    @classmethod
+    def from_env(cls) -> "Limits":
+        def number(name: str, default: float, kind: type) -> Any:
+            raw = os.environ.get(name, "").strip()
+            try:
+                value = kind(raw) if raw else default
+            except ValueError:
+                return default
+            return value if value > 0 else default
+
+        return cls(number("BPE_EXPLORER_MAX_ROOMS", cls.rooms, int), number("BPE_EXPLORER_ROOM_SIZE", cls.members, int),
+                   number("BPE_EXPLORER_ROOM_HOURS", cls.idle_hours, float))
+
+    @property
+    def idle_seconds(self) -> float:
+        return self.idle_hours * 3600
+
+
+@dataclass(frozen=True)
+class Room:
+    code: str
+    view: dict[str, str]  # the link's params of the corpus and settings (no step)
+    step: int
+    rev: int  # bumped when what a student sees changes (the step, a question)
+    tally: int  # bumped when a member joins or answers (what the teacher's tally shows)
+    question: int | None  # the current question's qid
+    created: float
+    active: float
+
+
+class Member(NamedTuple):
+    id: str  # the student's secret: whoever holds it answers as this member
+    name: str
+    joined: float
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question asked at ``step``. "merge": which pair merges next, among ``options`` (pairs of
+    token strings, ``counts`` their counts, shown to students when ``show_counts``). "count": how
+    many tokens ``sentence`` has after the next ``merges`` merges."""
+
+    qid: int
+    kind: Kind
+    step: int
+    options: tuple[tuple[str, str], ...] = ()
+    counts: tuple[int, ...] = ()
+    show_counts: bool = False
+    sentence: str = ""
+    merges: int = 1
+    state: State = "open"
+    answer: int | None = None  # the right option's index, or the true count (known at once, shown at reveal)
+    opened: float = 0.0
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Question":
+        raw = json.loads(text)
+        raw["options"] = tuple(tuple(o) for o in raw.get("options", ()))
+        raw["counts"] = tuple(raw.get("counts", ()))
+        return cls(**raw)
+
+
+class Answer(NamedTuple):
+    member: str
+    value: int
+    at: float  # seconds after the question opened (the last change)
+
+
+class Standing(NamedTuple):
+    name: str
+    points: int
+    seconds: float  # the time taken by the answers that scored: the lower wins a tie
+    answered: int
+
+
+# ---- pure parts ------------------------------------------------------------------------------
+def normalize_code(text: str) -> str:
+    """A room code as typed (spaces, dashes, lower case) in its canonical form.
+
+    >>> normalize_code(" k7q x2m "), normalize_code("k7q-x2m")
+    ('K7QX2M', 'K7QX2M')
+    """
+    return re.sub(r"[\s-]+", "", text or "").upper()[: CODE_LENGTH * 2]
+
+
+def clean_name(text: str) -> str:
+    """A display name as kept: control characters dropped, spaces collapsed, at most ``MAX_NAME``
+    characters. Markup stays as typed: pages show names as text.
+
+    >>> clean_name("  <b>Ana</b>\\n\\t x ")
+    '<b>Ana</b> x'
+    >>> clean_name("\\x00\\u200b ")
+    ''
+    """
+    kept = "".join(ch for ch in (text or "") if unicodedata.category(ch)[0] != "C" or ch in " \t\n")
+    return " ".join(kept.split())[:MAX_NAME].strip()
+
+
+def _suffixed(name: str, taken: set[str]) -> str:
+    """``name``, or ``name 2``, ``name 3``... when taken (compared without case).
+
+    >>> _suffixed("Ana", {"ana", "ana 2"})
+    'Ana 3'
+    """
+    if name.casefold() not in taken:
+        return name
+    n = 2
+    while True:
+        candidate = f"{name[: MAX_NAME - len(str(n)) - 1]} {n}"
+        if candidate.casefold() not in taken:
+            return candidate
+        n += 1
+
+
+def _hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _key_matches(key: str | None, key_hash: str) -> bool:
+    return bool(key) and hmac.compare_digest(_hash_key(key), key_hash)  # type: ignore[arg-type]
+
+
+def merge_options(pairs: Sequence[tuple[str, str, int]], *, seed: str,
+                  limit: int = MAX_OPTIONS) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], int]:
+    """The options of a next-merge question: the winner (``pairs[0]``) and the next most frequent
+    pairs, ``limit`` in all, in an order drawn from ``seed`` (so the winner's place tells
+    nothing); (options, their counts, the winner's index).
+
+    >>> opts, counts, right = merge_options([("e", "s", 9), ("s", "t", 9), ("l", "o", 7)], seed="K7QX2M:1")
+    >>> sorted(opts) == [("e", "s"), ("l", "o"), ("s", "t")], opts[right], counts[right]
+    (True, ('e', 's'), 9)
+    """
+    chosen = list(pairs[:limit])
+    if not chosen:
+        raise RoomError("No pair is left to merge at this step: there is nothing to guess.")
+    order = list(range(len(chosen)))
+    random.Random(hashlib.sha256(seed.encode()).digest()).shuffle(order)
+    options = tuple((chosen[i][0], chosen[i][1]) for i in order)
+    counts = tuple(int(chosen[i][2]) for i in order)
+    return options, counts, order.index(0)
+
+
+def winners(question: Question, answers: Sequence[Answer]) -> set[str]:
+    """The members who win a revealed question: the right option, or the closest count.
+
+    >>> q = Question(1, "count", 0, sentence="low", merges=2, state="revealed", answer=5)
+    >>> sorted(winners(q, [Answer("a", 4, 1.0), Answer("b", 6, 2.0), Answer("c", 9, 0.5)]))
+    ['a', 'b']
+    """
+    if question.state != "revealed" or question.answer is None or not answers:
+        return set()
+    if question.kind == "merge":
+        return {a.member for a in answers if a.value == question.answer}
+    best = min(abs(a.value - question.answer) for a in answers)
+    return {a.member for a in answers if abs(a.value - question.answer) == best}
+
+
+def leaderboard(members: Sequence[Member], questions: Sequence[Question],
+                answers: dict[int, Sequence[Answer]]) -> list[Standing]:
+    """Points (one per question won), ties broken by the time the winning answers took (less is
+    better), then by name.
+
+    >>> ms = [Member("a", "Ana", 0), Member("b", "Bo", 0)]
+    >>> q = Question(1, "merge", 0, options=(("e", "s"), ("l", "o")), state="revealed", answer=0)
+    >>> [tuple(s) for s in leaderboard(ms, [q], {1: [Answer("a", 0, 3.0), Answer("b", 0, 1.5)]})]
+    [('Bo', 1, 1.5, 1), ('Ana', 1, 3.0, 1)]
+    """
+    points = {m.id: 0 for m in members}
+    seconds = {m.id: 0.0 for m in members}
+    answered = {m.id: 0 for m in members}
+    for q in questions:
+        given = answers.get(q.qid, ())
+        won = winners(q, given)
+        for a in given:
+            if a.member in answered:
+                answered[a.member] += 1
+            if a.member in won and a.member in points:
+                points[a.member] += 1
+                seconds[a.member] += a.at
+    table = [Standing(m.name, points[m.id], round(seconds[m.id], 3), answered[m.id]) for m in members]
+    return sorted(table, key=lambda s: (-s.points, s.seconds, s.name.casefold()))
+
+
+def _check_count(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+        raise RoomError(f"A guess is a whole number from 0 to {MAX_COUNT:,}.")
+    return value
+
+
+# ---- the store's interface -------------------------------------------------------------------
+@runtime_checkable
+class Rooms(Protocol):
+    """What the app asks of the rooms, whatever store keeps them."""
+
+    limits: Limits
+
+    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]: ...
+    def get(self, code: str) -> Room | None: ...
+    def revs(self, code: str) -> tuple[int, int] | None: ...
+    def is_teacher(self, code: str, key: str | None) -> bool: ...
+    def set_step(self, code: str, key: str, step: int) -> Room: ...
+    def join(self, code: str, name: str) -> Member: ...
+    def member(self, code: str, member_id: str) -> Member | None: ...
+    def members(self, code: str) -> list[Member]: ...
+    def seen(self, code: str, member_id: str) -> None: ...
+    def present(self, code: str) -> int: ...
+    def ask(self, code: str, key: str, question: Question) -> Question: ...
+    def answer(self, code: str, member_id: str, qid: int, value: int) -> None: ...
+    def close_question(self, code: str, key: str, qid: int) -> Question: ...
+    def reveal(self, code: str, key: str, qid: int) -> Room: ...
+    def question(self, code: str, qid: int) -> Question | None: ...
+    def questions(self, code: str) -> list[Question]: ...
+    def answers(self, code: str, qid: int) -> list[Answer]: ...
+    def purge(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class _Base:
+    """What both backends share: the limits, the clock, the checks and the sentences."""
+
+    def __init__(self, *, limits: Limits | None = None, clock: Callable[[], float] = time.time):
+        self.limits = limits or Limits.from_env()
+        self.clock = clock
+
+    def _expired(self, active: float) -> bool:
+        return self.clock() - active > self.limits.idle_seconds
+
+    @staticmethod
+    def _no_room(code: str) -> NoSuchRoom:
+        return NoSuchRoom(f"No room has the code {normalize_code(code)[:CODE_LENGTH]!r}: check the code on the "
+                          "teacher's screen (rooms close after a few idle hours).")
+
+    @staticmethod
+    def _not_teacher() -> NotTeacher:
+        return NotTeacher("Only the teacher's link can change this room (its key is missing or wrong).")
+
+    def _full_rooms(self) -> RoomFull:
+        return RoomFull(f"This server already has {self.limits.rooms:,} open rooms, its limit: try again when an "
+                        "idle one has closed (after a few hours), or ask whoever runs it (BPE_EXPLORER_MAX_ROOMS).")
+
+    def _full_room(self) -> RoomFull:
+        return RoomFull(f"This room already has {self.limits.members:,} members, its limit (BPE_EXPLORER_ROOM_SIZE).")
+
+    @staticmethod
+    def _new_code() -> str:
+        return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+
+    @staticmethod
+    def _name(name: str) -> str:
+        cleaned = clean_name(name)
+        if not cleaned:
+            raise RoomError("Type a name to join (the class sees it on the leaderboard).")
+        return cleaned
+
+    @staticmethod
+    def _check_question(question: Question) -> Question:
+        if question.kind == "merge":
+            if not 1 <= len(question.options) <= MAX_OPTIONS or question.answer is None \
+                    or not 0 <= question.answer < len(question.options):
+                raise RoomError("A next-merge question needs from 1 to 8 options, the right one among them.")
+        elif question.kind == "count":
+            if not question.sentence.strip() or len(question.sentence) > MAX_SENTENCE:
+                raise RoomError(f"A token-count question needs a sentence of 1 to {MAX_SENTENCE} characters.")
+            if not 1 <= question.merges <= 1000 or question.answer is None:
+                raise RoomError("A token-count question looks from 1 to 1,000 merges ahead.")
+        else:
+            raise RoomError(f"Unknown kind of question {question.kind!r}.")
+        return question
+
+    def _check_value(self, question: Question, value: int) -> int:
+        if question.kind == "merge":
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(question.options):
+                raise RoomError("That answer is not one of the question's options.")
+            return value
+        return _check_count(value)
+
+    @staticmethod
+    def _answering(question: Question | None, current: int | None) -> Question:
+        if question is None or question.qid != current or question.state != "open":
+            raise RoomError("This question is closed: the teacher has stopped taking answers.")
+        return question
+
+
+# ---- SQLite ----------------------------------------------------------------------------------
+_SQL = """
+CREATE TABLE IF NOT EXISTS rooms (
+    code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, view TEXT NOT NULL, step INTEGER NOT NULL,
+    rev INTEGER NOT NULL, tally INTEGER NOT NULL, question INTEGER, created REAL NOT NULL, active REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS room_members (
+    code TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, joined REAL NOT NULL,
+    seen REAL NOT NULL, PRIMARY KEY (code, id), UNIQUE (code, folded)
+);
+CREATE TABLE IF NOT EXISTS room_questions (
+    code TEXT NOT NULL, qid INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (code, qid)
+);
+CREATE TABLE IF NOT EXISTS room_answers (
+    code TEXT NOT NULL, qid INTEGER NOT NULL, member TEXT NOT NULL, value INTEGER NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (code, qid, member)
+) WITHOUT ROWID;
+"""
+_ROOM_COLUMNS = "code, view, step, rev, tally, question, created, active"
+
+
+class SqliteRooms(_Base):
+    """Rooms in the SQLite store's file (:class:`explorer.store.SqliteStore`): its connection, its
+    lock and its recovery from a damaged file; four tables of their own. Every change is one
+    write transaction (``BEGIN IMMEDIATE``), so processes writing at once queue, and an answer
+    is an upsert keyed by (room, question, member): counted once however many arrive together."""
+
+    def __init__(self, store, *, limits: Limits | None = None, clock: Callable[[], float] = time.time):
+        super().__init__(limits=limits, clock=clock)
+        self.store = store
+        self._ready: tuple | None = None  # (connection, file) the tables were made for
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- plumbing --
+    def _run(self, op: Callable[[Any], Any], *, write: bool = False) -> Any:
+        from .store import _write
+
+        def wrapped(conn):
+            made_for = (id(conn), self.store._identity)
+            if self._ready != made_for:
+                with _write(conn):
+                    for statement in filter(str.strip, _SQL.split(";")):
+                        conn.execute(statement)
+                self._ready = made_for
+            if not write:
+                return op(conn)
+            with _write(conn):
+                return op(conn)
+
+        return self.store._run(wrapped)
+
+    def _room_row(self, conn, code: str) -> Room | None:
+        row = conn.execute(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE code = ?", (normalize_code(code),)).fetchone()
+        if row is None or self._expired(row[7]):
+            return None
+        code, view, step, rev, tally, question, created, active = row
+        return Room(code, json.loads(view), step, rev, tally, question, created, active)
+
+    def _room_for(self, conn, code: str) -> Room:
+        room = self._room_row(conn, code)
+        if room is None:
+            raise self._no_room(code)
+        return room
+
+    def _teacher_room(self, conn, code: str, key: str | None) -> Room:
+        room = self._room_for(conn, code)
+        (key_hash,) = conn.execute("SELECT key_hash FROM rooms WHERE code = ?", (room.code,)).fetchone()
+        if not _key_matches(key, key_hash):
+            raise self._not_teacher()
+        return room
+
+    def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
+        sets = ", ".join(f"{name} = ?" for name in columns)
+        conn.execute(f"UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ?{', ' + sets if sets else ''} "
+                     "WHERE code = ?", (rev, tally, self.clock(), *columns.values(), code))
+
+    def _question(self, conn, code: str, qid: int) -> Question | None:
+        row = conn.execute("SELECT body FROM room_questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
+        return None if row is None else Question.from_json(row[0])
+
+    def _put_question(self, conn, code: str, question: Question) -> None:
+        conn.execute("INSERT OR REPLACE INTO room_questions (code, qid, body) VALUES (?, ?, ?)",
+                     (code, question.qid, question.to_json()))
+
+    # -- the interface --
+    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
+        key = secrets.token_urlsafe(24)
+
+        def op(conn) -> Room:
+            self._purge(conn)
+            (live,) = conn.execute("SELECT COUNT(*) FROM rooms").fetchone()
+            if live >= self.limits.rooms:
+                raise self._full_rooms()
+            now = self.clock()
+            while True:
+                code = self._new_code()
+                if conn.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
+                    break
+            conn.execute(f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?)",
+                         (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now))
+            return Room(code, dict(view), int(step), 1, 0, None, now, now)
+
+        return self._run(op, write=True), key
+
+    def get(self, code: str) -> Room | None:
+        return self._run(lambda conn: self._room_row(conn, code))
+
+    def revs(self, code: str) -> tuple[int, int] | None:
+        room = self.get(code)
+        return None if room is None else (room.rev, room.tally)
+
+    def is_teacher(self, code: str, key: str | None) -> bool:
+        def op(conn) -> bool:
+            with contextlib.suppress(RoomError):
+                self._teacher_room(conn, code, key)
+                return True
+            return False
+
+        return self._run(op)
+
+    def set_step(self, code: str, key: str, step: int) -> Room:
+        def op(conn) -> Room:
+            room = self._teacher_room(conn, code, key)
+            if int(step) != room.step:
+                self._bump(conn, room.code, rev=1, step=int(step))
+            return self._room_for(conn, room.code)
+
+        return self._run(op, write=True)
+
+    def join(self, code: str, name: str) -> Member:
+        name = self._name(name)
+
+        def op(conn) -> Member:
+            room = self._room_for(conn, code)
+            folded = {row[0] for row in conn.execute("SELECT folded FROM room_members WHERE code = ?", (room.code,))}
+            if len(folded) >= self.limits.members:
+                raise self._full_room()
+            kept = _suffixed(name, folded)
+            member = Member(secrets.token_urlsafe(16), kept, self.clock())
+            conn.execute("INSERT INTO room_members (code, id, name, folded, joined, seen) VALUES (?, ?, ?, ?, ?, ?)",
+                         (room.code, member.id, kept, kept.casefold(), member.joined, member.joined))
+            self._bump(conn, room.code, tally=1)
+            return member
+
+        return self._run(op, write=True)
+
+    def member(self, code: str, member_id: str) -> Member | None:
+        def op(conn) -> Member | None:
+            room = self._room_row(conn, code)
+            if room is None or not member_id:
+                return None
+            row = conn.execute("SELECT id, name, joined FROM room_members WHERE code = ? AND id = ?",
+                               (room.code, member_id)).fetchone()
+            return None if row is None else Member(*row)
+
+        return self._run(op)
+
+    def members(self, code: str) -> list[Member]:
+        def op(conn) -> list[Member]:
+            room = self._room_for(conn, code)
+            rows = conn.execute("SELECT id, name, joined FROM room_members WHERE code = ? ORDER BY joined, name",
+                                (room.code,)).fetchall()
+            return [Member(*row) for row in rows]
+
+        return self._run(op)
+
+    def seen(self, code: str, member_id: str) -> None:
+        self._run(lambda conn: conn.execute("UPDATE room_members SET seen = ? WHERE code = ? AND id = ?",
+                                            (self.clock(), normalize_code(code), member_id)), write=True)
+
+    def present(self, code: str) -> int:
+        return self._run(lambda conn: conn.execute(
+            "SELECT COUNT(*) FROM room_members WHERE code = ? AND seen >= ?",
+            (normalize_code(code), self.clock() - PRESENT_S)).fetchone()[0])
+
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        self._check_question(question)
+
+        def op(conn) -> Question:
+            room = self._teacher_room(conn, code, key)
+            (last,) = conn.execute("SELECT COALESCE(MAX(qid), 0) FROM room_questions WHERE code = ?",
+                                   (room.code,)).fetchone()
+            if room.question is not None:  # a question left open is closed unrevealed: it scores nothing
+                old = self._question(conn, room.code, room.question)
+                if old is not None and old.state == "open":
+                    self._put_question(conn, room.code, dataclasses.replace(old, state="closed"))
+            asked = dataclasses.replace(question, qid=last + 1, state="open", opened=self.clock())
+            self._put_question(conn, room.code, asked)
+            self._bump(conn, room.code, rev=1, tally=1, question=asked.qid)
+            return asked
+
+        return self._run(op, write=True)
+
+    def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
+        def op(conn) -> None:
+            room = self._room_for(conn, code)
+            if conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?",
+                            (room.code, member_id)).fetchone() is None:
+                raise RoomError("You are not a member of this room: join it again with its code.")
+            question = self._answering(self._question(conn, room.code, qid), room.question)
+            checked = self._check_value(question, value)
+            conn.execute("INSERT INTO room_answers (code, qid, member, value, at) VALUES (?, ?, ?, ?, ?) "
+                         "ON CONFLICT (code, qid, member) DO UPDATE SET value = excluded.value, at = excluded.at",
+                         (room.code, qid, member_id, checked, round(self.clock() - question.opened, 3)))
+            self._bump(conn, room.code, tally=1)
+
+        self._run(op, write=True)
+
+    def close_question(self, code: str, key: str, qid: int) -> Question:
+        def op(conn) -> Question:
+            room = self._teacher_room(conn, code, key)
+            question = self._question(conn, room.code, qid)
+            if question is None:
+                raise RoomError("That question was never asked in this room.")
+            if question.state == "open":
+                question = dataclasses.replace(question, state="closed")
+                self._put_question(conn, room.code, question)
+                self._bump(conn, room.code, rev=1, tally=1)
+            return question
+
+        return self._run(op, write=True)
+
+    def reveal(self, code: str, key: str, qid: int) -> Room:
+        def op(conn) -> Room:
+            room = self._teacher_room(conn, code, key)
+            question = self._question(conn, room.code, qid)
+            if question is None:
+                raise RoomError("That question was never asked in this room.")
+            if question.state != "revealed":
+                self._put_question(conn, room.code, dataclasses.replace(question, state="revealed"))
+                self._bump(conn, room.code, rev=1, tally=1, step=max(room.step, question.step + question.merges))
+            return self._room_for(conn, room.code)
+
+        return self._run(op, write=True)
+
+    def question(self, code: str, qid: int) -> Question | None:
+        return self._run(lambda conn: self._question(conn, normalize_code(code), qid))
+
+    def questions(self, code: str) -> list[Question]:
+        rows = self._run(lambda conn: conn.execute("SELECT body FROM room_questions WHERE code = ? ORDER BY qid",
+                                                   (normalize_code(code),)).fetchall())
+        return [Question.from_json(body) for (body,) in rows]
+
+    def answers(self, code: str, qid: int) -> list[Answer]:
+        rows = self._run(lambda conn: conn.execute(
+            "SELECT member, value, at FROM room_answers WHERE code = ? AND qid = ? ORDER BY at, member",
+            (normalize_code(code), qid)).fetchall())
+        return [Answer(*row) for row in rows]
+
+    def purge(self) -> int:
+        return self._run(self._purge, write=True)
+
+    def _purge(self, conn) -> int:
+        """Delete the rooms idle past the limit, with their members, questions and answers."""
+        cutoff = self.clock() - self.limits.idle_seconds
+        gone = [code for (code,) in conn.execute("SELECT code FROM rooms WHERE active < ?", (cutoff,))]
+        for code in gone:
+            for table in ("rooms", "room_members", "room_questions", "room_answers"):
+                conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
+        return len(gone)
+
+
+# ---- Redis -----------------------------------------------------------------------------------
+# Keys, under the prefix (default "bpe-explorer:"):
+#   rooms                      sorted set: code -> last activity (for the room limit and the purge)
+#   room:CODE                  hash: key_hash, view, step, rev, tally, question, created, active, qids
+#   room:CODE:members          hash: member id -> {"name", "joined"} (JSON)
+#   room:CODE:names            hash: casefolded name -> member id (a name is unique in the room)
+#   room:CODE:seen             sorted set: member id -> last seen
+#   room:CODE:questions        hash: qid -> Question (JSON)
+#   room:CODE:answers:QID      hash: member id -> {"value", "at"} (JSON)
+# Every write is a Lua script (atomic on the server) that also sets the room's keys to expire a
+# while after the room's idle limit: Redis forgets abandoned rooms by itself.
+
+# A change by the teacher: ARGV = key_hash, now, ttl; KEYS[1] = room hash. Returns the room's
+# fields after the change as a flat list, or an error string.
+_LUA_HEAD = """
+local function room_keys(room)
+  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions'}
+  local qids = tonumber(redis.call('HGET', room, 'qids') or '0')
+  for q = 1, qids do keys[#keys + 1] = room .. ':answers:' .. q end
+  return keys
+end
+local function refresh(room, ttl)
+  for _, k in ipairs(room_keys(room)) do redis.call('EXPIRE', k, ttl) end
+end
+"""
+
+_LUA_CREATE = _LUA_HEAD + """
+-- KEYS: rooms index, room hash. ARGV: code, key_hash, view, step, now, ttl, idle, max_rooms
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[7]))
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[8]) then return 'full' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'taken' end
+redis.call('HSET', KEYS[2], 'key_hash', ARGV[2], 'view', ARGV[3], 'step', ARGV[4], 'rev', 1, 'tally', 0,
+           'question', '', 'created', ARGV[5], 'active', ARGV[5], 'qids', 0)
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
+refresh(KEYS[2], ARGV[6])
+return 'ok'
+"""
+
+_LUA_JOIN = _LUA_HEAD + """
+-- KEYS: rooms index, room hash. ARGV: code, member id, member json, folded name, now, ttl, max_members, idle
+local active = redis.call('HGET', KEYS[2], 'active')
+if not active or tonumber(ARGV[5]) - tonumber(active) > tonumber(ARGV[8]) then return 'gone' end
+local room = KEYS[2]
+if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[7]) then return 'full' end
+if redis.call('HSETNX', room .. ':names', ARGV[4], ARGV[2]) == 0 then return 'taken' end
+redis.call('HSET', room .. ':members', ARGV[2], ARGV[3])
+redis.call('ZADD', room .. ':seen', ARGV[5], ARGV[2])
+redis.call('HINCRBY', room, 'tally', 1)
+redis.call('HSET', room, 'active', ARGV[5])
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
+refresh(room, ARGV[6])
+return 'ok'
+"""
+
+_LUA_ANSWER = _LUA_HEAD + """
+-- KEYS: rooms index, room hash. ARGV: code, member id, qid, value, now, ttl, idle
+local room = KEYS[2]
+local active = redis.call('HGET', room, 'active')
+if not active or tonumber(ARGV[5]) - tonumber(active) > tonumber(ARGV[7]) then return 'gone' end
+if redis.call('HEXISTS', room .. ':members', ARGV[2]) == 0 then return 'stranger' end
+if redis.call('HGET', room, 'question') ~= ARGV[3] then return 'closed' end
+local body = redis.call('HGET', room .. ':questions', ARGV[3])
+if not body then return 'closed' end
+local q = cjson.decode(body)
+if q['state'] ~= 'open' then return 'closed' end
+local at = math.floor((tonumber(ARGV[5]) - q['opened']) * 1000 + 0.5) / 1000
+redis.call('HSET', room .. ':answers:' .. ARGV[3], ARGV[2], cjson.encode({value = tonumber(ARGV[4]), at = at}))
+redis.call('HINCRBY', room, 'tally', 1)
+redis.call('HSET', room, 'active', ARGV[5])
+redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
+refresh(room, ARGV[6])
+return 'ok'
+"""
+
+_LUA_TEACH = _LUA_HEAD + """
+-- KEYS: rooms index, room hash. ARGV: code, key_hash, now, ttl, idle, rev, tally, then field/value pairs
+local room = KEYS[2]
+local active = redis.call('HGET', room, 'active')
+if not active or tonumber(ARGV[3]) - tonumber(active) > tonumber(ARGV[5]) then return 'gone' end
+if redis.call('HGET', room, 'key_hash') ~= ARGV[2] then return 'key' end
+for i = 8, #ARGV, 2 do redis.call('HSET', room, ARGV[i], ARGV[i + 1]) end
+redis.call('HINCRBY', room, 'rev', tonumber(ARGV[6]))
+redis.call('HINCRBY', room, 'tally', tonumber(ARGV[7]))
+redis.call('HSET', room, 'active', ARGV[3])
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+refresh(room, ARGV[4])
+return 'ok'
+"""
+
+
+class RedisRooms(_Base):
+    """Rooms on a Redis server, for app processes on several machines. The checks that decide
+    a write (the room alive, the key, the question open, the name free) run inside the write's
+    Lua script, so two servers answering at once cannot both pass a check the other changes."""
+
+    def __init__(self, url: str, *, prefix: str = "bpe-explorer:", limits: Limits | None = None,
+                 clock: Callable[[], float] = time.time):
+        super().__init__(limits=limits, clock=clock)
+        self.url = url
+        self.prefix = prefix
+        self._client = None
+        self._pid = os.getpid()
+        self._scripts: dict[str, Any] = {}
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and self._pid == os.getpid():
+            with contextlib.suppress(Exception):
+                client.close()
+
+    # -- plumbing --
+    def _redis(self):
+        if self._client is None or self._pid != os.getpid():
+            import redis
+
+            self._client = redis.Redis.from_url(self.url, decode_responses=True, socket_timeout=10,
+                                                socket_connect_timeout=5, health_check_interval=30)
+            self._pid = os.getpid()
+            self._scripts = {name: self._client.register_script(body) for name, body in (
+                ("create", _LUA_CREATE), ("join", _LUA_JOIN), ("answer", _LUA_ANSWER), ("teach", _LUA_TEACH))}
+        return self._client
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        import redis
+
+        try:
+            yield
+        except redis.RedisError as err:
+            where = self.url.rsplit("@", 1)[-1]  # never a password
+            raise RoomError(f"The rooms' store (Redis at {where}) failed ({type(err).__name__}); try again.") from err
+
+    def _script(self, name: str, code: str, args: Sequence[object]) -> str:
+        with self._errors():
+            self._redis()
+            return self._scripts[name](keys=[self._index, self._key(code)], args=[str(a) for a in args])
+
+    @property
+    def _index(self) -> str:
+        return f"{self.prefix}rooms"
+
+    def _key(self, code: str, part: str = "") -> str:
+        return f"{self.prefix}room:{normalize_code(code)}{':' + part if part else ''}"
+
+    @property
+    def _ttl(self) -> int:
+        return int(self.limits.idle_seconds) + 3600
+
+    def _fields(self, code: str) -> dict[str, str] | None:
+        with self._errors():
+            raw = self._redis().hgetall(self._key(code))
+        if not raw or self._expired(float(raw["active"])):
+            return None
+        return raw
+
+    @staticmethod
+    def _room_of(code: str, raw: dict[str, str]) -> Room:
+        return Room(normalize_code(code), json.loads(raw["view"]), int(raw["step"]), int(raw["rev"]),
+                    int(raw["tally"]), int(raw["question"]) if raw.get("question") else None,
+                    float(raw["created"]), float(raw["active"]))
+
+    def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
+        raw = self._fields(code)
+        if raw is None:
+            raise self._no_room(code)
+        if not _key_matches(key, raw["key_hash"]):
+            raise self._not_teacher()
+        args: list[object] = [normalize_code(code), _hash_key(key or ""), self.clock(), self._ttl,
+                              self.limits.idle_seconds, rev, tally]
+        for name, value in fields.items():
+            args += [name, value]
+        outcome = self._script("teach", code, args)
+        if outcome == "gone":
+            raise self._no_room(code)
+        if outcome == "key":
+            raise self._not_teacher()
+
+    def _teacher_question(self, code: str, key: str | None, qid: int) -> Question:
+        raw = self._fields(code)
+        if raw is None:
+            raise self._no_room(code)
+        if not _key_matches(key, raw["key_hash"]):
+            raise self._not_teacher()
+        question = self.question(code, qid)
+        if question is None:
+            raise RoomError("That question was never asked in this room.")
+        return question
+
+    def _put_question(self, code: str, question: Question) -> None:
+        with self._errors():
+            self._redis().hset(self._key(code, "questions"), str(question.qid), question.to_json())
+
+    # -- the interface --
+    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
+        key = secrets.token_urlsafe(24)
+        while True:
+            code, now = self._new_code(), self.clock()
+            outcome = self._script("create", code, [code, _hash_key(key), json.dumps(view, sort_keys=True), int(step),
+                                                    now, self._ttl, self.limits.idle_seconds, self.limits.rooms])
+            if outcome == "full":
+                raise self._full_rooms()
+            if outcome == "ok":
+                return Room(code, dict(view), int(step), 1, 0, None, now, now), key
+
+    def get(self, code: str) -> Room | None:
+        raw = self._fields(code)
+        return None if raw is None else self._room_of(code, raw)
+
+    def revs(self, code: str) -> tuple[int, int] | None:
+        with self._errors():
+            rev, tally, active = self._redis().hmget(self._key(code), "rev", "tally", "active")
+        if rev is None or self._expired(float(active)):
+            return None
+        return int(rev), int(tally)
+
+    def is_teacher(self, code: str, key: str | None) -> bool:
+        raw = self._fields(code)
+        return raw is not None and _key_matches(key, raw["key_hash"])
+
+    def set_step(self, code: str, key: str, step: int) -> Room:
+        room = self.get(code)
+        if room is not None and room.step == int(step):
+            if not self.is_teacher(code, key):
+                raise self._not_teacher()
+            return room
+        self._teach(code, key, rev=1, tally=0, step=int(step))
+        return self._must(code)
+
+    def _must(self, code: str) -> Room:
+        room = self.get(code)
+        if room is None:
+            raise self._no_room(code)
+        return room
+
+    def join(self, code: str, name: str) -> Member:
+        name = self._name(name)
+        if self.get(code) is None:
+            raise self._no_room(code)
+        taken: set[str] = set()
+        while True:
+            with self._errors():
+                taken |= set(self._redis().hkeys(self._key(code, "names")))
+            kept = _suffixed(name, taken)
+            member = Member(secrets.token_urlsafe(16), kept, self.clock())
+            body = json.dumps({"name": kept, "joined": member.joined}, ensure_ascii=False)
+            outcome = self._script("join", code, [normalize_code(code), member.id, body, kept.casefold(),
+                                                  member.joined, self._ttl, self.limits.members,
+                                                  self.limits.idle_seconds])
+            if outcome == "ok":
+                return member
+            if outcome == "gone":
+                raise self._no_room(code)
+            if outcome == "full":
+                raise self._full_room()
+            taken.add(kept.casefold())  # taken between our read and the script: try the next suffix
+
+    def member(self, code: str, member_id: str) -> Member | None:
+        if not member_id or self.get(code) is None:
+            return None
+        with self._errors():
+            body = self._redis().hget(self._key(code, "members"), member_id)
+        if body is None:
+            return None
+        raw = json.loads(body)
+        return Member(member_id, raw["name"], float(raw["joined"]))
+
+    def members(self, code: str) -> list[Member]:
+        if self.get(code) is None:
+            raise self._no_room(code)
+        with self._errors():
+            raw = self._redis().hgetall(self._key(code, "members"))
+        out = [Member(mid, body["name"], float(body["joined"])) for mid, body in
+               ((mid, json.loads(text)) for mid, text in raw.items())]
+        return sorted(out, key=lambda m: (m.joined, m.name))
+
+    def seen(self, code: str, member_id: str) -> None:
+        with self._errors():
+            client = self._redis()
+            if client.hexists(self._key(code, "members"), member_id):
+                client.zadd(self._key(code, "seen"), {member_id: self.clock()})
+
+    def present(self, code: str) -> int:
+        with self._errors():
+            return int(self._redis().zcount(self._key(code, "seen"), self.clock() - PRESENT_S, "+inf"))
+
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        self._check_question(question)
+        raw = self._fields(code)
+        if raw is None:
+            raise self._no_room(code)
+        if not _key_matches(key, raw["key_hash"]):
+            raise self._not_teacher()
+        with self._errors():
+            qid = int(self._redis().hincrby(self._key(code), "qids", 1))
+        if raw.get("question"):
+            old = self.question(code, int(raw["question"]))
+            if old is not None and old.state == "open":  # closed unrevealed: it scores nothing
+                self._put_question(code, dataclasses.replace(old, state="closed"))
+        asked = dataclasses.replace(question, qid=qid, state="open", opened=self.clock())
+        self._put_question(code, asked)
+        self._teach(code, key, rev=1, tally=1, question=qid)
+        return asked
+
+    def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
+        question = self.question(code, qid)
+        if question is None:
+            if self.get(code) is None:
+                raise self._no_room(code)
+            raise self._answering(None, None)
+        checked = self._check_value(question, value)
+        outcome = self._script("answer", code, [normalize_code(code), member_id, int(qid), checked, self.clock(),
+                                                self._ttl, self.limits.idle_seconds])
+        if outcome == "gone":
+            raise self._no_room(code)
+        if outcome == "stranger":
+            raise RoomError("You are not a member of this room: join it again with its code.")
+        if outcome == "closed":
+            raise self._answering(None, None)
+
+    def close_question(self, code: str, key: str, qid: int) -> Question:
+        question = self._teacher_question(code, key, qid)
+        if question.state == "open":
+            # the state is set before the room's rev moves, so an answer's script that runs
+            # after this reads "closed" (it checks the question's own record)
+            question = dataclasses.replace(question, state="closed")
+            self._put_question(code, question)
+            self._teach(code, key, rev=1, tally=1)
+        return question
+
+    def reveal(self, code: str, key: str, qid: int) -> Room:
+        question = self._teacher_question(code, key, qid)
+        room = self._must(code)
+        if question.state != "revealed":
+            self._put_question(code, dataclasses.replace(question, state="revealed"))
+            self._teach(code, key, rev=1, tally=1, step=max(room.step, question.step + question.merges))
+        return self._must(code)
+
+    def question(self, code: str, qid: int) -> Question | None:
+        with self._errors():
+            body = self._redis().hget(self._key(code, "questions"), str(int(qid)))
+        return None if body is None else Question.from_json(body)
+
+    def questions(self, code: str) -> list[Question]:
+        with self._errors():
+            raw = self._redis().hvals(self._key(code, "questions"))
+        return sorted((Question.from_json(body) for body in raw), key=lambda q: q.qid)
+
+    def answers(self, code: str, qid: int) -> list[Answer]:
+        with self._errors():
+            raw = self._redis().hgetall(self._key(code, f"answers:{int(qid)}"))
+        out = [Answer(mid, int(body["value"]), float(body["at"])) for mid, body in
+               ((mid, json.loads(text)) for mid, text in raw.items())]
+        return sorted(out, key=lambda a: (a.at, a.member))
+
+    def purge(self) -> int:
+        """Forget the rooms idle past the limit (Redis also expires their keys by itself)."""
+        cutoff = self.clock() - self.limits.idle_seconds
+        with self._errors():
+            client = self._redis()
+            gone = client.zrangebyscore(self._index, "-inf", cutoff)
+            for code in gone:
+                room = self._key(code)
+                qids = int(client.hget(room, "qids") or 0)
+                client.delete(room, *(f"{room}:{part}" for part in ("members", "names", "seen", "questions")),
+                              *(f"{room}:answers:{q}" for q in range(1, qids + 1)))
+                client.zrem(self._index, code)
+        return len(gone)
+
+
+def rooms_for(store) -> Rooms:
+    """The rooms kept in the same place as ``store``'s files: its SQLite file, or its Redis."""
+    url = getattr(store, "url", None)
+    if url is not None:
+        return RedisRooms(url, prefix=getattr(store, "prefix", "bpe-explorer:"))
+    return SqliteRooms(store)

@@ -1,0 +1,281 @@
+"""Rooms (explorer.rooms) on both backends: SQLite (the store's file, shared by the processes of
+one machine) and Redis (Debian's redis-server on a loopback port). Every test runs on both."""
+
+from __future__ import annotations
+
+import multiprocessing
+import uuid
+
+import pytest
+
+from explorer.rooms import (
+    CODE_LENGTH,
+    Limits,
+    NoSuchRoom,
+    NotTeacher,
+    Question,
+    RedisRooms,
+    RoomError,
+    RoomFull,
+    Rooms,
+    SqliteRooms,
+    leaderboard,
+    merge_options,
+)
+from explorer.store import SqliteStore
+from redisserver import redis_server, require_redis
+
+HOSTILE = "<img src=x onerror=alert(1)> **bold** $x$"
+
+
+class Clock:
+    """A clock the test moves by hand (room expiry without waiting hours)."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    with redis_server(require_redis()) as url:
+        yield url
+
+
+def make_rooms(backend: str, where: str, *, limits: Limits, clock=None, prefix: str = "") -> Rooms:
+    """Rooms on ``backend``: ``where`` is the SQLite folder or the Redis URL."""
+    extra = {} if clock is None else {"clock": clock}
+    if backend == "sqlite":
+        return SqliteRooms(SqliteStore(where, cap_bytes=2**20, session_quota=2**20), limits=limits, **extra)
+    return RedisRooms(where, prefix=prefix, limits=limits, **extra)
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def backend(request, tmp_path):
+    """(backend name, where it keeps rooms, a key prefix of the test's own)."""
+    if request.param == "sqlite":
+        return "sqlite", str(tmp_path / "data"), ""
+    return "redis", request.getfixturevalue("redis_url"), f"t{uuid.uuid4().hex[:8]}:"
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def rooms(backend, clock):
+    name, where, prefix = backend
+    made = make_rooms(name, where, limits=Limits(rooms=3, members=4, idle_hours=2), clock=clock, prefix=prefix)
+    yield made
+    made.close()
+
+
+def merge_question(step: int = 0) -> Question:
+    options, counts, right = merge_options([("e", "s", 9), ("s", "t", 8), ("l", "o", 7), ("w", "e", 5)],
+                                           seed=f"test:{step}")
+    return Question(0, "merge", step, options=options, counts=counts, answer=right)
+
+
+# -- rooms and members ----------------------------------------------------------------------------
+
+
+def test_a_room_keeps_its_view_and_step_and_only_the_teacher_key_moves_it(rooms):
+    room, key = rooms.create({"corpus": "toy.txt", "preset": "gpt2"}, step=2)
+    assert len(room.code) == CODE_LENGTH and len(key) >= 32  # 192 random bits, url-safe
+    assert rooms.get(room.code.lower()).view == {"corpus": "toy.txt", "preset": "gpt2"}
+    assert rooms.is_teacher(room.code, key) and not rooms.is_teacher(room.code, key[:-1] + "x")
+    assert not rooms.is_teacher(room.code, None) and not rooms.is_teacher(room.code, "")
+    for forged in (None, "", key.upper(), key + "x"):
+        with pytest.raises(NotTeacher):
+            rooms.set_step(room.code, forged, 5)
+        with pytest.raises(NotTeacher):
+            rooms.ask(room.code, forged, merge_question())
+    assert rooms.get(room.code).step == 2
+    before = rooms.revs(room.code)
+    moved = rooms.set_step(room.code, key, 5)
+    assert moved.step == 5 and rooms.revs(room.code)[0] == before[0] + 1
+
+
+def test_a_wrong_code_says_no_such_room_and_nothing_else(rooms):
+    room, _ = rooms.create({"corpus": "toy.txt"})
+    wrong = "ABCDEF" if room.code != "ABCDEF" else "ABCDEG"
+    assert rooms.get(wrong) is None and rooms.revs(wrong) is None and not rooms.is_teacher(wrong, "x")
+    with pytest.raises(NoSuchRoom, match="No room has the code 'ABCDE"):
+        rooms.join(wrong, "Ana")
+    with pytest.raises(NoSuchRoom):
+        rooms.members(wrong)
+
+
+def test_names_are_kept_as_typed_and_a_taken_name_gets_a_suffix(rooms, clock):
+    room, _ = rooms.create({})
+    hostile = rooms.join(room.code, HOSTILE)
+    assert hostile.name == HOSTILE[:32].strip()  # markup kept as text, cut to the length limit
+
+    def join(name: str) -> str:
+        clock.now += 1
+        return rooms.join(room.code, name).name
+
+    names = [join(n) for n in ("Ana", "ana", " ANA\t")]
+    assert names == ["Ana", "ana 2", "ANA 3"]
+    with pytest.raises(RoomError, match="Type a name"):
+        rooms.join(room.code, " \u200b\n")
+    assert [m.name for m in rooms.members(room.code)] == [hostile.name, *names]
+    assert rooms.member(room.code, hostile.id).name == hostile.name
+    assert rooms.member(room.code, "not-a-member") is None
+
+
+def test_the_room_and_member_limits_are_said_in_a_sentence(rooms):
+    made = [rooms.create({}) for _ in range(3)]
+    with pytest.raises(RoomFull, match="3 open rooms, its limit"):
+        rooms.create({})
+    code = made[0][0].code
+    for n in range(4):
+        rooms.join(code, f"student {n}")
+    with pytest.raises(RoomFull, match="4 members, its limit"):
+        rooms.join(code, "one too many")
+
+
+def test_an_idle_room_expires_and_frees_its_place(rooms, clock):
+    room, key = rooms.create({})
+    member = rooms.join(room.code, "Ana")
+    for _ in range(2):
+        rooms.create({})
+    clock.now += 1.5 * 3600
+    rooms.set_step(room.code, key, 1)  # activity keeps a room alive
+    clock.now += 1.5 * 3600  # the two others are now idle for 3 h, past the 2 h limit
+    assert rooms.get(room.code) is not None
+    rooms.create({})  # their places are free again
+    clock.now += 2.5 * 3600
+    assert rooms.get(room.code) is None and rooms.member(room.code, member.id) is None
+    with pytest.raises(NoSuchRoom):
+        rooms.join(room.code, "Bo")
+    with pytest.raises(NoSuchRoom):
+        rooms.set_step(room.code, key, 2)
+    assert rooms.purge() >= 1
+
+
+def test_presence_counts_the_members_seen_lately(rooms, clock):
+    room, _ = rooms.create({})
+    a, b = rooms.join(room.code, "Ana"), rooms.join(room.code, "Bo")
+    assert rooms.present(room.code) == 2
+    clock.now += 60
+    rooms.seen(room.code, a.id)
+    assert rooms.present(room.code) == 1
+    rooms.seen(room.code, b.id)
+    assert rooms.present(room.code) == 2
+
+
+# -- questions and answers ------------------------------------------------------------------------
+
+
+def test_one_answer_per_member_changeable_until_closed_then_revealed_and_scored(rooms, clock):
+    room, key = rooms.create({}, step=4)
+    ana, bo, cy = (rooms.join(room.code, n) for n in ("Ana", "Bo", "Cy"))
+    asked = rooms.ask(room.code, key, merge_question(4))
+    right = asked.answer
+    wrong = (right + 1) % len(asked.options)
+    assert asked.qid == 1 and asked.state == "open" and rooms.get(room.code).question == 1
+    clock.now += 2
+    rooms.answer(room.code, ana.id, 1, wrong)
+    clock.now += 1
+    rooms.answer(room.code, bo.id, 1, right)
+    clock.now += 2
+    rooms.answer(room.code, ana.id, 1, right)  # Ana changes her answer: still one answer
+    rooms.answer(room.code, cy.id, 1, wrong)
+    assert sorted((a.member, a.value, a.at) for a in rooms.answers(room.code, 1)) == sorted(
+        [(ana.id, right, 5.0), (bo.id, right, 3.0), (cy.id, wrong, 5.0)])
+    with pytest.raises(RoomError, match="not one of the question's options"):
+        rooms.answer(room.code, cy.id, 1, len(asked.options))
+    with pytest.raises(RoomError, match="not a member"):
+        rooms.answer(room.code, "stranger", 1, right)
+    rooms.close_question(room.code, key, 1)
+    with pytest.raises(RoomError, match="closed"):
+        rooms.answer(room.code, cy.id, 1, right)
+    assert rooms.get(room.code).step == 4
+    revealed = rooms.reveal(room.code, key, 1)
+    assert revealed.step == 5 and rooms.question(room.code, 1).state == "revealed"
+    board = leaderboard(rooms.members(room.code), rooms.questions(room.code),
+                        {1: rooms.answers(room.code, 1)})
+    assert [(s.name, s.points, s.seconds) for s in board] == [("Bo", 1, 3.0), ("Ana", 1, 5.0), ("Cy", 0, 0.0)]
+    assert rooms.reveal(room.code, key, 1).step == 5  # revealing twice does not step twice
+
+
+def test_a_count_question_reveals_after_its_merges_and_the_closest_wins(rooms):
+    room, key = rooms.create({}, step=10)
+    ana, bo = rooms.join(room.code, "Ana"), rooms.join(room.code, "Bo")
+    asked = rooms.ask(room.code, key, Question(0, "count", 10, sentence="the lowest", merges=5, answer=7))
+    rooms.answer(room.code, ana.id, asked.qid, 9)
+    rooms.answer(room.code, bo.id, asked.qid, 6)
+    with pytest.raises(RoomError, match="whole number"):
+        rooms.answer(room.code, bo.id, asked.qid, -1)
+    assert rooms.reveal(room.code, key, asked.qid).step == 15
+    board = leaderboard(rooms.members(room.code), rooms.questions(room.code),
+                        {asked.qid: rooms.answers(room.code, asked.qid)})
+    assert [(s.name, s.points) for s in board] == [("Bo", 1), ("Ana", 0)]
+
+
+def test_a_new_question_closes_the_one_left_open_and_answers_go_to_the_current_one(rooms):
+    room, key = rooms.create({})
+    ana = rooms.join(room.code, "Ana")
+    first = rooms.ask(room.code, key, merge_question())
+    second = rooms.ask(room.code, key, merge_question())
+    assert (first.qid, second.qid) == (1, 2) and rooms.question(room.code, 1).state == "closed"
+    with pytest.raises(RoomError, match="closed"):
+        rooms.answer(room.code, ana.id, 1, 0)
+    rooms.answer(room.code, ana.id, 2, 0)
+    assert [a.member for a in rooms.answers(room.code, 2)] == [ana.id] and rooms.answers(room.code, 1) == []
+
+
+def test_a_bad_question_is_refused(rooms):
+    room, key = rooms.create({})
+    with pytest.raises(RoomError, match="1 to 8 options"):
+        rooms.ask(room.code, key, Question(0, "merge", 0, options=(), answer=0))
+    with pytest.raises(RoomError, match="sentence"):
+        rooms.ask(room.code, key, Question(0, "count", 0, sentence=" ", answer=3))
+
+
+def test_the_tally_rev_moves_with_answers_and_the_view_rev_does_not(rooms):
+    room, key = rooms.create({})
+    ana = rooms.join(room.code, "Ana")
+    rooms.ask(room.code, key, merge_question())
+    rev, tally = rooms.revs(room.code)
+    rooms.answer(room.code, ana.id, 1, 0)
+    assert rooms.revs(room.code) == (rev, tally + 1)  # students need not redraw for an answer
+
+
+# -- concurrency ----------------------------------------------------------------------------------
+
+
+def _answer_many(backend: str, where: str, prefix: str, code: str, members: list[str], go, rounds: int) -> None:
+    rooms = make_rooms(backend, where, limits=Limits(), prefix=prefix)
+    go.wait(30)
+    for r in range(rounds):
+        for member in members:
+            rooms.answer(code, member, 1, (r + len(member)) % 4)
+    rooms.close()
+
+
+def test_answers_from_two_processes_at_once_are_counted_once_each(backend):
+    name, where, prefix = backend
+    rooms = make_rooms(name, where, limits=Limits(), prefix=prefix)
+    room, key = rooms.create({})
+    members = [rooms.join(room.code, f"student {n}").id for n in range(30)]
+    rooms.ask(room.code, key, merge_question())
+    ctx = multiprocessing.get_context("spawn")
+    go = ctx.Event()
+    rounds = 5
+    procs = [ctx.Process(target=_answer_many, args=(name, where, prefix, room.code, half, go, rounds))
+             for half in (members[::2], members[1::2])]
+    for p in procs:
+        p.start()
+    go.set()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    answers = rooms.answers(room.code, 1)
+    assert sorted(a.member for a in answers) == sorted(members)  # 30 answers: none lost, none twice
+    assert {a.member: a.value for a in answers} == {m: (rounds - 1 + len(m)) % 4 for m in members}
+    rooms.close()
