@@ -82,7 +82,7 @@ __all__ = [
 
 ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0, 1: read off a projector without doubt
 CODE_LENGTH = 6
-MAX_NAME = 32  # characters of a display name
+MAX_NAME = 48  # characters of a display name
 MAX_OPTIONS = 8  # candidate pairs of a next-merge question
 MAX_SENTENCE = 300  # characters of a token-count question's sentence
 MAX_COUNT = 1_000_000  # the largest token count a student may guess

@@ -33,6 +33,7 @@ def run_app() -> None:
         st.Page("pages/2_Train.py", title="Train", icon=":material/play_circle:"),
         st.Page("pages/3_Playground.py", title="Playground", icon=":material/keyboard:"),
         st.Page("pages/4_Compare.py", title="Compare", icon=":material/compare_arrows:"),
+        st.Page("pages/5_Class.py", title="Class", icon=":material/groups:"),
     ]
     _local.inside = True
     try:

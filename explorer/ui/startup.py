@@ -22,7 +22,7 @@ _log = logging.getLogger(__name__)
 
 # the page modules a first visit imports (pandas, altair and pyarrow come with them)
 _MODULES = ("explorer.ui.nav", "explorer.ui.home_view", "explorer.ui.corpus_view", "explorer.ui.train_view",
-            "explorer.ui.playground_view", "explorer.ui.compare_view", "explorer.ui.links")
+            "explorer.ui.playground_view", "explorer.ui.compare_view", "explorer.ui.links", "explorer.ui.class_view")
 
 _state: dict = {"ready": False, "started": None, "done": [], "seconds": None}
 _lock = threading.Lock()
@@ -106,11 +106,37 @@ async def _jobs_route(_request):
     return JSONResponse(server.pool().stats())
 
 
+async def _room_rev_route(request):
+    """A room's counters for the pages that follow it (``explorer.ui.follow``); 404 when gone."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+
+    from . import class_view
+
+    code = request.query_params.get("code", "")[:16]
+    member = request.query_params.get("member", "")[:64]
+
+    def read() -> tuple[int, int] | None:
+        revs = class_view.rooms().revs(code)
+        if revs is not None and member:
+            class_view.mark_seen(code, member)
+        return revs
+
+    try:
+        revs = await run_in_threadpool(read)
+    except Exception:  # noqa: BLE001 - the store unreachable: the page asks again
+        return JSONResponse({"error": "the store cannot be read"}, status_code=503)
+    if revs is None:
+        return JSONResponse({"gone": True}, status_code=404, headers={"Cache-Control": "no-store"})
+    return JSONResponse({"rev": revs[0], "tally": revs[1]}, headers={"Cache-Control": "no-store"})
+
+
 def _routes() -> list:
     from starlette.routing import Route
 
     # /jobs: the worker pool's counts (workers, jobs waiting, workers replaced after a kill or a crash)
-    return [Route("/warm", _warm_route), Route("/jobs", _jobs_route)]
+    # /room-rev: a room's counters, asked twice a second by every page in the room
+    return [Route("/warm", _warm_route), Route("/jobs", _jobs_route), Route("/room-rev", _room_rev_route)]
 
 
 ROUTES = _routes()

@@ -1,0 +1,699 @@
+"""The Class page: a teacher runs the lesson from the projector, students follow on their laptops
+and guess the next merge.
+
+Who is who comes from the page's address, so a refresh keeps everyone where they were::
+
+    /Class                          start a room (from this browser's corpus and settings) or join one
+    /Class?room=K7QX2M              join that room: type a name
+    /Class?room=K7QX2M&member=<id>  a student in the room (the id is the student's secret)
+    /Class?room=K7QX2M&key=<key>    the teacher (the key is the room's secret: 192 bits)
+
+The room itself (step, members, questions, answers) lives in the store (``explorer.rooms``), so
+students on other app processes, or other machines on Redis, see the same room. Each process
+trains the room's merges once, in one trainer every session in the room reads
+(:class:`RoomRun`); following students train nothing. A student who steps ahead gets a copy.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import io
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from ..corpora import decode_bytes
+from ..errors import ExplorerError
+from ..rooms import (
+    MAX_NAME,
+    MAX_SENTENCE,
+    Member,
+    Question,
+    Room,
+    RoomError,
+    Rooms,
+    leaderboard,
+    merge_options,
+    normalize_code,
+    rooms_for,
+    winners,
+)
+from ..trainer import Trainer
+from . import charts, data, follow, links, live_view, render, state, storage, train_view
+from .explain import explain
+
+__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]
+
+_OWN = "class_own_live"  # a student's own Live while stepping ahead: (room code, Live)
+_LIVE = "class_room_live"  # this session's view of the room's shared trainer: (RoomRun, Live)
+_SPEED_S = 1.0  # the teacher's Play: a merge a second
+_SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
+
+
+# ---- the process's rooms, and each room's one trainer ------------------------------------------
+_rooms: list[Rooms] = []
+_rooms_lock = threading.Lock()
+
+
+def rooms() -> Rooms:
+    """The rooms, kept where the app's store keeps its files (SQLite file or Redis)."""
+    with _rooms_lock:
+        if not _rooms:
+            _rooms.append(rooms_for(storage.store()))
+        return _rooms[0]
+
+
+@dataclass(eq=False)
+class RoomRun:
+    """The trainer of one room in this process, shared by every session in the room. It only
+    moves forward, under its lock, one merge past the room's step (the pair table of the next
+    merge is then a record, and no session reads the trainer's live heap while another trains)."""
+
+    trainer: Trainer | None
+    error: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def at(self, step: int) -> Trainer:
+        """The trainer, trained at least to ``step`` + 1 (or to its end)."""
+        trainer = self.trainer
+        assert trainer is not None
+        if len(trainer.records) <= step and not trainer.done:
+            with self.lock:
+                short = step + 1 - len(trainer.records)
+                if short > 0 and not trainer.done:
+                    trainer.advance(short)
+        return trainer
+
+
+def _room_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
+    """The corpus a room's view names: bundled samples, and files read back from the store
+    (decoded as the link says; the reading session's own uploads are left alone)."""
+    samples, uploads, refs, pasted = [], [], [], ""
+    for name in names:
+        ref = links.parse_corpus_ref(name)
+        if ref is None:
+            samples.append(name)
+            continue
+        kind, digest, decoding = ref
+        blob = storage.get(digest)
+        if blob is None:
+            problems.append(storage.gone("an uploaded file" if kind == "upload" else "the pasted text", digest,
+                                         again="ask the teacher to start the room again"))
+            continue
+        try:
+            text = decode_bytes(blob.data, encoding=decoding or "utf-8").text
+        except ExplorerError as err:
+            problems.append(str(err))
+            continue
+        if kind == "pasted":
+            pasted = text
+        else:
+            uploads.append((blob.name or "upload.txt", text))
+            refs.append(name)
+    return state.CorpusChoice(tuple(samples), tuple(uploads), pasted, tuple(refs))
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def room_run(code: str, view_json: str) -> RoomRun:
+    """The room's trainer in this process (built once; every session in the room reads it)."""
+    view = json.loads(view_json)
+    link, problems = links.parse_link(view, samples=data.sample_names())
+    if link is None:
+        return RoomRun(None, "the room names no corpus")
+    try:
+        choice = _room_corpus(link.corpus, problems)
+        if problems:
+            return RoomRun(None, "; ".join(problems))
+        mode = "sample" if link.big == "sample" else "step"
+        return RoomRun(state._build(choice, link.preset, link.config, mode))
+    except ExplorerError as err:
+        return RoomRun(None, str(err))
+
+
+def _room_live(run: RoomRun, room: Room) -> state.Live:
+    """This session's view of the shared trainer at the room's step (its caches kept while the
+    room's trainer stays the same)."""
+    trainer = run.at(room.step)
+    kept = st.session_state.get(_LIVE)
+    if kept is None or kept[0] is not run:
+        kept = (run, state.Live(trainer, f"room:{room.code}", trainer.config))
+        st.session_state[_LIVE] = kept
+    live = kept[1]
+    live.view = min(room.step, live.trained)
+    return live
+
+
+# ---- addresses -----------------------------------------------------------------------------------
+def _base_url() -> str:
+    """The app's address as the browser sees it (the join link and its QR code use it)."""
+    try:
+        url = st.context.url or ""
+    except Exception:  # noqa: BLE001 - no request context (AppTest)
+        url = ""
+    url = url.split("?", 1)[0].rstrip("/")
+    for page in ("/Class", "/class"):
+        if url.endswith(page):
+            url = url[: -len(page)]
+    return url or "http://localhost:8501"
+
+
+def join_url(code: str) -> str:
+    """The link students open to join: the Class page with the room's code."""
+    return f"{_base_url()}/Class?{urlencode({'room': code})}"
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _qr_png(url: str) -> bytes:
+    import segno
+
+    buffer = io.BytesIO()
+    segno.make(url, error="m").save(buffer, kind="png", scale=12, border=2)
+    return buffer.getvalue()
+
+
+# ---- HTML pieces (every string from a user or a corpus escaped) ---------------------------------
+def _pair_html(pair: tuple[str, str], style: render.TokenStyle) -> str:
+    left, right = pair
+    return f"{render.chips([left], style=style)} + {render.chips([right], style=style)}"
+
+
+def _tally_html(question: Question, answers, style: render.TokenStyle, *, present: int, reveal: bool) -> str:
+    """The answers so far as bars: per option (a next-merge question) or per guess (a count)."""
+    if question.kind == "merge":
+        counts = [0] * len(question.options)
+        for a in answers:
+            counts[a.value] += 1
+        labels = [_pair_html(p, style) for p in question.options]
+        right = {question.answer} if reveal else set()
+    else:
+        guessed = sorted({a.value for a in answers})
+        counts = [sum(1 for a in answers if a.value == g) for g in guessed]
+        labels = [f"{g:,} tokens" for g in guessed]
+        best = min((abs(g - question.answer) for g in guessed), default=None) if reveal else None
+        right = {i for i, g in enumerate(guessed) if best is not None and abs(g - question.answer) == best}
+    top = max(counts, default=0) or 1
+    rows = "".join(
+        f'<div class="cls-bar-row{" cls-right" if i in right else ""}"><div class="cls-bar-label">{label}</div>'
+        f'<div class="cls-bar"><span style="width:{100 * n / top:.0f}%"></span></div><b>{n}</b></div>'
+        for i, (label, n) in enumerate(zip(labels, counts)))
+    head = f'<div class="cls-count"><b>{len(answers)}</b> answers in / <b>{present}</b> students present</div>'
+    return f'<div class="cls-tally">{head}{rows or render.caption("No answer yet.")}</div>'
+
+
+def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
+    if not board:
+        return render.caption("Nobody has joined yet.")
+    rows = []
+    for rank, s in enumerate(board[:limit], 1):
+        mine = ' class="cls-me"' if me is not None and s.name == me else ""
+        rows.append(f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td>"
+                    f"<td>{s.seconds:.1f} s</td></tr>")
+    return ('<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
+            + "".join(rows) + "</table>")
+
+
+_CSS = """
+<style>
+.cls-code {font-size: 3.2rem; font-weight: 800; letter-spacing: .25em; line-height: 1.1; margin: 0;}
+.cls-tally {margin: .3rem 0 .6rem 0;}
+.cls-count {font-size: 1.05rem; margin-bottom: .3rem;}
+.cls-bar-row {display: grid; grid-template-columns: minmax(9rem, 16rem) 1fr 2.5rem; gap: .5rem; align-items: center;
+              padding: .15rem .3rem; border-radius: .3rem;}
+.cls-bar {background: #f1f5f9; height: 1.1rem; border-radius: .2rem; overflow: hidden;}
+.cls-bar span {display: block; height: 100%; background: #2563eb;}
+.cls-right {background: #dcfce7; outline: 2px solid #16a34a;}
+.cls-right .cls-bar span {background: #16a34a;}
+.cls-board {border-collapse: collapse; font-size: .95rem;}
+.cls-board td, .cls-board th {padding: .1rem .6rem; text-align: left;}
+.cls-me {background: #fef9c3;}
+.cls-options {display: grid; gap: .3rem;}
+.cls-option {padding: .25rem .5rem; border: 1px solid #e2e8f0; border-radius: .3rem;}
+.cls-option.cls-right {border-color: #16a34a;}
+</style>
+"""
+
+
+# ---- the panels, as the Train page draws them, at the room's step --------------------------------
+def _hidden_pairs() -> str:
+    return render.panel("Pair counts now", render.caption(
+        "Hidden until the reveal: which pair merges next is what the class is guessing."))
+
+
+def _history(live: state.Live, style: render.TokenStyle) -> str:
+    """The merges made so far, newest first (never the one trained ahead of the room's step)."""
+    records = live.trainer.records
+    shown = [records[i] for i in range(max(0, live.view - 12), live.view)]
+    body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
+    return render.panel("Merge history", body, f"{live.view:,} merges made in this room")
+
+
+def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
+    """The current merge, then the pair table (hidden in a quiz), history, words and charts."""
+    style = train_view.token_style(live)
+    train_view.current_merge(live, style)
+    state.widget_default("w_top_k", 10)
+    trainer = live.trainer
+    if quiz:
+        pairs = _hidden_pairs()
+    else:
+        table = trainer.records[live.view].top_pairs if live.view < live.trained else ()
+        pairs = render.panel("Pair counts now", render.pair_rows(table[: st.session_state["w_top_k"]], style=style),
+                             "Green: merges next. Yellow: tied with it.") if table else render.panel(
+            "Pair counts now", render.caption("Training finished: no pair is left to merge."))
+    words = render.panel("Words, segmented", train_view._words(live, style),
+                         "The most frequent words at this step; the outlined chip is the newest token.")
+    records = [trainer.records[i] for i in range(live.view)]
+    cols = charts.progress_columns(records, initial_tokens=trainer.initial_tokens,
+                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+    chart = live_view.chart_data(cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit)
+    live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
+
+
+# ---- start or join -------------------------------------------------------------------------------
+def _start_room() -> None:
+    params, left_out = links.training_params()
+    params.pop("step", None)
+    live = state.live()
+    if live.mode == "final" or live.oversize is not None:
+        st.session_state["class_error"] = ("A room steps through merges one at a time: choose a corpus under the "
+                                           "server's step-through limit, or its sample, on the Train page first.")
+        return
+    if left_out:
+        st.session_state["class_error"] = f"This corpus cannot be shared with a room: {left_out}."
+        return
+    try:
+        room, key = rooms().create(params, step=0)
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+        return
+    st.query_params.from_dict({"room": room.code, "key": key})
+
+
+def _join(code: str) -> None:
+    name = st.session_state.get("w_class_name", "")
+    try:
+        member = rooms().join(code, name)
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+        return
+    st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
+
+
+def _show_error() -> None:
+    message = st.session_state.pop("class_error", None)
+    if message:
+        st.error(render.md_text(message))
+
+
+def _lobby(code: str | None) -> None:
+    """No room in the address (or one to join): join with a code and a name, or start a room."""
+    st.title("Class")
+    _show_error()
+    left, right = st.columns(2, gap="large")
+    with left.container(border=True):
+        st.subheader("Join a room")
+        if code:
+            st.markdown(f"Room **{render.md_text(code)}**")
+        else:
+            st.text_input("Room code", key="w_class_code", max_chars=12, placeholder="K7QX2M",
+                          help="The six characters on the teacher's screen.")
+        st.text_input("Your name", key="w_class_name", max_chars=MAX_NAME, placeholder="as the class knows you")
+        target = code or normalize_code(st.session_state.get("w_class_code", ""))
+        st.button("Join", key="class_join", type="primary", on_click=_join, args=(target,), disabled=not target)
+    with right.container(border=True):
+        st.subheader("Start a room (teacher)")
+        preset, config = state.current_config()
+        st.markdown(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
+                    + " — the corpus and settings chosen on the Corpus and Train pages.")
+        st.caption("The room's page shows a code, a join link and its QR code for the projector; students follow "
+                   "your steps and answer your questions on their laptops.")
+        st.button("Start a room", key="class_start", on_click=_start_room)
+
+
+# ---- the teacher ---------------------------------------------------------------------------------
+def _set_step(code: str, key: str, step: int) -> None:
+    try:
+        rooms().set_step(code, key, max(0, step))
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _step_by(code: str, key: str, n: int) -> None:
+    room = rooms().get(code)
+    if room is not None:
+        st.session_state["class_playing"] = False
+        _set_step(code, key, room.step + n)
+
+
+def _on_slider(code: str, key: str) -> None:
+    st.session_state["class_playing"] = False
+    _set_step(code, key, int(st.session_state["w_class_step"]))
+
+
+def _ask_merge(code: str, key: str) -> None:
+    room = rooms().get(code)
+    if room is None:
+        return
+    run = room_run(code, json.dumps(room.view, sort_keys=True))
+    trainer = run.at(room.step)
+    try:
+        if room.step >= len(trainer.records):
+            raise RoomError("Training has finished: no merge is left to guess.")
+        record = trainer.records[room.step]
+        if record.compact:
+            raise RoomError("This step kept only its winning pair, not the pair table a question needs.")
+        options, counts, right = merge_options([(p.left, p.right, p.count) for p in record.top_pairs],
+                                               seed=secrets.token_hex(8))
+        show = st.session_state.get("w_class_counts", "read the table") == "read the table"
+        rooms().ask(code, key, Question(0, "merge", room.step, options=options, counts=counts, show_counts=show,
+                                        answer=right))
+        st.session_state["class_playing"] = False
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _ask_count(code: str, key: str) -> None:
+    room = rooms().get(code)
+    if room is None:
+        return
+    sentence = str(st.session_state.get("w_class_sentence", "")).strip()[:MAX_SENTENCE]
+    n = int(st.session_state.get("w_class_ahead", 10))
+    run = room_run(code, json.dumps(room.view, sort_keys=True))
+    try:
+        if not sentence:
+            raise RoomError("Type the sentence whose tokens the class should count.")
+        trainer = run.at(room.step + n - 1)
+        n = min(n, len(trainer.records) - room.step)
+        if n < 1:
+            raise RoomError("Training has finished: no merge is left to count ahead.")
+        answer = len(trainer.tokenizer(room.step + n).encode(sentence))
+        rooms().ask(code, key, Question(0, "count", room.step, sentence=sentence, merges=n, answer=answer))
+        st.session_state["class_playing"] = False
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _close(code: str, key: str, qid: int) -> None:
+    try:
+        rooms().close_question(code, key, qid)
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _reveal(code: str, key: str, qid: int) -> None:
+    try:
+        rooms().reveal(code, key, qid)
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _pending(room: Room) -> Question | None:
+    """The current question while it is not revealed (the pair table stays hidden then)."""
+    if room.question is None:
+        return None
+    question = rooms().question(room.code, room.question)
+    return question if question is not None and question.state != "revealed" else None
+
+
+def _standings(room: Room):
+    questions = rooms().questions(room.code)
+    answers = {q.qid: rooms().answers(room.code, q.qid) for q in questions if q.state == "revealed"}
+    return leaderboard(rooms().members(room.code), questions, answers)
+
+
+def _teacher(room: Room, key: str, run: RoomRun) -> None:
+    code = room.code
+    head, qr = st.columns([5, 2], vertical_alignment="top")
+    with head:
+        st.markdown(f'<p class="cls-code">{html.escape(code)}</p>', unsafe_allow_html=True)
+        st.caption(render.md_text(f"Join at {join_url(code)} with the code {code}. "
+                                  "Keep this page's address to yourself: it holds the room's teacher key."))
+        _show_error()
+        row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+        trainer = run.at(room.step)
+        at_end = trainer.done and room.step >= len(trainer.records)
+        row.button("Step", key="class_step", type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
+        row.button("+10", key="class_step10", on_click=_step_by, args=(code, key, 10), disabled=at_end)
+        row.button("Back", key="class_back", on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)
+        playing = bool(st.session_state.get("class_playing"))
+        if playing:
+            row.button("Pause", key="class_pause", on_click=lambda: st.session_state.update(class_playing=False))
+        else:
+            row.button("Play", key="class_play", disabled=at_end,
+                       on_click=lambda: st.session_state.update(class_playing=True))
+    with qr:
+        state.widget_default("w_class_qr", True)
+        if st.toggle("Show the join code", key="w_class_qr"):
+            st.image(_qr_png(join_url(code)), width=230, caption="Scan to join")
+    st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
+
+
+def _teacher_room(code: str, key: str, run: RoomRun) -> None:
+    room = rooms().get(code)
+    if room is None:
+        st.error("This room has closed (idle for hours); start a new one.")
+        return
+    if st.session_state.get("class_playing"):
+        trainer = run.at(room.step + 1)
+        if room.step < len(trainer.records):
+            room = rooms().set_step(code, key, room.step + 1)
+        else:
+            st.session_state["class_playing"] = False
+    follow.watch(code, what="tally", now=room.tally, key="class_watch_tally")
+    trainer = run.at(room.step)
+    if room.step and len(trainer.records):
+        st.session_state["w_class_step"] = room.step
+        st.slider("Step", 0, max(len(trainer.records), room.step), key="w_class_step", on_change=_on_slider,
+                  args=(code, key), label_visibility="collapsed", disabled=bool(st.session_state.get("class_playing")))
+    members = rooms().members(code)
+    present = rooms().present(code)
+    st.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
+    live = _room_live(run, room)
+    pending = _pending(room)
+    quiz, board = st.columns([3, 2], gap="medium")
+    with quiz:
+        _teacher_question(room, key, live, pending, present)
+    with board:
+        st.markdown("**Leaderboard**")
+        st.html(_board_html(_standings(room)))
+    _panels(live, quiz=pending is not None, key="class_panels_t")
+
+
+def _teacher_question(room: Room, key: str, live: state.Live, pending: Question | None, present: int) -> None:
+    code = room.code
+    style = train_view.token_style(live)
+    current = rooms().question(code, room.question) if room.question else None
+    if current is not None:
+        answers = rooms().answers(code, current.qid)
+        st.markdown(f"**Question {current.qid}:** " + _question_text(current, style))
+        st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
+        row = st.container(horizontal=True, gap="small")
+        if current.state == "open":
+            row.button("Close answers", key="class_close", on_click=_close, args=(code, key, current.qid))
+        if current.state != "revealed":
+            row.button("Reveal", key="class_reveal", type="primary", on_click=_reveal, args=(code, key, current.qid))
+            return
+        st.html(_reveal_html(current, answers, style))
+    with st.container(border=True):
+        row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+        row.button("Ask: which pair merges next?", key="class_ask_merge", on_click=_ask_merge, args=(code, key))
+        row.radio("Counts", ["read the table", "intuition"], key="w_class_counts", horizontal=True,
+                  label_visibility="collapsed", help="Show the candidate pairs' counts, or let the class guess "
+                  "from the words alone.")
+        row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
+        state.widget_default("w_class_sentence", _default_sentence(live))
+        row.text_input("Sentence", key="w_class_sentence", max_chars=MAX_SENTENCE, width=320)
+        state.widget_default("w_class_ahead", 10)
+        row.number_input("merges ahead", 1, 1000, key="w_class_ahead", width=120)
+        row.button("Ask: how many tokens after them?", key="class_ask_count", on_click=_ask_count, args=(code, key))
+
+
+def _default_sentence(live: state.Live) -> str:
+    words = [live.trainer.words[i] for i in live.top_words(6)]
+    return " ".join(w.strip() for w in words if w.strip())[:80] or "the lowest newest widest"
+
+
+def _question_text(question: Question, style: render.TokenStyle) -> str:
+    if question.kind == "merge":
+        return (f"which pair merges at step {question.step + 1:,}? "
+                + ("(counts shown)" if question.show_counts else "(intuition: no counts)"))
+    return (f"how many tokens will “{render.md_text(question.sentence)}” have after "
+            f"{question.merges:,} more merge{'s' * (question.merges != 1)}?")
+
+
+def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
+    won = len(winners(question, answers))
+    if question.kind == "merge":
+        right = _pair_html(question.options[question.answer], style)
+        return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right</div>'
+    return (f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of '
+            f"{len(answers)}</div>")
+
+
+# ---- a student -----------------------------------------------------------------------------------
+def _answer(code: str, member: str, qid: int, value: int) -> None:
+    try:
+        rooms().answer(code, member, qid, value)
+    except ExplorerError as err:
+        st.session_state["class_error"] = str(err)
+
+
+def _answer_count(code: str, member: str, qid: int) -> None:
+    _answer(code, member, qid, int(st.session_state.get(f"w_class_guess_{qid}", 0)))
+
+
+def _step_ahead(run: RoomRun, room: Room) -> None:
+    trainer = copy.deepcopy(run.at(room.step))  # the student's own: stepping it trains nothing shared
+    own = state.Live(trainer, f"room:{room.code}:own", trainer.config, view=min(room.step, len(trainer.records)))
+    st.session_state[_OWN] = (room.code, own)
+
+
+def _follow_again() -> None:
+    st.session_state.pop(_OWN, None)
+
+
+def _student(room: Room, member: Member, run: RoomRun) -> None:
+    st.fragment(_student_room)(room.code, member, run)
+
+
+def _student_room(code: str, member: Member, run: RoomRun) -> None:
+    room = rooms().get(code)
+    if room is None:
+        st.error("This room has closed (idle for hours). Ask the teacher for a new code.")
+        return
+    follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
+    mark_seen(code, member.id)
+    own = st.session_state.get(_OWN)
+    own_live = own[1] if own is not None and own[0] == code else None
+    row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    if own_live is None:
+        row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
+                     f"teacher at step **{room.step:,}**")
+        row.button("Step ahead on my own", key="class_own", on_click=_step_ahead, args=(run, room))
+    else:
+        row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
+                     f"**{own_live.view:,}** (the teacher is at {room.step:,})")
+        row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))
+        row.button("+10", key="class_own_step10", on_click=own_live.forward, args=(10,))
+        row.button("Follow the teacher", key="class_follow", on_click=_follow_again)
+    _show_error()
+    live = own_live or _room_live(run, room)
+    pending = _pending(room)
+    current = rooms().question(code, room.question) if room.question else None
+    if current is not None:
+        _student_question(room, member, current, live)
+    _panels(live, quiz=pending is not None and own_live is None, key="class_panels_s")
+
+
+def _student_question(room: Room, member: Member, question: Question, live: state.Live) -> None:
+    style = train_view.token_style(live)
+    answers = rooms().answers(room.code, question.qid)
+    mine = next((a for a in answers if a.member == member.id), None)
+    with st.container(border=True):
+        st.markdown(f"**Question {question.qid}:** " + _question_text(question, style))
+        if question.kind == "merge":
+            if question.state == "open":
+                row = st.container(horizontal=True, gap="small")
+                for i, pair in enumerate(question.options):
+                    label = " + ".join(render.token_text(t, style) for t in pair)
+                    if question.show_counts:
+                        label += f" ({question.counts[i]:,})"
+                    row.button(render.md_text(label), key=f"class_opt_{question.qid}_{i}",
+                               type="primary" if mine is not None and mine.value == i else "secondary",
+                               on_click=_answer, args=(room.code, member.id, question.qid, i))
+            else:
+                st.html('<div class="cls-options">' + "".join(
+                    f'<div class="cls-option{" cls-right" if question.state == "revealed" and i == question.answer else ""}">'
+                    f'{_pair_html(pair, style)}{" · your answer" if mine is not None and mine.value == i else ""}</div>'
+                    for i, pair in enumerate(question.options)) + "</div>")
+        else:
+            tok = live.tokenizer(question.step) if question.step <= live.trained else None
+            if tok is not None:
+                ids = tok.encode(question.sentence)
+                st.html(render.caption(f"Now, at step {question.step:,}: {len(ids)} tokens")
+                        + render.chips(tok.tokens(ids), style=style))
+            if question.state == "open":
+                row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
+                state.widget_default(f"w_class_guess_{question.qid}", mine.value if mine else 0)
+                row.number_input("Your guess (tokens)", 0, 1_000_000, key=f"w_class_guess_{question.qid}", width=180)
+                row.button("Send my guess", key=f"class_send_{question.qid}", type="primary",
+                           on_click=_answer_count, args=(room.code, member.id, question.qid))
+        if question.state == "open":
+            st.caption("Your answer: " + ("none yet" if mine is None else _answer_label(question, mine.value, style))
+                       + " — you can change it until the teacher closes the question.")
+        elif question.state == "closed":
+            st.caption("Answers are closed: wait for the reveal.")
+        else:
+            won = member.id in winners(question, answers)
+            right = ("the pair " + " + ".join(render.token_text(t, style) for t in question.options[question.answer])
+                     if question.kind == "merge" else f"{question.answer:,} tokens")
+            (st.success if won else st.info)(render.md_text(
+                ("You got it! " if won else "Not this time. ") + f"The answer: {right}."))
+            board = _standings(room)
+            st.html(_board_html(board, me=member.name, limit=5))
+
+
+def _answer_label(question: Question, value: int, style: render.TokenStyle) -> str:
+    if question.kind == "merge":
+        return render.md_text(" + ".join(render.token_text(t, style) for t in question.options[value]))
+    return f"{value:,} tokens"
+
+
+_seen_at: dict[tuple[str, str], float] = {}
+
+
+def mark_seen(code: str, member: str) -> None:
+    """Write the member's presence at most every few seconds (each poll of ``/room-rev`` and
+    each run asks)."""
+    now = time.monotonic()
+    if now - _seen_at.get((code, member), -1e9) >= _SEEN_EVERY_S:
+        _seen_at[(code, member)] = now
+        try:
+            rooms().seen(code, member)
+        except ExplorerError:
+            pass
+
+
+# ---- the page ------------------------------------------------------------------------------------
+def class_page() -> None:
+    """The Class page for whoever the address says this is: teacher, student, or neither yet."""
+    st.html(_CSS)
+    params = st.query_params.to_dict()
+    code = normalize_code(params.get("room", ""))[:12] or None
+    try:
+        room = rooms().get(code) if code else None
+        if code and room is None:
+            st.query_params.clear()
+            st.session_state["class_error"] = (f"No room has the code {code!r}: check the code on the teacher's "
+                                               "screen (rooms close after a few idle hours).")
+            _lobby(None)
+            return
+        if room is None:
+            _lobby(None)
+            return
+        key, member_id = params.get("key"), params.get("member")
+        run = room_run(room.code, json.dumps(room.view, sort_keys=True))
+        if run.error or run.trainer is None:
+            st.error(render.md_text(f"The room's corpus cannot be opened: {run.error}"))
+            return
+        if key is not None:
+            if rooms().is_teacher(room.code, key):
+                _teacher(room, key, run)
+                return
+            st.error("This link's teacher key is wrong: only the teacher's own link drives the room. "
+                     "Join it as a student below.")
+        member = rooms().member(room.code, member_id) if member_id else None
+        if member is None:
+            if member_id:
+                st.warning("This browser is not a member of the room (yet): join it with a name.")
+            _lobby(room.code)
+            return
+        _student(room, member, run)
+    except ExplorerError as err:
+        st.error(render.md_text(str(err)))
