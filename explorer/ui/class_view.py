@@ -450,7 +450,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     with qr:
         state.widget_default("w_class_qr", True)
         if st.toggle("Show the join code", key="w_class_qr"):
-            st.image(_qr_png(join_url(code)), width=230, caption="Scan to join")
+            st.image(_qr_png(join_url(code)), width=210, caption="Scan to join")
     st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
 
 
@@ -467,13 +467,17 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
             st.session_state["class_playing"] = False
     follow.watch(code, what="tally", now=room.tally, key="class_watch_tally")
     trainer = run.at(room.step)
-    if room.step and len(trainer.records):
-        st.session_state["w_class_step"] = room.step
-        st.slider("Step", 0, max(len(trainer.records), room.step), key="w_class_step", on_change=_on_slider,
-                  args=(code, key), label_visibility="collapsed", disabled=bool(st.session_state.get("class_playing")))
     members = rooms().members(code)
     present = rooms().present(code)
-    st.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
+    # the status and the slider share a row: the question and its tally stay on the first screen
+    left, right = st.columns([1, 1], vertical_alignment="center")
+    left.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
+    if len(trainer.records):
+        st.session_state["w_class_step"] = room.step
+        right.slider("Step", 0, max(len(trainer.records), room.step), key="w_class_step", on_change=_on_slider,
+                     args=(code, key), label_visibility="collapsed",
+                     disabled=bool(st.session_state.get("class_playing")),
+                     help="Move the class to any step trained so far (everyone follows).")
     live = _room_live(run, room)
     pending = _pending(room)
     quiz, board = st.columns([3, 2], gap="medium")

@@ -1,0 +1,210 @@
+"""The Class page with AppTest: a teacher's session and students' sessions in one process, the
+room between them in the store. What students see is checked against the engine alone."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, read_sample, train_html, unescaped
+from explorer import Trainer, corpus_config
+from explorer.pipeline import count_words
+from explorer.rooms import Limits, SqliteRooms
+from explorer.store import SqliteStore
+from explorer.ui import class_view
+from explorer.ui.render import token_text, style_of
+from explorer.ui.state import CorpusChoice
+
+APP = str(ROOT / "app.py")
+PAGE = "pages/5_Class.py"
+CORPUS = "udhr_en.txt"
+TIMEOUT = 60
+HOSTILE = "<img src=x onerror=alert(1)> **bold** $x$"
+
+
+def engine() -> Trainer:
+    """The merges the room should make: the engine alone, on the teacher's corpus and preset."""
+    config = corpus_config("gpt2")
+    trainer = Trainer(count_words((read_sample(CORPUS),), config), config)
+    trainer.advance(40)
+    return trainer
+
+
+def param(at: AppTest, name: str) -> str | None:
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def teacher() -> tuple[AppTest, str, str]:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,))
+    at.run()
+    at.switch_page(PAGE).run()
+    at.button(key="class_start").click().run()
+    assert not at.exception, at.exception
+    code, key = param(at, "room"), param(at, "key")
+    assert code and key, dict(at.query_params)
+    return at, code, key
+
+
+def opened(query: dict[str, str]) -> AppTest:
+    """A fresh session opening the Class page at this address."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(PAGE)
+    for name, value in query.items():
+        at.query_params[name] = value
+    return at.run()
+
+
+def student(code: str, name: str) -> AppTest:
+    at = opened({"room": code})
+    at.text_input(key="w_class_name").input(name).run()
+    at.button(key="class_join").click().run()
+    assert not at.exception, at.exception
+    assert param(at, "member"), [e.value for e in at.error]
+    return at
+
+
+def markdown(at: AppTest) -> str:
+    return " ".join(unescaped(m.value) for m in at.markdown)
+
+
+def following_step(at: AppTest) -> int:
+    found = re.search(r"following the teacher at step (\d+)", markdown(at).replace("*", ""))
+    assert found, markdown(at)
+    return int(found.group(1))
+
+
+def panels_text(at: AppTest) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", " ", " ".join(train_html(at))))
+
+
+@pytest.fixture(autouse=True)
+def fresh_rooms(tmp_path, monkeypatch):
+    """Rooms of the test's own (small limits), in place of the process's."""
+    made = SqliteRooms(SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24),
+                       limits=Limits(rooms=2, members=3, idle_hours=1))
+    monkeypatch.setattr(class_view, "_rooms", [made])
+    yield made
+    made.close()
+
+
+def test_students_follow_the_teachers_steps_and_see_the_engines_merges():
+    t, code, _ = teacher()
+    s = student(code, "Ana")
+    assert following_step(s) == 0
+    t.button(key="class_step").click().run()
+    t.button(key="class_step").click().run()
+    t.button(key="class_step10").click().run()
+    s.run()
+    assert following_step(s) == 12
+    record = engine().records[11]
+    info = unescaped(s.info[0].value)
+    assert info.startswith("**Step 12.**") and f"→ ‘{token_text(record.token, style_of('byte'))}’" in info
+    # the merge history shows the room's 12 merges, and not the one trained ahead of it
+    text = panels_text(s)
+    assert "12 merges made in this room" in text
+    t.button(key="class_back").click().run()
+    assert following_step(s.run()) == 11
+
+
+def test_following_students_train_nothing_and_stepping_ahead_trains_a_copy():
+    t, code, _ = teacher()
+    t.button(key="class_step10").click().run()
+    s = student(code, "Ana")
+    room = class_view.rooms().get(code)
+    shared = class_view.room_run(code, __import__("json").dumps(room.view, sort_keys=True)).trainer
+    trained = len(shared.records)
+    assert trained == 11  # the room's step and the next merge's table: nothing more
+    s.run()
+    s.button(key="class_own").click().run()
+    for _ in range(5):
+        s.button(key="class_own_step10").click().run()
+    assert "on your own at step 60" in markdown(s).replace("*", "")
+    assert len(shared.records) == trained and class_view.rooms().get(code).step == 10
+    s.button(key="class_follow").click().run()
+    assert following_step(s) == 10
+
+
+def test_a_question_hides_the_pair_table_until_the_reveal_and_scores_the_right_pair():
+    t, code, key = teacher()
+    t.button(key="class_step").click().run()
+    ana, bo = student(code, "Ana"), student(code, HOSTILE)
+    truth = engine().records[1]  # the merge the question is about: step 2
+    t.run()
+    t.button(key="class_ask_merge").click().run()
+    assert not t.exception
+    question = class_view.rooms().question(code, 1)
+    assert question.options[question.answer] == truth.pair and len(question.options) == 8
+    for at in (t, ana.run()):
+        assert "Hidden until the reveal" in panels_text(at)
+        assert "Green: merges next" not in panels_text(at)
+    right, wrong = question.answer, (question.answer + 1) % 8
+    ana.button(key=f"class_opt_1_{wrong}").click().run()
+    ana.button(key=f"class_opt_1_{right}").click().run()  # changed: one answer still
+    bo.run().button(key=f"class_opt_1_{wrong}").click().run()
+    t.run()
+    tally = " ".join(h.proto.body for h in t.get("html") if "cls-tally" in h.proto.body)
+    assert re.sub(r"<[^>]+>", "", tally).startswith("2 answers in / 2 students present")
+    t.button(key="class_reveal").click().run()
+    assert class_view.rooms().get(code).step == 2
+    ana.run(), bo.run()
+    assert "You got it!" in unescaped(ana.success[0].value)
+    assert "Not this time." in unescaped(bo.info[0].value)
+    board = next(h.proto.body for h in ana.get("html") if "cls-board" in h.proto.body)
+    names = re.findall(r"<tr[^>]*><td>\d+</td><td>(.*?)</td><td>(\d+)</td>", board)
+    assert names == [("Ana", "1"), (html.escape(HOSTILE), "0")]  # the hostile name escaped, as text
+    assert "Green: merges next" in panels_text(ana)
+
+
+def test_a_token_count_question_reveals_after_its_merges_with_the_engines_count():
+    t, code, _ = teacher()
+    s = student(code, "Ana")
+    t.text_input(key="w_class_sentence").input("everyone has the right to life").run()
+    t.number_input(key="w_class_ahead").set_value(7).run()
+    t.button(key="class_ask_count").click().run()
+    assert not t.exception
+    truth = len(engine().tokenizer(7).encode("everyone has the right to life"))
+    s.run()
+    s.number_input(key="w_class_guess_1").set_value(truth + 1).run()
+    s.button(key="class_send_1").click().run()
+    t.run().button(key="class_reveal").click().run()
+    assert class_view.rooms().get(code).step == 7
+    s.run()
+    assert f"The answer: {truth} tokens" in unescaped(s.success[0].value)
+
+
+def test_a_forged_teacher_link_drives_nothing():
+    t, code, key = teacher()
+    forged = opened({"room": code, "key": key[:-2] + ("AA" if not key.endswith("AA") else "BB")})
+    assert "teacher key is wrong" in forged.error[0].value
+    keys = {b.key for b in forged.button}
+    assert not keys & {"class_step", "class_step10", "class_back", "class_play", "class_reveal", "class_ask_merge"}
+    assert class_view.rooms().get(code).step == 0
+
+
+def test_an_unknown_code_and_a_full_server_are_said_in_the_page():
+    missing = opened({"room": "ZZZZZZ"})
+    assert "No room has the code 'ZZZZZZ'" in unescaped(missing.error[0].value)
+    teacher(), teacher()
+    third = opened({})
+    third.button(key="class_start").click().run()
+    assert "2 open rooms, its limit" in unescaped(third.error[0].value)
+    assert not third.exception
+
+
+def test_a_full_room_says_so_and_an_empty_name_is_asked_for():
+    _, code, _ = teacher()
+    for n in range(3):
+        student(code, f"student {n}")
+    late = opened({"room": code})
+    late.text_input(key="w_class_name").input("late").run()
+    late.button(key="class_join").click().run()
+    assert "3 members, its limit" in unescaped(late.error[0].value)
+    blank = opened({"room": code})
+    blank.button(key="class_join").click().run()
+    assert "Type a name" in unescaped(blank.error[0].value)
