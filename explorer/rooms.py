@@ -678,81 +678,68 @@ class SqliteRooms(_Base):
 # Every write is a Lua script (atomic on the server) that also sets the room's keys to expire a
 # while after the room's idle limit: Redis forgets abandoned rooms by itself.
 
-# A change by the teacher: ARGV = key_hash, now, ttl; KEYS[1] = room hash. Returns the room's
-# fields after the change as a flat list, or an error string.
+# Every script: KEYS = the rooms index, the room's hash; ARGV = code, now, ttl, idle seconds, then
+# its own. It returns "ok" or the word for what stopped it ("gone", "full", "taken", ...).
 _LUA_HEAD = """
-local function room_keys(room)
-  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions'}
-  local qids = tonumber(redis.call('HGET', room, 'qids') or '0')
-  for q = 1, qids do keys[#keys + 1] = room .. ':answers:' .. q end
-  return keys
+local index, room = KEYS[1], KEYS[2]
+local code, now, ttl, idle = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local function alive()
+  local active = redis.call('HGET', room, 'active')
+  return active and tonumber(now) - tonumber(active) <= idle
 end
-local function refresh(room, ttl)
-  for _, k in ipairs(room_keys(room)) do redis.call('EXPIRE', k, ttl) end
+local function touched(tally)
+  -- a change keeps the room alive: its activity, its place in the index, its keys' expiry
+  redis.call('HINCRBY', room, 'tally', tally)
+  redis.call('HSET', room, 'active', now)
+  redis.call('ZADD', index, now, code)
+  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions'}
+  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do keys[#keys + 1] = room .. ':answers:' .. q end
+  for _, k in ipairs(keys) do redis.call('EXPIRE', k, ttl) end
+  return 'ok'
 end
 """
 
 _LUA_CREATE = _LUA_HEAD + """
--- KEYS: rooms index, room hash. ARGV: code, key_hash, view, step, now, ttl, idle, max_rooms
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[5]) - tonumber(ARGV[7]))
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[8]) then return 'full' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'taken' end
-redis.call('HSET', KEYS[2], 'key_hash', ARGV[2], 'view', ARGV[3], 'step', ARGV[4], 'rev', 1, 'tally', 0,
-           'question', '', 'created', ARGV[5], 'active', ARGV[5], 'qids', 0)
-redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
-refresh(KEYS[2], ARGV[6])
-return 'ok'
+-- ARGV[5..]: key_hash, view, step, max_rooms
+redis.call('ZREMRANGEBYSCORE', index, '-inf', tonumber(now) - idle)
+if redis.call('ZCARD', index) >= tonumber(ARGV[8]) then return 'full' end
+if redis.call('EXISTS', room) == 1 then return 'taken' end
+redis.call('HSET', room, 'key_hash', ARGV[5], 'view', ARGV[6], 'step', ARGV[7], 'rev', 1, 'tally', 0,
+           'question', '', 'created', now, 'active', now, 'qids', 0)
+return touched(0)
 """
 
 _LUA_JOIN = _LUA_HEAD + """
--- KEYS: rooms index, room hash. ARGV: code, member id, member json, folded name, now, ttl, max_members, idle
-local active = redis.call('HGET', KEYS[2], 'active')
-if not active or tonumber(ARGV[5]) - tonumber(active) > tonumber(ARGV[8]) then return 'gone' end
-local room = KEYS[2]
-if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[7]) then return 'full' end
-if redis.call('HSETNX', room .. ':names', ARGV[4], ARGV[2]) == 0 then return 'taken' end
-redis.call('HSET', room .. ':members', ARGV[2], ARGV[3])
-redis.call('ZADD', room .. ':seen', ARGV[5], ARGV[2])
-redis.call('HINCRBY', room, 'tally', 1)
-redis.call('HSET', room, 'active', ARGV[5])
-redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
-refresh(room, ARGV[6])
-return 'ok'
+-- ARGV[5..]: member id, member json, folded name, max_members
+if not alive() then return 'gone' end
+if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[8]) then return 'full' end
+if redis.call('HSETNX', room .. ':names', ARGV[7], ARGV[5]) == 0 then return 'taken' end
+redis.call('HSET', room .. ':members', ARGV[5], ARGV[6])
+redis.call('ZADD', room .. ':seen', now, ARGV[5])
+return touched(1)
 """
 
 _LUA_ANSWER = _LUA_HEAD + """
--- KEYS: rooms index, room hash. ARGV: code, member id, qid, value, now, ttl, idle
-local room = KEYS[2]
-local active = redis.call('HGET', room, 'active')
-if not active or tonumber(ARGV[5]) - tonumber(active) > tonumber(ARGV[7]) then return 'gone' end
-if redis.call('HEXISTS', room .. ':members', ARGV[2]) == 0 then return 'stranger' end
-if redis.call('HGET', room, 'question') ~= ARGV[3] then return 'closed' end
-local body = redis.call('HGET', room .. ':questions', ARGV[3])
+-- ARGV[5..]: member id, qid, value. Answers only the current question while it is open.
+if not alive() then return 'gone' end
+if redis.call('HEXISTS', room .. ':members', ARGV[5]) == 0 then return 'stranger' end
+if redis.call('HGET', room, 'question') ~= ARGV[6] then return 'closed' end
+local body = redis.call('HGET', room .. ':questions', ARGV[6])
 if not body then return 'closed' end
 local q = cjson.decode(body)
 if q['state'] ~= 'open' then return 'closed' end
-local at = math.floor((tonumber(ARGV[5]) - q['opened']) * 1000 + 0.5) / 1000
-redis.call('HSET', room .. ':answers:' .. ARGV[3], ARGV[2], cjson.encode({value = tonumber(ARGV[4]), at = at}))
-redis.call('HINCRBY', room, 'tally', 1)
-redis.call('HSET', room, 'active', ARGV[5])
-redis.call('ZADD', KEYS[1], ARGV[5], ARGV[1])
-refresh(room, ARGV[6])
-return 'ok'
+local at = math.floor((tonumber(now) - q['opened']) * 1000 + 0.5) / 1000
+redis.call('HSET', room .. ':answers:' .. ARGV[6], ARGV[5], cjson.encode({value = tonumber(ARGV[7]), at = at}))
+return touched(1)
 """
 
 _LUA_TEACH = _LUA_HEAD + """
--- KEYS: rooms index, room hash. ARGV: code, key_hash, now, ttl, idle, rev, tally, then field/value pairs
-local room = KEYS[2]
-local active = redis.call('HGET', room, 'active')
-if not active or tonumber(ARGV[3]) - tonumber(active) > tonumber(ARGV[5]) then return 'gone' end
-if redis.call('HGET', room, 'key_hash') ~= ARGV[2] then return 'key' end
+-- ARGV[5..]: key_hash, rev, tally, then field/value pairs to set
+if not alive() then return 'gone' end
+if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
 for i = 8, #ARGV, 2 do redis.call('HSET', room, ARGV[i], ARGV[i + 1]) end
 redis.call('HINCRBY', room, 'rev', tonumber(ARGV[6]))
-redis.call('HINCRBY', room, 'tally', tonumber(ARGV[7]))
-redis.call('HSET', room, 'active', ARGV[3])
-redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
-refresh(room, ARGV[4])
-return 'ok'
+return touched(tonumber(ARGV[7]))
 """
 
 
@@ -799,9 +786,11 @@ class RedisRooms(_Base):
             raise RoomError(f"The rooms' store (Redis at {where}) failed ({type(err).__name__}); try again.") from err
 
     def _script(self, name: str, code: str, args: Sequence[object]) -> str:
+        """Run a script on the room: code, now, ttl and the idle limit first, then ``args``."""
+        head = [normalize_code(code), repr(self.clock()), self._ttl, self.limits.idle_seconds]
         with self._errors():
             self._redis()
-            return self._scripts[name](keys=[self._index, self._key(code)], args=[str(a) for a in args])
+            return self._scripts[name](keys=[self._index, self._key(code)], args=[str(a) for a in (*head, *args)])
 
     @property
     def _index(self) -> str:
@@ -833,8 +822,7 @@ class RedisRooms(_Base):
             raise self._no_room(code)
         if not _key_matches(key, raw["key_hash"]):
             raise self._not_teacher()
-        args: list[object] = [normalize_code(code), _hash_key(key or ""), self.clock(), self._ttl,
-                              self.limits.idle_seconds, rev, tally]
+        args: list[object] = [_hash_key(key or ""), rev, tally]
         for name, value in fields.items():
             args += [name, value]
         outcome = self._script("teach", code, args)
@@ -862,13 +850,13 @@ class RedisRooms(_Base):
     def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
         key = secrets.token_urlsafe(24)
         while True:
-            code, now = self._new_code(), self.clock()
-            outcome = self._script("create", code, [code, _hash_key(key), json.dumps(view, sort_keys=True), int(step),
-                                                    now, self._ttl, self.limits.idle_seconds, self.limits.rooms])
+            code = self._new_code()
+            outcome = self._script("create", code, [_hash_key(key), json.dumps(view, sort_keys=True), int(step),
+                                                    self.limits.rooms])
             if outcome == "full":
                 raise self._full_rooms()
             if outcome == "ok":
-                return Room(code, dict(view), int(step), 1, 0, None, now, now), key
+                return self._must(code), key
 
     def get(self, code: str) -> Room | None:
         raw = self._fields(code)
@@ -911,9 +899,7 @@ class RedisRooms(_Base):
             kept = _suffixed(name, taken)
             member = Member(secrets.token_urlsafe(16), kept, self.clock())
             body = json.dumps({"name": kept, "joined": member.joined}, ensure_ascii=False)
-            outcome = self._script("join", code, [normalize_code(code), member.id, body, kept.casefold(),
-                                                  member.joined, self._ttl, self.limits.members,
-                                                  self.limits.idle_seconds])
+            outcome = self._script("join", code, [member.id, body, kept.casefold(), self.limits.members])
             if outcome == "ok":
                 return member
             if outcome == "gone":
@@ -976,8 +962,7 @@ class RedisRooms(_Base):
                 raise self._no_room(code)
             raise self._answering(None, None)
         checked = self._check_value(question, value)
-        outcome = self._script("answer", code, [normalize_code(code), member_id, int(qid), checked, self.clock(),
-                                                self._ttl, self.limits.idle_seconds])
+        outcome = self._script("answer", code, [member_id, int(qid), checked])
         if outcome == "gone":
             raise self._no_room(code)
         if outcome == "stranger":

@@ -208,3 +208,26 @@ def test_a_full_room_says_so_and_an_empty_name_is_asked_for():
     blank = opened({"room": code})
     blank.button(key="class_join").click().run()
     assert "Type a name" in unescaped(blank.error[0].value)
+
+
+def test_a_room_on_an_uploaded_corpus_gives_students_its_merges():
+    from explorer.store import default_store
+
+    text = "low lower lowest newer newest wider widest " * 50
+    digest = default_store().put(text.encode(), kind="corpus", name="mine.txt")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), uploads=(("mine.txt", text),),
+                                                     upload_refs=(f"upload:{digest}",))
+    at.run()
+    at.switch_page(PAGE).run()
+    at.button(key="class_start").click().run()
+    code = param(at, "room")
+    assert class_view.rooms().get(code).view["corpus"] == f"upload:{digest}"
+    at.button(key="class_step10").click().run()
+    s = student(code, "Ana")
+    config = corpus_config("gpt2")
+    truth = Trainer(count_words((text,), config), config)
+    truth.advance(10)
+    text_shown = panels_text(s)
+    newest = token_text(truth.records[9].token, style_of("byte"))
+    assert following_step(s) == 10 and f"→ ‘{newest}’" in unescaped(s.info[0].value), text_shown[:300]

@@ -94,28 +94,16 @@ class RoomRun:
 def _room_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
     """The corpus a room's view names: bundled samples, and files read back from the store
     (decoded as the link says; the reading session's own uploads are left alone)."""
-    samples, uploads, refs, pasted = [], [], [], ""
-    for name in names:
-        ref = links.parse_corpus_ref(name)
-        if ref is None:
-            samples.append(name)
-            continue
-        kind, digest, decoding = ref
-        blob = storage.get(digest)
-        if blob is None:
-            problems.append(storage.gone("an uploaded file" if kind == "upload" else "the pasted text", digest,
-                                         again="ask the teacher to start the room again"))
-            continue
+    samples, restored, pasted = links.stored_parts(names, problems, again="ask the teacher to start the room again")
+    uploads, refs = [], []
+    for blob, decoding in restored:
         try:
             text = decode_bytes(blob.data, encoding=decoding or "utf-8").text
         except ExplorerError as err:
             problems.append(str(err))
             continue
-        if kind == "pasted":
-            pasted = text
-        else:
-            uploads.append((blob.name or "upload.txt", text))
-            refs.append(name)
+        uploads.append((blob.name or "upload.txt", text))
+        refs.append(links.corpus_ref("upload", blob.digest, decoding))
     return state.CorpusChoice(tuple(samples), tuple(uploads), pasted, tuple(refs))
 
 

@@ -25,11 +25,12 @@ import streamlit as st
 from ..config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
 from ..corpora import DECODINGS
 from ..errors import ConfigError, ExplorerError
+from ..store import Blob
 from . import data, render, state, storage
 
 __all__ = [
     "Link", "parse_link", "link_params", "open_link", "keep_current", "training_params", "corpus_ref",
-    "parse_corpus_ref", "pasted_ref", "count_param",
+    "parse_corpus_ref", "pasted_ref", "count_param", "stored_parts",
 ]
 
 _MAX_STEP = 200_000
@@ -269,12 +270,12 @@ def link_params(choice: state.CorpusChoice, preset: str | None, config: TrainerC
     return params, ("; ".join(notes) if notes else None)
 
 
-def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
-    """The corpus a link names, its stored files read back (a missing one is left out, said)."""
-    from . import corpus_view  # the Corpus page lists the uploads it restores
-
-    samples, pasted = [], ""
-    restored = []
+def stored_parts(names: tuple[str, ...], problems: list[str], *, again: str | None = None
+                 ) -> tuple[list[str], list[tuple[Blob, str | None]], str]:
+    """What a link's corpus names: (bundled sample names, stored uploads with their decoding, the
+    pasted text). A stored file that is gone is left out and said in ``problems`` (with what to
+    do: ``again``, or upload or paste it again)."""
+    samples, restored, pasted = [], [], ""
     for name in names:
         ref = parse_corpus_ref(name)
         if ref is None:
@@ -284,12 +285,20 @@ def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.Corpus
         blob = storage.get(digest)
         if blob is None:
             problems.append(storage.gone("an uploaded file" if kind == "upload" else "the pasted text", digest,
-                                         again="upload it again" if kind == "upload" else "paste it again"))
+                                         again=again or ("upload it again" if kind == "upload" else "paste it again")))
             continue
         if kind == "pasted":
             pasted = blob.data.decode("utf-8", "replace")
         else:
             restored.append((blob, decoding))
+    return samples, restored, pasted
+
+
+def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
+    """The corpus a link names, its stored files read back (a missing one is left out, said)."""
+    from . import corpus_view  # the Corpus page lists the uploads it restores
+
+    samples, restored, pasted = stored_parts(names, problems)
     uploads = corpus_view.restore_uploads(restored)
     choice = state.CorpusChoice(tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted,
                                 tuple(r for _, _, r in uploads))
