@@ -24,9 +24,21 @@ and at most ``session_quota`` bytes claimed by one owner. *Forget my uploads* dr
 claims and deletes what nobody else claims. A damaged or deleted database file is recreated
 empty (a damaged one is kept aside as ``store.sqlite3.corrupt-<n>``), and :meth:`take_notice`
 then says so once, for the page to show. Callers only ever see :class:`StoreError` (and its
-:class:`QuotaError`), never an sqlite3 error.
+:class:`QuotaError`), never an sqlite3 or redis error.
 
-A later backend (Redis, for several machines) implements the same :class:`Store` protocol.
+The Redis backend (:class:`RedisStore`) keeps the same store on a Redis server, for a class
+served from several machines; its keys, under a prefix (``bpe-explorer:``)::
+
+    blob:<digest>     hash: kind, name, meta, size, data
+    lru               sorted set: digest -> stamp (from the counter ``stamp``, strictly increasing)
+    stamp             counter (INCR)
+    total             the bytes of all blobs
+    owner:<owner>     set: the digests an owner claims
+    claims:<digest>   set: the owners claiming a digest (so that eviction drops their claims)
+
+Every change touching several keys is one Lua script, so processes on any number of machines
+putting, evicting and forgetting at once keep the total exact. :func:`default_store` picks the
+backend from ``BPE_EXPLORER_STORE``: SQLite by default, Redis for a ``redis://`` URL.
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as folder:
@@ -55,10 +67,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
+from urllib.parse import unquote, urlsplit
 
 from .corpora import mib
 from .errors import ExplorerError
+
+if TYPE_CHECKING:  # redis is imported only when a Redis store is made
+    import redis
 
 try:  # a lock on the folder while a damaged file is moved aside (POSIX; Windows below)
     import fcntl
@@ -78,6 +94,7 @@ __all__ = [
     "Entry",
     "Store",
     "SqliteStore",
+    "RedisStore",
     "StoreError",
     "QuotaError",
     "data_dir",
@@ -136,6 +153,20 @@ class QuotaError(StoreError):
     """A put over an owner's quota, or of a file larger than the whole store."""
 
 
+def _too_large(size: int, cap_bytes: int) -> QuotaError:
+    """The error for a file larger than the whole store (every backend says it alike)."""
+    return QuotaError(f"This file is {mib(size)}, more than the {mib(cap_bytes)} the app's store can hold.")
+
+
+def _over_quota(size: int, claimed: int, session_quota: int) -> QuotaError:
+    """The error for a file that would bring what its owner claims (``claimed`` bytes so far)
+    over ``session_quota``."""
+    return QuotaError(
+        f"Keeping this file ({mib(size)}) would bring your files on the server to {mib(claimed + size)}, "
+        f"over the {mib(session_quota)} each user may keep; forget some uploads first."
+    )
+
+
 class Blob(NamedTuple):
     """A stored file."""
 
@@ -148,7 +179,7 @@ class Blob(NamedTuple):
 
 
 class Entry(NamedTuple):
-    """A stored file without its bytes (what :meth:`SqliteStore.owned` lists)."""
+    """A stored file without its bytes (what :meth:`Store.owned` lists)."""
 
     digest: str
     kind: str
@@ -159,7 +190,7 @@ class Entry(NamedTuple):
 
 @runtime_checkable
 class Store(Protocol):
-    """What the app asks of a store, whatever keeps it (SQLite here; Redis later)."""
+    """What the app asks of a store, whatever keeps it (:class:`SqliteStore`, :class:`RedisStore`)."""
 
     def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None,
             owner: str | None = None) -> str: ...
@@ -211,7 +242,7 @@ class SqliteStore:
         data = bytes(data)
         size = len(data)
         if size > self.cap_bytes:
-            raise QuotaError(f"This file is {mib(size)}, more than the {mib(self.cap_bytes)} the app's store can hold.")
+            raise _too_large(size, self.cap_bytes)
         digest = hashlib.sha256(data).hexdigest()
         meta_json = json.dumps(dict(meta or {}), sort_keys=True, ensure_ascii=False)
 
@@ -339,10 +370,7 @@ class SqliteStore:
             (owner,),
         ).fetchone()
         if claimed + size > self.session_quota:
-            raise QuotaError(
-                f"Keeping this file ({mib(size)}) would bring your files on the server to {mib(claimed + size)}, "
-                f"over the {mib(self.session_quota)} each user may keep; forget some uploads first."
-            )
+            raise _over_quota(size, claimed, self.session_quota)
 
     # -- the file: opening, checking, recreating ----------------------------------------------
 
@@ -580,6 +608,357 @@ def _folder_lock(folder: Path) -> Iterator[None]:
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
 
 
+# -- Redis ---------------------------------------------------------------------------------------
+
+_REDIS_SCHEMES = ("redis://", "rediss://", "unix://")  # what redis-py's URLs start with
+_REDIS_URL_FORMS = "redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock"
+_REDIS_CONNECT_TIMEOUT_S = 5.0
+# A put carries up to a corpus's 20 MiB and may evict many blobs in the same script.
+_REDIS_TIMEOUT_S = 30.0
+_REDIS_RETRIES = 2  # a dropped connection (a restarted server) is retried, a dead one soon reported
+_DETAIL_CHARS = 200
+_SCRIPT_PLACE = re.compile(r"\s*script: [0-9a-f]{40}, on @user_script:\d+\.?$")  # where in our Lua
+
+# The code every script starts with. ARGV[1] is the prefix, and the keys are built here from it
+# rather than passed as KEYS, since eviction reaches blobs no caller named: the store wants one
+# Redis server (any number of clients), not a Redis Cluster.
+_LUA_COMMON = """
+local prefix = ARGV[1]
+local lru, stamps, total = prefix .. 'lru', prefix .. 'stamp', prefix .. 'total'
+local function blob_key(digest) return prefix .. 'blob:' .. digest end
+local function claims_key(digest) return prefix .. 'claims:' .. digest end
+local function owner_key(owner) return prefix .. 'owner:' .. owner end
+local function size_of(digest) return tonumber(redis.call('HGET', blob_key(digest), 'size')) or 0 end
+local function stamp(digest) redis.call('ZADD', lru, redis.call('INCR', stamps), digest) end
+
+-- remove a blob: its hash, its place in the LRU order, its bytes from the total, every claim on it
+local function drop(digest)
+  local size = size_of(digest)
+  for _, owner in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
+    redis.call('SREM', owner_key(owner), digest)
+  end
+  redis.call('DEL', blob_key(digest), claims_key(digest))
+  redis.call('ZREM', lru, digest)
+  redis.call('DECRBY', total, size)
+end
+
+-- drop least recently used blobs, never keep, until the total is at most limit; how many
+local function evict(limit, keep)
+  local dropped = 0
+  while (tonumber(redis.call('GET', total)) or 0) > limit do
+    local oldest = redis.call('ZRANGE', lru, 0, 1)
+    local victim = oldest[1]
+    if victim == keep then victim = oldest[2] end
+    if victim == nil then break end
+    drop(victim)
+    dropped = dropped + 1
+  end
+  return dropped
+end
+"""
+
+# The scripts' own parts; ARGV after the prefix as each comment says.
+_LUA_SCRIPTS = {
+    # digest, kind, name, meta, size, data, owner, "1" if an owner claims it, cap, quota
+    # -> {1, evicted} or {0, bytes the owner claims} when over the quota (nothing written)
+    "put": """
+local digest, size, owner, claiming = ARGV[2], tonumber(ARGV[6]), ARGV[8], ARGV[9] == '1'
+if claiming and redis.call('SISMEMBER', owner_key(owner), digest) == 0 then
+  local claimed = 0
+  for _, other in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
+    claimed = claimed + size_of(other)
+  end
+  if claimed + size > tonumber(ARGV[11]) then return {0, claimed} end
+end
+local key = blob_key(digest)
+if redis.call('EXISTS', key) == 1 then
+  redis.call('HSET', key, 'kind', ARGV[3], 'name', ARGV[4], 'meta', ARGV[5])
+else
+  redis.call('HSET', key, 'kind', ARGV[3], 'name', ARGV[4], 'meta', ARGV[5], 'size', ARGV[6], 'data', ARGV[7])
+  redis.call('INCRBY', total, size)
+end
+stamp(digest)
+if claiming then
+  redis.call('SADD', owner_key(owner), digest)
+  redis.call('SADD', claims_key(digest), owner)
+end
+return {1, evict(tonumber(ARGV[10]), digest)}
+""",
+    # digest -> {kind, name, meta, size, data}, now the most recently used, or nil
+    "get": """
+local fields = redis.call('HMGET', blob_key(ARGV[2]), 'kind', 'name', 'meta', 'size', 'data')
+if not fields[1] then return false end
+stamp(ARGV[2])
+return fields
+""",
+    # digest -> 1 when stamped as the most recently used, 0 when not stored
+    "touch": """
+if redis.call('EXISTS', blob_key(ARGV[2])) == 0 then return 0 end
+stamp(ARGV[2])
+return 1
+""",
+    # limit -> how many blobs were dropped
+    "evict": """
+return evict(tonumber(ARGV[2]), '')
+""",
+    # owner -> how many blobs were dropped (those nobody else claims)
+    "forget": """
+local owner, dropped = ARGV[2], 0
+for _, digest in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
+  redis.call('SREM', claims_key(digest), owner)
+  if redis.call('SCARD', claims_key(digest)) == 0 and redis.call('EXISTS', blob_key(digest)) == 1 then
+    drop(digest)
+    dropped = dropped + 1
+  end
+end
+redis.call('DEL', owner_key(owner))
+return dropped
+""",
+    # owner -> {{digest, kind, name, meta, size, stamp}, ...} in no order (one consistent read)
+    "owned": """
+local entries = {}
+for _, digest in ipairs(redis.call('SMEMBERS', owner_key(ARGV[2]))) do
+  local fields = redis.call('HMGET', blob_key(digest), 'kind', 'name', 'meta', 'size')
+  if fields[1] then
+    local used = redis.call('ZSCORE', lru, digest) or '0'
+    entries[#entries + 1] = {digest, fields[1], fields[2], fields[3], fields[4], used}
+  end
+end
+return entries
+""",
+}
+
+
+class RedisStore:
+    """The store on a Redis server, shared by every app process, on any machine, that names the
+    same server, database and ``prefix``. Thread-safe (redis-py's client keeps a pool of
+    connections). Nothing connects before the first call; after a fork, or after :meth:`close`,
+    the next call makes a new client.
+
+    The server should keep its data (``appendonly yes`` or snapshots) and must not evict keys by
+    itself (``maxmemory-policy noeviction``, the default): the store does its own eviction, and
+    keys dropped behind its back would leave its totals wrong.
+    """
+
+    def __init__(self, url: str, *, cap_bytes: int, session_quota: int, prefix: str = "bpe-explorer:"):
+        if not cap_bytes > 0 or not session_quota > 0:
+            raise ValueError("cap_bytes and session_quota must be positive")
+        self.where, self._secrets = _redis_place(url)
+        self._redis = _import_redis()
+        self.url = url  # with its password, if any: messages name ``where`` instead
+        self.prefix = prefix
+        self.cap_bytes = int(cap_bytes)
+        self.session_quota = int(session_quota)
+        self._lock = threading.Lock()  # guards making the client; the client itself is thread-safe
+        self._client: redis.Redis | None = None
+        self._scripts: dict[str, Any] = {}
+        self._pid = os.getpid()
+
+    def __repr__(self) -> str:
+        return (f"RedisStore(<Redis at {self.where}>, prefix={self.prefix!r}, cap_bytes={self.cap_bytes}, "
+                f"session_quota={self.session_quota})")
+
+    # -- the interface -------------------------------------------------------------------------
+
+    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None,
+            owner: str | None = None) -> str:
+        """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner``, evicting the
+        least recently used other blobs down to ``cap_bytes``; its SHA-256 hex. QuotaError when
+        it is larger than the store or would bring ``owner`` over ``session_quota``."""
+        data = bytes(data)
+        size = len(data)
+        if size > self.cap_bytes:
+            raise _too_large(size, self.cap_bytes)
+        digest = hashlib.sha256(data).hexdigest()
+        meta_json = json.dumps(dict(meta or {}), sort_keys=True, ensure_ascii=False)
+        kept, claimed = self._script(
+            "put", digest, kind, name, meta_json, size, data, owner or "", "0" if owner is None else "1",
+            self.cap_bytes, self.session_quota,
+        )
+        if not kept:
+            raise _over_quota(size, int(claimed), self.session_quota)
+        return digest
+
+    def get(self, digest: str) -> Blob | None:
+        """The blob stored under ``digest``, now the most recently used; None when it is not
+        stored or ``digest`` is no SHA-256 hex."""
+        if not _is_digest(digest):
+            return None
+        fields = self._script("get", digest)
+        if fields is None:
+            return None
+        kind, name, meta, size, data = fields
+        return Blob(digest, _text(kind), _text(name), _load_meta(_text(meta)), bytes(data), int(size))
+
+    def has(self, digest: str) -> bool:
+        """Whether ``digest`` is stored (reads no data, touches nothing)."""
+        if not _is_digest(digest):
+            return False
+        return self._call(lambda client, _: client.exists(f"{self.prefix}blob:{digest}") == 1)
+
+    def touch(self, digest: str) -> bool:
+        """Make ``digest`` the most recently used; False when it is not stored."""
+        if not _is_digest(digest):
+            return False
+        return self._script("touch", digest) == 1
+
+    def evict(self, *, to_bytes: int | None = None) -> int:
+        """Remove least recently used blobs until the total is at most ``to_bytes`` (default:
+        ``cap_bytes``); the number removed."""
+        limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
+        return int(self._script("evict", limit))
+
+    def forget(self, owner: str) -> int:
+        """Drop everything ``owner`` claims, deleting the blobs no other owner claims; how many
+        were deleted."""
+        return int(self._script("forget", owner))
+
+    def owned(self, owner: str) -> list[Entry]:
+        """What ``owner`` claims, most recently used first."""
+        rows = self._script("owned", owner)
+        # Stamps are integers below 2**53, so their float form orders them exactly.
+        rows.sort(key=lambda row: (-float(row[5]), row[0]))
+        return [Entry(_text(digest), _text(kind), _text(name), _load_meta(_text(meta)), int(size))
+                for digest, kind, name, meta, size, _ in rows]
+
+    def total_bytes(self) -> int:
+        """The bytes of all stored blobs."""
+        return int(self._call(lambda client, _: client.get(f"{self.prefix}total")) or 0)
+
+    def take_notice(self) -> str | None:
+        """Always None: a Redis server has no file to find damaged (a link to a blob it lost
+        says the file is gone, as for an evicted one)."""
+        return None
+
+    def close(self) -> None:
+        """Close the client's connections (the next call makes a new client)."""
+        with self._lock:
+            client, self._client, self._scripts = self._client, None, {}
+            if client is not None and self._pid == os.getpid():
+                with contextlib.suppress(self._redis.RedisError, OSError):
+                    client.close()
+
+    # -- the client ----------------------------------------------------------------------------
+
+    def _connection(self) -> tuple[redis.Redis, dict[str, Any]]:
+        """The client and its scripts, made on first use, after :meth:`close` and in a forked
+        child (which must not share its parent's sockets)."""
+        with self._lock:
+            if self._pid != os.getpid():
+                self._client, self._scripts, self._pid = None, {}, os.getpid()
+            if self._client is None:
+                self._client = self._new_client()
+                self._scripts = {name: self._client.register_script(_LUA_COMMON + body)
+                                 for name, body in _LUA_SCRIPTS.items()}
+            return self._client, self._scripts
+
+    def _new_client(self) -> redis.Redis:
+        """A client for the URL (connecting later, on its first command); options given in the
+        URL's query (``?socket_timeout=...``) win over the defaults here."""
+        retry = self._redis.retry.Retry(
+            self._redis.backoff.ExponentialWithJitterBackoff(base=0.05, cap=0.5), _REDIS_RETRIES)
+        try:
+            return self._redis.Redis.from_url(
+                self.url, socket_connect_timeout=_REDIS_CONNECT_TIMEOUT_S, socket_timeout=_REDIS_TIMEOUT_S,
+                retry=retry)
+        except ValueError as err:
+            raise StoreError(f"The Redis URL of the app's store is malformed ({_scrub(str(err), self._secrets)}).") from err
+
+    def _call(self, op: Callable[[redis.Redis, dict[str, Any]], T]) -> T:
+        """``op`` on the client and its scripts; any redis error leaves as a StoreError."""
+        client, scripts = self._connection()
+        try:
+            return op(client, scripts)
+        except self._redis.RedisError as err:
+            failure = _redis_failure(err, self._redis.exceptions, where=self.where, secrets=self._secrets)
+            _log.warning("store %s: %s", self.where, failure)
+            raise failure from err
+
+    def _script(self, name: str, *args: object) -> Any:
+        """Run the Lua script ``name`` (one atomic step on the server) with ``args`` after the
+        prefix; redis-py sends its SHA and the script itself only when the server lacks it."""
+        return self._call(lambda client, scripts: scripts[name](keys=[], args=[self.prefix, *args], client=client))
+
+
+def _import_redis() -> Any:
+    """The redis library, imported only when a Redis store is made (the engine runs without it)."""
+    try:
+        import redis
+        import redis.backoff
+        import redis.retry
+    except ImportError as err:
+        raise StoreError("The Redis store needs the redis library (pip install -r requirements.txt).") from err
+    return redis
+
+
+def _redis_place(url: str) -> tuple[str, tuple[str, ...]]:
+    """Where a Redis URL points, fit for a message (``host:port`` or a socket's path, never a
+    password), and the secrets it holds (to keep out of messages).
+
+    >>> _redis_place("redis://app:s%40fe@cache.example:6380/2?password=other")
+    ('cache.example:6380', ('s@fe', 's%40fe', 'other'))
+    >>> _redis_place("unix:///run/redis/redis.sock")
+    ('/run/redis/redis.sock', ())
+    """
+    if not url.startswith(_REDIS_SCHEMES):
+        raise StoreError(f"The app's store was given a URL that is not a Redis one; use {_REDIS_URL_FORMS}.")
+    parts = urlsplit(url)
+    raw = parts.password or ""
+    secrets = [unquote(raw), raw] if raw else []
+    secrets += [value for key, value in _query_pairs(parts.query) if key == "password" and value]
+    secrets = tuple(dict.fromkeys(secrets))
+    if parts.scheme == "unix":
+        return unquote(parts.path) or "(no socket path)", secrets
+    try:
+        port = parts.port or 6379
+    except ValueError as err:
+        raise StoreError(f"The Redis URL of the app's store has a bad port ({_scrub(str(err), secrets)}).") from err
+    return f"{parts.hostname or 'localhost'}:{port}", secrets
+
+
+def _query_pairs(query: str) -> list[tuple[str, str]]:
+    """A URL query's ``key=value`` pairs, values unquoted as redis-py reads them."""
+    pairs = []
+    for item in query.split("&"):
+        key, _, value = item.partition("=")
+        pairs.append((unquote(key), unquote(value.replace("+", " "))))
+    return pairs
+
+
+def _scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` with every secret (a password) replaced by ``***``.
+
+    >>> _scrub("AUTH app pa%24%24 (pa$$) refused", ("pa$$", "pa%24%24"))
+    'AUTH app *** (***) refused'
+    """
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _text(raw: bytes | str) -> str:
+    """A field as text (redis-py gives bytes; a stored name is UTF-8)."""
+    return raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+
+
+def _redis_failure(err: Exception, exceptions: Any, *, where: str, secrets: tuple[str, ...]) -> StoreError:
+    """The StoreError, one sentence fit for a page, for a redis error."""
+    detail = _SCRIPT_PLACE.sub("", _scrub(" ".join(str(err).split()) or type(err).__name__, secrets))
+    if len(detail) > _DETAIL_CHARS:
+        detail = detail[: _DETAIL_CHARS - 1] + "…"
+    detail = detail.rstrip(".")
+    store = f"The app's store (Redis at {where})"
+    if isinstance(err, exceptions.AuthenticationError):
+        return StoreError(f"{store} refused the app's user or password ({detail}); check BPE_EXPLORER_STORE.")
+    if isinstance(err, (exceptions.ConnectionError, exceptions.TimeoutError)):
+        return StoreError(f"{store} cannot be reached ({detail}); try again.")
+    if isinstance(err, exceptions.ReadOnlyError) or "READONLY" in detail:
+        return StoreError(f"{store} cannot be written (the server is a read-only replica).")
+    if isinstance(err, exceptions.OutOfMemoryError) or "OOM command not allowed" in detail:
+        return StoreError(f"{store} is out of memory; nothing more can be kept until space is freed.")
+    return StoreError(f"{store} failed ({detail}); try again.")
+
+
 # -- the process's store -------------------------------------------------------------------------
 
 
@@ -625,21 +1004,38 @@ def _env_mib(name: str, default: float) -> int:
     return int(value * 2**20)
 
 
-_default: SqliteStore | None = None
+_STORE_CHOICES = (
+    "BPE_EXPLORER_STORE must be unset, empty or 'sqlite' (the SQLite store in the data folder), "
+    f"or a Redis server's URL: {_REDIS_URL_FORMS}."
+)
+
+_default: Store | None = None
 _default_lock = threading.Lock()
 
 
-def default_store() -> SqliteStore:
-    """The process's store, made on first use in :func:`data_dir`, holding at most
-    ``BPE_EXPLORER_STORE_MIB`` MiB (default 1024) and ``BPE_EXPLORER_SESSION_MIB`` MiB per owner
-    (default 100). Every process on the machine with the same data folder shares its file."""
+def default_store() -> Store:
+    """The process's store, made on first use, holding at most ``BPE_EXPLORER_STORE_MIB`` MiB
+    (default 1024) and ``BPE_EXPLORER_SESSION_MIB`` MiB per owner (default 100).
+
+    ``BPE_EXPLORER_STORE`` picks where: unset, empty or ``sqlite``, the SQLite file in
+    :func:`data_dir` (shared by every process on the machine with the same data folder); a
+    ``redis://``, ``rediss://`` or ``unix://`` URL, that Redis server (shared by every machine
+    naming it). Any other value is a StoreError saying what is accepted."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
-                _default = SqliteStore(
-                    data_dir(),
-                    cap_bytes=_env_mib("BPE_EXPLORER_STORE_MIB", DEFAULT_STORE_MIB),
-                    session_quota=_env_mib("BPE_EXPLORER_SESSION_MIB", DEFAULT_SESSION_MIB),
-                )
+                _default = _store_from_environment()
     return _default
+
+
+def _store_from_environment() -> Store:
+    """A new store as the environment asks (see :func:`default_store`)."""
+    cap_bytes = _env_mib("BPE_EXPLORER_STORE_MIB", DEFAULT_STORE_MIB)
+    session_quota = _env_mib("BPE_EXPLORER_SESSION_MIB", DEFAULT_SESSION_MIB)
+    choice = os.environ.get("BPE_EXPLORER_STORE", "").strip()
+    if choice.lower() in ("", "sqlite"):
+        return SqliteStore(data_dir(), cap_bytes=cap_bytes, session_quota=session_quota)
+    if choice.startswith(_REDIS_SCHEMES):
+        return RedisStore(choice, cap_bytes=cap_bytes, session_quota=session_quota)
+    raise StoreError(_STORE_CHOICES)

@@ -29,8 +29,10 @@ def read_sample(name: str) -> str:
 def private_data_dir(tmp_path_factory):
     """The app's data folder (its store) for the whole session: a fresh temporary folder, set in
     the environment so that AppTest runs and app servers started as subprocesses inherit it and
-    never touch the user's own data folder."""
+    never touch the user's own data folder. A ``BPE_EXPLORER_STORE`` of the user's (their class's
+    Redis server) is set aside for the session too: the store is SQLite in that folder."""
     old = os.environ.get("BPE_EXPLORER_DATA")
+    old_store = os.environ.pop("BPE_EXPLORER_STORE", None)
     folder = tmp_path_factory.mktemp("bpe-explorer-data")
     os.environ["BPE_EXPLORER_DATA"] = str(folder)
     yield folder
@@ -38,6 +40,8 @@ def private_data_dir(tmp_path_factory):
         os.environ.pop("BPE_EXPLORER_DATA", None)
     else:
         os.environ["BPE_EXPLORER_DATA"] = old
+    if old_store is not None:
+        os.environ["BPE_EXPLORER_STORE"] = old_store
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,9 @@
 """The store (explorer.store): files kept by content hash across sessions, processes and
-restarts, bounded in size, per owner, and recreated when its file is damaged or deleted."""
+restarts, bounded in size, per owner, and recreated when its file is damaged or deleted.
+
+The behaviour both backends share runs on each (the ``store`` and ``backend`` fixtures: SQLite in
+a fresh folder, Redis on this module's redis-server, emptied before each test); what only SQLite
+has (a damaged file, the data folder) runs on SQLite alone."""
 
 from __future__ import annotations
 
@@ -7,12 +11,17 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import traceback
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
+from redisserver import redis_server, require_redis
 
 from explorer import store as store_module
 from explorer.errors import ExplorerError
@@ -22,6 +31,7 @@ from explorer.store import (
     RECREATED_NOTICE,
     Blob,
     QuotaError,
+    RedisStore,
     SqliteStore,
     Store,
     StoreError,
@@ -30,10 +40,71 @@ from explorer.store import (
 )
 
 KIB = 1024
+REDIS_PREFIX = "bpe-explorer-test:"
+
+
+def open_store(backend: str, place: str, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB) -> Store:
+    """A store of ``backend`` ("sqlite" or "redis") on ``place`` (a folder or a Redis URL); a
+    module-level function so that spawned processes open the same store."""
+    if backend == "sqlite":
+        return SqliteStore(place, cap_bytes=cap_bytes, session_quota=session_quota)
+    return RedisStore(place, cap_bytes=cap_bytes, session_quota=session_quota, prefix=REDIS_PREFIX)
+
+
+class Backend(NamedTuple):
+    """Where a test's store lives: a backend and its place (a folder, or a Redis URL)."""
+
+    name: str
+    place: str
+
+    def open(self, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB) -> Store:
+        return open_store(self.name, self.place, cap_bytes=cap_bytes, session_quota=session_quota)
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    """One redis-server for the whole module (skipped without Debian's redis-server, but in CI)."""
+    with redis_server(require_redis()) as url:
+        yield url
+
+
+def flush_redis(url: str) -> None:
+    """Empty the server's database, so that each test starts from an empty store."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        client.flushdb()
+    finally:
+        client.close()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def backend(request, tmp_path) -> Backend:
+    """Each shared test runs once per backend, each time on an empty store."""
+    if request.param == "sqlite":
+        return Backend("sqlite", str(tmp_path / "data"))
+    url = request.getfixturevalue("redis_url")
+    flush_redis(url)
+    return Backend("redis", url)
 
 
 @pytest.fixture
-def store(tmp_path):
+def redis_backend(redis_url) -> Backend:
+    """The module's Redis server, emptied, for the tests of what only Redis has."""
+    flush_redis(redis_url)
+    return Backend("redis", redis_url)
+
+
+@pytest.fixture
+def store(backend):
+    opened = backend.open()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path):
     opened = SqliteStore(tmp_path / "data", cap_bytes=10 * KIB, session_quota=4 * KIB)
     yield opened
     opened.close()
@@ -73,14 +144,14 @@ def test_an_unknown_or_malformed_digest_is_none_not_an_error(store):
         assert not store.has(digest) and not store.touch(digest)
 
 
-def test_a_second_store_on_the_same_folder_sees_the_blobs(store, tmp_path):
+def test_a_second_store_on_the_same_place_sees_the_blobs(store, backend):
     digest = store.put(b"shared", kind="text", name="t")
-    other = SqliteStore(tmp_path / "data", cap_bytes=10 * KIB, session_quota=4 * KIB)
+    other = backend.open()
     try:
         assert other.get(digest).data == b"shared"
     finally:
         other.close()
-    store.close()  # closed, then used again: it opens the file again
+    store.close()  # closed, then used again: it opens the file (connects) again
     assert store.get(digest).name == "t"
 
 
@@ -129,11 +200,27 @@ def test_an_owner_over_its_quota_gets_a_quota_error_saying_so(store):
     assert store.has(again)
     with pytest.raises(QuotaError) as caught:
         store.put(blob_of(4), kind="corpus", owner="b:alice")
-    assert str(caught.value).startswith("Keeping this file (0.0 MiB) would bring your files on the server to 0.0 MiB")
+    assert str(caught.value) == (
+        "Keeping this file (0.0 MiB) would bring your files on the server to 0.0 MiB, "
+        "over the 0.0 MiB each user may keep; forget some uploads first.")
     assert isinstance(caught.value, StoreError) and isinstance(caught.value, ExplorerError)
     assert not store.has(hashlib.sha256(blob_of(4)).hexdigest())  # nothing kept
     assert store.put(blob_of(4), kind="corpus", owner="b:bob")  # another owner has room
     assert store.put(blob_of(5), kind="corpus")  # so has nobody in particular (the CLI)
+
+
+def test_the_quota_error_counts_what_the_owner_already_keeps(backend):
+    store = backend.open(cap_bytes=8 * 2**20, session_quota=2 * 2**20)
+    try:
+        store.put(blob_of(1, 3 * 2**19), kind="corpus", owner="b:alice")  # 1.5 MiB of her 2
+        store.put(blob_of(2, 2**19), kind="corpus", owner="b:bob")  # someone else's: not counted
+        with pytest.raises(QuotaError, match=r"^Keeping this file \(1\.0 MiB\) would bring your files on the "
+                                             r"server to 2\.5 MiB, over the 2\.0 MiB each user may keep"):
+            store.put(blob_of(3, 2**20), kind="corpus", owner="b:alice")
+        store.put(blob_of(2, 2**19), kind="corpus", owner="b:alice")  # exactly her 2 MiB: allowed
+        assert sum(entry.size for entry in store.owned("b:alice")) == 2 * 2**20
+    finally:
+        store.close()
 
 
 def test_forget_removes_only_what_no_other_owner_claims(store):
@@ -159,9 +246,9 @@ def test_an_evicted_blob_is_no_longer_anyones(store):
     assert store.forget("b:bob") == 1 and not store.has(first)
 
 
-def test_threads_sharing_one_store_object(tmp_path):
+def test_threads_sharing_one_store_object(backend):
     """Streamlit runs each session in its own thread, all on the process's one store."""
-    store = SqliteStore(tmp_path, cap_bytes=2**30, session_quota=2**30)
+    store = backend.open(cap_bytes=2**30, session_quota=2**30)
     errors: list[BaseException] = []
 
     def session(worker: int) -> None:
@@ -187,10 +274,10 @@ def test_threads_sharing_one_store_object(tmp_path):
 # -- several processes ------------------------------------------------------------------------------
 
 
-def _hammer(folder: str, worker: int, rounds: int, start, results) -> None:
+def _hammer(backend: str, place: str, worker: int, rounds: int, start, results) -> None:
     """One process's share of the concurrent test: put and read the same blobs as the others."""
     try:
-        store = SqliteStore(folder, cap_bytes=2**30, session_quota=2**30)
+        store = open_store(backend, place, cap_bytes=2**30, session_quota=2**30)
         start.wait(timeout=60)
         for i in range(rounds):
             n = (i * 7 + worker) % 25
@@ -206,17 +293,24 @@ def _hammer(folder: str, worker: int, rounds: int, start, results) -> None:
         results.put((worker, traceback.format_exc()))
 
 
-def test_two_processes_writing_and_reading_the_same_blobs_at_once(tmp_path):
+def run_processes(target, backend: Backend, *args) -> None:
+    """``target(backend, place, worker, *args, start, results)`` in two spawned processes that
+    start together; fails with a worker's traceback if one failed."""
     context = multiprocessing.get_context("spawn")
     start, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=_hammer, args=(str(tmp_path), w, 300, start, results)) for w in range(2)]
+    workers = [context.Process(target=target, args=(backend.name, backend.place, w, *args, start, results))
+               for w in range(2)]
     for process in workers:
         process.start()
     reports = dict(results.get(timeout=240) for _ in workers)
     for process in workers:
         process.join(timeout=60)
     assert reports == {0: None, 1: None}
-    store = SqliteStore(tmp_path, cap_bytes=2**30, session_quota=2**30)
+
+
+def test_two_processes_writing_and_reading_the_same_blobs_at_once(backend):
+    run_processes(_hammer, backend, 300)
+    store = backend.open(cap_bytes=2**30, session_quota=2**30)
     try:
         for n in range(25):
             blob = store.get(hashlib.sha256(blob_of(n, 3000 + n)).hexdigest())
@@ -225,6 +319,67 @@ def test_two_processes_writing_and_reading_the_same_blobs_at_once(tmp_path):
         assert store.take_notice() is None
     finally:
         store.close()
+
+
+CROWD_CAP = 40 * KIB
+CROWD_BLOBS = 60
+
+
+def crowd_blob(n: int) -> bytes:
+    return blob_of(n, KIB + 37 * n)
+
+
+def _crowd(backend: str, place: str, worker: int, rounds: int, start, results) -> None:
+    """One process putting, evicting and forgetting in a store far too small for all it puts."""
+    try:
+        store = open_store(backend, place, cap_bytes=CROWD_CAP, session_quota=2**30)
+        start.wait(timeout=60)
+        for i in range(rounds):
+            store.put(crowd_blob((i * 7 + worker * 13) % CROWD_BLOBS), kind="corpus", owner=f"p{worker}")
+            if i % 17 == 16:
+                store.evict(to_bytes=CROWD_CAP // 2)
+            if i % 41 == 40:
+                store.forget(f"p{worker}")
+        store.close()
+        results.put((worker, None))
+    except BaseException:  # noqa: BLE001 - reported to the parent
+        results.put((worker, traceback.format_exc()))
+
+
+def test_two_processes_evicting_at_once_keep_the_total_exact(backend):
+    run_processes(_crowd, backend, 400)
+    store = backend.open(cap_bytes=CROWD_CAP, session_quota=2**30)
+    try:
+        digests = {hashlib.sha256(crowd_blob(n)).hexdigest(): len(crowd_blob(n)) for n in range(CROWD_BLOBS)}
+        kept = {digest for digest in digests if store.has(digest)}
+        assert kept, "the workers left nothing: the test proves nothing"
+        assert store.total_bytes() == sum(digests[d] for d in kept) <= CROWD_CAP
+        for owner in ("p0", "p1"):  # no claim outlives its blob
+            assert {entry.digest for entry in store.owned(owner)} <= kept
+        assert store.evict(to_bytes=0) == len(kept) and store.total_bytes() == 0
+    finally:
+        store.close()
+
+
+def _in_a_forked_child(store: Store, digest: str, results) -> None:
+    try:
+        results.put((store.get(digest).data, store.put(b"from the child", kind="text"), None))
+    except BaseException:  # noqa: BLE001 - reported to the parent
+        results.put((None, None, traceback.format_exc()))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")
+def test_a_forked_child_uses_the_store_it_inherited_and_so_does_the_parent(store):
+    digest = store.put(b"from the parent", kind="text")  # the parent has connected
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    child = context.Process(target=_in_a_forked_child, args=(store, digest, results))
+    child.start()
+    data, from_child, failure = results.get(timeout=60)
+    child.join(timeout=60)
+    assert failure is None and data == b"from the parent"
+    assert store.get(from_child).data == b"from the child"
+    assert store.total_bytes() == len(b"from the parent") + len(b"from the child")
 
 
 # -- a damaged or deleted file ------------------------------------------------------------------------
@@ -240,11 +395,11 @@ def assert_recreated_and_working(store: SqliteStore, lost: str) -> None:
     assert store.path.read_bytes()[:16] == b"SQLite format 3\x00"
 
 
-def test_a_file_overwritten_with_junk_while_open_is_recreated_with_a_notice(store):
-    lost = store.put(b"kept before", kind="corpus")
-    store.path.write_bytes(b"junk " * 2000)
-    assert_recreated_and_working(store, lost)
-    assert (store.folder / "store.sqlite3.corrupt-1").read_bytes() == b"junk " * 2000
+def test_a_file_overwritten_with_junk_while_open_is_recreated_with_a_notice(sqlite_store):
+    lost = sqlite_store.put(b"kept before", kind="corpus")
+    sqlite_store.path.write_bytes(b"junk " * 2000)
+    assert_recreated_and_working(sqlite_store, lost)
+    assert (sqlite_store.folder / "store.sqlite3.corrupt-1").read_bytes() == b"junk " * 2000
 
 
 def test_a_junk_file_found_at_opening_is_moved_aside_and_recreated(tmp_path):
@@ -272,37 +427,183 @@ def test_a_file_damaged_inside_with_a_sound_header_is_recreated_too(tmp_path):
         store.close()
 
 
-def test_a_file_deleted_while_open_is_recreated_with_a_notice(store):
-    lost = store.put(b"kept before", kind="corpus")
-    os.remove(store.path)
-    assert_recreated_and_working(store, lost)
+def test_a_file_deleted_while_open_is_recreated_with_a_notice(sqlite_store):
+    lost = sqlite_store.put(b"kept before", kind="corpus")
+    os.remove(sqlite_store.path)
+    assert_recreated_and_working(sqlite_store, lost)
 
 
-def test_take_notice_notices_a_deleted_file_by_itself(store):
-    store.put(b"kept before", kind="corpus")
-    assert store.take_notice() is None
-    os.remove(store.path)
-    assert store.take_notice() == RECREATED_NOTICE
-    assert store.total_bytes() == 0
+def test_take_notice_notices_a_deleted_file_by_itself(sqlite_store):
+    sqlite_store.put(b"kept before", kind="corpus")
+    assert sqlite_store.take_notice() is None
+    os.remove(sqlite_store.path)
+    assert sqlite_store.take_notice() == RECREATED_NOTICE
+    assert sqlite_store.total_bytes() == 0
 
 
-def test_a_file_replaced_by_another_database_is_noticed(store):
-    lost = store.put(b"kept before", kind="corpus")
-    replacement = store.folder / "other.sqlite3"
+def test_a_file_replaced_by_another_database_is_noticed(sqlite_store):
+    lost = sqlite_store.put(b"kept before", kind="corpus")
+    replacement = sqlite_store.folder / "other.sqlite3"
     sqlite3.connect(replacement).close()
-    os.replace(replacement, store.path)
-    assert_recreated_and_working(store, lost)
+    os.replace(replacement, sqlite_store.path)
+    assert_recreated_and_working(sqlite_store, lost)
 
 
-def test_sqlite_errors_reach_callers_as_one_sentence_store_errors(store, monkeypatch):
-    store.put(b"x", kind="text")
+def test_sqlite_errors_reach_callers_as_one_sentence_store_errors(sqlite_store, monkeypatch):
+    sqlite_store.put(b"x", kind="text")
 
     def busy(conn, digest):
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(store_module, "_touch", busy)
     with pytest.raises(StoreError, match=r"^The app's store (is busy|failed)"):
-        store.touch("0" * 64)
+        sqlite_store.touch("0" * 64)
+
+
+# -- Redis: its keys, its errors --------------------------------------------------------------------
+
+
+def redis_url_with(url: str, *, credentials: str = "", port: int | None = None) -> str:
+    """``url`` (``redis://127.0.0.1:PORT/0``) with ``credentials`` (``user:password``) or another port."""
+    host_port, _, db = url.removeprefix("redis://").partition("/")
+    host, _, old_port = host_port.partition(":")
+    userinfo = f"{credentials}@" if credentials else ""
+    return f"redis://{userinfo}{host}:{port or old_port}/{db}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+STORE_CALLS = {
+    "put": lambda store: store.put(b"x", kind="text", owner="b:alice"),
+    "get": lambda store: store.get("0" * 64),
+    "has": lambda store: store.has("0" * 64),
+    "touch": lambda store: store.touch("0" * 64),
+    "evict": lambda store: store.evict(),
+    "forget": lambda store: store.forget("b:alice"),
+    "owned": lambda store: store.owned("b:alice"),
+    "total_bytes": lambda store: store.total_bytes(),
+}
+
+
+def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str, secret: str | None = None) -> None:
+    """A StoreError (not a redis exception) of one line starting ``starts``, without ``secret``."""
+    import redis
+
+    err = caught.value
+    assert type(err) is StoreError and not isinstance(err, redis.RedisError)
+    message = str(err)
+    assert message.startswith(starts) and message.endswith(".") and "\n" not in message, message
+    assert "script:" not in message and "Traceback" not in message
+    if secret is not None:
+        assert secret not in message
+
+
+def test_an_unreachable_redis_is_a_store_error_naming_where_without_the_password(redis_url):
+    port = free_port()  # nobody listens there
+    store = RedisStore(redis_url_with(redis_url, credentials="alice:s3cret-pw", port=port),
+                       cap_bytes=10 * KIB, session_quota=4 * KIB)  # connects to nothing yet
+    assert "s3cret" not in repr(store)
+    for name, call in STORE_CALLS.items():
+        with pytest.raises(StoreError) as caught:
+            call(store)
+        assert_one_sentence_store_error(
+            caught, starts=f"The app's store (Redis at 127.0.0.1:{port}) cannot be reached (", secret="s3cret")
+        assert str(caught.value).endswith("; try again."), name
+    assert store.take_notice() is None
+    store.close()
+
+
+def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend, monkeypatch):
+    """Redis does not echo passwords, but a proxy or a later client version might: the store
+    keeps them out of its sentences whatever the error says."""
+    import redis
+
+    def failing(self, *keys):
+        raise redis.exceptions.ConnectionError("could not use redis://teacher:pa%24%24word@127.0.0.1 (pa$$word)")
+
+    monkeypatch.setattr(redis.Redis, "exists", failing)
+    store = RedisStore(redis_url_with(redis_backend.place, credentials="teacher:pa%24%24word"),
+                       cap_bytes=KIB, session_quota=KIB)
+    with pytest.raises(StoreError) as caught:
+        store.has("0" * 64)
+    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="pa$$word")
+    assert "pa%24%24word" not in str(caught.value) and "teacher:***@" in str(caught.value)
+    store.close()
+
+
+def test_a_wrong_password_is_a_store_error_without_the_password(redis_url):
+    import redis
+
+    admin = redis.Redis.from_url(redis_url)
+    admin.acl_setuser("teacher", enabled=True, passwords=["+right-pw"], keys=["*"], commands=["+@all"])
+    admin.close()
+    store = RedisStore(redis_url_with(redis_url, credentials="teacher:wrong-pw"), cap_bytes=KIB, session_quota=KIB)
+    with pytest.raises(StoreError) as caught:
+        store.put(b"x", kind="text")
+    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="wrong-pw")
+    assert "refused the app's user or password" in str(caught.value)
+    store.close()
+    allowed = RedisStore(redis_url_with(redis_url, credentials="teacher:right-pw"), cap_bytes=KIB, session_quota=KIB)
+    assert allowed.get(allowed.put(b"x", kind="text")).data == b"x"
+    allowed.close()
+
+
+def test_an_error_reply_from_redis_is_a_store_error(redis_backend):
+    import redis
+
+    store = redis_backend.open()
+    client = redis.Redis.from_url(redis_backend.place)
+    client.hset(f"{REDIS_PREFIX}lru", "not", "a sorted set")  # a key of the wrong type
+    client.close()
+    with pytest.raises(StoreError) as caught:
+        store.put(b"x", kind="text")
+    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:")
+    assert "WRONGTYPE" in str(caught.value)
+    store.close()
+
+
+def test_redis_keys_stay_under_the_prefix_and_prefixes_do_not_meet(redis_backend):
+    import redis
+
+    store = redis_backend.open()
+    digest = store.put(b"mine", kind="text", owner="b:alice")
+    client = redis.Redis.from_url(redis_backend.place)
+    keys = sorted(key.decode() for key in client.keys("*"))
+    client.close()
+    assert keys and all(key.startswith(REDIS_PREFIX) for key in keys), keys
+    other = RedisStore(redis_backend.place, cap_bytes=10 * KIB, session_quota=4 * KIB, prefix="another-class:")
+    try:
+        assert not other.has(digest) and other.total_bytes() == 0 and other.owned("b:alice") == []
+        assert other.forget("b:alice") == 0 and store.has(digest)
+    finally:
+        other.close()
+        store.close()
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:port/0", "redis://127.0.0.1:99999/0"])
+def test_a_malformed_redis_url_is_a_store_error(url):
+    with pytest.raises(StoreError, match=r"^The Redis URL of the app's store has a bad port"):
+        RedisStore(url, cap_bytes=KIB, session_quota=KIB)
+
+
+def test_the_engine_imports_and_keeps_its_sqlite_store_without_redis(tmp_path):
+    code = (
+        "import sys; sys.modules['redis'] = None\n"  # as if redis were not installed
+        "import explorer, explorer.store as s\n"
+        "store = s.default_store(); print(type(store).__name__, store.get(store.put(b'x', kind='t')).data)\n"
+        "try:\n    s.RedisStore('redis://127.0.0.1:6379/0', cap_bytes=1, session_quota=1)\n"
+        "except s.StoreError as err:\n    print(err)\n"
+    )
+    env = {**os.environ, "BPE_EXPLORER_DATA": str(tmp_path), "PYTHONPATH": str(Path(store_module.__file__).parents[1])}
+    env.pop("BPE_EXPLORER_STORE", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "SqliteStore b'x'", "The Redis store needs the redis library (pip install -r requirements.txt)."]
 
 
 # -- where, and how big ---------------------------------------------------------------------------------
@@ -338,6 +639,7 @@ def fresh_default(monkeypatch, tmp_path):
     """default_store() made anew (and closed after), in a temporary data folder."""
     monkeypatch.setattr(store_module, "_default", None)
     monkeypatch.setenv("BPE_EXPLORER_DATA", str(tmp_path))
+    monkeypatch.delenv("BPE_EXPLORER_STORE", raising=False)
     yield
     if store_module._default is not None:
         store_module._default.close()
@@ -367,3 +669,38 @@ def test_the_engine_module_imports_no_ui_library():
     source = Path(store_module.__file__).read_text(encoding="utf-8")
     for library in ("streamlit", "pandas", "altair"):
         assert f"import {library}" not in source and f"from {library}" not in source
+
+
+@pytest.mark.parametrize("choice", [None, "", "  ", "sqlite", "SQLite"])
+def test_default_store_is_sqlite_in_the_data_folder_unless_told_otherwise(fresh_default, monkeypatch, tmp_path, choice):
+    if choice is not None:
+        monkeypatch.setenv("BPE_EXPLORER_STORE", choice)
+    made = default_store()
+    assert type(made) is SqliteStore and made.folder == tmp_path
+
+
+def test_default_store_is_redis_for_a_redis_url(fresh_default, monkeypatch, redis_url):
+    flush_redis(redis_url)
+    monkeypatch.setenv("BPE_EXPLORER_STORE", redis_url)
+    monkeypatch.setenv("BPE_EXPLORER_STORE_MIB", "2")
+    made = default_store()
+    assert type(made) is RedisStore and made is default_store() and isinstance(made, Store)
+    assert (made.cap_bytes, made.session_quota, made.prefix) == (2 * 2**20, DEFAULT_SESSION_MIB * 2**20, "bpe-explorer:")
+    digest = made.put(b"for the class", kind="text", owner="b:alice")
+    elsewhere = RedisStore(redis_url, cap_bytes=KIB, session_quota=KIB)  # another machine, the same server
+    try:
+        assert elsewhere.get(digest).data == b"for the class"
+    finally:
+        elsewhere.close()
+
+
+@pytest.mark.parametrize("bad", ["redis", "mysql://root:hunter2@127.0.0.1/store", "http://127.0.0.1:6379",
+                                 "./class-data", "REDIS://127.0.0.1:6379/0"])
+def test_default_store_refuses_any_other_choice_saying_what_it_accepts(fresh_default, monkeypatch, bad):
+    monkeypatch.setenv("BPE_EXPLORER_STORE", bad)
+    with pytest.raises(StoreError) as caught:
+        default_store()
+    assert str(caught.value) == (
+        "BPE_EXPLORER_STORE must be unset, empty or 'sqlite' (the SQLite store in the data folder), or a Redis "
+        "server's URL: redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock.")
+    assert store_module._default is None

@@ -20,7 +20,7 @@ import secrets
 import streamlit as st
 
 from ..errors import ExplorerError
-from ..store import Blob, SqliteStore, default_store
+from ..store import Blob, Store, default_store
 
 __all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest"]
 
@@ -38,8 +38,9 @@ def is_digest(text: str) -> bool:
     return bool(_DIGEST.fullmatch(text))
 
 
-def store() -> SqliteStore:
-    """The process's store (one per process; every process on the machine shares its file)."""
+def store() -> Store:
+    """The process's store (one per process): SQLite, shared by every process on the machine, or
+    Redis, shared by every machine naming the server (``BPE_EXPLORER_STORE``)."""
     return default_store()
 
 
