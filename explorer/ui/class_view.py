@@ -208,7 +208,8 @@ def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
 
 _CSS = """
 <style>
-.cls-code {font-size: 3.2rem; font-weight: 800; letter-spacing: .25em; line-height: 1.1; margin: 0;}
+div.cls-code {font-size: 3.4rem; font-weight: 800; letter-spacing: .2em; line-height: 1.1; margin: 0;
+              font-family: "Source Code Pro", monospace;}
 .cls-tally {margin: .3rem 0 .6rem 0;}
 .cls-count {font-size: 1.05rem; margin-bottom: .3rem;}
 .cls-bar-row {display: grid; grid-template-columns: minmax(9rem, 16rem) 1fr 2.5rem; gap: .5rem; align-items: center;
@@ -419,7 +420,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     code = room.code
     head, qr = st.columns([5, 2], vertical_alignment="top")
     with head:
-        st.markdown(f'<p class="cls-code">{html.escape(code)}</p>', unsafe_allow_html=True)
+        st.html(f'<div class="cls-code" aria-label="room code">{html.escape(code)}</div>')
         st.caption(render.md_text(f"Join at {join_url(code)} with the code {code}. "
                                   "Keep this page's address to yourself: it holds the room's teacher key."))
         _show_error()

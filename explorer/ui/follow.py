@@ -1,14 +1,19 @@
 """Follow a room without rerunning: a script in the page asks the server for the room's counters
-every half second, and reruns the fragment it sits in only when the number it watches moved.
+and reruns the fragment it sits in only when the number it watches moved.
 
 Why not a timed fragment: a fragment that reruns on a timer redraws all its elements on every
 tick (what a run does not draw again is removed), ~20 ms of the server's interpreter per student
-per tick: thirty idle students would take most of a core. Here an idle student costs one small
-HTTP request (``/room-rev``, a single read of the store) per tick, and the fragment reruns only
-when the teacher steps (``rev``) or, on the teacher's screen, when someone joins or answers
-(``tally``).
+per tick: thirty idle students would take most of a core. Here the page's script long-polls
+``/room-rev``: the server answers at once when the number differs from the one the page has, and
+otherwise holds the request until it moves (or ``LONG_POLL_S`` pass). The waiting requests cost
+nothing but a slot on the server's event loop; one task per process reads the counters of the
+rooms being waited on every ``CHECK_S`` and answers the requests whose number moved. So a
+teacher's step reaches a student within about ``CHECK_S`` plus a rerun, and an idle class costs a
+few reads a second::
 
-    GET /room-rev?code=K7QX2M[&member=<id>]   ->   {"rev": 7, "tally": 31}   or 404 {"gone": true}
+    GET /room-rev?code=K7QX2M[&member=<id>][&what=rev|tally&seen=7]
+        -> {"rev": 7, "tally": 31}        (at once, or when the watched number is no longer 7)
+        -> 404 {"gone": true}             (no such room, or it expired)
 
 A member's request also marks it present (written at most every few seconds per member).
 Where the script does not run (AppTest) the component reports nothing: a run shows the room as
@@ -17,14 +22,17 @@ it is then.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 import streamlit as st
 
-__all__ = ["watch", "POLL_MS", "ROUTE"]
+__all__ = ["watch", "Waiters", "ROUTE", "LONG_POLL_S", "CHECK_S"]
 
 ROUTE = "/room-rev"
-POLL_MS = 500
+LONG_POLL_S = 15.0  # the longest a request is held (under the proxy's 60 s server timeout)
+CHECK_S = 0.1  # how often the waited-on rooms' counters are read
 
 _JS = r"""
 export default function (component) {
@@ -34,31 +42,82 @@ export default function (component) {
   box.data = data;
   if (box.seen === undefined || box.url !== data.url) { box.seen = data.now; box.url = data.url; }
   if (data.now !== undefined && data.now !== null && data.now > box.seen) box.seen = data.now;
-  if (box.timer) return () => {};
+  if (box.running) return () => { box.stopped = true; box.running = false; clearTimeout(box.timer); };
+  box.running = true;
   box.stopped = false;
   const tick = async () => {
     if (box.stopped) return;
+    let pause = 0;
     try {
-      const r = await fetch(box.data.url, { cache: "no-store", credentials: "same-origin" });
+      const sep = box.data.url.includes("?") ? "&" : "?";
+      const r = await fetch(`${box.data.url}${sep}what=${box.data.watch}&seen=${box.seen}`,
+                            { cache: "no-store", credentials: "same-origin" });
       const j = await r.json();
       const value = r.ok ? j[box.data.watch] : -1;
-      if (value !== box.seen) { box.seen = value; box.send("rev", value); }
-    } catch (e) { /* the server restarting: ask again at the next tick */ }
-    box.timer = setTimeout(tick, box.data.every);
+      if (!r.ok) pause = 2000;
+      if (!box.stopped && value !== box.seen) { box.seen = value; box.send("rev", value); }
+    } catch (e) { pause = 1000; /* the server restarting: ask again in a moment */ }
+    box.timer = setTimeout(tick, pause);
   };
-  box.timer = setTimeout(tick, data.every);
-  return () => { box.stopped = true; clearTimeout(box.timer); box.timer = null; };
+  tick();
+  return () => { box.stopped = true; box.running = false; clearTimeout(box.timer); };
 }
 """
 
 _poller = st.components.v2.component("bpe_explorer_room_poll", js=_JS)
 
 
+class Waiters:
+    """Requests waiting for a room's counter to move, answered by one task per event loop that
+    reads the counters (``read(codes) -> {code: (rev, tally) or None}``, run in a thread) every
+    ``CHECK_S``; the task ends when nobody waits."""
+
+    def __init__(self, read: Callable[[list[str]], dict[str, tuple[int, int] | None]]):
+        self.read = read
+        self.waiting: dict[str, list[tuple[int, int, asyncio.Future]]] = {}
+        self._task: asyncio.Task | None = None
+
+    async def moved(self, code: str, what: str, seen: int, *, timeout: float = LONG_POLL_S) -> None:
+        """Return when the room's ``what`` ("rev" or "tally") is no longer ``seen``, when the
+        room is gone, or after ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        entry = (0 if what == "rev" else 1, seen, loop.create_future())
+        self.waiting.setdefault(code, []).append(entry)
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._check())
+        try:
+            await asyncio.wait_for(asyncio.shield(entry[2]), timeout)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            left = [e for e in self.waiting.get(code, []) if e is not entry]
+            if left:
+                self.waiting[code] = left
+            else:
+                self.waiting.pop(code, None)
+
+    async def _check(self) -> None:
+        from starlette.concurrency import run_in_threadpool
+
+        while self.waiting:
+            await asyncio.sleep(CHECK_S)
+            codes = list(self.waiting)
+            try:
+                now = await run_in_threadpool(self.read, codes)
+            except Exception:  # noqa: BLE001 - the store unreachable for a moment: the requests time out
+                continue
+            for code in codes:
+                revs = now.get(code)
+                for index, seen, future in self.waiting.get(code, []):
+                    if not future.done() and (revs is None or revs[index] != seen):
+                        future.set_result(None)
+
+
 def watch(code: str, *, member: str | None = None, what: str = "rev", now: int, key: str) -> None:
     """Rerun the enclosing fragment when the room's ``what`` ("rev" or "tally") differs from
     ``now`` (the value this run drew); -1 when the room is gone."""
     url = f"{ROUTE}?" + urlencode({"code": code, **({"member": member} if member else {})})
-    _poller(key=key, data={"url": url, "watch": what, "now": now, "every": POLL_MS}, default={"rev": None},
+    _poller(key=key, data={"url": url, "watch": what, "now": now}, default={"rev": None},
             on_rev_change=_ignore, height=0)
 
 

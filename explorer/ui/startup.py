@@ -106,15 +106,20 @@ async def _jobs_route(_request):
     return JSONResponse(server.pool().stats())
 
 
+_waiters: list = []
+
+
 async def _room_rev_route(request):
-    """A room's counters for the pages that follow it (``explorer.ui.follow``); 404 when gone."""
+    """A room's counters for the pages that follow it (``explorer.ui.follow``): at once, or, with
+    ``what`` and ``seen``, when the watched counter is no longer ``seen``; 404 when gone."""
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse
 
-    from . import class_view
+    from . import class_view, follow
 
-    code = request.query_params.get("code", "")[:16]
-    member = request.query_params.get("member", "")[:64]
+    query = request.query_params
+    code, member = query.get("code", "")[:16], query.get("member", "")[:64]
+    what, seen = query.get("what"), query.get("seen", "")
 
     def read() -> tuple[int, int] | None:
         revs = class_view.rooms().revs(code)
@@ -124,6 +129,12 @@ async def _room_rev_route(request):
 
     try:
         revs = await run_in_threadpool(read)
+        if revs is not None and what in ("rev", "tally") and seen.lstrip("-").isdigit() \
+                and revs[0 if what == "rev" else 1] == int(seen):
+            if not _waiters:
+                _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
+            await _waiters[0].moved(code, what, int(seen))
+            revs = await run_in_threadpool(read)
     except Exception:  # noqa: BLE001 - the store unreachable: the page asks again
         return JSONResponse({"error": "the store cannot be read"}, status_code=503)
     if revs is None:
@@ -135,7 +146,7 @@ def _routes() -> list:
     from starlette.routing import Route
 
     # /jobs: the worker pool's counts (workers, jobs waiting, workers replaced after a kill or a crash)
-    # /room-rev: a room's counters, asked twice a second by every page in the room
+    # /room-rev: a room's counters, long-polled by every page in the room (explorer.ui.follow)
     return [Route("/warm", _warm_route), Route("/jobs", _jobs_route), Route("/room-rev", _room_rev_route)]
 
 
