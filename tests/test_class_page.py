@@ -231,3 +231,15 @@ def test_a_room_on_an_uploaded_corpus_gives_students_its_merges():
     text_shown = panels_text(s)
     newest = token_text(truth.records[9].token, style_of("byte"))
     assert following_step(s) == 10 and f"→ ‘{newest}’" in unescaped(s.info[0].value), text_shown[:300]
+
+
+def test_a_question_brings_a_student_stepping_ahead_back_to_the_room():
+    t, code, _ = teacher()
+    s = student(code, "Ana")
+    s.button(key="class_own").click().run()
+    s.button(key="class_own_step10").click().run()
+    assert "on your own at step 10" in markdown(s).replace("*", "")
+    t.run().button(key="class_ask_merge").click().run()
+    s.run()
+    assert following_step(s) == 0 and s.button(key="class_own").disabled
+    assert "Hidden until the reveal" in panels_text(s)

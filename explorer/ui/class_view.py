@@ -562,13 +562,18 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         return
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
+    pending = _pending(room)
+    if pending is not None:
+        st.session_state.pop(_OWN, None)  # stepping on would show the answer: back to following
     own = st.session_state.get(_OWN)
     own_live = own[1] if own is not None and own[0] == code else None
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
         row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
                      f"teacher at step **{room.step:,}**")
-        row.button("Step ahead on my own", key="class_own", on_click=_step_ahead, args=(run, room))
+        row.button("Step ahead on my own", key="class_own", on_click=_step_ahead, args=(run, room),
+                   disabled=pending is not None, help="Your own copy of the room's training to step through; "
+                   "not while a question is open.")
     else:
         row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
                      f"**{own_live.view:,}** (the teacher is at {room.step:,})")
@@ -577,11 +582,10 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         row.button("Follow the teacher", key="class_follow", on_click=_follow_again)
     _show_error()
     live = own_live or _room_live(run, room)
-    pending = _pending(room)
     current = rooms().question(code, room.question) if room.question else None
     if current is not None:
         _student_question(room, member, current, live)
-    _panels(live, quiz=pending is not None and own_live is None, key="class_panels_s")
+    _panels(live, quiz=pending is not None, key="class_panels_s")
 
 
 def _student_question(room: Room, member: Member, question: Question, live: state.Live) -> None:
