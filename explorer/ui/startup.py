@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -129,7 +130,7 @@ async def _room_rev_route(request):
 
     try:
         revs = await run_in_threadpool(read)
-        if revs is not None and what in ("rev", "tally") and seen.lstrip("-").isdigit() \
+        if revs is not None and what in ("rev", "tally") and re.fullmatch(r"-?[0-9]{1,15}", seen) \
                 and revs[0 if what == "rev" else 1] == int(seen):
             if not _waiters:
                 _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
