@@ -1,0 +1,369 @@
+"""The Class page, live (headless Chromium, one browser, four contexts at 1280x720): a teacher
+starts a room; one student joins by typing its code in the lobby, two open its join link (one
+of them named ``<img src=x onerror=alert(1)> **bold** $x$``); the students follow three of the
+teacher's steps; a next-merge question is asked, all three answer, one changes its answer, the
+teacher's tally counts each once, the reveal marks the right option, tells each student whether
+it won, and the leaderboard gives the winners their point in the order they answered. A student
+cannot drive the room: its page has no teacher controls, and a forged teacher link (a wrong key)
+shows a message and leaves the room's step alone.
+
+No dialog opens and no script error is raised on any page; the server logs no traceback; an
+idle student's page keeps at most one request to /room-rev waiting. Screenshots of what the
+projector and a laptop show (viewport, not full page) land in test-artifacts/:
+class-teacher-1280x720.png, class-student-1280x720.png, class-teacher-1920x1080.png (after the
+reveal) and class-teacher-question-1280x720.png (the tally while the question is open).
+
+Waits: every check of what another browser did (a student following the teacher, the teacher's
+tally) retries for ``FOLLOW_S`` seconds; the pages aim at well under a second, but a test does
+not race a clock on a loaded machine."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import urllib.request
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from appserver import ARTIFACTS, CHROMIUM_ARGS, app_process, chromium_path, follow_runs, require_chromium, wait_idle
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+require_chromium()
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402  (after the skip)
+
+PROJECTOR = {"width": 1280, "height": 720}
+WIDE = {"width": 1920, "height": 1080}
+FOLLOW_S = 10.0  # seconds: what another browser did must show by then (the aim is well under 1 s)
+FIRST_S = 90.0  # seconds: the first run of a room trains its first merges (a cold, busy machine)
+HOSTILE = "<img src=x onerror=alert(1)> **bold** $x$"
+BY_CODE, OTHER = "Ada Lovelace", "Cyd"  # the student who types the code; the other one by link
+COUNT = re.compile(r"\(([\d,]+)\)\s*$")  # an option's count, "(1,234)", at the end of its label
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app on a port of its own, with a data folder (and so a room store) of its own, its
+    output kept to look for tracebacks."""
+    folder = tmp_path_factory.mktemp("class-data")
+    log_path = folder / "server.log"
+    with pytest.MonkeyPatch.context() as mp, open(log_path, "w") as log:
+        mp.setenv("BPE_EXPLORER_DATA", str(folder / "data"))
+        with app_process(log=log) as (url, _proc):
+            yield url, log_path
+
+
+class Browser:
+    """One Chromium, a context (its own cookies and session) per person, every page watched for
+    dialogs (dismissed and recorded) and script errors."""
+
+    def __init__(self, pw, url: str) -> None:
+        self.url = url
+        self.browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+
+    def page(self, who: str, context=None):
+        context = context or self.browser.new_context(viewport=dict(PROJECTOR))
+        page = context.new_page()
+        page.who = who
+        page.on("dialog", lambda d: (self.dialogs.append(f"{who}: {d.type}: {d.message}"), d.dismiss()))
+        page.on("pageerror", lambda e: self.errors.append(f"{who}: {e}"))
+        follow_runs(page)
+        page.follow_requests = set()  # the page's requests to /room-rev still waiting for an answer
+        page.on("request", lambda r: "/room-rev" in r.url and page.follow_requests.add(r))
+        page.on("requestfinished", lambda r: page.follow_requests.discard(r))
+        page.on("requestfailed", lambda r: page.follow_requests.discard(r))
+        return page
+
+    def close(self) -> None:
+        self.browser.close()
+
+
+def idle(page, *, timeout: float = FOLLOW_S, **kw) -> None:
+    wait_idle(page, timeout=timeout, **kw)
+
+
+def visible(page, what, *, timeout: float = FOLLOW_S):
+    """Wait (retrying) until ``what`` (a text, a regex or a locator) is drawn; return it."""
+    loc = page.get_by_text(what) if isinstance(what, (str, re.Pattern)) else what
+    loc = loc.filter(visible=True).first
+    expect(loc).to_be_visible(timeout=timeout * 1000)
+    return loc
+
+
+def following(step: int) -> re.Pattern:
+    return re.compile(rf"following the teacher at step {step:,}(?!\d)")
+
+
+def click(page, locator, *, until, gone=None, timeout: float = FOLLOW_S) -> None:
+    """Click once the app is idle (a click during a rerun can be lost), then wait for its effect."""
+    idle(page, settle=0)
+    locator.click()
+    idle(page, timeout=timeout, until=until, gone=gone)
+
+
+def join_by_code(page, url: str, code: str, name: str) -> None:
+    page.goto(f"{url}/Class")
+    visible(page, page.get_by_role("button", name="Start a room"), timeout=FIRST_S)
+    idle(page, timeout=FIRST_S, settle=0)
+    box = page.get_by_role("textbox", name="Room code")
+    box.fill(code.lower()[:3] + " " + code.lower()[3:])  # as a student may type it: lower case, a space
+    box.press("Enter")  # a text input commits on Enter (or blur): the Join button waits for the code
+    join = page.get_by_role("button", name="Join", exact=True)
+    expect(join).to_be_enabled(timeout=FOLLOW_S * 1000)
+    _name_and_join(page, name)
+
+
+def join_by_link(page, url: str, code: str, name: str) -> None:
+    page.goto(f"{url}/Class?room={code}")
+    visible(page, page.get_by_text(f"Room {code}", exact=True), timeout=FIRST_S)
+    idle(page, timeout=FIRST_S, settle=0)
+    assert page.get_by_role("textbox", name="Room code").count() == 0  # the link names the room
+    _name_and_join(page, name)
+
+
+def _name_and_join(page, name: str) -> None:
+    box = page.get_by_role("textbox", name="Your name")
+    box.fill(name)
+    box.press("Enter")
+    idle(page)
+    click(page, page.get_by_role("button", name="Join", exact=True), until=following(0), timeout=FIRST_S)
+    assert re.search(r"[?&]member=[^&]+", page.url), page.url
+
+
+def header(page) -> str:
+    """A student's first line: "Room CODE · you are NAME · following the teacher at step K"."""
+    return visible(page, page.get_by_text(re.compile(r"^Room \w+ · you are "))).inner_text()
+
+
+def options(page, qid: int) -> list:
+    return [page.locator(f".st-key-class_opt_{qid}_{i} button") for i in range(page.locator(
+        f'[class*="st-key-class_opt_{qid}_"] button').count())]
+
+
+def option_label(text: str) -> str:
+    """A button's label without its count: the pair as the "Your answer" line writes it."""
+    return COUNT.sub("", text).strip()
+
+
+def answer(page, qid: int, i: int) -> str:
+    """Click option ``i``; wait until the page says it is the student's answer; return its pair."""
+    button = options(page, qid)[i]
+    pair = option_label(button.inner_text())
+    click(page, button, until=page.get_by_text(re.compile("^Your answer: " + re.escape(pair) + " — ")))
+    expect(button).to_have_attribute("data-testid", re.compile("primary"), timeout=FOLLOW_S * 1000)
+    return pair
+
+
+def board_rows(page) -> list[tuple[str, int, float]]:
+    """The leaderboard as (name, points, seconds), in its order; its ranks checked to be 1, 2, ..."""
+    table = visible(page, page.locator(".cls-board"))
+    rows = []
+    for i, tr in enumerate(table.locator("tr").all()[1:], 1):
+        rank, name, points, seconds = tr.locator("td").all_inner_texts()
+        assert int(rank) == i, (rank, i)
+        rows.append((name, int(points), float(seconds.removesuffix(" s"))))
+    return rows
+
+
+def expected_standings(last_picks: list[tuple[str, int]], right: int, joined: list[str]) -> list[tuple[str, int]]:
+    """(name, points) in the leaderboard's order for one revealed next-merge question:
+    ``last_picks`` is each student's final option, in the order those final picks were made (the
+    time of the last change is the time that counts); a point to whoever picked ``right``; winners
+    first, faster first; then the others, who all have 0 points and 0 s, by name (case folded)."""
+    won = [name for name, pick in last_picks if pick == right]
+    lost = sorted((name for name in joined if name not in won), key=str.casefold)
+    return [(name, 1) for name in won] + [(name, 0) for name in lost]
+
+
+def check_board(rows: list[tuple[str, int, float]], expected: list[tuple[str, int]]) -> list[str]:
+    """What is wrong with a leaderboard's rows against the expected (name, points), in order."""
+    found = []
+    if [(n, p) for n, p, _s in rows] != expected:
+        found.append(f"leaderboard {rows} != expected {expected}")
+    winners = [s for _n, p, s in rows if p > 0]
+    if winners != sorted(winners):
+        found.append(f"winners not ordered by time: {rows}")
+    if any(s != 0 for _n, p, s in rows if p == 0):
+        found.append(f"a student without points has a time: {rows}")
+    return found
+
+
+def room_rev(url: str, code: str) -> int:
+    """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal)."""
+    with urllib.request.urlopen(f"{url}/room-rev?code={code}", timeout=10) as r:
+        return json.loads(r.read())["rev"]
+
+
+def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server):
+    url, log_path = server
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        b = Browser(pw, url)
+        try:
+            code_px = _lesson(b, url)
+        finally:
+            b.close()
+    assert not b.dialogs, f"dialogs opened: {b.dialogs}"
+    assert not b.errors, f"script errors: {b.errors}"
+    log = log_path.read_text(errors="replace")
+    assert "Traceback" not in log and "Uncaught app exception" not in log, log[-3000:]
+    # The room code is read from the back of the room: big type. (Drawn as a <p> inside
+    # st.markdown, the page's own ".cls-code {font-size: ...}" lost to the Markdown container's
+    # more specific "p {font-size: inherit}" and the code came out at body size, 16 px.) Checked
+    # last, so that the rest of the lesson is checked whatever this says.
+    assert code_px >= 40, f"the room code on the projector is {code_px:g} px high (3.4rem = 54 px intended)"
+
+
+def _lesson(b: Browser, url: str) -> float:
+    """The lesson; returns the room code's font size on the teacher's page (px)."""
+    # ---- the teacher starts a room ---------------------------------------------------------
+    teacher = b.page("teacher")
+    teacher.goto(f"{url}/Class")
+    start = visible(teacher, teacher.get_by_role("button", name="Start a room"), timeout=FIRST_S)
+    click(teacher, start, until=teacher.locator(".cls-code"), timeout=FIRST_S)
+    code = teacher.locator(".cls-code").inner_text().strip()
+    assert re.fullmatch(r"[A-HJ-NP-Z2-9]{6}", code), code
+    params = parse_qs(urlparse(teacher.url).query)
+    assert params["room"] == [code] and len(params["key"][0]) >= 32, teacher.url
+    visible(teacher, teacher.get_by_text(f"{url}/Class?room={code}"))  # the join link
+    visible(teacher, teacher.locator('[data-testid="stImage"] img'))  # its QR code
+    visible(teacher, teacher.get_by_text("Scan to join", exact=True))
+    visible(teacher, teacher.get_by_text(re.compile(r"^Step 0 · 0 joined, 0 present$")), timeout=FIRST_S)
+    for name in ("Step", "+10", "Back", "Play", "Ask: which pair merges next?", "Ask: how many tokens after them?"):
+        expect(teacher.get_by_role("button", name=name, exact=True)).to_have_count(1)
+
+    # ---- three students join: one types the code in the lobby, two open the join link --------
+    ada, hostile, cyd = b.page("by code"), b.page("hostile name"), b.page("by link")
+    join_by_code(ada, url, code, BY_CODE)
+    assert parse_qs(urlparse(ada.url).query)["room"] == [code], ada.url
+    join_by_link(hostile, url, code, HOSTILE)
+    join_by_link(cyd, url, code, OTHER)
+    students = [ada, hostile, cyd]
+    names = {ada: BY_CODE, hostile: HOSTILE, cyd: OTHER}
+    for page in students:
+        assert f"you are {names[page]} · following the teacher at step 0" in header(page), header(page)
+    visible(teacher, teacher.get_by_text(re.compile(r"^Step 0 · 3 joined, 3 present$")))
+    # the teacher's leaderboard lists everyone (a join reruns the teacher's room panel)
+    expect(teacher.locator(".cls-board td", has_text=HOSTILE)).to_have_count(1, timeout=FOLLOW_S * 1000)
+    assert sorted(n for n, _p, _s in board_rows(teacher)) == sorted(names.values())
+
+    # ---- the students follow three steps ----------------------------------------------------
+    step = teacher.get_by_role("button", name="Step", exact=True)
+    for k in (1, 2, 3):
+        click(teacher, step, until=teacher.get_by_text(re.compile(rf"^Step {k} · 3 joined")))
+        for page in students:
+            visible(page, page.get_by_text(following(k)))
+    for page in students:  # a student's page has no teacher controls
+        for name in ("Step", "+10", "Back", "Play", "Reveal", "Close answers", "Ask: which pair merges next?"):
+            assert page.get_by_role("button", name=name, exact=True).count() == 0, (page.who, name)
+
+    # ---- a next-merge question, counts shown ("read the table") ------------------------------
+    expect(teacher.get_by_role("radiogroup").get_by_text("read the table")).to_be_visible()
+    ask = teacher.get_by_role("button", name="Ask: which pair merges next?")
+    click(teacher, ask, until=teacher.get_by_text(re.compile(r"^0 answers in / 3 students present$")))
+    qid = 1
+    visible(teacher, teacher.get_by_text(re.compile(rf"^Question {qid}: which pair merges at step 4\?")))
+    for page in students:
+        visible(page, page.get_by_text(re.compile(rf"^Question {qid}: which pair merges at step 4\? \(counts shown\)")))
+        visible(page, page.locator(f".st-key-class_opt_{qid}_0 button"))
+        visible(page, page.get_by_text(re.compile(r"^Your answer: none yet")))
+    labels = [o.inner_text() for o in options(cyd, qid)]
+    assert len(labels) >= 3, labels
+    for page in (ada, hostile):
+        assert [o.inner_text() for o in options(page, qid)] == labels  # every student sees the same options
+    counts = [int(COUNT.search(t).group(1).replace(",", "")) for t in labels]
+    best = max(counts)
+    assert counts.count(best) == 1, f"two options share the top count, so the right one is not known: {labels}"
+    right = counts.index(best)  # the pair merged next is the most frequent one
+    wrong = [i for i in range(len(labels)) if i != right]
+
+    # Cyd answers right first; Ada and the hostile name pick wrong ones; the hostile name then
+    # changes its answer to the right one: two winners, Cyd (faster) first, then the hostile name.
+    answer(cyd, qid, right)
+    answer(ada, qid, wrong[0])
+    answer(hostile, qid, wrong[1])
+    visible(teacher, teacher.get_by_text(re.compile(r"^3 answers in / 3 students present$")))
+    answer(hostile, qid, right)  # a change: still one answer from this student
+    last_picks = [(OTHER, right), (BY_CODE, wrong[0]), (HOSTILE, right)]  # in the order of the last picks
+    bars = teacher.locator(".cls-bar-row")
+    expect(bars).to_have_count(len(labels))
+    for i, n in {right: 2, wrong[0]: 1, wrong[1]: 0}.items():  # the change moved the answer: counted once
+        expect(bars.nth(i).locator("b")).to_have_text(str(n), timeout=FOLLOW_S * 1000)
+    visible(teacher, teacher.get_by_text(re.compile(r"^3 answers in / 3 students present$")))
+    assert teacher.locator(".cls-bar-row.cls-right").count() == 0  # nothing marked before the reveal
+    idle(teacher, settle=0)
+    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-question-1280x720.png"))
+
+    # ---- the reveal ---------------------------------------------------------------------------
+    click(teacher, teacher.get_by_role("button", name="Reveal", exact=True),
+          until=teacher.locator(".cls-bar-row.cls-right"))
+    marked = [i for i in range(bars.count()) if "cls-right" in (bars.nth(i).get_attribute("class") or "")]
+    assert marked == [right], f"the teacher's tally marks {marked}, the most frequent pair is {right}"
+    visible(teacher, teacher.get_by_text(re.compile(r"Merged: .* · 2 of 3 right")))
+    # the reveal makes the merge the class guessed: the room moves on to step 4, students with it
+    visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")))
+    won = {page for page in students if dict(last_picks)[names[page]] == right}
+    assert 1 <= len(won) <= 2
+    for page in students:
+        visible(page, page.get_by_text(following(4)))
+        visible(page, page.get_by_text("You got it!" if page in won else "Not this time."))
+        expect(page.get_by_text("Not this time." if page in won else "You got it!")).to_have_count(0)
+        shown = page.locator(".cls-options .cls-option")
+        expect(shown).to_have_count(len(labels))
+        right_shown = [i for i in range(shown.count()) if "cls-right" in (shown.nth(i).get_attribute("class") or "")]
+        assert right_shown == [right], (page.who, right_shown, right)
+        assert "your answer" in shown.nth(dict(last_picks)[names[page]]).inner_text()
+        assert page.locator(".cls-board tr.cls-me td", has_text=names[page]).count() == 1  # one's own row marked
+
+    expected = expected_standings(last_picks, right, list(names.values()))
+    for page in (teacher, *students):
+        rows = board_rows(page)
+        assert not check_board(rows, expected), (page.who, check_board(rows, expected))
+
+    # the hostile name is text everywhere: exact in the leaderboards and the header, no image,
+    # bold or math drawn from it
+    assert teacher.locator(".cls-board td").filter(has_text=HOSTILE).inner_text() == HOSTILE
+    assert hostile.locator(".cls-board td").filter(has_text=HOSTILE).inner_text() == HOSTILE
+    assert f"you are {HOSTILE} · following" in header(hostile)
+    for page in (teacher, *students):
+        assert page.locator('img[src="x"], .katex, strong:text-is("bold")').count() == 0, page.who
+
+    # ---- a student cannot drive the room -----------------------------------------------------
+    rev = room_rev(url, code)
+    forged_key = secrets.token_hex(16)  # 32 characters, as long as a real key, but not this room's
+    assert forged_key != params["key"][0]
+    forged = b.page("forged link", context=cyd.context)
+    forged.goto(f"{url}/Class?room={code}&key={forged_key}")
+    visible(forged, forged.get_by_text(re.compile("This link's teacher key is wrong")), timeout=FIRST_S)
+    idle(forged, settle=0)
+    for name in ("Step", "+10", "Back", "Play", "Reveal", "Close answers", "Ask: which pair merges next?"):
+        assert forged.get_by_role("button", name=name, exact=True).count() == 0, name
+    assert forged.locator(".cls-code").count() == 0
+    forged.close()
+    assert room_rev(url, code) == rev  # nothing moved the room
+    teacher.reload()  # the step as the room keeps it, not as the teacher's page last drew it
+    visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")), timeout=FIRST_S)
+    idle(teacher, settle=0)
+    for page in students:
+        visible(page, page.get_by_text(following(4)))
+
+    # an idle page in a room keeps one request to /room-rev waiting (not one more per step)
+    for page in students:
+        assert len(page.follow_requests) <= 1, (page.who, [r.url for r in page.follow_requests])
+
+    # ---- what the projector and a laptop show (viewport shots: what the screen shows) -----------
+    for page in (teacher, *students):
+        assert page.locator('[data-testid="stException"]').count() == 0, page.who
+    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1280x720.png"))
+    hostile.screenshot(path=str(ARTIFACTS / "class-student-1280x720.png"))
+    code_px = float(teacher.locator(".cls-code").evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
+    teacher.set_viewport_size(dict(WIDE))
+    idle(teacher, settle=0)
+    teacher.wait_for_timeout(300)  # the columns and the slider take the new width
+    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1920x1080.png"))
+    return code_px
