@@ -439,7 +439,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     with qr:
         state.widget_default("w_class_qr", True)
         if st.toggle("Show the join code", key="w_class_qr"):
-            st.image(_qr_png(join_url(code)), width=210, caption="Scan to join")
+            st.image(_qr_png(join_url(code)), width=160, caption="Scan to join")
     st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
 
 
@@ -484,15 +484,18 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
     current = rooms().question(code, room.question) if room.question else None
     if current is not None:
         answers = rooms().answers(code, current.qid)
+        # the question, then its buttons, then the bars: Reveal stays on a 1280x720 first screen
         st.markdown(f"**Question {current.qid}:** " + _question_text(current, style))
-        st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
-        row = st.container(horizontal=True, gap="small")
-        if current.state == "open":
-            row.button("Close answers", key="class_close", on_click=_close, args=(code, key, current.qid))
         if current.state != "revealed":
+            row = st.container(horizontal=True, gap="small")
+            if current.state == "open":
+                row.button("Close answers", key="class_close", on_click=_close, args=(code, key, current.qid))
             row.button("Reveal", key="class_reveal", type="primary", on_click=_reveal, args=(code, key, current.qid))
+        else:
+            st.html(_reveal_html(current, answers, style))
+        st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
+        if current.state != "revealed":
             return
-        st.html(_reveal_html(current, answers, style))
     with st.container(border=True):
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         row.button("Ask: which pair merges next?", key="class_ask_merge", on_click=_ask_merge, args=(code, key))
@@ -643,6 +646,7 @@ def _answer_label(question: Question, value: int, style: render.TokenStyle) -> s
 
 
 _seen_at: dict[tuple[str, str], float] = {}
+_SEEN_KEPT = 10_000  # (room, member) pairs remembered; made-up members in requests cannot grow it past this
 
 
 def mark_seen(code: str, member: str) -> None:
@@ -650,6 +654,8 @@ def mark_seen(code: str, member: str) -> None:
     each run asks)."""
     now = time.monotonic()
     if now - _seen_at.get((code, member), -1e9) >= _SEEN_EVERY_S:
+        if len(_seen_at) >= _SEEN_KEPT:
+            _seen_at.clear()  # at worst a few extra writes of presence
         _seen_at[(code, member)] = now
         try:
             rooms().seen(code, member)
