@@ -239,12 +239,7 @@ class SqliteStore:
         Raises QuotaError when the blob alone is larger than ``cap_bytes``, or when it would bring
         what ``owner`` claims over ``session_quota``.
         """
-        data = bytes(data)
-        size = len(data)
-        if size > self.cap_bytes:
-            raise _too_large(size, self.cap_bytes)
-        digest = hashlib.sha256(data).hexdigest()
-        meta_json = json.dumps(dict(meta or {}), sort_keys=True, ensure_ascii=False)
+        data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
 
         def op(conn: sqlite3.Connection) -> str:
             with _write(conn):
@@ -498,6 +493,16 @@ def _evict(conn: sqlite3.Connection, limit: int, keep: str | None = None) -> int
         conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,))
         conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
     return len(doomed)
+
+
+def _prepared(data: bytes, meta: dict | None, cap_bytes: int) -> tuple[bytes, int, str, str]:
+    """What a put keeps: (the bytes, their size, their SHA-256 hex, the meta as JSON); QuotaError
+    when the bytes alone are more than the whole store holds."""
+    data = bytes(data)
+    if len(data) > cap_bytes:
+        raise _too_large(len(data), cap_bytes)
+    return data, len(data), hashlib.sha256(data).hexdigest(), json.dumps(dict(meta or {}), sort_keys=True,
+                                                                          ensure_ascii=False)
 
 
 def _load_meta(text: str) -> dict:
@@ -765,12 +770,7 @@ class RedisStore:
         """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner``, evicting the
         least recently used other blobs down to ``cap_bytes``; its SHA-256 hex. QuotaError when
         it is larger than the store or would bring ``owner`` over ``session_quota``."""
-        data = bytes(data)
-        size = len(data)
-        if size > self.cap_bytes:
-            raise _too_large(size, self.cap_bytes)
-        digest = hashlib.sha256(data).hexdigest()
-        meta_json = json.dumps(dict(meta or {}), sort_keys=True, ensure_ascii=False)
+        data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
         kept, claimed = self._script(
             "put", digest, kind, name, meta_json, size, data, owner or "", "0" if owner is None else "1",
             self.cap_bytes, self.session_quota,
