@@ -143,3 +143,15 @@ def test_char_level_unknown_symbols_decode_as_replacement_characters(char_tokeni
     ids = tok.encode("low 中")
     assert tok.unk_id in ids
     assert tok.decode(ids) == "low \ufffd"
+
+
+def test_an_id_in_the_gap_before_a_tables_special_tokens_is_a_decode_error_as_tiktoken_refuses_it(oracle):
+    enc = oracle("cl100k_base").enc
+    ours = load_pretrained("cl100k_base")
+    gap = len(ours.vocab)  # cl100k_base's ranks end at 100255; <|endoftext|> is 100257
+    assert gap == 100256
+    with pytest.raises(KeyError):
+        enc.decode_single_token_bytes(gap)
+    with pytest.raises(DecodeError, match=r"id 100256 \(position 0\) is not a token id"):
+        ours.decode([gap])
+    assert ours.decode([gap + 1]) == enc.decode([gap + 1]) == "<|endoftext|>"

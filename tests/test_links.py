@@ -268,6 +268,22 @@ def test_custom_training_settings_travel_in_the_link():
     assert {k: url(at)[k] for k in params} == params
 
 
+def test_a_tie_break_other_than_the_presets_travels_in_the_link_and_decides_the_merges():
+    params = {"corpus": "demo_sennrich_low_lower.txt", "preset": "sennrich", "tie": "subword-nmt", "merges": "10",
+              "step": "1"}
+    at = open_link(TRAIN, params)
+    assert at.session_state["config"].tie_break == "subword-nmt" and url(at)["tie"] == "subword-nmt"
+    # Sennrich's toy corpus: (e, s), (s, t) and (t, </w>) tie at 9; the preset's own rule takes the
+    # pair seen first, subword-nmt's the largest
+    first = at.session_state["live"].trainer.records[0]
+    assert (first.left, first.right) == ("t", "</w>")
+    config = corpus_config("sennrich")
+    own_rule = Trainer(count_words((read_sample("demo_sennrich_low_lower.txt"),), config), config)
+    assert own_rule.advance(1)[0].pair == ("e", "s")
+    at.button(key="step").click().run()
+    assert url(at)["tie"] == "subword-nmt" and url(at)["step"] == "2"
+
+
 @pytest.mark.parametrize("query, message, kept", [
     ({"corpus": "udhr_ko.txt,../../etc/passwd", "step": "3"}, "not bundled: '../../etc/passwd'", "udhr_ko.txt"),
     ({"corpus": "udhr_ko.txt", "step": "3", "unit": "qubit"}, "unknown unit 'qubit'", "udhr_ko.txt"),

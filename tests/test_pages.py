@@ -146,6 +146,21 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     assert sentence.startswith(f"**Step 3.** ‘{shown(r.left)}’ + ‘{shown(r.right)}’ → ‘{shown(r.left + r.right)}’: the pair occurs {r.count:,}")
 
 
+def test_the_words_a_step_changed_are_marked_and_no_others():
+    at = train_page()
+    for _ in range(4):
+        at.button(key="step").click().run()
+    ref = engine()
+    ref.advance(4)
+    now, before = ref.tokenizer(4), ref.tokenizer(3)
+    body = next(h for h in train_html(at) if 'class="bpe-freq"' in h)
+    rows = re.findall(r'<div class="(bpe-row[^"]*)"><span class="bpe-word">(.*?)</span>', body, re.S)
+    words = {visible(w): w for w in ref.words}
+    marked = {html.unescape(word): "bpe-changed" in cls for cls, word in rows}
+    expected = {word: now.encode_piece(words[word]) != before.encode_piece(words[word]) for word in marked}
+    assert marked == expected and any(expected.values()) and not all(expected.values())
+
+
 def test_plus_ten_and_plus_hundred_train_that_many_merges():
     at = train_page()
     at.button(key="step10").click().run()
