@@ -63,6 +63,43 @@ Definitions:
 Bounded: every wait has a timeout, and a global ``--deadline`` ends the run (the server and the
 browsers are stopped in any case); the exit status is 1 when there were errors or leaks or the
 deadline passed, else 0 (targets missed are reported, not failed).
+
+The Class page (``--class``): one teacher and a room of students::
+
+    python bench/load.py --class --store sqlite   # or --store redis; --write stores the lines
+    python bench/load.py --class --students 3 --steps 3 --browsers 1 --idle-seconds 3   # smoke test
+
+``python -m explorer serve --servers 2`` runs with a fresh data folder (``BPE_EXPLORER_DATA``);
+with ``--store redis`` also Debian's ``redis-server`` on a free loopback port, named to the servers
+by ``BPE_EXPLORER_STORE``. The room (``english_frankenstein.txt``, gpt2, 1,000 merges) and its
+members are made directly in the same store (``explorer.rooms``). Then:
+
+1. The teacher (``/Class?room=CODE&key=KEY``) and ``--students`` students
+   (``/Class?room=CODE&member=ID``) open their pages at once as protocol sessions, each loading
+   its page over HTTP first for haproxy's cookie; ``--browsers`` Chromium students open theirs.
+   Each protocol page does what its poller's script does (``explorer/ui/follow.py``): it GETs
+   ``/room-rev`` on one keep-alive connection with its cookie, naming the number it watches (a
+   student: ``rev``; the teacher: ``tally``) and the one it has seen (the server holds the
+   request until that number moves, up to 15 s), asks again at once, and when the answer differs
+   from the number last seen or drawn, sends the component's state ``{"rev": value}`` as a rerun
+   of the fragment the poller sits in. The Chromium pages run the script itself.
+2. Follow: the teacher clicks Step ``--steps`` times, 2 s apart. A student's latency for step K:
+   from just before the teacher's click is written to its websocket until the first delta of
+   the student's page reading "following the teacher at step **K**" (Chromium: until the text
+   shows). Target: p95 <= 1 s over every student and step.
+3. Quiz: the teacher clicks "Ask: which pair merges next?"; when every student shows the
+   question's options, the protocol students each click one (a button trigger in their
+   fragment), all within 0.5 s. The store must then hold exactly one answer per student, each the
+   option clicked; and from the last answer sent until the teacher's page shows "N answers in"
+   (its poller watches ``tally``): target <= 1 s.
+4. Idle: everyone stays in the room, polling, for ``--idle-seconds``: the CPU of both servers
+   (with any children) and haproxy, as a fraction of one core: target < 20%. The servers alone,
+   warmed up and with no page open, are measured before the pages open; redis-server is
+   reported beside, not counted.
+
+Errors: an exception or error box in any delta, a dropped connection, a poll answered other than
+200 or by a server other than the page's, a step or question never shown, a traceback or ERROR
+line in the servers' log, and page errors in Chromium; the exit status is 1 with any.
 """
 
 from __future__ import annotations
@@ -77,7 +114,9 @@ import multiprocessing
 import os
 import random
 import re
+import queue
 import selectors
+import shutil
 import signal
 import statistics
 import subprocess
@@ -85,11 +124,13 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 
 import psutil
 
-from _common import CORPUS_NAME, ROOT, SAMPLES, Printer, fmt_s, write_section
+from _common import CORPUS_NAME, ROOT, SAMPLES, Printer, fmt_s, write_section, yes_no
 from explorer.serve import COOKIE as PROXY_COOKIE, SERVED_BY
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -293,6 +334,8 @@ class Session:
     launcher's proxy, the session first loads its page as a browser does, keeps the proxy's
     cookie (the server it was given) and sends it on the websocket's upgrade."""
 
+    PAGE = "Train"  # the page the session's address names
+
     def __init__(self, spec: Spec, base_url: str, errors: list[str], *, sticky: bool = False) -> None:
         self.spec = spec
         self.base_url = base_url
@@ -334,7 +377,7 @@ class Session:
         (the server that answered must be the one it names)."""
         import urllib.request
 
-        with urllib.request.urlopen(f"{self.base_url}/Train?{self.spec.query}", timeout=timeout) as r:
+        with urllib.request.urlopen(f"{self.base_url}/{self.PAGE}?{self.spec.query}", timeout=timeout) as r:
             r.read()
             cookies = dict(c.split(";", 1)[0].strip().split("=", 1) for c in r.headers.get_all("Set-Cookie") or [] if "=" in c)
             served = r.headers.get(SERVED_BY)
@@ -410,7 +453,7 @@ class Session:
             if len(self.cache) > _CACHE_ENTRIES:  # the oldest goes (the server only refers to hashes we list)
                 del self.cache[next(iter(self.cache))]
         if kind == "delta":
-            self._delta(msg.delta)
+            self._delta(msg.delta, now)
         elif kind == "script_finished":
             status = msg.script_finished
             if status == _COMPILE_ERROR:
@@ -437,7 +480,7 @@ class Session:
         elif kind == "page_not_found":
             self.error("page not found")
 
-    def _delta(self, delta) -> None:
+    def _delta(self, delta, now: float = 0.0) -> None:
         if delta.WhichOneof("type") != "new_element":
             return
         element = delta.new_element
@@ -462,9 +505,13 @@ class Session:
             self.error(f"exception box: {body.type}: {body.message[:200]}")
         elif kind == "alert" and body.format == 1:  # Alert.ERROR: st.error
             self.error(f"error box: {body.body[:200]}")
+        self._element(kind, body, wid if isinstance(wid, str) else "", now)
         waiter = self._waiter
         if waiter is not None and not waiter.met and waiter.predicate(self):
             waiter.met = True
+
+    def _element(self, kind: str, body, wid: str, now: float) -> None:
+        """What a page of another kind reads from each new element (before any waiter is told)."""
 
     # -- auto reruns (a fragment's run_every: the frontend's timer, reproduced) --
     def _start_auto_rerun(self, fragment: str, interval: float) -> None:
@@ -496,7 +543,7 @@ class Session:
         if self.page_hash:
             cs.page_script_hash = self.page_hash
         else:
-            cs.page_name = "Train"  # the first run: the page named by the URL's path
+            cs.page_name = self.PAGE  # the first run: the page named by the URL's path
         if fragment:
             cs.fragment_id = fragment
         cs.is_auto_rerun = auto
@@ -509,7 +556,7 @@ class Session:
         cs.cached_message_hashes.extend(self.cache)
         ci = cs.context_info
         ci.timezone, ci.timezone_offset, ci.locale = "UTC", 0, "en-US"
-        ci.url, ci.is_embedded, ci.color_scheme = f"{self.base_url}/Train", False, "light"
+        ci.url, ci.is_embedded, ci.color_scheme = f"{self.base_url}/{self.PAGE}", False, "light"
         return msg
 
     async def _send(self, msg) -> None:
@@ -980,13 +1027,14 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
 
 
 @contextlib.contextmanager
-def launcher(servers: int, log, errors: list[str], timeout: float = 180.0):
+def launcher(servers: int, log, errors: list[str], timeout: float = 180.0, env: dict[str, str] | None = None):
     """``python -m explorer serve --servers K`` on a free loopback port: yields the proxy's URL
     and the launcher's children (the servers and haproxy); after, SIGTERM to the launcher, and
-    any child still running then is an error."""
+    any child still running then is an error. ``env``: the launcher's environment (the servers
+    inherit it), this process's by default."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--servers", str(servers), "--port", str(port)],
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
     children: list[psutil.Process] = []
     try:
         with selectors.DefaultSelector() as sel:
@@ -1014,24 +1062,750 @@ def launcher(servers: int, log, errors: list[str], timeout: float = 180.0):
                     c.kill()
 
 
+# ---- the Class page: one teacher, a room of students (--class) ---------------------------------
+CLASS_VIEW = {"corpus": "english_frankenstein.txt", "preset": "gpt2", "merges": "1000"}
+TARGET_FOLLOW_P95 = 1.0  # a student sees the teacher's step
+TARGET_TALLY = 1.0  # the teacher's tally shows the last answer
+TARGET_IDLE_CORES = 0.20  # servers + haproxy while a room sits idle, in cores
+STEP_GAP = 2.0  # seconds between the teacher's steps
+FOLLOW_TIMEOUT = 15.0  # a student not showing a step (or the question) by then is an error
+POLL_TIMEOUT = 40.0  # one /room-rev request (the server holds one up to 15 s; haproxy gives up at 60 s)
+ANSWER_SPREAD = 0.5  # the answers leave over this many seconds
+_FOLLOWING = re.compile(r"following the teacher at step \*\*([\d,]+)\*\*")
+_TEACHER_STATUS = re.compile(r"^Step \*\*([\d,]+)\*\* \S (\d+) joined, (\d+) present")
+_TALLY = re.compile(r"<b>(\d+)</b> answers in / <b>(\d+)</b> students present")
+_QUESTION = re.compile(r"^\*\*Question (\d+):\*\*")
+_OPTION_KEY = re.compile(r"^class_opt_(\d+)_(\d+)$")
+_YOUR_ANSWER = "Your answer: "
+
+
+@dataclass(frozen=True)
+class ClassSpec:
+    """A page of the room: the teacher's (``room=...&key=...``) or a student's (``member=...``)."""
+
+    index: int
+    query: str
+    label: str
+
+
+class Http:
+    """What a browser's ``fetch`` does for the poller: GETs on one keep-alive HTTP/1.1
+    connection, with the proxy's cookie; a connection the other side closed is opened again once
+    (but never for a request that got no answer on a fresh connection)."""
+
+    def __init__(self, base_url: str, cookie: str | None = None) -> None:
+        self.where = base_url.split("://", 1)[1].rstrip("/")
+        host, port = self.where.rsplit(":", 1)
+        self.host, self.port = host, int(port)
+        self.cookie = cookie
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def get(self, path: str) -> tuple[int, dict[str, str], bytes]:
+        for attempt in range(2):
+            fresh = self.writer is None
+            if fresh:
+                self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            try:
+                cookie = f"Cookie: {PROXY_COOKIE}={self.cookie}\r\n" if self.cookie else ""
+                self.writer.write(f"GET {path} HTTP/1.1\r\nHost: {self.where}\r\nAccept: */*\r\n{cookie}\r\n".encode())
+                await self.writer.drain()
+                line = await self.reader.readline()
+                if not line:
+                    raise ConnectionResetError("the connection was closed")
+                status = int(line.split()[1])
+                headers: dict[str, str] = {}
+                while (h := await self.reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = h.decode("latin-1").partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                if "content-length" in headers:
+                    body = await self.reader.readexactly(int(headers["content-length"]))
+                elif headers.get("transfer-encoding", "").lower() == "chunked":
+                    body = b""
+                    while size := int((await self.reader.readline()).split(b";")[0], 16):
+                        body += await self.reader.readexactly(size)
+                        await self.reader.readline()
+                    await self.reader.readline()
+                else:
+                    body = await self.reader.read()
+                    headers["connection"] = "close"
+                if headers.get("connection", "").lower() == "close":
+                    self.close()
+                return status, headers, body
+            except (OSError, asyncio.IncompleteReadError, ValueError, IndexError):
+                self.close()
+                if fresh or attempt:
+                    raise
+        raise AssertionError("unreachable")
+
+
+class ClassSession(Session):
+    """A teacher's or a student's Class page over the protocol, with the page's poller
+    (``explorer/ui/follow.py``) done as its script does it: GET the poller's ``/room-rev`` URL
+    with the number it watches and the one seen (through the proxy, with the session's cookie;
+    the server holds the request until the number moves, up to 15 s), and ask again; when the
+    answer differs from the number last seen (or drawn: the component's ``now``), send the
+    component's new state ``{"rev": value}`` as a rerun of the fragment it sits in."""
+
+    PAGE = "Class"
+
+    def __init__(self, spec: ClassSpec, base_url: str, errors: list[str], *, sticky: bool, teacher: bool = False) -> None:
+        super().__init__(spec, base_url, errors, sticky=sticky)
+        self.teacher = teacher
+        self.watch_key = "class_watch_tally" if teacher else "class_watch_rev"
+        self.room_step: int | None = None  # the step the page shows
+        self.step_at: dict[int, float] = {}  # step -> when a delta first showed it
+        self.joined = self.present = None  # the teacher's status line
+        self.tally: tuple[int, int] | None = None  # the teacher's (answers in, students present)
+        self.tally_at: dict[int, float] = {}  # answers in -> when the tally first showed it
+        self.tallies = 0  # tallies drawn
+        self.qid: int | None = None  # the question the page shows
+        self.options: dict[int, dict[int, str]] = {}  # qid -> option index -> widget key
+        self.options_at: dict[int, float] = {}  # qid -> when its first option arrived
+        self.your_answer: str | None = None  # a student's "Your answer: ..." caption
+        self.watch: dict | None = None  # the poller's data as the page last drew it
+        self.seen = None  # the number the poller last saw (its script's box.seen)
+        self.polls = 0
+        self.poll_reruns = 0
+        self.http: Http | None = None
+        self._poller: asyncio.Task | None = None
+
+    def _element(self, kind: str, body, wid: str, now: float) -> None:
+        if kind == "markdown":
+            text = body.body
+            if self.teacher:
+                m = _TEACHER_STATUS.match(text)
+                if m:
+                    self.room_step = int(m.group(1).replace(",", ""))
+                    self.joined, self.present = int(m.group(2)), int(m.group(3))
+                    self.step_at.setdefault(self.room_step, now)
+            else:
+                m = _FOLLOWING.search(text)
+                if m:
+                    self.room_step = int(m.group(1).replace(",", ""))
+                    self.step_at.setdefault(self.room_step, now)
+                elif text.startswith(_YOUR_ANSWER):
+                    self.your_answer = text
+            m = _QUESTION.match(text)
+            if m:
+                self.qid = int(m.group(1))
+        elif kind == "html":
+            m = _TALLY.search(body.body)
+            if m:
+                self.tally = (int(m.group(1)), int(m.group(2)))
+                self.tally_at.setdefault(self.tally[0], now)
+                self.tallies += 1
+        elif kind == "bidi_component" and wid.endswith("-" + self.watch_key):
+            data = json.loads(body.json)
+            # as the script: the number drawn is the one seen, unless a newer one was seen already
+            if self.watch is None or self.watch.get("url") != data.get("url"):
+                self.seen = data.get("now")
+            elif data.get("now") is not None and self.seen is not None and data["now"] > self.seen:
+                self.seen = data["now"]
+            self.watch = data
+            if self._poller is None and not self.closing:
+                self._poller = asyncio.get_running_loop().create_task(self._poll())
+        if wid:
+            m = _OPTION_KEY.match(wid.split("-", 2)[-1])
+            if m:
+                self.options.setdefault(int(m.group(1)), {})[int(m.group(2))] = wid.split("-", 2)[-1]
+                self.options_at.setdefault(int(m.group(1)), now)
+
+    async def _poll(self) -> None:
+        try:
+            await self._poll_loop()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a poller that stops is an error
+            self.error(f"the poller stopped: {exc!r}")
+
+    async def _poll_loop(self) -> None:
+        """The script's loop: ask with the number seen (``what``, ``seen``: the server holds the
+        request until the number moves); ask again at once after an answer, after 2 s after an
+        error answer, after 1 s after a failed request. (A poller whose data has ``every`` asks
+        that often instead, its first time after ``every`` too.)"""
+        self.http = Http(self.base_url, self.server)
+        pause = self.watch.get("every", 0) / 1000
+        while not (self.closing or self.dead):
+            if pause:
+                await asyncio.sleep(pause)
+            if self.closing or self.dead:
+                return
+            data = self.watch
+            pause = data.get("every", 0) / 1000
+            path = (f"{data['url']}{'&' if '?' in data['url'] else '?'}what={data['watch']}"
+                    f"&seen={'null' if self.seen is None else self.seen}")
+            try:
+                status, headers, body = await asyncio.wait_for(self.http.get(path), POLL_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - the script asks again; here it is an error
+                self.http.close()
+                pause = max(pause, 1.0)
+                if not (self.closing or self.dead):
+                    self.error(f"GET {path} failed: {exc!r}")
+                continue
+            self.polls += 1
+            if self.sticky and headers.get(SERVED_BY.lower()) != self.server:
+                self.error(f"GET {path} answered by {headers.get(SERVED_BY.lower())}, the page's server is {self.server}")
+            if status != 200:
+                pause = max(pause, 2.0)
+                self.error(f"GET {path} answered {status}: {body[:120]!r}")
+            try:
+                value = json.loads(body)[data["watch"]] if status == 200 else -1
+            except (ValueError, KeyError, TypeError):
+                pause = max(pause, 1.0)
+                continue
+            if value != self.seen and not (self.closing or self.dead):
+                self.seen = value
+                self.poll_reruns += 1
+                try:
+                    self._state(self.watch_key).json_value = json.dumps({"rev": value}, separators=(",", ":"))
+                    await self._send(self._rerun(fragment=self.fragments.get(self.watch_key, "")))
+                except ConnectionError:
+                    return
+
+    async def close(self) -> None:
+        self.closing = True
+        if self._poller is not None:
+            self._poller.cancel()
+        if self.http is not None:
+            self.http.close()
+        await super().close()
+
+    async def open(self, timeout: float) -> float:
+        t0 = time.monotonic()
+        await self.connect()
+        if self.teacher:
+            ready = lambda s: s.room_step is not None and "class_step" in s.widget_ids and s.watch is not None  # noqa: E731
+        else:
+            ready = lambda s: s.room_step is not None and s.watch is not None  # noqa: E731
+        await self.request(self._rerun(), ready, timeout)
+        if not self.fragments.get(self.watch_key):
+            self.error(f"the poller {self.watch_key} is drawn outside a fragment: its change would rerun the whole page")
+        return time.monotonic() - t0
+
+    async def click(self, key: str, predicate, timeout: float) -> float | None:
+        """A button's trigger, in the fragment the button sits in (if any)."""
+        return await self._act(f"click {key}", lambda: self._rerun(fragment=self.fragments.get(key, ""),
+                                                                   triggers=(self.widget_ids[key],)), predicate, timeout)
+
+
+def class_browser_worker(url: str, paths: list[str], results, stop, steps: int, first: int) -> None:
+    """Open each student's Class page in its own Chromium context and note when each step the
+    teacher makes (``first`` + 1 ... ``first`` + ``steps``) shows, then when a question's options
+    show; the pages follow by their own script. Then sit idle until ``stop``."""
+    asyncio.run(_class_browsers(url, paths, results, stop, steps, first))
+
+
+_FOLLOW_JS = """(n) => [...document.querySelectorAll('p')].some(p => {
+    const m = /following the teacher at step ([\\d,]+)/.exec(p.innerText);
+    return m !== null && Number(m[1].replace(/,/g, '')) >= n;
+})"""
+
+
+async def _class_browsers(url, paths, results, stop, steps, first) -> None:
+    from playwright.async_api import async_playwright
+
+    out = {"shown": [], "options": [], "polls": [], "errors": [], "servers": []}
+    ready = False
+    try:
+        async with async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+            pages, served = [], {}
+            for i, path in enumerate(paths):
+                context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+                page = await context.new_page()
+                page.on("pageerror", lambda e, i=i: out["errors"].append(f"browser {i}: page error: {e}"))
+                page.on("response", lambda r, i=i: served.setdefault(i, set()).add(r.headers.get(SERVED_BY.lower())))
+                polls: list[float] = []
+                page.on("request", lambda r, polls=polls: polls.append(time.monotonic()) if "/room-rev" in r.url else None)
+                out["polls"].append(polls)
+                out["shown"].append({})
+                out["options"].append(None)
+                pages.append(page)
+
+            async def load(page):
+                await page.goto(url + path_of[page])
+                await page.wait_for_function(_FOLLOW_JS, arg=first, timeout=OPEN_TIMEOUT * 1000)
+                await page.wait_for_function(_IDLE_JS, timeout=OPEN_TIMEOUT * 1000)
+
+            path_of = dict(zip(pages, paths))
+            await asyncio.gather(*(load(p) for p in pages))
+            results.put(("ready", None))
+            ready = True
+
+            async def follow(i, page):
+                for k in range(first + 1, first + steps + 1):
+                    try:
+                        await page.wait_for_function(_FOLLOW_JS, arg=k, polling=20, timeout=(STEP_GAP + FOLLOW_TIMEOUT) * 1000)
+                    except Exception:  # noqa: BLE001 - a timeout, reported as an error
+                        out["errors"].append(f"browser {i}: step {k} not shown within {STEP_GAP + FOLLOW_TIMEOUT:.0f} s")
+                        return
+                    out["shown"][i][k] = time.monotonic()
+                try:  # then the question's options (the teacher asks after the last step)
+                    await page.locator('[class*="st-key-class_opt_"] button').first.wait_for(
+                        state="visible", timeout=(STEP_GAP + 2 * FOLLOW_TIMEOUT) * 1000)
+                except Exception:  # noqa: BLE001 - a timeout, reported as an error
+                    out["errors"].append(f"browser {i}: the question's options not shown")
+                    return
+                out["options"][i] = time.monotonic()
+                results.put(("options", i))
+
+            await asyncio.gather(*(follow(i, p) for i, p in enumerate(pages)))
+            if not await asyncio.to_thread(stop.wait, 600):
+                raise RuntimeError("never told to stop")
+            for i, page in enumerate(pages):
+                if await page.locator('[data-testid="stException"]').count():
+                    out["errors"].append(f"browser {i}: an exception box on the page")
+                state = await page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]')"
+                                            "?.getAttribute('data-test-connection-state')")
+                if state != "CONNECTED":
+                    out["errors"].append(f"browser {i}: the connection is {state}")
+                cookie = next((c["value"] for c in await page.context.cookies() if c["name"] == PROXY_COOKIE), None)
+                answered = served.get(i, set()) - {None}
+                out["servers"].append(cookie)
+                if answered != {cookie}:
+                    out["errors"].append(f"browser {i}: cookie {cookie}, answers from {sorted(answered)}")
+            await browser.close()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent
+        out["errors"].append(f"browsers: {exc!r}"[:400])
+        if not ready:
+            results.put(("ready", None))
+    results.put(("done", out))
+
+
+def _proc_cpu(procs: list[psutil.Process]) -> float:
+    total = 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+@dataclass
+class ClassResults:
+    errors: list[str] = field(default_factory=list)
+    deadline_hit: bool = False
+    follow_p95: float = float("inf")
+    answers_ok: bool = False
+    answers_line: str = "none"
+    tally_s: float = float("inf")
+    idle_cores: float = float("inf")
+    worker: multiprocessing.process.BaseProcess | None = None
+
+
+async def class_phases(args, out: Printer, res: ClassResults, url: str, monitor: ServerMonitor, rooms, room, key: str,
+                       students, browser_members, redis_pid: int | None) -> None:
+    errors, deadline = res.errors, args._deadline
+
+    def left(limit: float) -> float:
+        return max(1.0, min(limit, deadline - time.monotonic()))
+
+    code = room.code
+    teacher = ClassSession(ClassSpec(0, urllib.parse.urlencode({"room": code, "key": key}), "teacher"), url, errors,
+                           sticky=True, teacher=True)
+    pupils = [ClassSession(ClassSpec(i + 1, urllib.parse.urlencode({"room": code, "member": m.id}), m.name), url, errors,
+                           sticky=True) for i, m in enumerate(students)]
+    everyone = [teacher, *pupils]
+    try:
+        await _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members,
+                         redis_pid, left)
+    finally:
+        await asyncio.gather(*(s.close() for s in everyone))
+
+
+async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members, redis_pid,
+                     left) -> None:
+    errors, code = res.errors, room.code
+    everyone = [teacher, *pupils]
+    servers = {p.pid: f"app{i}" for i, p in enumerate(monitor.procs, 1)}
+
+    # the servers alone, warmed up (``/warm`` of each), before anyone opens a page
+    t0 = time.monotonic()
+    ports = []
+    for proc in monitor.procs:
+        argv = proc.cmdline()
+        ports += [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--server.port"]
+
+    def warm(port: str) -> bool:
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/warm", timeout=5) as r:
+                return bool(json.loads(r.read()).get("ready"))
+        return False
+
+    while not all(await asyncio.gather(*(asyncio.to_thread(warm, p) for p in ports))):
+        if time.monotonic() - t0 > 120:
+            errors.append("the servers did not finish warming up within 120 s")
+            break
+        await asyncio.sleep(0.5)
+    out(f"server: {len(ports)} servers warmed up (their /warm ready) {fmt_s(time.monotonic() - t0)} later")
+    c0 = monitor.cpu()
+    await asyncio.sleep(3.0)
+    c1 = monitor.cpu()
+    alone = cpu_span(c0, c1, 0.0, 0.0)
+    out(f"server: idle with no page open: servers + haproxy {100 * alone.cores(alone.server):.1f}% of one core")
+
+    # 1. the browsers load in their own process while the protocol pages open, all at once
+    worker = results_q = stop = None
+    if browser_members:
+        ctx = multiprocessing.get_context("spawn")
+        results_q, stop = ctx.Queue(), ctx.Event()
+        paths = [f"/Class?{urllib.parse.urlencode({'room': code, 'member': m.id})}" for m in browser_members]
+        worker = ctx.Process(target=class_browser_worker, args=(url, paths, results_q, stop, args.steps, room.step),
+                             name="load-class-browsers", daemon=True)
+        worker.start()
+        res.worker = worker
+
+    async def open_one(s: ClassSession) -> float | None:
+        try:
+            return await s.open(left(OPEN_TIMEOUT))
+        except Exception as exc:  # noqa: BLE001 - counted as an error
+            s.error(f"could not open the Class page: {exc!r}")
+            return None
+
+    t_open = time.monotonic()
+    opened = await asyncio.gather(*(open_one(s) for s in everyone))
+    out(f"open: {sum(t is not None for t in opened)} of {len(everyone)} protocol pages (the teacher and "
+        f"{len(pupils)} students) opened at once: {spread([t for t in opened if t is not None])}")
+    if any(t is None for t in opened):
+        return
+    for s in pupils:
+        if s.room_step != room.step:
+            s.error(f"opened at step {s.room_step}, the room is at {room.step}")
+    if worker is not None:
+        try:
+            await queue_get(results_q, left(OPEN_TIMEOUT + 60))
+            out(f"open: {len(browser_members)} Chromium student(s) loaded their page and follow the room "
+                f"{fmt_s(time.monotonic() - t_open)} after the start")
+        except TimeoutError:
+            errors.append("browsers: their pages did not load in time")
+    out(f"proxy: protocol pages per server (haproxy's cookie): students {per_server(s.server for s in pupils)}; "
+        f"the teacher {teacher.server}")
+
+    # 2. follow: the teacher steps, everyone shows each step
+    base = room.step
+    clicks: dict[int, float] = {}
+    teacher_lat: list[float] = []
+    reruns0 = sum(s.poll_reruns for s in pupils)
+    c0 = monitor.cpu()
+    start = time.monotonic() + 0.5
+    for n in range(1, args.steps + 1):
+        await asyncio.sleep(max(0.0, start + (n - 1) * STEP_GAP - time.monotonic()))
+        want = base + n
+        clicks[want] = time.monotonic()
+        latency = await teacher.click("class_step", lambda s, w=want: s.room_step is not None and s.room_step >= w,
+                                      left(STEP_TIMEOUT))
+        if latency is None:
+            return
+        if teacher.room_step != want:
+            teacher.error(f"step {n}: the teacher's page shows step {teacher.room_step}, expected {want}")
+        teacher_lat.append(latency)
+    last = base + args.steps
+    until = time.monotonic() + FOLLOW_TIMEOUT
+    while time.monotonic() < until and any(s.room_step != last and not s.dead for s in pupils):
+        await asyncio.sleep(0.05)
+    follow_cpu = cpu_span(c0, monitor.cpu(), 0.0, 0.0)
+    lat, late = [], 0
+    for s in pupils:
+        for want, t in clicks.items():
+            if want in s.step_at:
+                lat.append(s.step_at[want] - t)
+            else:
+                late += 1
+                s.error(f"step {want} never shown (the page went from {max((k for k in s.step_at if k < want), default=None)} "
+                        f"to {min((k for k in s.step_at if k > want), default=None)})")
+    redraws = sum(s.poll_reruns for s in pupils) - reruns0
+    out(f"follow: the teacher stepped {args.steps} times, {fmt_s(STEP_GAP)} apart (click to the teacher's own page "
+        f"showing it: {spread(teacher_lat)}); {len(pupils)} protocol students, click to their page showing "
+        f"'following the teacher at step K': {spread(lat)}; never shown {late}")
+    browser_lat: list[float] = []
+    browser_out = None  # the browsers note their times and report them at the end
+    res.follow_p95 = pct(lat, 0.95) if lat else float("inf")
+    out(f"follow: server CPU {fmt_s(follow_cpu.server)} over {fmt_s(follow_cpu.wall)} ({100 * follow_cpu.cores(follow_cpu.server):.0f}% "
+        f"of a core), {redraws} student fragment reruns on a poll ({redraws / max(1, len(pupils) * args.steps):.2f} per "
+        f"student per step): {fmt_s(follow_cpu.server / max(1, redraws))} of server CPU per rerun, polls included")
+
+    # 3. quiz: the teacher asks; every student shows the options; the protocol students answer together
+    await asyncio.sleep(1.0)
+    t_ask = time.monotonic()
+    asked = await teacher.click("class_ask_merge", lambda s: s.qid is not None and s.tally is not None
+                                and "class_close" in s.widget_ids, left(STEP_TIMEOUT))
+    if asked is None:
+        return
+    qid = teacher.qid
+    until = time.monotonic() + FOLLOW_TIMEOUT
+    browsers_with_options = 0
+    while time.monotonic() < until and (any(qid not in s.options_at and not s.dead for s in pupils)
+                                        or browsers_with_options < len(browser_members) and worker is not None):
+        if worker is not None:
+            try:
+                while True:
+                    kind, value = results_q.get_nowait()
+                    if kind == "options":
+                        browsers_with_options += 1
+                    elif kind == "done":
+                        browser_out = value
+                        browsers_with_options = len(browser_members)
+            except queue.Empty:
+                pass
+        await asyncio.sleep(0.05)
+    shown = [s.options_at[qid] - t_ask for s in pupils if qid in s.options_at]
+    for s in pupils:
+        if qid not in s.options_at:
+            s.error(f"question {qid}: its options never shown")
+    n_options = max((len(s.options.get(qid, {})) for s in pupils), default=0)
+    out(f"quiz: the teacher asked question {qid} (which pair merges next, {n_options} options; click to its tally "
+        f"on the teacher's page {fmt_s(asked)}); its options on the students' pages: {len(shown)} of {len(pupils)} "
+        f"protocol students, click to options shown {spread(shown)}"
+        + (f"; {browsers_with_options} of {len(browser_members)} Chromium students" if browser_members else ""))
+    if not n_options or len(shown) < len(pupils):
+        return
+    chosen: dict[str, int] = {}
+    sent: list[float] = []
+    own: list[float] = []
+    at = time.monotonic() + 0.3
+
+    async def answer(n: int, s: ClassSession, member) -> None:
+        options = s.options[qid]
+        choice = sorted(options)[n % len(options)]
+        await asyncio.sleep(max(0.0, at + n * ANSWER_SPREAD / len(pupils) - time.monotonic()))
+        s.your_answer = None
+        chosen[member.id] = choice
+        sent.append(time.monotonic())
+        latency = await s.click(options[choice], lambda p: p.your_answer is not None
+                                and not p.your_answer.startswith(_YOUR_ANSWER + "none yet"), left(STEP_TIMEOUT))
+        if latency is not None:
+            own.append(latency)
+
+    await asyncio.gather(*(answer(n, s, m) for n, (s, m) in enumerate(zip(pupils, students))))
+    last_sent = max(sent)
+    until = time.monotonic() + FOLLOW_TIMEOUT
+    while time.monotonic() < until and len(pupils) not in teacher.tally_at and not teacher.dead:
+        await asyncio.sleep(0.02)
+    stored = await asyncio.to_thread(rooms.answers, code, qid)
+    by_member = collections.Counter(a.member for a in stored)
+    one_each = set(by_member) == set(chosen) and all(n == 1 for n in by_member.values())
+    as_clicked = all(chosen.get(a.member) == a.value for a in stored)
+    res.answers_ok = len(stored) == len(chosen) == len(pupils) and one_each and as_clicked
+    res.answers_line = f"{len(stored)} of {len(chosen)} sent"
+    out(f"quiz: {len(chosen)} students answered within {fmt_s(last_sent - min(sent))} (click to their own page showing "
+        f"the answer: {spread(own)}); the store counts {len(stored)} answers to question {qid} (one per member: "
+        f"{yes_no(one_each)}; each the option clicked: {yes_no(as_clicked)})")
+    if len(pupils) in teacher.tally_at:
+        res.tally_s = teacher.tally_at[len(pupils)] - last_sent
+        out(f"quiz: the teacher's tally showed '{len(pupils)} answers in' {fmt_s(res.tally_s)} after the last answer "
+            f"was sent (tallies drawn in all: {teacher.tallies}; now '{teacher.tally[0]} answers in / "
+            f"{teacher.tally[1]} students present')")
+    else:
+        errors.append(f"the teacher's tally did not show {len(pupils)} answers within {FOLLOW_TIMEOUT:.0f} s "
+                      f"(it shows {teacher.tally})")
+    if max(teacher.tally_at, default=0) > len(pupils):
+        errors.append(f"the teacher's tally showed {max(teacher.tally_at)} answers; {len(pupils)} were sent")
+
+    # 4. idle: everyone sits in the room, the pages polling
+    await asyncio.sleep(1.0)
+    polls0, reruns0 = sum(s.polls for s in everyone), sum(s.poll_reruns for s in everyone)
+    tree = {name: monitor._tree([p]) for p, name in zip(monitor.procs, servers.values())}
+    proxies = monitor._tree(monitor.proxies)
+    redis = [psutil.Process(redis_pid)] if redis_pid else []
+    before = {name: _proc_cpu(t) for name, t in tree.items()}
+    p0, r0, c0, t_idle0 = _proc_cpu(proxies), _proc_cpu(redis), monitor.cpu(), time.monotonic()
+    await asyncio.sleep(max(0.0, min(args.idle_seconds, args._deadline - time.monotonic() - 30)))
+    c1, t_idle1 = monitor.cpu(), time.monotonic()
+    idle = cpu_span(c0, c1, 0.0, 0.0)
+    per = {name: (_proc_cpu(t) - before[name]) / idle.wall for name, t in tree.items()}
+    proxy_cores, redis_cores = (_proc_cpu(proxies) - p0) / idle.wall, (_proc_cpu(redis) - r0) / idle.wall
+    polls = sum(s.polls for s in everyone) - polls0
+    reruns = sum(s.poll_reruns for s in everyone) - reruns0
+    if worker is not None:
+        stop.set()
+        try:
+            until = time.monotonic() + 60
+            while browser_out is None:
+                kind, value = await queue_get(results_q, left(until - time.monotonic()))
+                if kind == "done":
+                    browser_out = value
+        except TimeoutError:
+            errors.append("browsers: no results in time")
+    browser_polls = 0
+    if browser_out is not None:
+        errors.extend(browser_out["errors"])
+        for shown_at in browser_out["shown"]:
+            browser_lat += [shown_at[k] - clicks[k] for k in clicks if k in shown_at]
+        browser_polls = sum(sum(1 for t in ts if t_idle0 <= t < t_idle1) for ts in browser_out["polls"])
+        per_page = [sum(1 for t in ts if t_idle0 <= t < t_idle1) for ts in browser_out["polls"]]
+        out(f"browsers: {len(browser_members)} Chromium students following by their own script: click to "
+            f"'following the teacher at step K' {spread(browser_lat)} ({len(browser_lat)} of "
+            f"{len(browser_members) * args.steps}); /room-rev requests made by each page while idle: "
+            f"{', '.join(str(x) for x in per_page)}; servers (haproxy's cookie): {per_server(browser_out['servers'])}")
+    all_lat = lat + browser_lat
+    res.follow_p95 = pct(all_lat, 0.95) if all_lat else float("inf")
+    res.idle_cores = idle.cores(idle.server)
+    requests = polls + browser_polls
+    out(f"idle {fmt_s(idle.wall)}: the teacher, {len(pupils)} protocol and {len(browser_members)} Chromium students "
+        f"in the room, their pages long-polling /room-rev: {requests:,} requests answered ({requests / idle.wall:.1f} a "
+        f"second), "
+        f"fragment reruns {reruns}; servers + haproxy {100 * res.idle_cores:.1f}% of one core ("
+        + ", ".join(f"{name} {100 * c:.1f}%" for name, c in per.items())
+        + f", haproxy {100 * proxy_cores:.1f}%; the servers' event-loop threads {100 * idle.cores(idle.server_main):.1f}%)"
+        + (f"; redis-server {100 * redis_cores:.1f}% (not counted)" if redis else ""))
+
+
+def class_main(args) -> int:
+    from explorer.rooms import Limits, RedisRooms, SqliteRooms
+    from explorer.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, SqliteStore
+
+    t_start = time.monotonic()
+    budget = args.deadline if args.deadline is not None else 240 + STEP_GAP * args.steps + args.idle_seconds
+    args._deadline = t_start + budget
+    _watchdog(budget + 30)
+    out, res = Printer(), ClassResults()
+    servers = args.servers or 2
+    command = f"python bench/load.py --class --store {args.store}" + "".join(
+        f" --{name.replace('_', '-')} {getattr(args, name)}" for name, default in
+        (("students", 30), ("steps", 10), ("browsers", 2), ("idle_seconds", 20), ("servers", 2))
+        if (getattr(args, name) if name != "servers" else servers) != default)
+    out(f"command: {command}")
+    view = ", ".join(f"{k}={v}" for k, v in CLASS_VIEW.items())
+    out(f"class: one teacher + {args.students} protocol students (websocket, Streamlit's own messages; each page's "
+        f"poller asks /room-rev as its script does) + {args.browsers} Chromium student(s) in one room ({view}); "
+        f"`python -m explorer serve --servers {servers}` (haproxy, sticky cookie) on loopback, {os.cpu_count()} CPUs; "
+        f"rooms in {'SQLite (a fresh data folder)' if args.store == 'sqlite' else 'Redis (redis-server on loopback)'}")
+    out(f"machine: load average {os.getloadavg()[0]:.2f} just before the run (1 minute; other processes included)")
+    log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+    monitor = rooms = None
+    limits = Limits(members=max(Limits.members, args.students + args.browsers + 10))
+    try:
+        with contextlib.ExitStack() as stack:
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="bpe-class-load-"))
+            env = {k: v for k, v in os.environ.items() if not k.startswith("BPE_EXPLORER_")}
+            env.update(BPE_EXPLORER_DATA=folder, BPE_EXPLORER_ROOM_SIZE=str(limits.members))
+            redis_pid = None
+            if args.store == "redis":
+                from redisserver import redis_server
+
+                program = shutil.which("redis-server", path=os.pathsep.join(
+                    [os.environ.get("PATH", os.defpath), "/usr/sbin", "/usr/bin"]))
+                if program is None:
+                    raise SystemExit("load: Debian's redis-server is not installed (apt-get install redis-server)")
+                before = {c.pid for c in psutil.Process().children()}
+                redis_url = stack.enter_context(redis_server(program))
+                redis_pid = next((c.pid for c in psutil.Process().children() if c.pid not in before), None)
+                env["BPE_EXPLORER_STORE"] = redis_url
+                rooms = RedisRooms(redis_url, limits=limits)
+            else:
+                rooms = SqliteRooms(SqliteStore(folder, cap_bytes=DEFAULT_STORE_MIB * 2**20,
+                                                session_quota=DEFAULT_SESSION_MIB * 2**20), limits=limits)
+            stack.callback(rooms.close)
+            room, key = rooms.create(dict(CLASS_VIEW), step=0)
+            members = [rooms.join(room.code, f"student {i:02d}") for i in range(1, args.students + args.browsers + 1)]
+            out(f"room: {room.code} made in the store, {len(members)} members joined there "
+                f"({args.students} for the protocol students, {args.browsers} for the browsers)")
+            t0 = time.monotonic()
+            url, children = stack.enter_context(launcher(servers, log, res.errors, env=env))
+            proxies = [c.pid for c in children if c.name() == "haproxy"]
+            monitor = ServerMonitor([c.pid for c in children if c.pid not in proxies], proxies)
+            out(f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
+                f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)")
+            try:
+                asyncio.run(_bounded(class_phases(args, out, res, url, monitor, rooms, room, key,
+                                                  members[:args.students], members[args.students:], redis_pid),
+                                     args._deadline))
+            except TimeoutError:
+                res.deadline_hit = True
+                res.errors.append(f"the global deadline ({budget:.0f} s) passed; the run was cut short")
+            monitor.stop()
+    finally:
+        worker = res.worker
+        if worker is not None and worker.is_alive():
+            worker.join(timeout=5)
+            if worker.is_alive():
+                worker.terminate()
+                worker.join(timeout=10)
+                if worker.is_alive():
+                    worker.kill()
+    log.seek(0)
+    server_log = log.read()
+    trouble = [ln for ln in server_log.splitlines() if re.search(r"\b(ERROR|CRITICAL)\b|Traceback", ln)]
+    warnings = [ln for ln in server_log.splitlines() if re.search(r"\bWARNING\b", ln)]
+    res.errors.extend(f"server log: {ln.strip()[:300]}" for ln in trouble)
+    errors = res.errors
+    out(f"errors: {len(errors)}" + ("" if not errors else " - first: " + " | ".join(e[:240] for e in errors[:5])))
+    if warnings:
+        out(f"server log warnings: {len(warnings)} - first: {warnings[0].strip()[:240]}")
+    if monitor is not None:
+        out(f"server RSS (all servers and haproxy added up): baseline {mb(monitor.baseline)}, peak {mb(monitor.peak)}")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    def shown(x: float) -> str:
+        return fmt_s(x) if x != float("inf") else "none"
+
+    out(f"target 0 errors: {len(errors)} -> {verdict(not errors)}")
+    out(f"target students see each step p95 <= {fmt_s(TARGET_FOLLOW_P95)}: {shown(res.follow_p95)} -> "
+        f"{verdict(res.follow_p95 <= TARGET_FOLLOW_P95)}")
+    out(f"target answers counted = answers sent, one per member: {res.answers_line} -> {verdict(res.answers_ok)}")
+    out(f"target teacher's tally within {fmt_s(TARGET_TALLY)} of the last answer: {shown(res.tally_s)} -> "
+        f"{verdict(res.tally_s <= TARGET_TALLY)}")
+    out(f"target idle room: servers + haproxy < {100 * TARGET_IDLE_CORES:.0f}% of one core: "
+        + (f"{100 * res.idle_cores:.1f}%" if res.idle_cores != float("inf") else "none")
+        + f" -> {verdict(res.idle_cores < TARGET_IDLE_CORES)}")
+    out(f"total {fmt_s(time.monotonic() - t_start)}")
+    if args.write:
+        write_section(f"class-{args.store}", f"Class room load, {'SQLite' if args.store == 'sqlite' else 'Redis'} "
+                      f"(bench/load.py --class --store {args.store})", out.lines)
+    return 1 if errors or res.deadline_hit else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=30)
     parser.add_argument("--seconds", type=int, default=60, help="length of the steady phase")
     parser.add_argument("--merges", type=int, default=2000, help="each session's merge budget (merges=N in its link)")
     parser.add_argument("--bursts", type=int, default=3)
-    parser.add_argument("--browsers", type=int, default=3, help="headless Chromium contexts alongside (0: none)")
+    parser.add_argument("--browsers", type=int, default=None,
+                        help="headless Chromium contexts alongside (0: none; default 3, with --class 2)")
     parser.add_argument("--deadline", type=float, default=None,
                         help="stop after this many seconds whatever happens (default 600 + 3 x --seconds)")
-    parser.add_argument("--servers", type=int, default=1,
-                        help="independent app servers, the sessions assigned in turn (a multi-process setup's numbers)")
+    parser.add_argument("--servers", type=int, default=None,
+                        help="independent app servers, the sessions assigned in turn (a multi-process setup's numbers; "
+                             "default 1, with --class 2 behind the launcher's haproxy)")
     parser.add_argument("--proxy", action="store_true",
                         help="serve through `python -m explorer serve --servers K` (haproxy, sticky sessions); every "
                              "session and browser connects to the proxy and keeps its cookie")
     parser.add_argument("--server-option", action="append", default=[], metavar="SECTION.OPTION=VALUE",
                         help="pass an option to `streamlit run` (repeatable), e.g. runner.postScriptGC=false")
     parser.add_argument("--write", action="store_true", help="store the lines in bench/RESULTS.md")
+    group = parser.add_argument_group("the Class page (--class)")
+    group.add_argument("--class", dest="class_room", action="store_true",
+                       help="one teacher and --students students in a room of the Class page, through "
+                            "`python -m explorer serve --servers 2`: following steps, a quiz round, an idle room")
+    group.add_argument("--store", choices=("sqlite", "redis"), default="sqlite",
+                       help="where the rooms live: SQLite in a fresh data folder, or a redis-server started on loopback")
+    group.add_argument("--students", type=int, default=30, help="protocol students in the room")
+    group.add_argument("--steps", type=int, default=10, help="steps the teacher makes, 2 s apart")
+    group.add_argument("--idle-seconds", type=float, default=20.0, help="how long the room sits idle, polling")
     args = parser.parse_args()
+    if args.class_room:
+        if args.server_option or args.proxy:
+            parser.error("--class always serves through `python -m explorer serve` (no --proxy or --server-option)")
+        args.browsers = 2 if args.browsers is None else args.browsers
+        if min(args.students, args.steps) < 1 or args.browsers < 0 or args.idle_seconds <= 0 or (args.servers or 2) < 2:
+            parser.error("--students and --steps must be at least 1, --browsers at least 0, --idle-seconds positive "
+                         "and --servers (with --class) at least 2")
+        if args.browsers and chromium_path() is None:
+            parser.error("Debian's chromium is not installed (apt-get install chromium); use --browsers 0")
+        return class_main(args)
+    args.browsers = 3 if args.browsers is None else args.browsers
+    args.servers = 1 if args.servers is None else args.servers
     if any("=" not in o or o.startswith("-") for o in args.server_option):
         parser.error("--server-option takes SECTION.OPTION=VALUE")
     if args.proxy and args.server_option:

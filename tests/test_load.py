@@ -63,3 +63,25 @@ def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leak
     assert re.search(r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", proc.stdout, re.M), report
     assert re.search(r"^proxy: browser contexts per server \(haproxy's cookie\): app[12] 1$", proc.stdout, re.M), report
     assert "server RSS (all servers and haproxy added up)" in proc.stdout, report
+
+
+def test_a_small_class_follows_answers_once_and_sits_idle_without_errors():
+    """``--class`` in a tiny room on SQLite: 3 protocol students and one Chromium student follow
+    3 steps, the 3 answers are counted once each, the servers idle."""
+    try:
+        find_haproxy()
+    except ExplorerError:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)")
+        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "load.py"), "--class", "--store", "sqlite", "--students", "3", "--steps", "3",
+         "--browsers", "1", "--idle-seconds", "3", "--deadline", "100"],
+        capture_output=True, text=True, timeout=150, cwd=ROOT,
+    )
+    report = proc.stdout + proc.stderr
+    assert proc.returncode == 0, report
+    assert re.search(r"^errors: 0$", proc.stdout, re.M), report
+    assert "the store counts 3 answers to question 1 (one per member: yes; each the option clicked: yes)" in proc.stdout, report
+    assert "target answers counted = answers sent, one per member: 3 of 3 sent -> met" in proc.stdout, report
+    assert "never shown 0" in proc.stdout and "(3 of 3);" in proc.stdout, report  # every step on every page
