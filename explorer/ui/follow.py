@@ -5,7 +5,8 @@ Why not a timed fragment: a fragment that reruns on a timer redraws all its elem
 tick (what a run does not draw again is removed), ~20 ms of the server's interpreter per student
 per tick: thirty idle students would take most of a core. Here the page's script long-polls
 ``/room-rev``: the server answers at once when the number differs from the one the page has, and
-otherwise holds the request until it moves (or ``LONG_POLL_S`` pass). The waiting requests cost
+otherwise holds the request until it moves (or ``LONG_POLL_S`` pass; a hidden tab's requests are
+not held, so background tabs leave the browser's six connections to the visible one). The waiting requests cost
 nothing but a slot on the server's event loop; one task per process reads the counters of the
 rooms being waited on every ``CHECK_S`` and answers the requests whose number moved. So a
 teacher's step reaches a student within about ``CHECK_S`` plus a rerun, and an idle class costs a
@@ -31,7 +32,9 @@ import streamlit as st
 __all__ = ["watch", "Waiters", "ROUTE", "LONG_POLL_S", "CHECK_S"]
 
 ROUTE = "/room-rev"
-LONG_POLL_S = 15.0  # the longest a request is held (under the proxy's 60 s server timeout)
+# the longest a request is held: well under the 10 s a stopping server is given (a server waits
+# for the requests it holds before it exits), and the proxy's 60 s server timeout
+LONG_POLL_S = 5.0
 CHECK_S = 0.1  # how often the waited-on rooms' counters are read
 
 _JS = r"""
@@ -42,25 +45,39 @@ export default function (component) {
   box.data = data;
   if (box.seen === undefined || box.url !== data.url) { box.seen = data.now; box.url = data.url; }
   if (data.now !== undefined && data.now !== null && data.now > box.seen) box.seen = data.now;
-  if (box.running) return () => { box.stopped = true; box.running = false; clearTimeout(box.timer); };
+  const stop = () => {
+    box.stopped = true; box.running = false; clearTimeout(box.timer);
+    document.removeEventListener("visibilitychange", box.wake);
+  };
+  if (box.running) return stop;
   box.running = true;
   box.stopped = false;
+  // A browser keeps six connections per server: a hidden tab asks without being held (every 2 s),
+  // so that tabs in the background do not take the connections the visible one needs.
   const tick = async () => {
     if (box.stopped) return;
-    let pause = 0;
+    box.timer = null;
+    box.inflight = true;
+    const hidden = document.visibilityState === "hidden";
+    let pause = hidden ? 2000 : 0;
     try {
       const sep = box.data.url.includes("?") ? "&" : "?";
-      const r = await fetch(`${box.data.url}${sep}what=${box.data.watch}&seen=${box.seen}`,
-                            { cache: "no-store", credentials: "same-origin" });
+      const wait = hidden ? "" : `${sep}what=${box.data.watch}&seen=${box.seen}`;
+      const r = await fetch(box.data.url + wait, { cache: "no-store", credentials: "same-origin" });
       const j = await r.json();
       const value = r.ok ? j[box.data.watch] : -1;
       if (!r.ok) pause = 2000;
       if (!box.stopped && value !== box.seen) { box.seen = value; box.send("rev", value); }
     } catch (e) { pause = 1000; /* the server restarting: ask again in a moment */ }
-    box.timer = setTimeout(tick, pause);
+    box.inflight = false;
+    if (!box.stopped) box.timer = setTimeout(tick, pause);
   };
+  box.wake = () => {
+    if (document.visibilityState === "visible" && box.timer && !box.inflight) { clearTimeout(box.timer); tick(); }
+  };
+  document.addEventListener("visibilitychange", box.wake);
   tick();
-  return () => { box.stopped = true; box.running = false; clearTimeout(box.timer); };
+  return stop;
 }
 """
 
