@@ -112,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("presets", help="list the presets")
 
+    a = sub.add_parser("app", help="start the app (one server) on the bundled sample corpora")
+    a.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
+    a.add_argument("--address", default="127.0.0.1",
+                   help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)")
+
     s = sub.add_parser("serve", help="serve the app for a class: N app processes behind haproxy (sticky sessions)")
     s.add_argument("--servers", type=int, required=True, metavar="N",
                    help="app processes (each uses about one core); 1 runs one server without a proxy")
@@ -281,6 +286,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _import(args, out)
         if args.command == "serve":
             return serve(args.servers, port=args.port, address=args.address, haproxy=args.haproxy, out=out, err=err)
+        if args.command == "app":
+            return serve(1, port=args.port, address=args.address, out=out, err=err)
         for p in PRESETS.values():
             out.write(f"{p.name:<14} {'seed ' + p.seed if p.seed else '':<9} {p.description}\n")
         return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .errors import CorpusError
+from .paths import app_root
 
 __all__ = [
     "DECODINGS",
@@ -33,7 +34,7 @@ __all__ = [
     "corpus_stats",
 ]
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_corpora"
+SAMPLE_DIR = app_root() / "sample_corpora"
 MAX_CORPUS_BYTES = 20 * 1024 * 1024  # the same in the app (uploads, pasted text) and the CLI
 
 

@@ -42,10 +42,11 @@ from pathlib import Path
 from typing import IO, TextIO
 
 from .errors import ExplorerError
+from .paths import app_root
 
 __all__ = ["COOKIE", "SERVED_BY", "haproxy_config", "find_haproxy", "serve"]
 
-ROOT = Path(__file__).resolve().parent.parent  # the repository: app.py and .streamlit/config.toml
+ROOT = app_root()  # app.py and .streamlit/config.toml: the checkout, or the installed copy
 COOKIE = "explorer_server"
 SERVED_BY = "X-Explorer-Server"  # response header: the server that answered (the cookie's value)
 HEALTH = "/_stcore/health"

@@ -11,6 +11,7 @@ import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -210,3 +211,15 @@ def test_serve_without_haproxy_exits_2_with_one_line():
     done = _serve_without_haproxy("--haproxy", "haproxy")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "--haproxy haproxy: no such program" in done.stderr, done.stderr
+
+
+def test_app_on_a_port_in_use_or_out_of_range_exits_2_with_one_line():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for bad, message in ((str(port), "in use"), ("70000", "--port must be between 1 and 65535")):
+            proc = subprocess.run([sys.executable, "-m", "explorer", "app", "--port", bad], cwd=ROOT,
+                                  capture_output=True, text=True, timeout=60)
+            assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert message in proc.stderr and "Traceback" not in proc.stderr
