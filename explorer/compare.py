@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from .errors import ConfigError
 from .config import EncodeOptions, TrainerConfig
 from .corpora import list_samples, read_sample
 from .evaluate import Evaluation, curve_points, evaluate, evaluate_ids, piece_counts, replay
@@ -72,7 +73,7 @@ def heldout_split(text: str, fraction: float = HELDOUT_FRACTION) -> tuple[str, s
     ('one\\ntwo\\nthree\\nfour\\nfive\\nsix\\nseven\\neight\\nnine\\n', 'ten\\n')
     """
     if not 0 < fraction < 1:
-        raise ValueError("the held-out fraction must be between 0 and 1")
+        raise ConfigError("the held-out fraction must be between 0 and 1")
     cut = round(len(text) * (1 - fraction))
     window = max(1, len(text) // 20)
     before = text.rfind("\n", max(0, cut - window), cut)

@@ -13,6 +13,7 @@ sp-prefix      ▁ l o w                     SentencePiece: a prefix character
 
 from __future__ import annotations
 
+from .errors import ConfigError
 __all__ = ["MARKERS", "EOW", "G_SUFFIX", "SP_PREFIX", "apply_marker", "strip_markers"]
 
 EOW = "</w>"
@@ -46,7 +47,7 @@ def apply_marker(symbols: list[str], marker: str) -> list[str]:
         return [*symbols, G_SUFFIX]
     if marker == "sp-prefix":
         return [SP_PREFIX, *symbols]
-    raise ValueError(f"unknown marker {marker!r}; choose one of {', '.join(MARKERS)}")
+    raise ConfigError(f"unknown marker {marker!r}; choose one of {', '.join(MARKERS)}")
 
 
 def strip_markers(text: str, marker: str) -> str:

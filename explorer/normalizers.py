@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from .errors import ConfigError
 import re
 import unicodedata
 
@@ -43,4 +44,4 @@ def normalize_str(text: str, *, normalizer: str = "none") -> str:
         return text.replace("Σ", "σ").lower()
     if normalizer == "collapse-whitespace":
         return _WS.sub(" ", text).strip()
-    raise ValueError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}")
+    raise ConfigError(f"unknown normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}")

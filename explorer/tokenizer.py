@@ -18,7 +18,7 @@ from operator import add, lshift, or_
 from typing import Literal, NamedTuple
 
 from .config import EncodeOptions, TrainerConfig
-from .errors import DecodeError
+from .errors import ConfigError, DecodeError
 from .markers import apply_marker, strip_markers
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
@@ -129,9 +129,9 @@ class Tokenizer:
         self.config = config.validate()
         self.encoding = encoding.validate()
         if rules not in ENCODING_RULES:
-            raise ValueError(f"unknown encoding rules {rules!r}; choose one of {', '.join(ENCODING_RULES)}")
+            raise ConfigError(f"unknown encoding rules {rules!r}; choose one of {', '.join(ENCODING_RULES)}")
         if rules == "tiktoken" and config.unit != "byte":
-            raise ValueError("tiktoken's rules rank byte strings: they need the byte unit")
+            raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = tuple(alphabet)
         self.merges: tuple[tuple[int, int], ...] = _int_pairs(merges)
@@ -171,7 +171,7 @@ class Tokenizer:
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
         for tok, i in (special_ids or {}).items():
             if not tok or tok in self.special_ids or i in self._trailing or i < len(self.vocab):
-                raise ValueError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
+                raise ConfigError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
             self.special_ids[tok] = int(i)
             self._trailing[int(i)] = tok
         # Unseen characters must still be counted, never dropped: unless the unk token is one
@@ -512,7 +512,7 @@ class Tokenizer:
         [2, 1, 0, 3]
         """
         if not 0.0 <= dropout <= 1.0:
-            raise ValueError("dropout must be between 0 and 1")
+            raise ConfigError("dropout must be between 0 and 1")
         rng = random.Random(seed) if dropout > 0 else None
         cfg = self.config
         if self.rules == "tiktoken":
@@ -579,7 +579,7 @@ class Tokenizer:
         [256, 160]
         """
         if self.config.unit != "byte":
-            raise ValueError("encode_bytes needs a byte-level tokenizer")
+            raise ConfigError("encode_bytes needs a byte-level tokenizer")
         if self.rules == "tiktoken":
             return list(self._merged_bytes(data, bytes_to_display(data)))
         return list(self._merge_ids(list(map(self._byte_id, data))))
@@ -694,7 +694,7 @@ class Tokenizer:
         explorer.errors.DecodeError: the bytes do not end as UTF-8: byte 1 (in token 1, id 195) is 0xc3, unexpected end of data
         """
         if errors not in DECODE_ERRORS:
-            raise ValueError(f"unknown errors={errors!r}; choose one of {', '.join(DECODE_ERRORS)}")
+            raise ConfigError(f"unknown errors={errors!r}; choose one of {', '.join(DECODE_ERRORS)}")
         if self.config.unit == "byte":
             data = self.decode_bytes(ids)
             try:

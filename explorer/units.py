@@ -11,6 +11,7 @@ the display string of their merge, for both units.
 
 from __future__ import annotations
 
+from .errors import ConfigError
 __all__ = [
     "BYTE_TO_UNICODE",
     "UNICODE_TO_BYTE",
@@ -87,4 +88,4 @@ def base_symbols(piece: str, unit: str) -> list[str]:
     if unit == "byte":
         # lone surrogates (not valid in UTF-8) pass through as their 3 bytes instead of raising
         return list(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
-    raise ValueError(f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}")
+    raise ConfigError(f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .errors import FormatError
 from .config import TrainerConfig
 from .units import UNICODE_TO_BYTE, byte_alphabet
 
@@ -56,7 +57,7 @@ class Vocab:
     def add_merges(self, merges: Iterable[tuple[int, int]]) -> list[int]:
         """``add_merge`` for each pair in turn (one loop for a whole merge list, the tokenizer's
         and a table's 200,000): the id each makes. A pair naming an id not made yet raises
-        ValueError.
+        FormatError (a merge list read from a file that is out of order).
 
         >>> v = Vocab([], ["a", "b"])
         >>> v.add_merges([(0, 1), (2, 2), (0, 1)]), v.tokens
@@ -64,7 +65,7 @@ class Vocab:
         >>> v.add_merges([(0, 9)])
         Traceback (most recent call last):
         ...
-        ValueError: merge 0 refers to an id that does not exist yet: (0, 9)
+        explorer.errors.FormatError: merge 0 refers to an id that does not exist yet: (0, 9)
         """
         merges = list(merges)
         made = self._add_new(merges)
@@ -75,7 +76,7 @@ class Vocab:
         n = len(tokens)
         for a, b in merges:
             if not (0 <= a < n and 0 <= b < n):
-                raise ValueError(f"merge {len(made)} refers to an id that does not exist yet: {(a, b)}")
+                raise FormatError(f"merge {len(made)} refers to an id that does not exist yet: {(a, b)}")
             text = tokens[a] + tokens[b]
             old = setdefault(text, n)
             if old == n or not reuse:

@@ -32,7 +32,9 @@ from explorer import (
     split_sequences,
     train,
 )
+from explorer.markers import apply_marker
 from explorer.pipeline import word_symbols
+from explorer.units import base_symbols
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -471,6 +473,21 @@ def test_trainer_equals_reference_implementation(cfg, text):
 def test_invalid_configs_raise_config_error(bad):
     with pytest.raises(ConfigError):
         make_config(None, **bad)
+
+
+# ---- refusals are the engine's own errors -----------------------------------------------------
+@pytest.mark.parametrize("refusal", [
+    lambda: normalize_str("x", normalizer="rot13"),
+    lambda: base_symbols("x", "nibble"),
+    lambda: apply_marker(["x"], "</x>"),
+    lambda: train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().encode("ab", dropout=1.5),
+    lambda: train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().decode([0], errors="loud"),
+    lambda: train("ab ab", make_config("sennrich", num_merges=1)).tokenizer().encode_bytes(b"ab"),
+], ids=["normalizer", "unit", "marker", "dropout", "errors", "encode_bytes on characters"])
+def test_the_engine_refuses_bad_input_with_a_config_error_fit_for_a_page(refusal):
+    with pytest.raises(ConfigError) as caught:
+        refusal()
+    assert str(caught.value) and "\n" not in str(caught.value)
 
 
 # ---- the engine imports no UI library ---------------------------------------------------------
