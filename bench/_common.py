@@ -150,9 +150,7 @@ def environment() -> str:
 def write_section(name: str, title: str, lines: list[str], path: Path = RESULTS) -> None:
     """Replace (or append) the section between ``<!-- name:begin -->`` and ``<!-- name:end -->``."""
     begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    body = "\n".join(
-        [begin, f"## {title}", "", f"Measured {environment()}.", "", "```", *lines, "```", end]
-    )
+    body = "\n".join([begin, f"## {title}", "", f"Measured {environment()}.", "", "```", *lines, "```", end])
     text = path.read_text(encoding="utf-8") if path.exists() else HEADER
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     if pattern.search(text):

@@ -74,9 +74,11 @@ def train_tokenizer(out: Printer):
     cfg = corpus_config("gpt2", merges=MERGES)
     seconds, trainer = timed(lambda: Trainer(count_words((text,), cfg), cfg, encoding=PRESETS["gpt2"].encoding).run())
     tok = trainer.tokenizer()
-    out(f"compare train   gpt2 preset, {MERGES:,} merges on {TRAIN_CORPUS} ({nbytes(text):,} bytes): "
+    out(
+        f"compare train   gpt2 preset, {MERGES:,} merges on {TRAIN_CORPUS} ({nbytes(text):,} bytes): "
         f"{tok.num_merges:,} merges, vocab {len(tok.vocab):,}, stop: {trainer.stop_reason}; trained in {fmt_s(seconds)} "
-        f"(not part of the measurement)")
+        f"(not part of the measurement)"
+    )
     return tok
 
 
@@ -116,21 +118,30 @@ def bench_replay(out: Printer, tok) -> None:
 
     same = len(counts) == tok.num_merges + 1 and all(counts[k] == n for k, n in encoded.items())
     ratio = encodes / best
-    out(f"compare replay  {tok.num_merges:,} merges on {HELDOUT_CORPUS} ({nbytes(text):,} bytes): "
+    out(
+        f"compare replay  {tok.num_merges:,} merges on {HELDOUT_CORPUS} ({nbytes(text):,} bytes): "
         f"replay {fmt_s(best)}  vs {len(points)} truncated encodes {fmt_s(encodes)}  ratio {ratio:.1f}  "
         f"counts identical at {len(points)} points: {yes_no(same)}  "
-        f"(target >= {TARGET_RATIO:g}: {'met' if ratio >= TARGET_RATIO else 'NOT met'})")
-    out(f"    replay: piece_counts + replay, {len(counts):,} counts (k = 0..{tok.num_merges:,}), best of {REPLAY_REPS} "
+        f"(target >= {TARGET_RATIO:g}: {'met' if ratio >= TARGET_RATIO else 'NOT met'})"
+    )
+    out(
+        f"    replay: piece_counts + replay, {len(counts):,} counts (k = 0..{tok.num_merges:,}), best of {REPLAY_REPS} "
         f"(1 before the encodes, {REPLAY_REPS - 1} after); encodes: len(tok.truncate(k).encode(text)) once each at "
         f"k = {points[0]}, {points[1]}, ..., {points[-1]}, a fresh tokenizer each (empty piece cache), "
-        f"truncate {fmt_s(truncating)} of it; tokens {counts[0]:,} at k=0 -> {counts[-1]:,} at k={tok.num_merges:,}")
+        f"truncate {fmt_s(truncating)} of it; tokens {counts[0]:,} at k=0 -> {counts[-1]:,} at k={tok.num_merges:,}"
+    )
     if not same:
         if len(counts) != tok.num_merges + 1:
             out(f"    replay gave {len(counts):,} counts, expected {tok.num_merges + 1:,}")
-        bad = [(k, counts[k] if k < len(counts) else None, n) for k, n in encoded.items()
-               if k >= len(counts) or counts[k] != n]
-        out(f"    differ at {len(bad)} points, first: " +
-            ", ".join(f"k={k} replay {r} encode {n}" for k, r, n in bad[:5]))
+        bad = [
+            (k, counts[k] if k < len(counts) else None, n)
+            for k, n in encoded.items()
+            if k >= len(counts) or counts[k] != n
+        ]
+        out(
+            f"    differ at {len(bad)} points, first: "
+            + ", ".join(f"k={k} replay {r} encode {n}" for k, r, n in bad[:5])
+        )
 
 
 def bench_compare_page(out: Printer) -> None:
@@ -153,10 +164,14 @@ def bench_compare_page(out: Printer) -> None:
     gc.collect()
     warm, _ = timed(trained)
     merges = ", ".join(f"{run.tokenizer.num_merges:,}" for run in result.runs.values())
-    out(f"compare page    gpt2 preset {COMPARE_MERGES:,} merges, {label}: cold {fmt_s(cold)} (fresh Memo, "
-        f"{len(memo)} entries after)  warm {fmt_s(warm)} (same Memo)  {no_ref}")
-    out(f"    each corpus trained whole and on its first 90% (merges made: {merges}), held-out replay, encode, "
-        f"{len(result.cross)} cross-evaluations")
+    out(
+        f"compare page    gpt2 preset {COMPARE_MERGES:,} merges, {label}: cold {fmt_s(cold)} (fresh Memo, "
+        f"{len(memo)} entries after)  warm {fmt_s(warm)} (same Memo)  {no_ref}"
+    )
+    out(
+        f"    each corpus trained whole and on its first 90% (merges made: {merges}), held-out replay, encode, "
+        f"{len(result.cross)} cross-evaluations"
+    )
 
     load_s, pre = timed(load_pretrained, PRETRAINED_NAME)
     memo = Memo()
@@ -168,15 +183,24 @@ def bench_compare_page(out: Printer) -> None:
     cold, result = timed(pretrained)
     gc.collect()
     warm, _ = timed(pretrained)
-    out(f"compare page    pretrained {PRETRAINED_NAME} ({pre.num_merges:,} merges), {label}: cold {fmt_s(cold)} "
+    out(
+        f"compare page    pretrained {PRETRAINED_NAME} ({pre.num_merges:,} merges), {label}: cold {fmt_s(cold)} "
         f"(fresh Memo and piece cache)  warm {fmt_s(warm)} (same Memo)  {no_ref}; load {fmt_s(load_s)} "
-        f"(once per process, not included)")
+        f"(once per process, not included)"
+    )
 
 
 def press(warmed: bool) -> dict[str, object]:
     """One press of Compare in this (fresh) process: the tables loaded first, then the clock."""
     from explorer import PRESETS, corpus_config, load_pretrained
-    from explorer.compare import Memo, compare_corpora, language_rows, parallel_samples, table_language_rows, warm_languages
+    from explorer.compare import (
+        Memo,
+        compare_corpora,
+        language_rows,
+        parallel_samples,
+        table_language_rows,
+        warm_languages,
+    )
     from explorer.pretrained import PRETRAINED
 
     loads = {}
@@ -198,16 +222,25 @@ def press(warmed: bool) -> dict[str, object]:
     rows += table_language_rows(texts, reference=PRESS_REFERENCE)
     t3 = time.perf_counter()
     every = {"trained here": trained, **{name: load_pretrained(name) for name in PRETRAINED}}
-    return {"press": t3 - t0, "compare": t1 - t0, "trained_rows": t2 - t1, "table_rows": t3 - t2, "loads": loads,
-            "rows": len(rows), "texts": len(texts), "same": rows == language_rows(every, texts, reference=PRESS_REFERENCE),
-            "merges": [run.tokenizer.num_merges for run in result.runs.values()],
-            "bytes": sum(nbytes(t) for t in corpora.values())}
+    return {
+        "press": t3 - t0,
+        "compare": t1 - t0,
+        "trained_rows": t2 - t1,
+        "table_rows": t3 - t2,
+        "loads": loads,
+        "rows": len(rows),
+        "texts": len(texts),
+        "same": rows == language_rows(every, texts, reference=PRESS_REFERENCE),
+        "merges": [run.tokenizer.num_merges for run in result.runs.values()],
+        "bytes": sum(nbytes(t) for t in corpora.values()),
+    }
 
 
 def fresh_presses(warmed: bool) -> list[dict[str, object]]:
     args = [sys.executable, __file__, "--press", "warmed" if warmed else "cold"]
-    return [json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
-            for _ in range(PRESS_REPS)]
+    return [
+        json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout) for _ in range(PRESS_REPS)
+    ]
 
 
 def bench_press(out: Printer) -> None:
@@ -223,18 +256,26 @@ def bench_press(out: Printer) -> None:
         values = [r[key] for r in runs]
         return f"{fmt_s(min(values))} (median {fmt_s(statistics.median(values))})"
 
-    out(f"compare press   default Compare, {label}, gpt2 preset sized for each corpus ({COMPARE_MERGES:,} merges), "
+    out(
+        f"compare press   default Compare, {label}, gpt2 preset sized for each corpus ({COMPARE_MERGES:,} merges), "
         f"a fresh process each: press -> every panel computed {spread(cold, 'press')}, best (median) of {PRESS_REPS}  "
-        f"(target <= {PRESS_TARGET_S:g} s: {'met' if best <= PRESS_TARGET_S else 'MISSED'})")
-    out(f"    of it: compare_corpora {spread(cold, 'compare')}; languages panel, {first['texts']} UDHR texts: "
+        f"(target <= {PRESS_TARGET_S:g} s: {'met' if best <= PRESS_TARGET_S else 'MISSED'})"
+    )
+    out(
+        f"    of it: compare_corpora {spread(cold, 'compare')}; languages panel, {first['texts']} UDHR texts: "
         f"trained here {spread(cold, 'trained_rows')}, the 3 bundled tables {spread(cold, 'table_rows')}; merges made "
         f"{', '.join(f'{m:,}' for m in first['merges'])}; {first['rows']} rows, identical to language_rows over the 4 "
-        f"tokenizers: {yes_no(all(r['same'] for r in cold + warmed))}")
-    out(f"    tables' language counts warmed at start (warm_languages): press {spread(warmed, 'press')}, "
-        f"the tables' rows {spread(warmed, 'table_rows')}")
+        f"tokenizers: {yes_no(all(r['same'] for r in cold + warmed))}"
+    )
+    out(
+        f"    tables' language counts warmed at start (warm_languages): press {spread(warmed, 'press')}, "
+        f"the tables' rows {spread(warmed, 'table_rows')}"
+    )
     loads = ", ".join(f"{name} {fmt_s(min(r['loads'][name] for r in cold))}" for name in first["loads"])
-    out(f"    tables loaded before the clock starts (not included; best of {PRESS_REPS}): {loads}; the machine's "
-        f"1-minute load average {load_before:.1f} before these runs, {load_after:.1f} after ({os.cpu_count()} CPUs)")
+    out(
+        f"    tables loaded before the clock starts (not included; best of {PRESS_REPS}): {loads}; the machine's "
+        f"1-minute load average {load_before:.1f} before these runs, {load_after:.1f} after ({os.cpu_count()} CPUs)"
+    )
 
 
 def main() -> None:
@@ -253,7 +294,9 @@ def main() -> None:
     bench_replay(out, tok)
     bench_compare_page(out)
     bench_press(out)
-    out(f"compare peak RSS {peak_rss_mb():.0f} MB (whole process, end of run); total run {fmt_s(time.perf_counter() - t0)}")
+    out(
+        f"compare peak RSS {peak_rss_mb():.0f} MB (whole process, end of run); total run {fmt_s(time.perf_counter() - t0)}"
+    )
     if args.write:
         write_section("compare", "Compare (bench/compare.py)", out.lines)
 

@@ -86,8 +86,10 @@ def compare(out: Printer, label: str, fresh, enc, text: str) -> list[float]:
     out(f"{label}: {len(ids_tt):,} tokens, ids identical to tiktoken: {yes_no(same)}")
     if not same:
         first = next((i for i, (a, b) in enumerate(zip(ids_cold, ids_tt)) if a != b), min(len(ids_cold), len(ids_tt)))
-        out(f"    first difference at token {first}: ours {ids_cold[first:first + 5]} tiktoken {ids_tt[first:first + 5]}"
-            f" (lengths {len(ids_cold)} / {len(ids_tt)})")
+        out(
+            f"    first difference at token {first}: ours {ids_cold[first : first + 5]} tiktoken {ids_tt[first : first + 5]}"
+            f" (lengths {len(ids_cold)} / {len(ids_tt)})"
+        )
     out(f"  cold  ours {cold:.3f} s  tiktoken {tt:.3f} s  ratio {cold / tt:.2f}  [best of {REPS} fresh tokenizers]")
     out(f"  warm  ours {warm:.3f} s  tiktoken {tt:.3f} s  ratio {warm / tt:.2f}  [best of {REPS}]")
     return [cold / tt, warm / tt]
@@ -114,8 +116,9 @@ def tiktoken_encoding(name: str, folder: Path):
         plain = folder / f"{name}.tiktoken"
         plain.write_bytes(gzip.decompress((PRETRAINED_DIR / rel).read_bytes()))
         ranks = tiktoken.load.load_tiktoken_bpe(str(plain))
-    return tiktoken.Encoding(f"bench-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks,
-                             special_tokens=spec.special_ids)
+    return tiktoken.Encoding(
+        f"bench-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks, special_tokens=spec.special_ids
+    )
 
 
 def bench_pretrained(out: Printer, corpora: list[tuple[str, str]], folder: Path) -> float:
@@ -142,16 +145,20 @@ def main() -> None:
 
     out = Printer()
     text = read_corpus()
-    out(f"corpus {CORPUS_NAME}: {len(text.encode('utf-8')):,} bytes; byte level, full byte alphabet, "
-        f"vocab {VOCAB:,}, hf ties, no special tokens; tiktoken encode_ordinary with the same ranks")
+    out(
+        f"corpus {CORPUS_NAME}: {len(text.encode('utf-8')):,} bytes; byte level, full byte alphabet, "
+        f"vocab {VOCAB:,}, hf ties, no special tokens; tiktoken encode_ordinary with the same ranks"
+    )
     worst = {}
     for preset, _ in PRESETS:
         cold, warm = bench_pattern(out, text, preset)
         worst["cold"] = max(worst.get("cold", 0.0), cold)
         worst["warm"] = max(worst.get("warm", 0.0), warm)
     for kind, ratio in worst.items():
-        out(f"target ratio <= {TARGET_RATIO} ({kind}, worst pattern): {ratio:.2f} -> "
-            f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
+        out(
+            f"target ratio <= {TARGET_RATIO} ({kind}, worst pattern): {ratio:.2f} -> "
+            f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}"
+        )
     # Not the target, shown for what they exercise: the pattern's fast path covers ASCII lines
     # only, so text with curly quotes and dashes mixes both engines, and UDHR's eight
     # non-Latin translations stay in `regex` entirely.
@@ -162,16 +169,19 @@ def main() -> None:
     ):
         bench_pattern(out, other, "gpt2", corpus=f"{label} ")
     out("bundled tables against tiktoken's Encoding of the same files (encode_ordinary):")
-    non_english = "".join(read_corpus(n) for n in [*(p.name for p in sorted(SAMPLES.glob("udhr_*.txt"))),
-                                                    "mixed_emoji_multilingual.txt"])
+    non_english = "".join(
+        read_corpus(n) for n in [*(p.name for p in sorted(SAMPLES.glob("udhr_*.txt"))), "mixed_emoji_multilingual.txt"]
+    )
     corpora = [
         (f"{CORPUS_NAME} ({len(text.encode()):,} bytes)", text),
         (f"udhr_*.txt + mixed_emoji_multilingual.txt ({len(non_english.encode()):,} bytes)", non_english),
     ]
     with tempfile.TemporaryDirectory() as folder:
         worst_pre = bench_pretrained(out, corpora, Path(folder))
-    out(f"target ratio <= {TARGET_PRETRAINED} (cold, worst table and corpus): {worst_pre:.2f} -> "
-        f"{'met' if worst_pre <= TARGET_PRETRAINED else 'NOT met'}")
+    out(
+        f"target ratio <= {TARGET_PRETRAINED} (cold, worst table and corpus): {worst_pre:.2f} -> "
+        f"{'met' if worst_pre <= TARGET_PRETRAINED else 'NOT met'}"
+    )
     if args.write:
         write_section("encode", "bench/encode.py", out.lines)
 

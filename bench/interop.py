@@ -34,9 +34,11 @@ def bench_hf(out: Printer, text: str) -> None:
     theirs_import, hf = best_of(REPS, HF.from_str, raw.decode("utf-8"))
     theirs_export, _ = best_of(REPS, hf.to_str)
     same = tok.encode(text) == hf.encode(text, add_special_tokens=False).ids
-    out(f"hf tokenizer.json  gpt2 50,000 merges ({len(raw):,} bytes): import ours {fmt_s(ours_import)}  "
+    out(
+        f"hf tokenizer.json  gpt2 50,000 merges ({len(raw):,} bytes): import ours {fmt_s(ours_import)}  "
         f"HF from_str {fmt_s(theirs_import)}  ratio {ours_import / theirs_import:.1f}; export ours {fmt_s(ours_export)}  "
-        f"HF to_str {fmt_s(theirs_export)}  ratio {ours_export / theirs_export:.1f}; ids identical on the corpus: {yes_no(same)}")
+        f"HF to_str {fmt_s(theirs_export)}  ratio {ours_export / theirs_export:.1f}; ids identical on the corpus: {yes_no(same)}"
+    )
 
 
 def bench_tiktoken(out: Printer, text: str) -> None:
@@ -54,15 +56,21 @@ def bench_tiktoken(out: Printer, text: str) -> None:
         meta = json.loads(files["tokenizer.json"])
 
         def theirs():
-            return tiktoken.Encoding("bench", pat_str=meta["pat_str"], mergeable_ranks=load_tiktoken_bpe(path),
-                                     special_tokens=meta["special_tokens"])
+            return tiktoken.Encoding(
+                "bench",
+                pat_str=meta["pat_str"],
+                mergeable_ranks=load_tiktoken_bpe(path),
+                special_tokens=meta["special_tokens"],
+            )
 
         theirs_s, enc = best_of(REPS, theirs)
     ours_s, tok = timed(import_files, files)
     same = tok.encode(text, allow_special=True) == enc.encode(text, allowed_special="all")
-    out(f"tiktoken           cl100k_base 100,000 ranks ({len(files['tokenizer.tiktoken']):,} bytes): import ours "
+    out(
+        f"tiktoken           cl100k_base 100,000 ranks ({len(files['tokenizer.tiktoken']):,} bytes): import ours "
         f"{fmt_s(ours_s)} (merges recovered)  tiktoken load+Encoding {fmt_s(theirs_s)}  ratio {ours_s / theirs_s:.1f}; "
-        f"ids identical on the corpus: {yes_no(same)}")
+        f"ids identical on the corpus: {yes_no(same)}"
+    )
     # a bare cl100k_base.tiktoken as tiktoken caches it: recognised by its SHA-256 as the bundled
     # table (already loaded above, as a server has it after its first Playground visit)
     import gzip
@@ -72,9 +80,11 @@ def bench_tiktoken(out: Printer, text: str) -> None:
     raw = gzip.decompress((PRETRAINED_DIR / "tiktoken" / "cl100k_base.tiktoken.gz").read_bytes())
     bare_s, bare = best_of(REPS, import_files, {"cl100k_base.tiktoken": raw})
     same = bare.encode(text, allow_special=True) == enc.encode(text, allowed_special="all")
-    out(f"tiktoken           bare cl100k_base.tiktoken ({len(raw):,} bytes, no JSON): import ours {fmt_s(bare_s)} "
+    out(
+        f"tiktoken           bare cl100k_base.tiktoken ({len(raw):,} bytes, no JSON): import ours {fmt_s(bare_s)} "
         f"(recognised as the bundled table by its SHA-256)  tiktoken load+Encoding {fmt_s(theirs_s)}  ratio "
-        f"{bare_s / theirs_s:.3f}; ids identical on the corpus: {yes_no(same)}")
+        f"{bare_s / theirs_s:.3f}; ids identical on the corpus: {yes_no(same)}"
+    )
 
 
 def main() -> None:

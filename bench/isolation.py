@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-
 from _common import ROOT, SAMPLES, Printer, fmt_s, write_section
-from load import STEP_TIMEOUT, Session, session_specs, pct, spread
+from load import STEP_TIMEOUT, Session, pct, session_specs, spread
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import app_process, browser_page, wait_idle  # noqa: E402
@@ -36,8 +35,14 @@ TARGET_MAX = 1.5
 TARGET_RSS = 1024**3
 BIG_MIB = 19
 STEPPERS = 10
-COMPARED = ("english_tiny_shakespeare.txt", "english_frankenstein.txt", "english_wikitext2_excerpt.txt",
-            "udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
+COMPARED = (
+    "english_tiny_shakespeare.txt",
+    "english_frankenstein.txt",
+    "english_wikitext2_excerpt.txt",
+    "udhr_en.txt",
+    "udhr_hi.txt",
+    "udhr_ko.txt",
+)
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,9 @@ async def scenario(url: str, digest: str, seconds: int, out: Printer, errors: li
     await asyncio.gather(*(s.open(240) for s in steppers))
     await stepping(steppers, min(seconds, 20), lambda: "quiet")
     quiet = latencies(steppers, "quiet")
-    out(f"quiet: {STEPPERS} sessions clicking Step once a second, nothing else: {len(quiet)} steps, latency {spread(quiet)}")
+    out(
+        f"quiet: {STEPPERS} sessions clicking Step once a second, nothing else: {len(quiet)} steps, latency {spread(quiet)}"
+    )
 
     big = Session(LinkSpec(99, "19 MiB upload", f"corpus=upload:{digest}&preset=gpt2&big=final"), url, errors)
     result: dict = {}
@@ -136,17 +143,23 @@ async def scenario(url: str, digest: str, seconds: int, out: Printer, errors: li
     big_task = asyncio.create_task(open_big())
     browser.start()
     # the steps clicked while either heavy job runs are the ones that count
-    await stepping(steppers, seconds, lambda: "after" if {"big", "compare"} <= result.keys() else "busy",
-                   until=lambda: {"big", "compare"} <= result.keys())
+    await stepping(
+        steppers,
+        seconds,
+        lambda: "after" if {"big", "compare"} <= result.keys() else "busy",
+        until=lambda: {"big", "compare"} <= result.keys(),
+    )
     await big_task
     await asyncio.to_thread(browser.join, 600)
     busy = latencies(steppers, "busy")
     ok = pct(busy, 0.95) <= TARGET_P95 and max(busy) <= TARGET_MAX
-    out(f"busy: the same {STEPPERS} sessions while one opens a {BIG_MIB} MiB upload and trains it to the end "
+    out(
+        f"busy: the same {STEPPERS} sessions while one opens a {BIG_MIB} MiB upload and trains it to the end "
         f"(done in {fmt_s(result.get('big', float('nan')))}, status: {big.status.text if big.status else None}) and "
         f"another compares six corpora (headlines in {fmt_s(result.get('compare', float('nan')))}): {len(busy)} steps "
         f"clicked while either ran, latency {spread(busy)}  (target p95 <= {fmt_s(TARGET_P95)}, max <= {fmt_s(TARGET_MAX)}: "
-        f"{'met' if ok else 'MISSED'})")
+        f"{'met' if ok else 'MISSED'})"
+    )
     for s in (*steppers, big):
         await s.close()
 
@@ -169,9 +182,12 @@ def main() -> int:
             memory.stop()
         tracebacks = (Path(data) / "server.log").read_text(errors="replace").count("Traceback")
     workers = sorted(memory.workers.values(), reverse=True)
-    out(f"memory: server process peak RSS {memory.server / 2**20:,.0f} MB (target < {TARGET_RSS / 2**20:,.0f} MB: "
+    out(
+        f"memory: server process peak RSS {memory.server / 2**20:,.0f} MB (target < {TARGET_RSS / 2**20:,.0f} MB: "
         f"{'met' if memory.server < TARGET_RSS else 'MISSED'}); worker processes' peaks "
-        + (", ".join(f"{w / 2**20:,.0f} MB" for w in workers[:4]) or "none") + f" ({len(workers)} child processes seen)")
+        + (", ".join(f"{w / 2**20:,.0f} MB" for w in workers[:4]) or "none")
+        + f" ({len(workers)} child processes seen)"
+    )
     out(f"errors: {len(errors)}; tracebacks in the server log: {tracebacks}")
     for line in errors[:10]:
         out(f"  {line}")

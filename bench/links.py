@@ -26,7 +26,8 @@ REPS = 3
 
 
 def bench_open(out: Printer, text: str, steps: int) -> None:
-    from tokenizers import Tokenizer as HF, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer as HF
+    from tokenizers import models, pre_tokenizers, trainers
 
     from explorer import corpus_config
     from explorer.pipeline import count_words
@@ -49,15 +50,18 @@ def bench_open(out: Printer, text: str, steps: int) -> None:
     def hf():
         tok = HF(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        trainer = trainers.BpeTrainer(vocab_size=256 + steps, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-                                      show_progress=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=256 + steps, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+        )
         tok.train_from_iterator([text], trainer)
         return tok
 
     hf_s, _ = best_of(REPS, hf)
-    out(f"open a link at step {steps:,} ({len(text.encode()):,} bytes, gpt2 preset): first session trains {fmt_s(first_s)}; "
+    out(
+        f"open a link at step {steps:,} ({len(text.encode()):,} bytes, gpt2 preset): first session trains {fmt_s(first_s)}; "
         f"each next session copies the shared trainer {fmt_s(next_s)} (ratio {next_s / first_s:.2f}); "
-        f"HF BpeTrainer, the same merges {fmt_s(hf_s)} (ours first/HF {first_s / hf_s:.1f}, next/HF {next_s / hf_s:.2f})")
+        f"HF BpeTrainer, the same merges {fmt_s(hf_s)} (ours first/HF {first_s / hf_s:.1f}, next/HF {next_s / hf_s:.2f})"
+    )
 
 
 def bench_store(out: Printer, data: bytes) -> None:
@@ -89,8 +93,10 @@ def bench_store(out: Printer, data: bytes) -> None:
         hit_s, hit = best_of(REPS, store.get, last[0])
         ok = ok and hit is not None and len(hit.data) == len(data) + 4
         store.close()
-    out(f"store {len(data):,} bytes: put + get ours {fmt_s(ours_s)}  a plain file write + read {fmt_s(file_s)}  "
-        f"ratio {ours_s / file_s:.1f}; get alone {fmt_s(hit_s)}; read back equal: {'yes' if ok else 'NO'}")
+    out(
+        f"store {len(data):,} bytes: put + get ours {fmt_s(ours_s)}  a plain file write + read {fmt_s(file_s)}  "
+        f"ratio {ours_s / file_s:.1f}; get alone {fmt_s(hit_s)}; read back equal: {'yes' if ok else 'NO'}"
+    )
 
 
 def main() -> None:

@@ -112,9 +112,9 @@ import itertools
 import json
 import multiprocessing
 import os
+import queue
 import random
 import re
-import queue
 import selectors
 import shutil
 import signal
@@ -129,9 +129,10 @@ import urllib.request
 from dataclasses import dataclass, field
 
 import psutil
-
 from _common import CORPUS_NAME, ROOT, SAMPLES, Printer, fmt_s, write_section, yes_no
-from explorer.serve import COOKIE as PROXY_COOKIE, SERVED_BY
+
+from explorer.serve import COOKIE as PROXY_COOKIE
+from explorer.serve import SERVED_BY
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import CHROMIUM_ARGS, _free_port, app_process, chromium_path  # noqa: E402
@@ -177,8 +178,10 @@ def session_specs(count: int, merges: int) -> list[Spec]:
     (136 of them); presets in turn."""
     others = sorted(p.name for p in SAMPLES.glob("*.txt") if p.name != CORPUS_NAME)
     extras = itertools.chain(((o,) for o in others), itertools.combinations(others, 2))
-    return [Spec(i, (CORPUS_NAME, *extra), PRESET_ORDER[i % len(PRESET_ORDER)], merges)
-            for i, extra in zip(range(count), itertools.cycle(list(extras)))]
+    return [
+        Spec(i, (CORPUS_NAME, *extra), PRESET_ORDER[i % len(PRESET_ORDER)], merges)
+        for i, extra in zip(range(count), itertools.cycle(list(extras)))
+    ]
 
 
 def corpus_bytes(spec: Spec) -> int:
@@ -198,8 +201,10 @@ def reference(spec: Spec) -> dict:
     from explorer.ui.render import style_of, token_text
     from explorer.ui.state import RECORDED_PAIRS
 
-    link, problems = parse_link({"corpus": ",".join(spec.corpus), "preset": spec.preset, "merges": str(spec.merges)},
-                                samples=[s.name for s in list_samples()])
+    link, problems = parse_link(
+        {"corpus": ",".join(spec.corpus), "preset": spec.preset, "merges": str(spec.merges)},
+        samples=[s.name for s in list_samples()],
+    )
     if problems:
         raise ValueError(f"the session's link does not open as it is: {'; '.join(problems)}")
     words = count_words(tuple(read_sample(name) for name in link.corpus), link.config)
@@ -207,8 +212,19 @@ def reference(spec: Spec) -> dict:
     trainer.run()
     # the tokens as the page writes them (a byte-level token as the text its bytes spell)
     style = style_of(link.config.unit)
-    rows = [(r.step, token_text(r.left, style), token_text(r.right, style), token_text(r.token, style), r.token_id,
-             r.count, r.replaced, r.tokens_after) for r in trainer.records]
+    rows = [
+        (
+            r.step,
+            token_text(r.left, style),
+            token_text(r.right, style),
+            token_text(r.token, style),
+            r.token_id,
+            r.count,
+            r.replaced,
+            r.tokens_after,
+        )
+        for r in trainer.records
+    ]
     return {"final": len(rows), "stop_reason": trainer.stop_reason, "rows": rows}
 
 
@@ -240,7 +256,7 @@ class ServerMonitor:
 
     def _tree(self, procs: list[psutil.Process] | None = None) -> list[psutil.Process]:
         out = []
-        for proc in (self.procs + self.proxies if procs is None else procs):
+        for proc in self.procs + self.proxies if procs is None else procs:
             try:
                 out += [proc, *proc.children(recursive=True)]
             except psutil.Error:
@@ -379,7 +395,9 @@ class Session:
 
         with urllib.request.urlopen(f"{self.base_url}/{self.PAGE}?{self.spec.query}", timeout=timeout) as r:
             r.read()
-            cookies = dict(c.split(";", 1)[0].strip().split("=", 1) for c in r.headers.get_all("Set-Cookie") or [] if "=" in c)
+            cookies = dict(
+                c.split(";", 1)[0].strip().split("=", 1) for c in r.headers.get_all("Set-Cookie") or [] if "=" in c
+            )
             served = r.headers.get(SERVED_BY)
         cookie = cookies.get(PROXY_COOKIE)
         if cookie is None:
@@ -398,8 +416,15 @@ class Session:
             headers = {"Cookie": f"{PROXY_COOKIE}={self.server}"}
         # no keepalive pings from this side (a browser sends none; a busy server would fail them);
         # no size limit (the full history's table is one message)
-        self.ws = await connect(self.ws_url, subprotocols=["streamlit"], origin=f"http://{host}",
-                                additional_headers=headers, ping_interval=None, max_size=None, open_timeout=60)
+        self.ws = await connect(
+            self.ws_url,
+            subprotocols=["streamlit"],
+            origin=f"http://{host}",
+            additional_headers=headers,
+            ping_interval=None,
+            max_size=None,
+            open_timeout=60,
+        )
         if self.sticky and self.ws.response.headers.get(SERVED_BY) != self.server:
             self.error(f"the websocket reached {self.ws.response.headers.get(SERVED_BY)}, the page {self.server}")
         self._reader = asyncio.create_task(self._read())
@@ -496,8 +521,12 @@ class Session:
         if kind == "markdown":
             m = _STATUS.match(body.body)
             if m:
-                self.status = Status(int(m.group(1).replace(",", "")), int(m.group(2).replace(",", "")),
-                                     "training stopped" in body.body, body.body)
+                self.status = Status(
+                    int(m.group(1).replace(",", "")),
+                    int(m.group(2).replace(",", "")),
+                    "training stopped" in body.body,
+                    body.body,
+                )
         elif kind == "dataframe":
             self.dataframe = body.arrow_data.data
             self.dataframes += 1
@@ -604,8 +633,10 @@ class Session:
             return await self.request(message(), predicate, timeout)
         except KeyError as exc:
             self.error(f"{what}: no widget {exc} on the page")
-        except (TimeoutError, asyncio.TimeoutError):
-            self.error(f"{what}: no answer within {timeout:.0f} s (status: {self.status.text if self.status else None})")
+        except TimeoutError:
+            self.error(
+                f"{what}: no answer within {timeout:.0f} s (status: {self.status.text if self.status else None})"
+            )
         except ConnectionError as exc:
             self.error(f"{what}: {exc}")
         return None
@@ -620,11 +651,13 @@ class Session:
 
         def message():
             self._state("w_step_clicks").json_value = json.dumps(
-                {"clicks": {"nonce": self.nonce, "step": self.clicks}}, separators=(",", ":"))
+                {"clicks": {"nonce": self.nonce, "step": self.clicks}}, separators=(",", ":")
+            )
             return self._rerun(fragment=self.fragments["w_step_clicks"])
 
-        latency = await self._act(f"{phase} step {want:,}", message,
-                                  lambda s: s.status is not None and s.status.step >= want, timeout)
+        latency = await self._act(
+            f"{phase} step {want:,}", message, lambda s: s.status is not None and s.status.step >= want, timeout
+        )
         if latency is None:
             return None
         if self.status.step != want:
@@ -638,8 +671,11 @@ class Session:
         """Press "Run to end"; the seconds until the status shows the last step and "training
         stopped"."""
         seconds = await self._act(
-            "run to end", lambda: self._rerun(fragment=self.fragments["run"], triggers=(self.widget_ids["run"],)),
-            lambda s: s.status is not None and s.status.stopped and s.status.step == s.status.trained, timeout)
+            "run to end",
+            lambda: self._rerun(fragment=self.fragments["run"], triggers=(self.widget_ids["run"],)),
+            lambda s: s.status is not None and s.status.stopped and s.status.step == s.status.trained,
+            timeout,
+        )
         if seconds is not None:
             if self.status.step != final:
                 self.error(f"run to end stopped at step {self.status.step:,}; the engine alone stops at {final:,}")
@@ -709,7 +745,10 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
                 context = await browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = await context.new_page()
                 page.on("pageerror", lambda e, i=spec.index: out["errors"].append(f"browser {i}: page error: {e}"))
-                page.on("response", lambda r, i=spec.index: served.setdefault(i, set()).add(r.headers.get(SERVED_BY.lower())))
+                page.on(
+                    "response",
+                    lambda r, i=spec.index: served.setdefault(i, set()).add(r.headers.get(SERVED_BY.lower())),
+                )
                 pages.append((spec, page))
 
             async def load(spec, page):
@@ -738,9 +777,13 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
                     await step.click(timeout=STEP_TIMEOUT * 1000)
                     out["clicks"] += 1
                     try:
-                        await page.wait_for_function(_STATUS_JS, arg=done + 1, polling="raf", timeout=STEP_TIMEOUT * 1000)
+                        await page.wait_for_function(
+                            _STATUS_JS, arg=done + 1, polling="raf", timeout=STEP_TIMEOUT * 1000
+                        )
                     except Exception:  # noqa: BLE001 - a timeout, reported as an error
-                        out["errors"].append(f"browser {spec.index} ({spec.label}): step {done + 1} not shown within {STEP_TIMEOUT:.0f} s")
+                        out["errors"].append(
+                            f"browser {spec.index} ({spec.label}): step {done + 1} not shown within {STEP_TIMEOUT:.0f} s"
+                        )
                         break
                     out["latencies"].append(time.monotonic() - t0)
                     done += 1
@@ -748,12 +791,15 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
                 if await page.locator('[data-testid="stException"]').count():
                     out["errors"].append(f"browser {spec.index}: an exception box on the page")
                 shown = await page.evaluate(
-                    "() => ([...document.querySelectorAll('p')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''")
+                    "() => ([...document.querySelectorAll('p')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''"
+                )
                 m = re.match(r"Step ([\d,]+) of", shown)
                 made = int(m.group(1).replace(",", "")) if m else -1
                 out["steps"] += made
                 if made != done:
-                    out["errors"].append(f"browser {spec.index} ({spec.label}): {done} steps clicked and seen, page shows {shown!r}")
+                    out["errors"].append(
+                        f"browser {spec.index} ({spec.label}): {done} steps clicked and seen, page shows {shown!r}"
+                    )
 
             await asyncio.gather(*(steady(n, s, p) for n, (s, p) in enumerate(pages)))
             out["cpu"], out["wall"] = tree_cpu() - cpu0, time.monotonic() - wall0
@@ -831,7 +877,9 @@ async def run(args, out: Printer, res: Results, specs, refs, urls: list[str], mo
         await asyncio.gather(*(s.close() for s in sessions))
 
 
-async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str], monitor: ServerMonitor, sessions) -> None:
+async def _phases(
+    args, out: Printer, res: Results, specs, refs, urls: list[str], monitor: ServerMonitor, sessions
+) -> None:
     errors = res.errors
     deadline = args._deadline
 
@@ -839,13 +887,17 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         return max(1.0, min(limit, deadline - time.monotonic()))
 
     # browsers: their own process, loading their pages while the protocol sessions open
-    browser_specs = session_specs(len(specs) + args.browsers, args.merges)[len(specs):]
+    browser_specs = session_specs(len(specs) + args.browsers, args.merges)[len(specs) :]
     worker = results_q = go = go_at = None
     if args.browsers:
         ctx = multiprocessing.get_context("spawn")
         results_q, go, go_at = ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
-        worker = ctx.Process(target=browser_worker, args=(urls, browser_specs, results_q, go, go_at, args.seconds),
-                             name="load-browsers", daemon=True)
+        worker = ctx.Process(
+            target=browser_worker,
+            args=(urls, browser_specs, results_q, go, go_at, args.seconds),
+            name="load-browsers",
+            daemon=True,
+        )
         worker.start()
         res.worker = worker
 
@@ -862,8 +914,10 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
     bad_start = [s for s in live if s.status.step != 0]
     for s in bad_start:
         s.error(f"opened at step {s.status.step}, not 0")
-    out(f"open: {len(live)} of {len(sessions)} sessions opened their Train link at once: "
-        f"{spread([t for t in opened if t is not None])}  (RSS now {mb(monitor._rss())})")
+    out(
+        f"open: {len(live)} of {len(sessions)} sessions opened their Train link at once: "
+        f"{spread([t for t in opened if t is not None])}  (RSS now {mb(monitor._rss())})"
+    )
     if args.proxy:
         out(f"proxy: protocol sessions per server (haproxy's cookie): {per_server(s.server for s in sessions)}")
     if not live:
@@ -881,8 +935,10 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         await live[0].step("solo")
     solo = cpu_span(c0, monitor.cpu(), k0, client_cpu())
     solo_lat = live[0].latencies.get("solo", [])
-    out(f"solo: one session stepping while the others wait: {spread(solo_lat)}; server CPU "
-        f"{fmt_s(solo.server / max(1, len(solo_lat)))} per step")
+    out(
+        f"solo: one session stepping while the others wait: {spread(solo_lat)}; server CPU "
+        f"{fmt_s(solo.server / max(1, len(solo_lat)))} per step"
+    )
 
     # 4. steady, with the browsers alongside
     start = time.monotonic() + 1.0
@@ -910,10 +966,14 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
     lat = [x for s in live for x in s.latencies.get("steady", [])]
     clicks = sum(s.sent.get("steady", 0) for s in live)
     shown = sum(s.status.step - before[id(s)] for s in live)
-    out(f"steady {args.seconds} s: {len(live)} sessions each clicking Step once a second: {len(lat):,} steps "
-        f"({len(lat) / steady_cpu.wall:.1f} a second), latency {spread(lat)}")
-    out(f"steady: steps shown {shown:,} of {clicks:,} clicked (wrong step shown: {sum(s.mismatches for s in live)}); "
-        f"ticks skipped while a step was in flight: {skipped:,} of {len(live) * args.seconds:,}")
+    out(
+        f"steady {args.seconds} s: {len(live)} sessions each clicking Step once a second: {len(lat):,} steps "
+        f"({len(lat) / steady_cpu.wall:.1f} a second), latency {spread(lat)}"
+    )
+    out(
+        f"steady: steps shown {shown:,} of {clicks:,} clicked (wrong step shown: {sum(s.mismatches for s in live)}); "
+        f"ticks skipped while a step was in flight: {skipped:,} of {len(live) * args.seconds:,}"
+    )
     res.steady_p95 = pct(lat, 0.95) if lat else float("inf")
     res.steady_steps += len(lat)
     res.solo_cpu, res.steady_cpu = solo, steady_cpu
@@ -930,9 +990,11 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
     if browser_out is not None:
         errors.extend(browser_out["errors"])
         b = browser_out
-        out(f"browsers: {args.browsers} Chromium context(s) alongside, clicking Step once a second: {len(b['latencies'])} "
+        out(
+            f"browsers: {args.browsers} Chromium context(s) alongside, clicking Step once a second: {len(b['latencies'])} "
             f"steps, click to new step shown {spread(b['latencies'])}; steps shown {b['steps']} of {b['clicks']} clicked, "
-            f"ticks skipped {b['skipped']}, page errors and exception boxes {len(b['errors'])}")
+            f"ticks skipped {b['skipped']}, page errors and exception boxes {len(b['errors'])}"
+        )
         res.browser_cores = b["cpu"] / b["wall"] if b["wall"] else 0.0
         if args.proxy:
             out(f"proxy: browser contexts per server (haproxy's cookie): {per_server(b['servers'])}")
@@ -959,12 +1021,16 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         spreads.append(max(sent) - min(sent))
     if args.bursts:
         burst_cpu = cpu_span(c0, monitor.cpu(), 0.0, 0.0)
-        out(f"burst x{len(spreads)}: all {len(live)} sessions click Step together (sent within "
+        out(
+            f"burst x{len(spreads)}: all {len(live)} sessions click Step together (sent within "
             f"{fmt_s(max(spreads, default=0))}): latency {spread(burst_lat)}; server CPU "
-            f"{fmt_s(burst_cpu.server / max(1, len(burst_lat)))} per step")
+            f"{fmt_s(burst_cpu.server / max(1, len(burst_lat)))} per step"
+        )
         if max(spreads, default=0) > BURST_SPREAD_LIMIT:
-            out(f"burst: WARNING this load generator was slow: a burst's clicks left over {fmt_s(max(spreads))}, "
-                "not within 100 ms")
+            out(
+                f"burst: WARNING this load generator was slow: a burst's clicks left over {fmt_s(max(spreads))}, "
+                "not within 100 ms"
+            )
     res.burst_p95 = pct(burst_lat, 0.95) if burst_lat else (float("inf") if args.bursts else 0.0)
 
     # 6. run to end, all together but a tenth of the sessions, which keep stepping once a second
@@ -975,7 +1041,7 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
         return await s.run_to_end(refs[s.spec.index]["final"], left(RUN_TIMEOUT))
 
     n_beside = len(live) // 10
-    runners, steppers = live[: len(live) - n_beside], live[len(live) - n_beside:]
+    runners, steppers = live[: len(live) - n_beside], live[len(live) - n_beside :]
     running = True
 
     async def step_beside(s: Session) -> None:
@@ -992,13 +1058,17 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
     await asyncio.gather(*beside_tasks)
     ends += await asyncio.gather(*(to_end(s) for s in steppers))
     done = [t for t in ends if t is not None]
-    out(f"run to end: {len(runners)} sessions pressed Run to end together; {sum(1 for t in ends[:len(runners)] if t is not None)} "
-        f"reached their last step (status 'training stopped'): {spread([t for t in ends[:len(runners)] if t is not None])}; "
-        f"server CPU {fmt_s(run_cpu.server)} over {fmt_s(run_cpu.wall)}")
+    out(
+        f"run to end: {len(runners)} sessions pressed Run to end together; {sum(1 for t in ends[: len(runners)] if t is not None)} "
+        f"reached their last step (status 'training stopped'): {spread([t for t in ends[: len(runners)] if t is not None])}; "
+        f"server CPU {fmt_s(run_cpu.server)} over {fmt_s(run_cpu.wall)}"
+    )
     if steppers:
         beside = [x for s in steppers for x in s.latencies.get("beside", [])]
-        out(f"beside the runs: {len(steppers)} other sessions clicking Step once a second meanwhile: {len(beside):,} "
-            f"steps, latency {spread(beside)}; then they ran to the end too ({len(done)} of {len(live)} in all)")
+        out(
+            f"beside the runs: {len(steppers)} other sessions clicking Step once a second meanwhile: {len(beside):,} "
+            f"steps, latency {spread(beside)}; then they ran to the end too ({len(done)} of {len(live)} in all)"
+        )
 
     # 7. every session's history against the engine alone
     histories = await asyncio.gather(*(s.full_history(left(HISTORY_TIMEOUT)) for s in live))
@@ -1010,20 +1080,29 @@ async def _phases(args, out: Printer, res: Results, specs, refs, urls: list[str]
             continue
         other = by_rows.get(tuple(rows))
         first = next((i for i, (a, b) in enumerate(zip(rows, ref)) if a != b), min(len(rows), len(ref)))
-        where = (f"it is session {other}'s ({specs[other].label})" if other is not None else
-                 f"first difference at row {first + 1}: {rows[first] if first < len(rows) else 'none'}, the engine's "
-                 f"{ref[first] if first < len(ref) else 'none'}")
-        leaks.append(f"session {s.spec.index} ({s.spec.label}): {len(rows):,} merges, the engine alone {len(ref):,}; {where}")
+        where = (
+            f"it is session {other}'s ({specs[other].label})"
+            if other is not None
+            else f"first difference at row {first + 1}: {rows[first] if first < len(rows) else 'none'}, the engine's "
+            f"{ref[first] if first < len(ref) else 'none'}"
+        )
+        leaks.append(
+            f"session {s.spec.index} ({s.spec.label}): {len(rows):,} merges, the engine alone {len(ref):,}; {where}"
+        )
     checked = sum(1 for r in histories if r is not None)
     res.leaks, res.unchecked = len(leaks), len(sessions) - checked
-    out(f"history: {checked} of {len(sessions)} sessions' full history read from the page; identical to the engine "
-        f"alone on their corpus and preset: {checked - len(leaks)}; leaks {len(leaks)}")
+    out(
+        f"history: {checked} of {len(sessions)} sessions' full history read from the page; identical to the engine "
+        f"alone on their corpus and preset: {checked - len(leaks)}; leaks {len(leaks)}"
+    )
     for line in leaks[:5]:
         out(f"    leak: {line}")
 
     mb_in = sum(s.bytes_in for s in sessions)
-    out(f"traffic: {sum(s.messages for s in sessions):,} messages to the protocol sessions ({mb(mb_in)}; "
-        f"{sum(s.refs for s in sessions):,} of them references to cached ones)")
+    out(
+        f"traffic: {sum(s.messages for s in sessions):,} messages to the protocol sessions ({mb(mb_in)}; "
+        f"{sum(s.refs for s in sessions):,} of them references to cached ones)"
+    )
 
 
 @contextlib.contextmanager
@@ -1033,8 +1112,15 @@ def launcher(servers: int, log, errors: list[str], timeout: float = 180.0, env: 
     any child still running then is an error. ``env``: the launcher's environment (the servers
     inherit it), this process's by default."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "explorer", "serve", "--servers", str(servers), "--port", str(port)],
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "explorer", "serve", "--servers", str(servers), "--port", str(port)],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=env,
+    )
     children: list[psutil.Process] = []
     try:
         with selectors.DefaultSelector() as sel:
@@ -1042,8 +1128,10 @@ def launcher(servers: int, log, errors: list[str], timeout: float = 180.0, env: 
             line = proc.stdout.readline() if sel.select(timeout) else ""
         m = re.search(r"http://\S+", line)
         if m is None:
-            raise RuntimeError(f"python -m explorer serve printed no URL within {timeout:.0f} s "
-                               f"(exit status {proc.poll()}; its stderr is in the server log)")
+            raise RuntimeError(
+                f"python -m explorer serve printed no URL within {timeout:.0f} s "
+                f"(exit status {proc.poll()}; its stderr is in the server log)"
+            )
         children = psutil.Process(proc.pid).children(recursive=True)
         yield m.group(0), children
     finally:
@@ -1154,7 +1242,9 @@ class ClassSession(Session):
 
     PAGE = "Class"
 
-    def __init__(self, spec: ClassSpec, base_url: str, errors: list[str], *, sticky: bool, teacher: bool = False) -> None:
+    def __init__(
+        self, spec: ClassSpec, base_url: str, errors: list[str], *, sticky: bool, teacher: bool = False
+    ) -> None:
         super().__init__(spec, base_url, errors, sticky=sticky)
         self.teacher = teacher
         self.watch_key = "class_watch_tally" if teacher else "class_watch_rev"
@@ -1238,8 +1328,10 @@ class ClassSession(Session):
                 return
             data = self.watch
             pause = data.get("every", 0) / 1000
-            path = (f"{data['url']}{'&' if '?' in data['url'] else '?'}what={data['watch']}"
-                    f"&seen={'null' if self.seen is None else self.seen}")
+            path = (
+                f"{data['url']}{'&' if '?' in data['url'] else '?'}what={data['watch']}"
+                f"&seen={'null' if self.seen is None else self.seen}"
+            )
             try:
                 status, headers, body = await asyncio.wait_for(self.http.get(path), POLL_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - the script asks again; here it is an error
@@ -1250,7 +1342,9 @@ class ClassSession(Session):
                 continue
             self.polls += 1
             if self.sticky and headers.get(SERVED_BY.lower()) != self.server:
-                self.error(f"GET {path} answered by {headers.get(SERVED_BY.lower())}, the page's server is {self.server}")
+                self.error(
+                    f"GET {path} answered by {headers.get(SERVED_BY.lower())}, the page's server is {self.server}"
+                )
             if status != 200:
                 pause = max(pause, 2.0)
                 self.error(f"GET {path} answered {status}: {body[:120]!r}")
@@ -1285,13 +1379,19 @@ class ClassSession(Session):
             ready = lambda s: s.room_step is not None and s.watch is not None  # noqa: E731
         await self.request(self._rerun(), ready, timeout)
         if not self.fragments.get(self.watch_key):
-            self.error(f"the poller {self.watch_key} is drawn outside a fragment: its change would rerun the whole page")
+            self.error(
+                f"the poller {self.watch_key} is drawn outside a fragment: its change would rerun the whole page"
+            )
         return time.monotonic() - t0
 
     async def click(self, key: str, predicate, timeout: float) -> float | None:
         """A button's trigger, in the fragment the button sits in (if any)."""
-        return await self._act(f"click {key}", lambda: self._rerun(fragment=self.fragments.get(key, ""),
-                                                                   triggers=(self.widget_ids[key],)), predicate, timeout)
+        return await self._act(
+            f"click {key}",
+            lambda: self._rerun(fragment=self.fragments.get(key, ""), triggers=(self.widget_ids[key],)),
+            predicate,
+            timeout,
+        )
 
 
 def class_browser_worker(url: str, paths: list[str], results, stop, steps: int, first: int) -> None:
@@ -1316,13 +1416,15 @@ async def _class_browsers(url, paths, results, stop, steps, first) -> None:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
             pages, served = [], {}
-            for i, path in enumerate(paths):
+            for i in range(len(paths)):
                 context = await browser.new_context(viewport={"width": 1400, "height": 1000})
                 page = await context.new_page()
                 page.on("pageerror", lambda e, i=i: out["errors"].append(f"browser {i}: page error: {e}"))
                 page.on("response", lambda r, i=i: served.setdefault(i, set()).add(r.headers.get(SERVED_BY.lower())))
                 polls: list[float] = []
-                page.on("request", lambda r, polls=polls: polls.append(time.monotonic()) if "/room-rev" in r.url else None)
+                page.on(
+                    "request", lambda r, polls=polls: polls.append(time.monotonic()) if "/room-rev" in r.url else None
+                )
                 out["polls"].append(polls)
                 out["shown"].append({})
                 out["options"].append(None)
@@ -1341,14 +1443,19 @@ async def _class_browsers(url, paths, results, stop, steps, first) -> None:
             async def follow(i, page):
                 for k in range(first + 1, first + steps + 1):
                     try:
-                        await page.wait_for_function(_FOLLOW_JS, arg=k, polling=20, timeout=(STEP_GAP + FOLLOW_TIMEOUT) * 1000)
+                        await page.wait_for_function(
+                            _FOLLOW_JS, arg=k, polling=20, timeout=(STEP_GAP + FOLLOW_TIMEOUT) * 1000
+                        )
                     except Exception:  # noqa: BLE001 - a timeout, reported as an error
-                        out["errors"].append(f"browser {i}: step {k} not shown within {STEP_GAP + FOLLOW_TIMEOUT:.0f} s")
+                        out["errors"].append(
+                            f"browser {i}: step {k} not shown within {STEP_GAP + FOLLOW_TIMEOUT:.0f} s"
+                        )
                         return
                     out["shown"][i][k] = time.monotonic()
                 try:  # then the question's options (the teacher asks after the last step)
                     await page.locator('[class*="st-key-class_opt_"] button').first.wait_for(
-                        state="visible", timeout=(STEP_GAP + 2 * FOLLOW_TIMEOUT) * 1000)
+                        state="visible", timeout=(STEP_GAP + 2 * FOLLOW_TIMEOUT) * 1000
+                    )
                 except Exception:  # noqa: BLE001 - a timeout, reported as an error
                     out["errors"].append(f"browser {i}: the question's options not shown")
                     return
@@ -1361,8 +1468,10 @@ async def _class_browsers(url, paths, results, stop, steps, first) -> None:
             for i, page in enumerate(pages):
                 if await page.locator('[data-testid="stException"]').count():
                     out["errors"].append(f"browser {i}: an exception box on the page")
-                state = await page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]')"
-                                            "?.getAttribute('data-test-connection-state')")
+                state = await page.evaluate(
+                    "() => document.querySelector('[data-testid=\"stApp\"]')"
+                    "?.getAttribute('data-test-connection-state')"
+                )
                 if state != "CONNECTED":
                     out["errors"].append(f"browser {i}: the connection is {state}")
                 cookie = next((c["value"] for c in await page.context.cookies() if c["name"] == PROXY_COOKIE), None)
@@ -1401,28 +1510,50 @@ class ClassResults:
     worker: multiprocessing.process.BaseProcess | None = None
 
 
-async def class_phases(args, out: Printer, res: ClassResults, url: str, monitor: ServerMonitor, rooms, room, key: str,
-                       students, browser_members, redis_pid: int | None) -> None:
+async def class_phases(
+    args,
+    out: Printer,
+    res: ClassResults,
+    url: str,
+    monitor: ServerMonitor,
+    rooms,
+    room,
+    key: str,
+    students,
+    browser_members,
+    redis_pid: int | None,
+) -> None:
     errors, deadline = res.errors, args._deadline
 
     def left(limit: float) -> float:
         return max(1.0, min(limit, deadline - time.monotonic()))
 
     code = room.code
-    teacher = ClassSession(ClassSpec(0, urllib.parse.urlencode({"room": code, "key": key}), "teacher"), url, errors,
-                           sticky=True, teacher=True)
-    pupils = [ClassSession(ClassSpec(i + 1, urllib.parse.urlencode({"room": code, "member": m.id}), m.name), url, errors,
-                           sticky=True) for i, m in enumerate(students)]
+    teacher = ClassSession(
+        ClassSpec(0, urllib.parse.urlencode({"room": code, "key": key}), "teacher"),
+        url,
+        errors,
+        sticky=True,
+        teacher=True,
+    )
+    pupils = [
+        ClassSession(
+            ClassSpec(i + 1, urllib.parse.urlencode({"room": code, "member": m.id}), m.name), url, errors, sticky=True
+        )
+        for i, m in enumerate(students)
+    ]
     everyone = [teacher, *pupils]
     try:
-        await _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members,
-                         redis_pid, left)
+        await _class_run(
+            args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members, redis_pid, left
+        )
     finally:
         await asyncio.gather(*(s.close() for s in everyone))
 
 
-async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members, redis_pid,
-                     left) -> None:
+async def _class_run(
+    args, out, res, url, monitor, rooms, room, teacher, pupils, students, browser_members, redis_pid, left
+) -> None:
     errors, code = res.errors, room.code
     everyone = [teacher, *pupils]
     servers = {p.pid: f"app{i}" for i, p in enumerate(monitor.procs, 1)}
@@ -1458,8 +1589,12 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
         ctx = multiprocessing.get_context("spawn")
         results_q, stop = ctx.Queue(), ctx.Event()
         paths = [f"/Class?{urllib.parse.urlencode({'room': code, 'member': m.id})}" for m in browser_members]
-        worker = ctx.Process(target=class_browser_worker, args=(url, paths, results_q, stop, args.steps, room.step),
-                             name="load-class-browsers", daemon=True)
+        worker = ctx.Process(
+            target=class_browser_worker,
+            args=(url, paths, results_q, stop, args.steps, room.step),
+            name="load-class-browsers",
+            daemon=True,
+        )
         worker.start()
         res.worker = worker
 
@@ -1472,8 +1607,10 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
 
     t_open = time.monotonic()
     opened = await asyncio.gather(*(open_one(s) for s in everyone))
-    out(f"open: {sum(t is not None for t in opened)} of {len(everyone)} protocol pages (the teacher and "
-        f"{len(pupils)} students) opened at once: {spread([t for t in opened if t is not None])}")
+    out(
+        f"open: {sum(t is not None for t in opened)} of {len(everyone)} protocol pages (the teacher and "
+        f"{len(pupils)} students) opened at once: {spread([t for t in opened if t is not None])}"
+    )
     if any(t is None for t in opened):
         return
     for s in pupils:
@@ -1482,12 +1619,16 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
     if worker is not None:
         try:
             await queue_get(results_q, left(OPEN_TIMEOUT + 60))
-            out(f"open: {len(browser_members)} Chromium student(s) loaded their page and follow the room "
-                f"{fmt_s(time.monotonic() - t_open)} after the start")
+            out(
+                f"open: {len(browser_members)} Chromium student(s) loaded their page and follow the room "
+                f"{fmt_s(time.monotonic() - t_open)} after the start"
+            )
         except TimeoutError:
             errors.append("browsers: their pages did not load in time")
-    out(f"proxy: protocol pages per server (haproxy's cookie): students {per_server(s.server for s in pupils)}; "
-        f"the teacher {teacher.server}")
+    out(
+        f"proxy: protocol pages per server (haproxy's cookie): students {per_server(s.server for s in pupils)}; "
+        f"the teacher {teacher.server}"
+    )
 
     # 2. follow: the teacher steps, everyone shows each step
     base = room.step
@@ -1500,8 +1641,9 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
         await asyncio.sleep(max(0.0, start + (n - 1) * STEP_GAP - time.monotonic()))
         want = base + n
         clicks[want] = time.monotonic()
-        latency = await teacher.click("class_step", lambda s, w=want: s.room_step is not None and s.room_step >= w,
-                                      left(STEP_TIMEOUT))
+        latency = await teacher.click(
+            "class_step", lambda s, w=want: s.room_step is not None and s.room_step >= w, left(STEP_TIMEOUT)
+        )
         if latency is None:
             return
         if teacher.room_step != want:
@@ -1519,31 +1661,43 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
                 lat.append(s.step_at[want] - t)
             else:
                 late += 1
-                s.error(f"step {want} never shown (the page went from {max((k for k in s.step_at if k < want), default=None)} "
-                        f"to {min((k for k in s.step_at if k > want), default=None)})")
+                s.error(
+                    f"step {want} never shown (the page went from {max((k for k in s.step_at if k < want), default=None)} "
+                    f"to {min((k for k in s.step_at if k > want), default=None)})"
+                )
     redraws = sum(s.poll_reruns for s in pupils) - reruns0
-    out(f"follow: the teacher stepped {args.steps} times, {fmt_s(STEP_GAP)} apart (click to the teacher's own page "
+    out(
+        f"follow: the teacher stepped {args.steps} times, {fmt_s(STEP_GAP)} apart (click to the teacher's own page "
         f"showing it: {spread(teacher_lat)}); {len(pupils)} protocol students, click to their page showing "
-        f"'following the teacher at step K': {spread(lat)}; never shown {late}")
+        f"'following the teacher at step K': {spread(lat)}; never shown {late}"
+    )
     browser_lat: list[float] = []
     browser_out = None  # the browsers note their times and report them at the end
     res.follow_p95 = pct(lat, 0.95) if lat else float("inf")
-    out(f"follow: server CPU {fmt_s(follow_cpu.server)} over {fmt_s(follow_cpu.wall)} ({100 * follow_cpu.cores(follow_cpu.server):.0f}% "
+    out(
+        f"follow: server CPU {fmt_s(follow_cpu.server)} over {fmt_s(follow_cpu.wall)} ({100 * follow_cpu.cores(follow_cpu.server):.0f}% "
         f"of a core), {redraws} student fragment reruns on a poll ({redraws / max(1, len(pupils) * args.steps):.2f} per "
-        f"student per step): {fmt_s(follow_cpu.server / max(1, redraws))} of server CPU per rerun, polls included")
+        f"student per step): {fmt_s(follow_cpu.server / max(1, redraws))} of server CPU per rerun, polls included"
+    )
 
     # 3. quiz: the teacher asks; every student shows the options; the protocol students answer together
     await asyncio.sleep(1.0)
     t_ask = time.monotonic()
-    asked = await teacher.click("class_ask_merge", lambda s: s.qid is not None and s.tally is not None
-                                and "class_close" in s.widget_ids, left(STEP_TIMEOUT))
+    asked = await teacher.click(
+        "class_ask_merge",
+        lambda s: s.qid is not None and s.tally is not None and "class_close" in s.widget_ids,
+        left(STEP_TIMEOUT),
+    )
     if asked is None:
         return
     qid = teacher.qid
     until = time.monotonic() + FOLLOW_TIMEOUT
     browsers_with_options = 0
-    while time.monotonic() < until and (any(qid not in s.options_at and not s.dead for s in pupils)
-                                        or browsers_with_options < len(browser_members) and worker is not None):
+    while time.monotonic() < until and (
+        any(qid not in s.options_at and not s.dead for s in pupils)
+        or browsers_with_options < len(browser_members)
+        and worker is not None
+    ):
         if worker is not None:
             try:
                 while True:
@@ -1561,10 +1715,12 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
         if qid not in s.options_at:
             s.error(f"question {qid}: its options never shown")
     n_options = max((len(s.options.get(qid, {})) for s in pupils), default=0)
-    out(f"quiz: the teacher asked question {qid} (which pair merges next, {n_options} options; click to its tally "
+    out(
+        f"quiz: the teacher asked question {qid} (which pair merges next, {n_options} options; click to its tally "
         f"on the teacher's page {fmt_s(asked)}); its options on the students' pages: {len(shown)} of {len(pupils)} "
         f"protocol students, click to options shown {spread(shown)}"
-        + (f"; {browsers_with_options} of {len(browser_members)} Chromium students" if browser_members else ""))
+        + (f"; {browsers_with_options} of {len(browser_members)} Chromium students" if browser_members else "")
+    )
     if not n_options or len(shown) < len(pupils):
         return
     chosen: dict[str, int] = {}
@@ -1579,8 +1735,11 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
         s.your_answer = None
         chosen[member.id] = choice
         sent.append(time.monotonic())
-        latency = await s.click(options[choice], lambda p: p.your_answer is not None
-                                and not p.your_answer.startswith(_YOUR_ANSWER + "none yet"), left(STEP_TIMEOUT))
+        latency = await s.click(
+            options[choice],
+            lambda p: p.your_answer is not None and not p.your_answer.startswith(_YOUR_ANSWER + "none yet"),
+            left(STEP_TIMEOUT),
+        )
         if latency is not None:
             own.append(latency)
 
@@ -1595,17 +1754,23 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
     as_clicked = all(chosen.get(a.member) == a.value for a in stored)
     res.answers_ok = len(stored) == len(chosen) == len(pupils) and one_each and as_clicked
     res.answers_line = f"{len(stored)} of {len(chosen)} sent"
-    out(f"quiz: {len(chosen)} students answered within {fmt_s(last_sent - min(sent))} (click to their own page showing "
+    out(
+        f"quiz: {len(chosen)} students answered within {fmt_s(last_sent - min(sent))} (click to their own page showing "
         f"the answer: {spread(own)}); the store counts {len(stored)} answers to question {qid} (one per member: "
-        f"{yes_no(one_each)}; each the option clicked: {yes_no(as_clicked)})")
+        f"{yes_no(one_each)}; each the option clicked: {yes_no(as_clicked)})"
+    )
     if len(pupils) in teacher.tally_at:
         res.tally_s = teacher.tally_at[len(pupils)] - last_sent
-        out(f"quiz: the teacher's tally showed '{len(pupils)} answers in' {fmt_s(res.tally_s)} after the last answer "
+        out(
+            f"quiz: the teacher's tally showed '{len(pupils)} answers in' {fmt_s(res.tally_s)} after the last answer "
             f"was sent (tallies drawn in all: {teacher.tallies}; now '{teacher.tally[0]} answers in / "
-            f"{teacher.tally[1]} students present')")
+            f"{teacher.tally[1]} students present')"
+        )
     else:
-        errors.append(f"the teacher's tally did not show {len(pupils)} answers within {FOLLOW_TIMEOUT:.0f} s "
-                      f"(it shows {teacher.tally})")
+        errors.append(
+            f"the teacher's tally did not show {len(pupils)} answers within {FOLLOW_TIMEOUT:.0f} s "
+            f"(it shows {teacher.tally})"
+        )
     if max(teacher.tally_at, default=0) > len(pupils):
         errors.append(f"the teacher's tally showed {max(teacher.tally_at)} answers; {len(pupils)} were sent")
 
@@ -1641,21 +1806,25 @@ async def _class_run(args, out, res, url, monitor, rooms, room, teacher, pupils,
             browser_lat += [shown_at[k] - clicks[k] for k in clicks if k in shown_at]
         browser_polls = sum(sum(1 for t in ts if t_idle0 <= t < t_idle1) for ts in browser_out["polls"])
         per_page = [sum(1 for t in ts if t_idle0 <= t < t_idle1) for ts in browser_out["polls"]]
-        out(f"browsers: {len(browser_members)} Chromium students following by their own script: click to "
+        out(
+            f"browsers: {len(browser_members)} Chromium students following by their own script: click to "
             f"'following the teacher at step K' {spread(browser_lat)} ({len(browser_lat)} of "
             f"{len(browser_members) * args.steps}); /room-rev requests made by each page while idle: "
-            f"{', '.join(str(x) for x in per_page)}; servers (haproxy's cookie): {per_server(browser_out['servers'])}")
+            f"{', '.join(str(x) for x in per_page)}; servers (haproxy's cookie): {per_server(browser_out['servers'])}"
+        )
     all_lat = lat + browser_lat
     res.follow_p95 = pct(all_lat, 0.95) if all_lat else float("inf")
     res.idle_cores = idle.cores(idle.server)
     requests = polls + browser_polls
-    out(f"idle {fmt_s(idle.wall)}: the teacher, {len(pupils)} protocol and {len(browser_members)} Chromium students "
+    out(
+        f"idle {fmt_s(idle.wall)}: the teacher, {len(pupils)} protocol and {len(browser_members)} Chromium students "
         f"in the room, their pages long-polling /room-rev: {requests:,} requests answered ({requests / idle.wall:.1f} a "
         f"second), "
         f"fragment reruns {reruns}; servers + haproxy {100 * res.idle_cores:.1f}% of one core ("
         + ", ".join(f"{name} {100 * c:.1f}%" for name, c in per.items())
         + f", haproxy {100 * proxy_cores:.1f}%; the servers' event-loop threads {100 * idle.cores(idle.server_main):.1f}%)"
-        + (f"; redis-server {100 * redis_cores:.1f}% (not counted)" if redis else ""))
+        + (f"; redis-server {100 * redis_cores:.1f}% (not counted)" if redis else "")
+    )
 
 
 def class_main(args) -> int:
@@ -1669,15 +1838,18 @@ def class_main(args) -> int:
     out, res = Printer(), ClassResults()
     servers = args.servers or 2
     command = f"python bench/load.py --class --store {args.store}" + "".join(
-        f" --{name.replace('_', '-')} {getattr(args, name)}" for name, default in
-        (("students", 30), ("steps", 10), ("browsers", 2), ("idle_seconds", 20), ("servers", 2))
-        if (getattr(args, name) if name != "servers" else servers) != default)
+        f" --{name.replace('_', '-')} {getattr(args, name)}"
+        for name, default in (("students", 30), ("steps", 10), ("browsers", 2), ("idle_seconds", 20), ("servers", 2))
+        if (getattr(args, name) if name != "servers" else servers) != default
+    )
     out(f"command: {command}")
     view = ", ".join(f"{k}={v}" for k, v in CLASS_VIEW.items())
-    out(f"class: one teacher + {args.students} protocol students (websocket, Streamlit's own messages; each page's "
+    out(
+        f"class: one teacher + {args.students} protocol students (websocket, Streamlit's own messages; each page's "
         f"poller asks /room-rev as its script does) + {args.browsers} Chromium student(s) in one room ({view}); "
         f"`python -m explorer serve --servers {servers}` (haproxy, sticky cookie) on loopback, {os.cpu_count()} CPUs; "
-        f"rooms in {'SQLite (a fresh data folder)' if args.store == 'sqlite' else 'Redis (redis-server on loopback)'}")
+        f"rooms in {'SQLite (a fresh data folder)' if args.store == 'sqlite' else 'Redis (redis-server on loopback)'}"
+    )
     out(f"machine: load average {os.getloadavg()[0]:.2f} just before the run (1 minute; other processes included)")
     log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
     monitor = rooms = None
@@ -1691,8 +1863,9 @@ def class_main(args) -> int:
             if args.store == "redis":
                 from redisserver import redis_server
 
-                program = shutil.which("redis-server", path=os.pathsep.join(
-                    [os.environ.get("PATH", os.defpath), "/usr/sbin", "/usr/bin"]))
+                program = shutil.which(
+                    "redis-server", path=os.pathsep.join([os.environ.get("PATH", os.defpath), "/usr/sbin", "/usr/bin"])
+                )
                 if program is None:
                     raise SystemExit("load: Debian's redis-server is not installed (apt-get install redis-server)")
                 before = {c.pid for c in psutil.Process().children()}
@@ -1701,23 +1874,44 @@ def class_main(args) -> int:
                 env["BPE_EXPLORER_STORE"] = redis_url
                 rooms = RedisRooms(redis_url, limits=limits)
             else:
-                rooms = SqliteRooms(SqliteStore(folder, cap_bytes=DEFAULT_STORE_MIB * 2**20,
-                                                session_quota=DEFAULT_SESSION_MIB * 2**20), limits=limits)
+                rooms = SqliteRooms(
+                    SqliteStore(folder, cap_bytes=DEFAULT_STORE_MIB * 2**20, session_quota=DEFAULT_SESSION_MIB * 2**20),
+                    limits=limits,
+                )
             stack.callback(rooms.close)
             room, key = rooms.create(dict(CLASS_VIEW), step=0)
             members = [rooms.join(room.code, f"student {i:02d}") for i in range(1, args.students + args.browsers + 1)]
-            out(f"room: {room.code} made in the store, {len(members)} members joined there "
-                f"({args.students} for the protocol students, {args.browsers} for the browsers)")
+            out(
+                f"room: {room.code} made in the store, {len(members)} members joined there "
+                f"({args.students} for the protocol students, {args.browsers} for the browsers)"
+            )
             t0 = time.monotonic()
             url, children = stack.enter_context(launcher(servers, log, res.errors, env=env))
             proxies = [c.pid for c in children if c.name() == "haproxy"]
             monitor = ServerMonitor([c.pid for c in children if c.pid not in proxies], proxies)
-            out(f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
-                f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)")
+            out(
+                f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
+                f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)"
+            )
             try:
-                asyncio.run(_bounded(class_phases(args, out, res, url, monitor, rooms, room, key,
-                                                  members[:args.students], members[args.students:], redis_pid),
-                                     args._deadline))
+                asyncio.run(
+                    _bounded(
+                        class_phases(
+                            args,
+                            out,
+                            res,
+                            url,
+                            monitor,
+                            rooms,
+                            room,
+                            key,
+                            members[: args.students],
+                            members[args.students :],
+                            redis_pid,
+                        ),
+                        args._deadline,
+                    )
+                )
             except TimeoutError:
                 res.deadline_hit = True
                 res.errors.append(f"the global deadline ({budget:.0f} s) passed; the run was cut short")
@@ -1750,18 +1944,28 @@ def class_main(args) -> int:
         return fmt_s(x) if x != float("inf") else "none"
 
     out(f"target 0 errors: {len(errors)} -> {verdict(not errors)}")
-    out(f"target students see each step p95 <= {fmt_s(TARGET_FOLLOW_P95)}: {shown(res.follow_p95)} -> "
-        f"{verdict(res.follow_p95 <= TARGET_FOLLOW_P95)}")
+    out(
+        f"target students see each step p95 <= {fmt_s(TARGET_FOLLOW_P95)}: {shown(res.follow_p95)} -> "
+        f"{verdict(res.follow_p95 <= TARGET_FOLLOW_P95)}"
+    )
     out(f"target answers counted = answers sent, one per member: {res.answers_line} -> {verdict(res.answers_ok)}")
-    out(f"target teacher's tally within {fmt_s(TARGET_TALLY)} of the last answer: {shown(res.tally_s)} -> "
-        f"{verdict(res.tally_s <= TARGET_TALLY)}")
-    out(f"target idle room: servers + haproxy < {100 * TARGET_IDLE_CORES:.0f}% of one core: "
+    out(
+        f"target teacher's tally within {fmt_s(TARGET_TALLY)} of the last answer: {shown(res.tally_s)} -> "
+        f"{verdict(res.tally_s <= TARGET_TALLY)}"
+    )
+    out(
+        f"target idle room: servers + haproxy < {100 * TARGET_IDLE_CORES:.0f}% of one core: "
         + (f"{100 * res.idle_cores:.1f}%" if res.idle_cores != float("inf") else "none")
-        + f" -> {verdict(res.idle_cores < TARGET_IDLE_CORES)}")
+        + f" -> {verdict(res.idle_cores < TARGET_IDLE_CORES)}"
+    )
     out(f"total {fmt_s(time.monotonic() - t_start)}")
     if args.write:
-        write_section(f"class-{args.store}", f"Class room load, {'SQLite' if args.store == 'sqlite' else 'Redis'} "
-                      f"(bench/load.py --class --store {args.store})", out.lines)
+        write_section(
+            f"class-{args.store}",
+            f"Class room load, {'SQLite' if args.store == 'sqlite' else 'Redis'} "
+            f"(bench/load.py --class --store {args.store})",
+            out.lines,
+        )
     return 1 if errors or res.deadline_hit else 0
 
 
@@ -1771,25 +1975,53 @@ def main() -> int:
     parser.add_argument("--seconds", type=int, default=60, help="length of the steady phase")
     parser.add_argument("--merges", type=int, default=2000, help="each session's merge budget (merges=N in its link)")
     parser.add_argument("--bursts", type=int, default=3)
-    parser.add_argument("--browsers", type=int, default=None,
-                        help="headless Chromium contexts alongside (0: none; default 3, with --class 2)")
-    parser.add_argument("--deadline", type=float, default=None,
-                        help="stop after this many seconds whatever happens (default 600 + 3 x --seconds)")
-    parser.add_argument("--servers", type=int, default=None,
-                        help="independent app servers, the sessions assigned in turn (a multi-process setup's numbers; "
-                             "default 1, with --class 2 behind the launcher's haproxy)")
-    parser.add_argument("--proxy", action="store_true",
-                        help="serve through `python -m explorer serve --servers K` (haproxy, sticky sessions); every "
-                             "session and browser connects to the proxy and keeps its cookie")
-    parser.add_argument("--server-option", action="append", default=[], metavar="SECTION.OPTION=VALUE",
-                        help="pass an option to `streamlit run` (repeatable), e.g. runner.postScriptGC=false")
+    parser.add_argument(
+        "--browsers",
+        type=int,
+        default=None,
+        help="headless Chromium contexts alongside (0: none; default 3, with --class 2)",
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="stop after this many seconds whatever happens (default 600 + 3 x --seconds)",
+    )
+    parser.add_argument(
+        "--servers",
+        type=int,
+        default=None,
+        help="independent app servers, the sessions assigned in turn (a multi-process setup's numbers; "
+        "default 1, with --class 2 behind the launcher's haproxy)",
+    )
+    parser.add_argument(
+        "--proxy",
+        action="store_true",
+        help="serve through `python -m explorer serve --servers K` (haproxy, sticky sessions); every "
+        "session and browser connects to the proxy and keeps its cookie",
+    )
+    parser.add_argument(
+        "--server-option",
+        action="append",
+        default=[],
+        metavar="SECTION.OPTION=VALUE",
+        help="pass an option to `streamlit run` (repeatable), e.g. runner.postScriptGC=false",
+    )
     parser.add_argument("--write", action="store_true", help="store the lines in bench/RESULTS.md")
     group = parser.add_argument_group("the Class page (--class)")
-    group.add_argument("--class", dest="class_room", action="store_true",
-                       help="one teacher and --students students in a room of the Class page, through "
-                            "`python -m explorer serve --servers 2`: following steps, a quiz round, an idle room")
-    group.add_argument("--store", choices=("sqlite", "redis"), default="sqlite",
-                       help="where the rooms live: SQLite in a fresh data folder, or a redis-server started on loopback")
+    group.add_argument(
+        "--class",
+        dest="class_room",
+        action="store_true",
+        help="one teacher and --students students in a room of the Class page, through "
+        "`python -m explorer serve --servers 2`: following steps, a quiz round, an idle room",
+    )
+    group.add_argument(
+        "--store",
+        choices=("sqlite", "redis"),
+        default="sqlite",
+        help="where the rooms live: SQLite in a fresh data folder, or a redis-server started on loopback",
+    )
     group.add_argument("--students", type=int, default=30, help="protocol students in the room")
     group.add_argument("--steps", type=int, default=10, help="steps the teacher makes, 2 s apart")
     group.add_argument("--idle-seconds", type=float, default=20.0, help="how long the room sits idle, polling")
@@ -1799,8 +2031,10 @@ def main() -> int:
             parser.error("--class always serves through `python -m explorer serve` (no --proxy or --server-option)")
         args.browsers = 2 if args.browsers is None else args.browsers
         if min(args.students, args.steps) < 1 or args.browsers < 0 or args.idle_seconds <= 0 or (args.servers or 2) < 2:
-            parser.error("--students and --steps must be at least 1, --browsers at least 0, --idle-seconds positive "
-                         "and --servers (with --class) at least 2")
+            parser.error(
+                "--students and --steps must be at least 1, --browsers at least 0, --idle-seconds positive "
+                "and --servers (with --class) at least 2"
+            )
         if args.browsers and chromium_path() is None:
             parser.error("Debian's chromium is not installed (apt-get install chromium); use --browsers 0")
         return class_main(args)
@@ -1809,10 +2043,14 @@ def main() -> int:
     if any("=" not in o or o.startswith("-") for o in args.server_option):
         parser.error("--server-option takes SECTION.OPTION=VALUE")
     if args.proxy and args.server_option:
-        parser.error("--server-option does not go with --proxy (the launcher runs the app with the repository's config)")
+        parser.error(
+            "--server-option does not go with --proxy (the launcher runs the app with the repository's config)"
+        )
     server_args = tuple(x for o in args.server_option for x in (f"--{o.split('=', 1)[0]}", o.split("=", 1)[1]))
     if min(args.sessions, args.seconds, args.merges, args.servers) < 1 or min(args.bursts, args.browsers) < 0:
-        parser.error("--sessions, --seconds, --merges and --servers must be at least 1; --bursts and --browsers at least 0")
+        parser.error(
+            "--sessions, --seconds, --merges and --servers must be at least 1; --bursts and --browsers at least 0"
+        )
     if args.browsers and chromium_path() is None:
         parser.error("Debian's chromium is not installed (apt-get install chromium); use --browsers 0")
     t_start = time.monotonic()
@@ -1825,22 +2063,35 @@ def main() -> int:
     specs = session_specs(args.sessions, args.merges)
     sizes = [corpus_bytes(s) for s in specs]
     if args.proxy:
-        where = (f"`python -m explorer serve --servers {args.servers}`: {args.servers} server(s) behind haproxy "
-                 "(new sessions in turn, each kept on its server by haproxy's cookie)")
+        where = (
+            f"`python -m explorer serve --servers {args.servers}`: {args.servers} server(s) behind haproxy "
+            "(new sessions in turn, each kept on its server by haproxy's cookie)"
+        )
     else:
         where = "one server" if args.servers == 1 else f"{args.servers} servers (sessions in turn, no proxy)"
-    out(f"load: {args.sessions} protocol sessions (websocket, Streamlit's own messages) + {args.browsers} headless "
+    out(
+        f"load: {args.sessions} protocol sessions (websocket, Streamlit's own messages) + {args.browsers} headless "
         f"Chromium context(s), {where} on loopback, {os.cpu_count()} CPUs; each session its own corpus and preset, "
-        f"merges={args.merges:,}" + (f"; server options: {', '.join(args.server_option)}" if args.server_option else ""))
-    out(f"corpora: {CORPUS_NAME} + 1-2 other bundled samples each: {min(sizes):,} to {max(sizes):,} bytes "
-        f"(median {int(statistics.median(sizes)):,}); presets in turn: {', '.join(PRESET_ORDER)}")
+        f"merges={args.merges:,}" + (f"; server options: {', '.join(args.server_option)}" if args.server_option else "")
+    )
+    out(
+        f"corpora: {CORPUS_NAME} + 1-2 other bundled samples each: {min(sizes):,} to {max(sizes):,} bytes "
+        f"(median {int(statistics.median(sizes)):,}); presets in turn: {', '.join(PRESET_ORDER)}"
+    )
 
     t0 = time.monotonic()
     refs = references(specs)
     short = [(s, r) for s, r in zip(specs, refs) if r["final"] != args.merges]
-    out(f"reference: the engine alone trained all {len(specs)} in {fmt_s(time.monotonic() - t0)} (2 processes); "
-        + ("every one makes all its merges" if not short else
-           "; ".join(f"session {s.index} ({s.label}) stops at {r['final']:,} ({r['stop_reason']})" for s, r in short)))
+    out(
+        f"reference: the engine alone trained all {len(specs)} in {fmt_s(time.monotonic() - t0)} (2 processes); "
+        + (
+            "every one makes all its merges"
+            if not short
+            else "; ".join(
+                f"session {s.index} ({s.label}) stops at {r['final']:,} ({r['stop_reason']})" for s, r in short
+            )
+        )
+    )
 
     log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
     monitor = None
@@ -1852,11 +2103,15 @@ def main() -> int:
                 urls = [url]
                 proxies = [c.pid for c in children if c.name() == "haproxy"]
                 monitor = ServerMonitor([c.pid for c in children if c.pid not in proxies], proxies)
-                out(f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
-                    f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)")
+                out(
+                    f"server: {len(children) - len(proxies)} server(s) and {len(proxies)} haproxy up in "
+                    f"{fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)} (all added up)"
+                )
             else:
-                servers = [stack.enter_context(app_process(timeout=120, log=log, extra_args=server_args))
-                           for _ in range(args.servers)]
+                servers = [
+                    stack.enter_context(app_process(timeout=120, log=log, extra_args=server_args))
+                    for _ in range(args.servers)
+                ]
                 urls = [url for url, _ in servers]
                 monitor = ServerMonitor([proc.pid for _, proc in servers])
                 out(f"server: up in {fmt_s(time.monotonic() - t0)}; RSS baseline {mb(monitor.baseline)}")
@@ -1884,32 +2139,49 @@ def main() -> int:
     if warnings:
         out(f"server log warnings: {len(warnings)} - first: {warnings[0].strip()[:240]}")
     if monitor is not None:
-        added = " (all servers and haproxy added up)" if args.proxy else " (all servers added up)" if args.servers > 1 else ""
-        out(f"server RSS{added}: baseline {mb(monitor.baseline)}, peak {mb(rss)} "
-            f"({mb((rss - monitor.baseline) / max(1, args.sessions))} per session above the baseline)")
+        added = (
+            " (all servers and haproxy added up)"
+            if args.proxy
+            else " (all servers added up)"
+            if args.servers > 1
+            else ""
+        )
+        out(
+            f"server RSS{added}: baseline {mb(monitor.baseline)}, peak {mb(rss)} "
+            f"({mb((rss - monitor.baseline) / max(1, args.sessions))} per session above the baseline)"
+        )
     if res.steady_cpu is not None:
         solo, steady = res.solo_cpu, res.steady_cpu
-        out(f"CPU: server{'s + haproxy' if args.proxy else 's' if args.servers > 1 else ''} "
+        out(
+            f"CPU: server{'s + haproxy' if args.proxy else 's' if args.servers > 1 else ''} "
             f"{steady.cores(steady.server):.2f} cores of {os.cpu_count()} during the steady phase ("
             + (f"haproxy {steady.cores(steady.proxy):.2f}, " if args.proxy else "")
             + f"event-loop thread{'s' if args.servers > 1 else ''} {steady.cores(steady.server_main):.2f}, script runs the rest), "
             f"this client {steady.cores(steady.client):.2f}"
             + (f", the browsers {res.browser_cores:.2f}" if res.browser_cores is not None else "")
             + f"; server CPU per step: solo {fmt_s(solo.server / SOLO_STEPS)}, steady "
-            f"{fmt_s(steady.server / max(1, res.steady_steps))} (browsers' steps included)")
+            f"{fmt_s(steady.server / max(1, res.steady_steps))} (browsers' steps included)"
+        )
     steady_p95, burst_p95 = res.steady_p95, res.burst_p95
 
     def verdict(ok: bool) -> str:
         return "met" if ok else "MISSED"
 
     out(f"target 0 errors: {len(errors)} -> {verdict(not errors)}")
-    out(f"target 0 leaks: {res.leaks}" + (f" ({res.unchecked} session(s) not checked)" if res.unchecked else "")
-        + f" -> {verdict(res.leaks == 0 and res.unchecked == 0)}")
-    out(f"target steady p95 <= {fmt_s(TARGET_STEADY_P95)}: {fmt_s(steady_p95) if steady_p95 != float('inf') else 'none'} -> "
-        f"{verdict(steady_p95 <= TARGET_STEADY_P95)}")
+    out(
+        f"target 0 leaks: {res.leaks}"
+        + (f" ({res.unchecked} session(s) not checked)" if res.unchecked else "")
+        + f" -> {verdict(res.leaks == 0 and res.unchecked == 0)}"
+    )
+    out(
+        f"target steady p95 <= {fmt_s(TARGET_STEADY_P95)}: {fmt_s(steady_p95) if steady_p95 != float('inf') else 'none'} -> "
+        f"{verdict(steady_p95 <= TARGET_STEADY_P95)}"
+    )
     if args.bursts:
-        out(f"target burst p95 <= {fmt_s(TARGET_BURST_P95)}: {fmt_s(burst_p95) if burst_p95 != float('inf') else 'none'} -> "
-            f"{verdict(burst_p95 <= TARGET_BURST_P95)}")
+        out(
+            f"target burst p95 <= {fmt_s(TARGET_BURST_P95)}: {fmt_s(burst_p95) if burst_p95 != float('inf') else 'none'} -> "
+            f"{verdict(burst_p95 <= TARGET_BURST_P95)}"
+        )
     out(f"target peak RSS < {TARGET_RSS_BYTES / 1024**3:.0f} GB: {mb(rss)} -> {verdict(rss < TARGET_RSS_BYTES)}")
     out(f"total {fmt_s(time.monotonic() - t_start)}")
     if args.write:
@@ -1922,7 +2194,7 @@ async def _bounded(coro, deadline: float) -> None:
     task = asyncio.ensure_future(coro)
     try:
         await asyncio.wait_for(asyncio.shield(task), max(1.0, deadline - time.monotonic()))
-    except (TimeoutError, asyncio.TimeoutError):
+    except TimeoutError:
         task.cancel()
         raise TimeoutError from None
 

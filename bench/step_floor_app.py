@@ -8,7 +8,8 @@ import streamlit as st
 # ~24 KB, the size of the Train page's panels at a few steps in
 _ROWS = "".join(f"<tr><td>{i}</td><td>{'token ' * 12}</td><td>{i * 7:,}</td></tr>" for i in range(230))
 _panels = st.components.v2.component(
-    "bpe_bench_floor_panels", js="export default function (c) { c.parentElement.innerHTML = c.data.html; }")
+    "bpe_bench_floor_panels", js="export default function (c) { c.parentElement.innerHTML = c.data.html; }"
+)
 
 
 @st.fragment

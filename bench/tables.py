@@ -71,8 +71,9 @@ def _child(side: str, name: str, folder: str, with_ids: bool) -> dict:
             )
         else:
             ranks = tiktoken.load.load_tiktoken_bpe(str(Path(folder) / f"{name}.tiktoken"))
-        enc = tiktoken.Encoding(f"bench-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks,
-                                special_tokens=spec.special_ids)
+        enc = tiktoken.Encoding(
+            f"bench-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks, special_tokens=spec.special_ids
+        )
         seconds = time.perf_counter() - t0
         encode = enc.encode_ordinary
     out: dict = {"seconds": seconds}
@@ -84,7 +85,15 @@ def _child(side: str, name: str, folder: str, with_ids: bool) -> dict:
 
 def _run(side: str, name: str, folder: str, with_ids: bool) -> dict:
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": "", "PYTHONPATH": str(ROOT)}  # "": tiktoken reads the file itself
-    args = [sys.executable, str(BENCH_DIR / "tables.py"), "--child", side, name, folder, *(["--ids"] if with_ids else [])]
+    args = [
+        sys.executable,
+        str(BENCH_DIR / "tables.py"),
+        "--child",
+        side,
+        name,
+        folder,
+        *(["--ids"] if with_ids else []),
+    ]
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{side} {name} failed:\n{done.stderr}")
@@ -111,11 +120,16 @@ def table_lines(names: list[str] | None = None, *, runs: int = RUNS) -> list[str
                     best[side] = min(best[side], got["seconds"])
                     first.setdefault(side, got)
             ratio = best["ours"] / best["tiktoken"]
-            same = (first["ours"]["tokens"], first["ours"]["ids"]) == (first["tiktoken"]["tokens"], first["tiktoken"]["ids"])
+            same = (first["ours"]["tokens"], first["ours"]["ids"]) == (
+                first["tiktoken"]["tokens"],
+                first["tiktoken"]["ids"],
+            )
             met = "met" if ratio <= TARGET_RATIO else "NOT met"
-            lines.append(f"table {name:<12} ours {fmt_s(best['ours'])}  tiktoken {fmt_s(best['tiktoken'])}  "
-                         f"ratio {ratio:.2f}  (target <= {TARGET_RATIO}: {met})  "
-                         f"ids identical on {sample_bytes:,} bytes: {yes_no(same)}")
+            lines.append(
+                f"table {name:<12} ours {fmt_s(best['ours'])}  tiktoken {fmt_s(best['tiktoken'])}  "
+                f"ratio {ratio:.2f}  (target <= {TARGET_RATIO}: {met})  "
+                f"ids identical on {sample_bytes:,} bytes: {yes_no(same)}"
+            )
     return lines
 
 

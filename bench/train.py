@@ -124,15 +124,18 @@ def bench_vs_hf(out: Printer, text: str, vocabs) -> dict[int, tuple[float, float
 
 # ---- seed 002: recount the whole byte sequence per merge (the notebook's loop, tests/seed_loops.py)
 def bench_seed002(out: Printer, text: str) -> None:
-    from explorer import Trainer, make_config
     from seed_loops import seed002_loop
+
+    from explorer import Trainer, make_config
 
     tokens = list(text.encode("utf-8"))
     seed_s, ref = timed(seed002_loop, tokens, 256 + SEED002_MERGES)
     mapping = ref["mapping"]
     seed_per = seed_s / SEED002_MERGES
-    out(f"seed002 loop (get_pair_counts + merge_pair over all {len(tokens):,} bytes): "
-        f"{fmt_s(seed_per)}/merge  [{SEED002_MERGES} merges]")
+    out(
+        f"seed002 loop (get_pair_counts + merge_pair over all {len(tokens):,} bytes): "
+        f"{fmt_s(seed_per)}/merge  [{SEED002_MERGES} merges]"
+    )
 
     cfg = make_config("bytes", vocab_size=256 + OURS_BYTES_MERGES)
     setup_s, trainer = timed(Trainer.from_texts, text, cfg)
@@ -141,16 +144,19 @@ def bench_seed002(out: Printer, text: str) -> None:
     n = len(trainer.merges)
     same = [(r.left_id, r.right_id) for r in trainer.records[:SEED002_MERGES]] == list(mapping)
     first_per, avg_per = first_s / SEED002_MERGES, (first_s + rest_s) / n
-    out(f"ours 'bytes' preset, same sequence: {fmt_s(first_per)}/merge first {SEED002_MERGES} "
+    out(
+        f"ours 'bytes' preset, same sequence: {fmt_s(first_per)}/merge first {SEED002_MERGES} "
         f"(same merges as seed: {yes_no(same)}), {fmt_s(avg_per)}/merge over {n} merges (+{fmt_s(setup_s)} setup)  "
-        f"speed-up {seed_per / first_per:.1f}x (first {SEED002_MERGES}), {seed_per / avg_per:.1f}x (average)")
+        f"speed-up {seed_per / first_per:.1f}x (first {SEED002_MERGES}), {seed_per / avg_per:.1f}x (average)"
+    )
 
 
 # ---- seed 000: recount every word split per merge (the HF course's loop, tests/seed_loops.py) -----
 def bench_seed000(out: Printer, text: str) -> None:
+    from seed_loops import hf_course_train
+
     from explorer import Trainer, count_words
     from explorer.pipeline import word_symbols
-    from seed_loops import hf_course_train
 
     # the seed's tie-break (first pair seen wins) so the merges can be compared
     cfg = gpt2_config(1_000, tie_break="first-seen")
@@ -161,8 +167,10 @@ def bench_seed000(out: Printer, text: str) -> None:
     seed_s, ref = timed(hf_course_train, word_freqs, splits, [], SEED000_MERGES)
     seed_merges = [pair for pair, _ in ref["order"]]
     seed_per = seed_s / SEED000_MERGES
-    out(f"seed000 loop (compute_pair_freqs + merge_pair over {len(word_freqs):,} distinct GPT-2 pieces): "
-        f"{fmt_s(seed_per)}/merge  [{SEED000_MERGES} merges]")
+    out(
+        f"seed000 loop (compute_pair_freqs + merge_pair over {len(word_freqs):,} distinct GPT-2 pieces): "
+        f"{fmt_s(seed_per)}/merge  [{SEED000_MERGES} merges]"
+    )
 
     setup_s, trainer = timed(Trainer.from_texts, text, cfg)
     first_s, _ = timed(trainer.advance, SEED000_MERGES)
@@ -170,9 +178,11 @@ def bench_seed000(out: Printer, text: str) -> None:
     n = len(trainer.merges)
     same = [r.pair for r in trainer.records[:SEED000_MERGES]] == seed_merges
     first_per, avg_per = first_s / SEED000_MERGES, (first_s + rest_s) / n
-    out(f"ours gpt2 preset (first-seen ties), same pieces: {fmt_s(first_per)}/merge first {SEED000_MERGES} "
+    out(
+        f"ours gpt2 preset (first-seen ties), same pieces: {fmt_s(first_per)}/merge first {SEED000_MERGES} "
         f"(same merges as seed: {yes_no(same)}), {fmt_s(avg_per)}/merge over {n} merges (+{fmt_s(setup_s)} setup)  "
-        f"speed-up {seed_per / first_per:.0f}x (first {SEED000_MERGES}), {seed_per / avg_per:.0f}x (average)")
+        f"speed-up {seed_per / first_per:.0f}x (first {SEED000_MERGES}), {seed_per / avg_per:.0f}x (average)"
+    )
 
 
 def main() -> None:
@@ -185,20 +195,26 @@ def main() -> None:
     out = Printer()
     text = read_corpus()
     vocabs = VOCABS[:1] if args.quick else VOCABS
-    out(f"corpus {CORPUS_NAME}: {len(text.encode('utf-8')):,} bytes; gpt2 preset, full byte alphabet, "
-        f"hf ties, no special tokens; ours with step records (top_k=20){'; --quick' if args.quick else ''}")
+    out(
+        f"corpus {CORPUS_NAME}: {len(text.encode('utf-8')):,} bytes; gpt2 preset, full byte alphabet, "
+        f"hf ties, no special tokens; ours with step records (top_k=20){'; --quick' if args.quick else ''}"
+    )
     results = bench_vs_hf(out, text, vocabs)
     if not args.quick:
         bench_seed002(out, text)
         bench_seed000(out, text)
     if 5_000 in results:
         ratio = results[5_000][0]
-        out(f"target ratio <= {TARGET_RATIO} at vocab 5000 (aim <= 1.0): {ratio:.2f} -> "
-            f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}{', aim met' if ratio <= 1.0 else ''}")
+        out(
+            f"target ratio <= {TARGET_RATIO} at vocab 5000 (aim <= 1.0): {ratio:.2f} -> "
+            f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}{', aim met' if ratio <= 1.0 else ''}"
+        )
     if 20_000 in results:
         peak = results[20_000][1]
-        out(f"target peak RSS <= {TARGET_RSS_MB} MB at vocab 20000: {peak:.0f} MB -> "
-            f"{'met' if peak <= TARGET_RSS_MB else 'NOT met'}")
+        out(
+            f"target peak RSS <= {TARGET_RSS_MB} MB at vocab 20000: {peak:.0f} MB -> "
+            f"{'met' if peak <= TARGET_RSS_MB else 'NOT met'}"
+        )
     if args.write:
         write_section("train", "bench/train.py" + (" --quick" if args.quick else ""), out.lines)
 

@@ -133,28 +133,39 @@ def click_times(page, button, clicks: int, shows) -> list[float]:
 
 def reference(out: Printer, clicks: int) -> tuple[float, float]:
     """(first page load, click p95) of the one-button app."""
-    with app_process(script=BENCH_DIR / "one_button_app.py") as (url, _proc), browser_page(width=1280, height=720) as page:
+    with (
+        app_process(script=BENCH_DIR / "one_button_app.py") as (url, _proc),
+        browser_page(width=1280, height=720) as page,
+    ):
         load = first_visit(page, url, lambda p: p.get_by_text("Clicked 0 times"))
         again = first_visit(page, url, lambda p: p.get_by_text("Clicked 0 times"))
         page.goto(url)
         page.get_by_text("Clicked 0 times").wait_for()
         wait_idle(page, settle=0)
         times = click_times(page, page.get_by_role("button", name="Click"), clicks, lambda i: f"Clicked {i} times")
-    out(f"reference one-button Streamlit app: first page load after its server started {fmt_s(load)} (next session "
-        f"{fmt_s(again)}); click -> its text, {clicks} clicks: {spread(times)}")
+    out(
+        f"reference one-button Streamlit app: first page load after its server started {fmt_s(load)} (next session "
+        f"{fmt_s(again)}); click -> its text, {clicks} clicks: {spread(times)}"
+    )
     return load, p95(times)
 
 
 def step_floor(out: Printer, clicks: int, ref_click: float) -> None:
     """The Step fragment's elements with no work behind them, against the one-button app."""
-    with app_process(script=BENCH_DIR / "step_floor_app.py") as (url, _proc), browser_page(width=1280, height=720) as page:
+    with (
+        app_process(script=BENCH_DIR / "step_floor_app.py") as (url, _proc),
+        browser_page(width=1280, height=720) as page,
+    ):
         page.goto(url)
         page.get_by_text("Step 0 of 0").wait_for(timeout=120_000)
         wait_idle(page, settle=0)
-        times = click_times(page, page.get_by_role("button", name="Step", exact=True), clicks,
-                            lambda i: f"Step {i:,} of {i:,}")
-    out(f"floor under a Step (the same elements, no work): click -> status, {clicks} clicks: {spread(times)}; "
-        f"ratio p95 {p95(times) / ref_click:.2f} against the one-button app")
+        times = click_times(
+            page, page.get_by_role("button", name="Step", exact=True), clicks, lambda i: f"Step {i:,} of {i:,}"
+        )
+    out(
+        f"floor under a Step (the same elements, no work): click -> status, {clicks} clicks: {spread(times)}; "
+        f"ratio p95 {p95(times) / ref_click:.2f} against the one-button app"
+    )
 
 
 PAGES = {
@@ -171,8 +182,10 @@ def first_visits(out: Printer, ref_load: float) -> None:
         with app_process() as (url, _proc), browser_page(width=1280, height=720) as page:
             warm = wait_warm(url)
             seconds = first_visit(page, url + path, ready)
-        out(f"ui first visit {name:<10} after a server start (warmed up in {fmt_s(warm)}): {fmt_s(seconds)}  "
-            f"one-button page {fmt_s(ref_load)}  (target <= {fmt_s(TARGET_FIRST_VISIT)}: {met(seconds <= TARGET_FIRST_VISIT)})")
+        out(
+            f"ui first visit {name:<10} after a server start (warmed up in {fmt_s(warm)}): {fmt_s(seconds)}  "
+            f"one-button page {fmt_s(ref_load)}  (target <= {fmt_s(TARGET_FIRST_VISIT)}: {met(seconds <= TARGET_FIRST_VISIT)})"
+        )
 
 
 def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> None:
@@ -182,11 +195,14 @@ def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> 
         page.goto(f"{url}/Train?step=0")
         page.get_by_text(re.compile(r"^Step 0 of 0")).wait_for(timeout=120_000)
         wait_idle(page, settle=0)
-        steps = click_times(page, page.get_by_role("button", name="Step", exact=True), clicks,
-                            lambda i: f"Step {i:,} of {i:,}")
+        steps = click_times(
+            page, page.get_by_role("button", name="Step", exact=True), clicks, lambda i: f"Step {i:,} of {i:,}"
+        )
         ratio = p95(steps) / ref_click
-        out(f"ui step  english_frankenstein, gpt2 preset, {clicks} clicks, click -> status: {spread(steps)}; one-button "
-            f"p95 {fmt_s(ref_click)}; ratio p95 {ratio:.2f}  (target <= {TARGET_STEP_RATIO}: {met(ratio <= TARGET_STEP_RATIO)})")
+        out(
+            f"ui step  english_frankenstein, gpt2 preset, {clicks} clicks, click -> status: {spread(steps)}; one-button "
+            f"p95 {fmt_s(ref_click)}; ratio p95 {ratio:.2f}  (target <= {TARGET_STEP_RATIO}: {met(ratio <= TARGET_STEP_RATIO)})"
+        )
 
         # Pause while playing at the fastest speed
         pauses = []
@@ -196,12 +212,20 @@ def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> 
         for _ in range(5):
             page.get_by_role("button", name="Play", exact=True).click()
             page.get_by_role("button", name="Pause", exact=True).wait_for()
-            shown = int(re.search(r"Step ([\d,]+)", page.get_by_text(re.compile(r"^Step [\d,]+ of")).inner_text()).group(1).replace(",", ""))
+            shown = int(
+                re.search(r"Step ([\d,]+)", page.get_by_text(re.compile(r"^Step [\d,]+ of")).inner_text())
+                .group(1)
+                .replace(",", "")
+            )
             page.get_by_text(re.compile(rf"^Step {shown + 2:,} of")).wait_for(timeout=30_000)
-            pauses.append(timed_action(page, page.get_by_role("button", name="Pause", exact=True).click, "button", "Play"))
+            pauses.append(
+                timed_action(page, page.get_by_role("button", name="Pause", exact=True).click, "button", "Play")
+            )
             wait_idle(page, settle=0)
-        out(f"ui pause while playing (fast), until Play is back: {spread(pauses)}  (target <= {fmt_s(TARGET_PAUSE)}: "
-            f"{met(p95(pauses) <= TARGET_PAUSE)})")
+        out(
+            f"ui pause while playing (fast), until Play is back: {spread(pauses)}  (target <= {fmt_s(TARGET_PAUSE)}: "
+            f"{met(p95(pauses) <= TARGET_PAUSE)})"
+        )
 
         # the slider at 1,000 merges
         page.goto(f"{url}/Train?step=1000")
@@ -213,17 +237,21 @@ def train_page(out: Printer, clicks: int, ref_click: float, ref_load: float) -> 
             slider.focus()
             moves.append(timed_action(page, lambda: page.keyboard.press("ArrowLeft"), "p", f"Step {k:,} of 1,000"))
             wait_idle(page, settle=0)
-        out(f"ui slider at 1,000 merges, one arrow key -> status: {spread(moves)}  (target <= {fmt_s(TARGET_SLIDER)}: "
-            f"{met(p95(moves) <= TARGET_SLIDER)})")
+        out(
+            f"ui slider at 1,000 merges, one arrow key -> status: {spread(moves)}  (target <= {fmt_s(TARGET_SLIDER)}: "
+            f"{met(p95(moves) <= TARGET_SLIDER)})"
+        )
 
         # a link to step 500, in new sessions
         ready = lambda p: p.get_by_text(re.compile(r"^Step 500 of 500"))  # noqa: E731
         first = first_visit(page, f"{url}/Train?step=500", ready)
         second = first_visit(page, f"{url}/Train?step=500", ready)
         beyond = max(first, second) - ref_load
-        out(f"ui link to step 500 (english_frankenstein, gpt2 preset), new session -> status: first {fmt_s(first)}, next "
+        out(
+            f"ui link to step 500 (english_frankenstein, gpt2 preset), new session -> status: first {fmt_s(first)}, next "
             f"{fmt_s(second)}; one-button page {fmt_s(ref_load)}; beyond it {fmt_s(max(0.0, beyond))}  "
-            f"(target <= {fmt_s(TARGET_LINK)}: {met(beyond <= TARGET_LINK)})")
+            f"(target <= {fmt_s(TARGET_LINK)}: {met(beyond <= TARGET_LINK)})"
+        )
         if page.errors:
             out(f"page errors: {page.errors}")
 
@@ -240,8 +268,10 @@ def compare_cold(out: Printer) -> None:
         page.locator(".bpe-card-panel", has_text="Parity").wait_for(timeout=120_000)
         wait_idle(page, settle=0, timeout=120)
         seconds = time.perf_counter() - t0
-    out(f"ui compare cold (udhr_en, udhr_hi, udhr_ko; gpt2 preset, 1,000 merges; fresh server, warmed up): press -> "
-        f"headlines drawn, app idle {fmt_s(seconds)}  (target <= {fmt_s(TARGET_COMPARE)}: {met(seconds <= TARGET_COMPARE)})")
+    out(
+        f"ui compare cold (udhr_en, udhr_hi, udhr_ko; gpt2 preset, 1,000 merges; fresh server, warmed up): press -> "
+        f"headlines drawn, app idle {fmt_s(seconds)}  (target <= {fmt_s(TARGET_COMPARE)}: {met(seconds <= TARGET_COMPARE)})"
+    )
 
 
 def main() -> int:

@@ -22,8 +22,8 @@ from .config import (
     make_config,
 )
 from .errors import ConfigError, CorpusError, DecodeError, ExplorerError, FormatError
-from .exporters import EXPORT_FORMATS, export_files
 from .evaluate import Evaluation, curve, evaluate, piece_counts, replay
+from .exporters import EXPORT_FORMATS, export_files
 from .importers import IMPORT_FORMATS, import_files
 from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
 from .normalizers import NORMALIZERS, normalize_str
@@ -31,8 +31,8 @@ from .pipeline import count_words, inspect_str
 from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
 from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .ranks import recover_merges, tokenizer_from_ranks
-from .tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
 from .records import PairStat, StepLog, StepRecord
+from .tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
 from .trainer import Trainer, train
 from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
 

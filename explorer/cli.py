@@ -34,8 +34,8 @@ from .formats import load_trace, save_trace, trace_from_tokenizer, write_trace
 from .importers import IMPORT_FORMATS, import_report
 from .markers import MARKERS
 from .normalizers import NORMALIZERS
-from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .pretokenizers import PRETOKENIZERS
+from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .serve import serve
 from .tokenizer import Tokenizer
 from .trainer import Trainer
@@ -73,57 +73,102 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--marker", choices=list(MARKERS))
     t.add_argument("--normalizer", choices=list(NORMALIZERS))
     t.add_argument("--special", nargs="+", metavar="TOK", help="special tokens, given the first ids")
-    t.add_argument("--specials-in-text", choices=list(SPECIALS_IN_TEXT),
-                   help="a special token found in the corpus: cut it out of the text (split, default) or refuse the corpus")
+    t.add_argument(
+        "--specials-in-text",
+        choices=list(SPECIALS_IN_TEXT),
+        help="a special token found in the corpus: cut it out of the text (split, default) or refuse the corpus",
+    )
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
     t.add_argument("--out", required=True, metavar="DIR")
 
     e = sub.add_parser("encode", help="encode text with a bundled or trained tokenizer; prints JSON")
-    e.add_argument("--tokenizer", required=True, metavar="NAME|DIR",
-                   help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json")
+    e.add_argument(
+        "--tokenizer",
+        required=True,
+        metavar="NAME|DIR",
+        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
+    )
     e.add_argument("--text", help="the text (read from stdin when omitted)")
-    e.add_argument("--allow-special", action="store_true",
-                   help="encode special tokens in the text (e.g. <|endoftext|>) as their ids, not as plain text")
+    e.add_argument(
+        "--allow-special",
+        action="store_true",
+        help="encode special tokens in the text (e.g. <|endoftext|>) as their ids, not as plain text",
+    )
     e.add_argument("--dropout", type=float, default=0.0, metavar="P")
     e.add_argument("--seed", type=int, metavar="S")
 
-    v = sub.add_parser("evaluate", help="count bytes, characters, words and tokens of each file; one JSON line per file")
+    v = sub.add_parser(
+        "evaluate", help="count bytes, characters, words and tokens of each file; one JSON line per file"
+    )
     v.add_argument("files", nargs="+", metavar="FILE")
-    v.add_argument("--tokenizer", required=True, metavar="NAME|DIR",
-                   help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json")
-    v.add_argument("--curve", type=int, metavar="N",
-                   help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)")
+    v.add_argument(
+        "--tokenizer",
+        required=True,
+        metavar="NAME|DIR",
+        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
+    )
+    v.add_argument(
+        "--curve",
+        type=int,
+        metavar="N",
+        help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)",
+    )
 
     x = sub.add_parser("export", help="write a trained or bundled tokenizer in another tool's format")
-    x.add_argument("source", metavar="DIR|NAME", help=f"a folder holding trace.json, or a bundled tokenizer ({', '.join(PRETRAINED)})")
+    x.add_argument(
+        "source",
+        metavar="DIR|NAME",
+        help=f"a folder holding trace.json, or a bundled tokenizer ({', '.join(PRETRAINED)})",
+    )
     x.add_argument("--format", required=True, choices=list(EXPORT_FORMATS))
-    x.add_argument("--out", required=True, metavar="PATH",
-                   help="the file to write (a folder for formats of several files, or to keep the usual file name)")
+    x.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="the file to write (a folder for formats of several files, or to keep the usual file name)",
+    )
 
     i = sub.add_parser("import", help="read another tool's tokenizer files and write DIR/trace.json")
-    i.add_argument("files", nargs="+", metavar="FILE",
-                   help="; ".join(f"{f.name}: {f.files}" for f in IMPORT_FORMATS.values()))
+    i.add_argument(
+        "files", nargs="+", metavar="FILE", help="; ".join(f"{f.name}: {f.files}" for f in IMPORT_FORMATS.values())
+    )
     i.add_argument("--out", required=True, metavar="DIR")
-    i.add_argument("--pretokenizer", choices=list(PRETOKENIZERS),
-                   help="how text is split, for files that do not say (vocab.json + merges.txt: gpt2 by default; "
-                        ".tiktoken without its JSON, unless it is a bundled table; arrow merges and the merges CSV: "
-                        "gpt2 for byte level, whitespace for character level by default)")
+    i.add_argument(
+        "--pretokenizer",
+        choices=list(PRETOKENIZERS),
+        help="how text is split, for files that do not say (vocab.json + merges.txt: gpt2 by default; "
+        ".tiktoken without its JSON, unless it is a bundled table; arrow merges and the merges CSV: "
+        "gpt2 for byte level, whitespace for character level by default)",
+    )
     i.add_argument("--pattern", metavar="REGEX", help="the regex for --pretokenizer regex")
 
     sub.add_parser("presets", help="list the presets")
 
     a = sub.add_parser("app", help="start the app (one server) on the bundled sample corpora")
     a.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
-    a.add_argument("--address", default="127.0.0.1",
-                   help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)")
+    a.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)",
+    )
 
     s = sub.add_parser("serve", help="serve the app for a class: N app processes behind haproxy (sticky sessions)")
-    s.add_argument("--servers", type=int, required=True, metavar="N",
-                   help="app processes (each uses about one core); 1 runs one server without a proxy")
+    s.add_argument(
+        "--servers",
+        type=int,
+        required=True,
+        metavar="N",
+        help="app processes (each uses about one core); 1 runs one server without a proxy",
+    )
     s.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
-    s.add_argument("--address", default="127.0.0.1",
-                   help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)")
-    s.add_argument("--haproxy", metavar="PROGRAM", help="the haproxy executable (default: haproxy on PATH or in /usr/sbin)")
+    s.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)",
+    )
+    s.add_argument(
+        "--haproxy", metavar="PROGRAM", help="the haproxy executable (default: haproxy on PATH or in /usr/sbin)"
+    )
     return p
 
 
@@ -133,7 +178,16 @@ def _overrides(args: argparse.Namespace) -> dict:
         o.update(vocab_size=args.vocab_size, num_merges=None)
     if args.merges is not None:
         o.update(num_merges=args.merges, vocab_size=None)
-    for name in ("tie_break", "min_frequency", "pretokenizer", "pattern", "unit", "marker", "normalizer", "specials_in_text"):
+    for name in (
+        "tie_break",
+        "min_frequency",
+        "pretokenizer",
+        "pattern",
+        "unit",
+        "marker",
+        "normalizer",
+        "specials_in_text",
+    ):
         if getattr(args, name) is not None:
             o[name] = getattr(args, name)
     if args.special is not None:
@@ -186,8 +240,9 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     texts = [read_text_file(f) for f in args.files]
     require_text(texts)
     _writable_folder(args.out)
-    trainer = Trainer.from_texts(texts, config, encoding=PRESETS[args.preset].encoding,
-                                 **({} if args.top_k is None else {"top_k": args.top_k})).require_room()
+    trainer = Trainer.from_texts(
+        texts, config, encoding=PRESETS[args.preset].encoding, **({} if args.top_k is None else {"top_k": args.top_k})
+    ).require_room()
     bar = _Progress(trainer.planned_merges, err)
     bar.update(0)
     for record in trainer:
@@ -244,8 +299,11 @@ def _export(args: argparse.Namespace, out: TextIO) -> int:
         paths = {target: next(iter(files.values()))}
     for path, data in paths.items():
         path.write_bytes(data)
-    out.write(f"{EXPORT_FORMATS[args.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}; wrote "
-              + ", ".join(str(p) for p in paths) + "\n")
+    out.write(
+        f"{EXPORT_FORMATS[args.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}; wrote "
+        + ", ".join(str(p) for p in paths)
+        + "\n"
+    )
     return 0
 
 
@@ -262,8 +320,10 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     tok = report.tokenizer
     folder = _writable_folder(args.out)  # only now: a file that cannot be read leaves nothing behind
     path = save_trace(trace_from_tokenizer(tok), folder)
-    out.write(f"{IMPORT_FORMATS[report.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
-              f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n")
+    out.write(
+        f"{IMPORT_FORMATS[report.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
+        f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n"
+    )
     for note in report.notes:  # what the files left open and was assumed, one line each
         out.write(f"note: {note}\n")
     return 0

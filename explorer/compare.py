@@ -30,9 +30,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from .errors import ConfigError
 from .config import EncodeOptions, TrainerConfig
 from .corpora import list_samples, read_sample
+from .errors import ConfigError
 from .evaluate import Evaluation, curve_points, evaluate, evaluate_ids, piece_counts, replay
 from .pipeline import count_words
 from .pretrained import PRETRAINED, load_pretrained
@@ -115,9 +115,16 @@ def overlap(a: str, tokens_a: set[str], b: str, tokens_b: set[str], *, unit: str
     >>> (o.shared, o.only_a, o.only_b, round(o.jaccard, 2), o.longest_only_a)
     (1, 2, 1, 0.25, ('abc', 'd'))
     """
-    return Overlap(a, b, len(tokens_a & tokens_b), len(tokens_a - tokens_b), len(tokens_b - tokens_a),
-                   _by_length(tokens_a - tokens_b, unit), _by_length(tokens_b - tokens_a, unit),
-                   _by_length(tokens_a & tokens_b, unit))
+    return Overlap(
+        a,
+        b,
+        len(tokens_a & tokens_b),
+        len(tokens_a - tokens_b),
+        len(tokens_b - tokens_a),
+        _by_length(tokens_a - tokens_b, unit),
+        _by_length(tokens_b - tokens_a, unit),
+        _by_length(tokens_a & tokens_b, unit),
+    )
 
 
 def merged_tokens(tokenizer: Tokenizer) -> set[str]:
@@ -175,7 +182,9 @@ class LanguageRow:
         return self.evaluation.tokens_per_word
 
 
-def language_rows(tokenizers: Mapping[str, Tokenizer], texts: Mapping[str, str], *, reference: str) -> list[LanguageRow]:
+def language_rows(
+    tokenizers: Mapping[str, Tokenizer], texts: Mapping[str, str], *, reference: str
+) -> list[LanguageRow]:
     """Fertility and parity of parallel texts (the same content in each language) per tokenizer.
 
     >>> from explorer import load_pretrained
@@ -197,8 +206,10 @@ def _parity_rows(tokenizer: str, evals: Mapping[str, Evaluation], *, reference: 
     [('en', 1.0, 2.0), ('de', 1.5, 3.0)]
     """
     ref = evals.get(reference)
-    return [LanguageRow(tokenizer, lang, e, e.tokens / ref.tokens if ref is not None and ref.tokens else None)
-            for lang, e in evals.items()]
+    return [
+        LanguageRow(tokenizer, lang, e, e.tokens / ref.tokens if ref is not None and ref.tokens else None)
+        for lang, e in evals.items()
+    ]
 
 
 @dataclass(frozen=True)
@@ -227,7 +238,11 @@ class Comparison:
 def _key(*parts: object) -> str:
     h = hashlib.sha1()
     for part in parts:
-        h.update(repr(part).encode("utf-8", "surrogatepass") if not isinstance(part, str) else part.encode("utf-8", "surrogatepass"))
+        h.update(
+            repr(part).encode("utf-8", "surrogatepass")
+            if not isinstance(part, str)
+            else part.encode("utf-8", "surrogatepass")
+        )
         h.update(b"\0")
     return h.hexdigest()
 
@@ -274,8 +289,9 @@ def _table_evaluation(name: str, text: str) -> Evaluation:
     return _TABLE_EVALUATIONS.get(_key("table", name, text), lambda: evaluate(load_pretrained(name), text))
 
 
-def table_language_rows(texts: Mapping[str, str], *, reference: str,
-                        tables: Sequence[str] = tuple(PRETRAINED)) -> list[LanguageRow]:
+def table_language_rows(
+    texts: Mapping[str, str], *, reference: str, tables: Sequence[str] = tuple(PRETRAINED)
+) -> list[LanguageRow]:
     """``language_rows`` of bundled tokenizers (by default all three, in ``PRETRAINED``'s
     order), each text evaluated once per process: a fresh server pays it once (or not at all
     after ``warm_languages``), every later request finds the counts.
@@ -286,8 +302,9 @@ def table_language_rows(texts: Mapping[str, str], *, reference: str,
     """
     rows = []
     for name in tables:
-        rows += _parity_rows(name, {lang: _table_evaluation(name, text) for lang, text in texts.items()},
-                             reference=reference)
+        rows += _parity_rows(
+            name, {lang: _table_evaluation(name, text) for lang, text in texts.items()}, reference=reference
+        )
     return rows
 
 
@@ -315,7 +332,9 @@ def warm_languages(texts: Iterable[str] | None = None, *, tables: Sequence[str] 
     return len(tables) * len(texts)
 
 
-def _trained(text: str, config: TrainerConfig, encoding: EncodeOptions, points: int) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
+def _trained(
+    text: str, config: TrainerConfig, encoding: EncodeOptions, points: int
+) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
     """The tokenizer trained on a text and its training curve at about ``points`` merge counts."""
     # no pair table, no examples: the curve needs two columns of the step log
     trainer = Trainer(count_words((text,), config), config, top_k=0, full_records=0, encoding=encoding).run()
@@ -390,18 +409,32 @@ def compare_corpora(
             tok = pretrained[1]
             train_curve = cache.get(_key(spec, "replay", points, text), lambda: _replayed(tok, text, points))
         else:
-            tok, train_curve = cache.get(_key(spec, "train", points, text), lambda: _trained(text, config, encoding, points))
+            tok, train_curve = cache.get(
+                _key(spec, "train", points, text), lambda: _trained(text, config, encoding, points)
+            )
         tick(f"{name}: held-out curve")
         if pretrained:
             held_tok = tok
         else:
-            held_tok = cache.get(_key(spec, "train", points, train_part), lambda: _trained(train_part, config, encoding, points))[0]
-        heldout_curve = cache.get(_key(spec, "heldout", points, train_part, held), lambda: _replayed(held_tok, held, points))
+            held_tok = cache.get(
+                _key(spec, "train", points, train_part), lambda: _trained(train_part, config, encoding, points)
+            )[0]
+        heldout_curve = cache.get(
+            _key(spec, "heldout", points, train_part, held), lambda: _replayed(held_tok, held, points)
+        )
         tick(f"{name}: encoding")
         used, lengths, own[name] = cache.get(_key(spec, "encode", text), lambda: _encoded(tok, text))
         vocab = used if pretrained else frozenset(merged_tokens(tok))
-        runs[name] = CorpusRun(name, tok, train_curve, heldout_curve, len(held.encode("utf-8", "surrogatepass")),
-                               len(text.encode("utf-8", "surrogatepass")), vocab, lengths)
+        runs[name] = CorpusRun(
+            name,
+            tok,
+            train_curve,
+            heldout_curve,
+            len(held.encode("utf-8", "surrogatepass")),
+            len(text.encode("utf-8", "surrogatepass")),
+            vocab,
+            lengths,
+        )
 
     cross: dict[tuple[str, str], Evaluation] = {}
     for a in names:
@@ -415,8 +448,11 @@ def compare_corpora(
             tok = runs[a].tokenizer
             cross[a, b] = cache.get(_key(spec, "cross", corpora[a], corpora[b]), lambda: evaluate(tok, corpora[b]))
     unit = (pretrained[1] if pretrained else runs[names[0]].tokenizer).config.unit if names else "char"
-    overlaps = tuple(overlap(a, set(runs[a].tokens), b, set(runs[b].tokens), unit=unit)
-                     for i, a in enumerate(names) for b in names[i + 1:])
+    overlaps = tuple(
+        overlap(a, set(runs[a].tokens), b, set(runs[b].tokens), unit=unit)
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    )
     report("done", 1.0)
     return Comparison(names, runs, cross, overlaps, pretrained[0] if pretrained else None)
 
@@ -425,8 +461,14 @@ def compare_corpora(
 _WORKER_MEMO = Memo(max_entries=256)
 
 
-def comparison_key(corpora: Mapping[str, str], *, config: TrainerConfig | None, encoding: EncodeOptions,
-                   pretrained: str | None, points: int = 60) -> str:
+def comparison_key(
+    corpora: Mapping[str, str],
+    *,
+    config: TrainerConfig | None,
+    encoding: EncodeOptions,
+    pretrained: str | None,
+    points: int = 60,
+) -> str:
     """One key for a whole comparison (names, texts and configuration), for a memo of results."""
     return _key("comparison", tuple(corpora.items()), config, encoding, pretrained, points)
 
@@ -447,8 +489,15 @@ def compare_job(
     if pretrained is not None and pretrained[1] is None:
         pretrained = (pretrained[0], load_pretrained(pretrained[0]))
     report = None if progress is None else (lambda what, frac: progress(frac, what))
-    result = compare_corpora(corpora, config=config, encoding=encoding, pretrained=pretrained, points=points,
-                             progress=report, memo=_WORKER_MEMO)
+    result = compare_corpora(
+        corpora,
+        config=config,
+        encoding=encoding,
+        pretrained=pretrained,
+        points=points,
+        progress=report,
+        memo=_WORKER_MEMO,
+    )
     if pretrained is None:
         return result
     return replace(result, runs={name: replace(run, tokenizer=None) for name, run in result.runs.items()})

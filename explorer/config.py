@@ -82,7 +82,7 @@ class TrainerConfig:
     reuse_ids: bool = True
     specials_in_text: str = "split"
 
-    def validate(self) -> "TrainerConfig":
+    def validate(self) -> TrainerConfig:
         """Raise ConfigError for unknown values or impossible combinations; return self."""
         for name, allowed in (
             ("normalizer", NORMALIZERS),
@@ -101,8 +101,10 @@ class TrainerConfig:
         if self.pretokenizer == "regex":
             compile_pattern(self.pattern or "")
         elif self.pattern is not None:
-            raise ConfigError(f"a custom regex is used only by the 'regex' pre-tokenizer, not by {self.pretokenizer!r} "
-                              "(CLI: add --pretokenizer regex)")
+            raise ConfigError(
+                f"a custom regex is used only by the 'regex' pre-tokenizer, not by {self.pretokenizer!r} "
+                "(CLI: add --pretokenizer regex)"
+            )
         if self.unit == "byte" and self.marker != "none":
             raise ConfigError(
                 "word markers are for character-level BPE; byte-level BPE keeps the space inside the "
@@ -120,7 +122,7 @@ class TrainerConfig:
             raise ConfigError("special tokens must be distinct and non-empty")
         return self
 
-    def replace(self, **changes) -> "TrainerConfig":
+    def replace(self, **changes) -> TrainerConfig:
         """A copy with some fields changed (unknown names raise ConfigError)."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
@@ -133,7 +135,7 @@ class TrainerConfig:
         return d
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainerConfig":
+    def from_dict(cls, data: dict) -> TrainerConfig:
         # unknown keys are ignored: older traces kept here "top_k" (a recording option) and
         # "unk_token" / "dropout_style" (encoding options, see EncodeOptions.from_dict)
         names = {f.name for f in dataclasses.fields(cls)}
@@ -151,9 +153,11 @@ class EncodeOptions:
     unk_token: str = "<unk>"
     dropout_style: str = "retry"
 
-    def validate(self) -> "EncodeOptions":
+    def validate(self) -> EncodeOptions:
         if self.dropout_style not in DROPOUT_STYLES:
-            raise ConfigError(f"unknown dropout style {self.dropout_style!r}; choose one of {', '.join(DROPOUT_STYLES)}")
+            raise ConfigError(
+                f"unknown dropout style {self.dropout_style!r}; choose one of {', '.join(DROPOUT_STYLES)}"
+            )
         if not isinstance(self.unk_token, str) or not self.unk_token:
             raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
         return self
@@ -162,7 +166,7 @@ class EncodeOptions:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EncodeOptions":
+    def from_dict(cls, data: dict) -> EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
@@ -181,7 +185,10 @@ class Preset(NamedTuple):
 
 
 _HF_COURSE = TrainerConfig(
-    pretokenizer="whitespace", unit="char", special_tokens=("<|endoftext|>",), vocab_size=50,
+    pretokenizer="whitespace",
+    unit="char",
+    special_tokens=("<|endoftext|>",),
+    vocab_size=50,
     specials_in_text="text",  # the notebook trains with HF's BpeTrainer, which reads them as text
 )
 PRESETS: dict[str, Preset] = {
@@ -198,8 +205,12 @@ PRESETS: dict[str, Preset] = {
             "001",
             "Sennrich et al. 2016: split on whitespace, characters + a separate '</w>' symbol, fixed number of merges",
             TrainerConfig(
-                pretokenizer="whitespace", unit="char", marker="eow", alphabet_order="first-seen",
-                vocab_size=None, num_merges=15,
+                pretokenizer="whitespace",
+                unit="char",
+                marker="eow",
+                alphabet_order="first-seen",
+                vocab_size=None,
+                num_merges=15,
             ),
         ),
         Preset(
@@ -207,24 +218,37 @@ PRESETS: dict[str, Preset] = {
             "002",
             "minbpe-style: the whole text as one byte sequence, ids 0-255 then 256+ per merge",
             TrainerConfig(
-                pretokenizer="none", unit="byte", alphabet="full-bytes", alphabet_order="byte",
-                vocab_size=280, reuse_ids=False,
+                pretokenizer="none",
+                unit="byte",
+                alphabet="full-bytes",
+                alphabet_order="byte",
+                vocab_size=280,
+                reuse_ids=False,
             ),
         ),
         Preset(
             "gpt2",
             "003",
             "GPT-2: its regex pre-tokenizer, byte level (its files write bytes as GPT-2 chars, space = 'Ġ'), '<|endoftext|>' first",
-            TrainerConfig(pretokenizer="gpt2", unit="byte", special_tokens=("<|endoftext|>",), vocab_size=100,
-                          specials_in_text="text"),  # as HF's BpeTrainer, like the notebook
+            TrainerConfig(
+                pretokenizer="gpt2",
+                unit="byte",
+                special_tokens=("<|endoftext|>",),
+                vocab_size=100,
+                specials_in_text="text",
+            ),  # as HF's BpeTrainer, like the notebook
         ),
         Preset(
             "suffix-marker",
             "004",
             "Seed 004: collapse whitespace, 'Ġ' appended to every word, characters, until vocab size or no pair is left",
             TrainerConfig(
-                normalizer="collapse-whitespace", pretokenizer="whitespace", unit="char", marker="g-suffix",
-                alphabet_order="first-seen", vocab_size=1000,
+                normalizer="collapse-whitespace",
+                pretokenizer="whitespace",
+                unit="char",
+                marker="g-suffix",
+                alphabet_order="first-seen",
+                vocab_size=1000,
             ),
             EncodeOptions(dropout_style="once"),
         ),
@@ -259,16 +283,29 @@ class SeedReplay(NamedTuple):
 SEED_REPLAYS: dict[str, SeedReplay] = {
     r.seed: r
     for r in (
-        SeedReplay("000", "HF course BPE on ten Frankenstein sentences", "hf-course",
-                   "seeds/seed000_hf_course_frankenstein.txt", {}),
-        SeedReplay("001", "A simple walkthrough: Sennrich-style BPE with </w>", "sennrich",
-                   "seeds/seed001_ex_corpus.txt", {}),
-        SeedReplay("002", "Byte-level BPE on the 'I'm Feeling Lucky' paragraph", "bytes",
-                   "seeds/seed002_feeling_lucky.txt", {}),
-        SeedReplay("003", "HF course BPE with GPT-2's byte-level pre-tokenizer", "gpt2",
-                   "seeds/seed003_hf_course.txt", {"sequences": "documents"}),
-        SeedReplay("004", "BPE with a 'Ġ' suffix marker and BPE-dropout", "suffix-marker",
-                   "seeds/seed004_bpe_dropout.txt", {}),
+        SeedReplay(
+            "000",
+            "HF course BPE on ten Frankenstein sentences",
+            "hf-course",
+            "seeds/seed000_hf_course_frankenstein.txt",
+            {},
+        ),
+        SeedReplay(
+            "001", "A simple walkthrough: Sennrich-style BPE with </w>", "sennrich", "seeds/seed001_ex_corpus.txt", {}
+        ),
+        SeedReplay(
+            "002", "Byte-level BPE on the 'I'm Feeling Lucky' paragraph", "bytes", "seeds/seed002_feeling_lucky.txt", {}
+        ),
+        SeedReplay(
+            "003",
+            "HF course BPE with GPT-2's byte-level pre-tokenizer",
+            "gpt2",
+            "seeds/seed003_hf_course.txt",
+            {"sequences": "documents"},
+        ),
+        SeedReplay(
+            "004", "BPE with a 'Ġ' suffix marker and BPE-dropout", "suffix-marker", "seeds/seed004_bpe_dropout.txt", {}
+        ),
     )
 }
 

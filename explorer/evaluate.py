@@ -60,9 +60,16 @@ class Evaluation:
         >>> Evaluation(bytes=10, chars=8, words=2, tokens=4, unk=0).as_dict()
         {'bytes': 10, 'chars': 8, 'words': 2, 'tokens': 4, 'unk': 0, 'bytes_per_token': 2.5, 'chars_per_token': 2.0, 'tokens_per_word': 2.0}
         """
-        return {"bytes": self.bytes, "chars": self.chars, "words": self.words, "tokens": self.tokens, "unk": self.unk,
-                "bytes_per_token": self.bytes_per_token, "chars_per_token": self.chars_per_token,
-                "tokens_per_word": self.tokens_per_word}
+        return {
+            "bytes": self.bytes,
+            "chars": self.chars,
+            "words": self.words,
+            "tokens": self.tokens,
+            "unk": self.unk,
+            "bytes_per_token": self.bytes_per_token,
+            "chars_per_token": self.chars_per_token,
+            "tokens_per_word": self.tokens_per_word,
+        }
 
 
 def evaluate(tokenizer: Tokenizer, text: str) -> Evaluation:
@@ -87,8 +94,13 @@ def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int]) -> Evaluat
     >>> len(ids), evaluate_ids(tok, "héllo wörld", ids)
     (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0))
     """
-    return Evaluation(bytes=len(text.encode("utf-8", "surrogatepass")), chars=len(text), words=len(text.split()),
-                      tokens=len(ids), unk=ids.count(tokenizer.unk_id))
+    return Evaluation(
+        bytes=len(text.encode("utf-8", "surrogatepass")),
+        chars=len(text),
+        words=len(text.split()),
+        tokens=len(ids),
+        unk=ids.count(tokenizer.unk_id),
+    )
 
 
 def piece_counts(tokenizer: Tokenizer, texts: str | Iterable[str]) -> Counter[str]:

@@ -75,16 +75,25 @@ def _one_id_per_token(tok: Tokenizer, fmt: str) -> None:
     ``ab c`` are not)."""
     seen: dict[str, int] = {}
     for i, t in enumerate(tok.vocab):
-        _need(t not in seen, f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
-                             "id reuse is off): train with id reuse on")
+        _need(
+            t not in seen,
+            f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
+            "id reuse is off): train with id reuse on",
+        )
         seen[t] = i
 
 
 def _byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
     cfg = tok.config
     _need(cfg.unit == "byte", f"{fmt} holds byte-level tokens; this tokenizer is character-level (export hf instead)")
-    _need(cfg.normalizer == "none", f"{fmt} has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})")
-    _need(cfg.sequences == "text", f"{fmt} reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first")
+    _need(
+        cfg.normalizer == "none",
+        f"{fmt} has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})",
+    )
+    _need(
+        cfg.sequences == "text",
+        f"{fmt} reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first",
+    )
 
 
 # ---- Hugging Face tokenizers ----------------------------------------------------------------
@@ -100,9 +109,13 @@ HF_NORMALIZERS: dict[str, dict | None] = {
     "nfc": {"type": "NFC"},
     "nfkc": {"type": "NFKC"},
     "lowercase": {"type": "Lowercase"},
-    "collapse-whitespace": {"type": "Sequence", "normalizers": [
-        {"type": "Replace", "pattern": {"Regex": PY_SPACE + "+"}, "content": " "},
-        {"type": "Strip", "strip_left": True, "strip_right": True}]},
+    "collapse-whitespace": {
+        "type": "Sequence",
+        "normalizers": [
+            {"type": "Replace", "pattern": {"Regex": PY_SPACE + "+"}, "content": " "},
+            {"type": "Strip", "strip_left": True, "strip_right": True},
+        ],
+    },
 }
 # encoding cuts "lines" and "documents" alike: after each newline, which stays with its line
 HF_LINES = {"type": "Split", "pattern": {"Regex": "\n"}, "behavior": "MergedWithPrevious", "invert": False}
@@ -142,22 +155,36 @@ def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
         suffix = "</w>"
         decoder = {"type": "BPEDecoder", "suffix": suffix}
     elif cfg.marker == "sp-prefix":
-        _need(cfg.pretokenizer == "whitespace",
-              "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
-              f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)")
+        _need(
+            cfg.pretokenizer == "whitespace",
+            "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
+            f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
+        )
         steps.append(HF_METASPACE)
         decoder = dict(HF_METASPACE)  # the Metaspace decoder takes the same options
     else:
-        raise ConfigError(f"HF tokenizers cannot write the {cfg.marker!r} word marker "
-                          "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
-                          "choose marker eow-glued or sp-prefix)")
+        raise ConfigError(
+            f"HF tokenizers cannot write the {cfg.marker!r} word marker "
+            "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
+            "choose marker eow-glued or sp-prefix)"
+        )
     pre = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
     return pre, decoder, suffix
 
 
 def _added_tokens(tok: Tokenizer) -> list[dict]:
-    return [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
-             "special": True} for t, i in sorted(tok.special_ids.items(), key=lambda kv: kv[1])]
+    return [
+        {
+            "id": i,
+            "content": t,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for t, i in sorted(tok.special_ids.items(), key=lambda kv: kv[1])
+    ]
 
 
 def _needs_unk(tok: Tokenizer) -> bool:
@@ -238,6 +265,8 @@ def to_gpt2_merges(tok: Tokenizer) -> str:
 
 # ---- subword-nmt, seed 004 ------------------------------------------------------------------
 SUBWORD_NMT_VERSIONS = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
+
+
 def to_subword_nmt_codes(tok: Tokenizer) -> str:
     """subword-nmt codes: a ``#version`` line, then ``left right`` per merge. subword-nmt splits
     text on whitespace and marks a word's end with ``</w>``: glued to the last character in
@@ -252,10 +281,15 @@ def to_subword_nmt_codes(tok: Tokenizer) -> str:
     """
     cfg = tok.config
     _need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
-    _need(cfg.marker in SUBWORD_NMT_VERSIONS, f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
-                                              f"this tokenizer's marker is {cfg.marker!r}")
-    _need(cfg.pretokenizer == "whitespace", f"subword-nmt splits words on whitespace; this tokenizer uses the "
-                                            f"{cfg.pretokenizer!r} pre-tokenizer")
+    _need(
+        cfg.marker in SUBWORD_NMT_VERSIONS,
+        f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
+        f"this tokenizer's marker is {cfg.marker!r}",
+    )
+    _need(
+        cfg.pretokenizer == "whitespace",
+        f"subword-nmt splits words on whitespace; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
+    )
     _need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
     header = f"#version: {SUBWORD_NMT_VERSIONS[cfg.marker]}\n"
     return header + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
@@ -263,9 +297,13 @@ def to_subword_nmt_codes(tok: Tokenizer) -> str:
 
 def to_arrow_merges(tok: Tokenizer) -> str:
     """Seed 004's merges file: ``left right -> token`` per merge."""
-    _need(not any(" " in tok.vocab[i] for pair in tok.merges for i in pair),
-          "the 'a b -> ab' file separates tokens by spaces, and a token of this tokenizer holds a space")
-    return "".join(f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids))
+    _need(
+        not any(" " in tok.vocab[i] for pair in tok.merges for i in pair),
+        "the 'a b -> ab' file separates tokens by spaces, and a token of this tokenizer holds a space",
+    )
+    return "".join(
+        f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids)
+    )
 
 
 # ---- minbpe ---------------------------------------------------------------------------------
@@ -276,14 +314,21 @@ _MINBPE_PATTERNS = {**PATTERNS, "none": ""}
 def _minbpe_check(tok: Tokenizer) -> None:
     cfg = tok.config
     _byte_pipeline_only(tok, "minbpe")
-    _need(cfg.pretokenizer in _MINBPE_PATTERNS,
-          f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
-          "(use gpt2, cl100k, o200k or none)")
+    _need(
+        cfg.pretokenizer in _MINBPE_PATTERNS,
+        f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
+        "(use gpt2, cl100k, o200k or none)",
+    )
     _need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
-    _need(list(tok.alphabet) == byte_alphabet(), "minbpe's ids 0-255 are the 256 bytes in byte order "
-                                                 "(train with the full byte alphabet in byte order, as the bytes preset)")
-    _need(tok.merged_ids == list(range(256, 256 + len(tok.merges))),
-          "minbpe gives merge i the id 256 + i; this tokenizer reused an id (train with id reuse off)")
+    _need(
+        list(tok.alphabet) == byte_alphabet(),
+        "minbpe's ids 0-255 are the 256 bytes in byte order "
+        "(train with the full byte alphabet in byte order, as the bytes preset)",
+    )
+    _need(
+        tok.merged_ids == list(range(256, 256 + len(tok.merges))),
+        "minbpe gives merge i the id 256 + i; this tokenizer reused an id (train with id reuse off)",
+    )
 
 
 def to_minbpe_model(tok: Tokenizer) -> str:
@@ -307,8 +352,9 @@ def to_minbpe_model(tok: Tokenizer) -> str:
 
 def _minbpe_render(data: bytes) -> str:
     # minbpe's render_token: decode with replacement, control characters as \\uXXXX escapes
-    return "".join(c if unicodedata.category(c)[0] != "C" else f"\\u{ord(c):04x}"
-                   for c in data.decode("utf-8", errors="replace"))
+    return "".join(
+        c if unicodedata.category(c)[0] != "C" else f"\\u{ord(c):04x}" for c in data.decode("utf-8", errors="replace")
+    )
 
 
 def to_minbpe_vocab(tok: Tokenizer) -> str:
@@ -336,8 +382,9 @@ def to_tiktoken(tok: Tokenizer) -> str:
     if not set(byte_alphabet()) <= set(tok.alphabet):
         raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
     _one_id_per_token(tok, "tiktoken")
-    return "".join(f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n"
-                   for i in range(tok.n_special, len(tok.vocab)))
+    return "".join(
+        f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n" for i in range(tok.n_special, len(tok.vocab))
+    )
 
 
 # what tiktoken's pat_str is for each pre-tokenizer it can represent: tiktoken encodes only the
@@ -358,8 +405,10 @@ def to_tiktoken_meta(tok: Tokenizer) -> dict:
     cfg = tok.config
     _byte_pipeline_only(tok, "tiktoken")
     if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
-        raise ConfigError(f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
-                          "keeps other text too (use gpt2, cl100k, o200k or none)")
+        raise ConfigError(
+            f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
+            "keeps other text too (use gpt2, cl100k, o200k or none)"
+        )
     return {"pat_str": TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}
 
 
@@ -393,31 +442,56 @@ def _json(data: object) -> str:
 EXPORT_FORMATS: dict[str, ExportFormat] = {
     f.name: f
     for f in (
-        ExportFormat("hf", "Hugging Face tokenizer.json",
-                     "tokenizers.Tokenizer.from_file(...): model, normalizer, pre-tokenizer, decoder, special tokens",
-                     lambda tok, trace: {"tokenizer.json": _json(to_hf_tokenizer_json(tok))}),
-        ExportFormat("gpt2", "GPT-2 vocab.json + merges.txt",
-                     "the two files of GPT-2 and RoBERTa (byte level; the regex is chosen when loading)",
-                     lambda tok, trace: {"vocab.json": _json(to_gpt2_vocab(tok)), "merges.txt": to_gpt2_merges(tok)}),
-        ExportFormat("tiktoken", "tiktoken .tiktoken + JSON",
-                     "the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
-                     lambda tok, trace: {"tokenizer.json": _json(to_tiktoken_meta(tok)),
-                                         "tokenizer.tiktoken": to_tiktoken(tok)}),
-        ExportFormat("subword-nmt", "subword-nmt codes",
-                     "the codes file for subword_nmt apply_bpe (-c codes.txt)",
-                     lambda tok, trace: {"codes.txt": to_subword_nmt_codes(tok)}),
-        ExportFormat("minbpe", "minbpe .model + .vocab",
-                     "Karpathy's minbpe: tokenizer.model for Tokenizer.load, tokenizer.vocab to read",
-                     lambda tok, trace: {"tokenizer.model": to_minbpe_model(tok), "tokenizer.vocab": to_minbpe_vocab(tok)}),
-        ExportFormat("arrow", "merges as 'a b -> ab'",
-                     "seed 004's merges file, one 'left right -> token' line per merge",
-                     lambda tok, trace: {"merges.txt": to_arrow_merges(tok)}),
-        ExportFormat("csv", "merge history (CSV)",
-                     "one row per merge: step, pair, new token and id, count, tokens after, words affected",
-                     lambda tok, trace: {"merges.csv": to_merges_csv(trace)}, uses_trace=True),
-        ExportFormat("trace", "BPE Explorer trace.json",
-                     "this app's own file: every command and page reads it back",
-                     lambda tok, trace: {TRACE_FILE: _json(trace)}, uses_trace=True),
+        ExportFormat(
+            "hf",
+            "Hugging Face tokenizer.json",
+            "tokenizers.Tokenizer.from_file(...): model, normalizer, pre-tokenizer, decoder, special tokens",
+            lambda tok, trace: {"tokenizer.json": _json(to_hf_tokenizer_json(tok))},
+        ),
+        ExportFormat(
+            "gpt2",
+            "GPT-2 vocab.json + merges.txt",
+            "the two files of GPT-2 and RoBERTa (byte level; the regex is chosen when loading)",
+            lambda tok, trace: {"vocab.json": _json(to_gpt2_vocab(tok)), "merges.txt": to_gpt2_merges(tok)},
+        ),
+        ExportFormat(
+            "tiktoken",
+            "tiktoken .tiktoken + JSON",
+            "the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
+            lambda tok, trace: {"tokenizer.json": _json(to_tiktoken_meta(tok)), "tokenizer.tiktoken": to_tiktoken(tok)},
+        ),
+        ExportFormat(
+            "subword-nmt",
+            "subword-nmt codes",
+            "the codes file for subword_nmt apply_bpe (-c codes.txt)",
+            lambda tok, trace: {"codes.txt": to_subword_nmt_codes(tok)},
+        ),
+        ExportFormat(
+            "minbpe",
+            "minbpe .model + .vocab",
+            "Karpathy's minbpe: tokenizer.model for Tokenizer.load, tokenizer.vocab to read",
+            lambda tok, trace: {"tokenizer.model": to_minbpe_model(tok), "tokenizer.vocab": to_minbpe_vocab(tok)},
+        ),
+        ExportFormat(
+            "arrow",
+            "merges as 'a b -> ab'",
+            "seed 004's merges file, one 'left right -> token' line per merge",
+            lambda tok, trace: {"merges.txt": to_arrow_merges(tok)},
+        ),
+        ExportFormat(
+            "csv",
+            "merge history (CSV)",
+            "one row per merge: step, pair, new token and id, count, tokens after, words affected",
+            lambda tok, trace: {"merges.csv": to_merges_csv(trace)},
+            uses_trace=True,
+        ),
+        ExportFormat(
+            "trace",
+            "BPE Explorer trace.json",
+            "this app's own file: every command and page reads it back",
+            lambda tok, trace: {TRACE_FILE: _json(trace)},
+            uses_trace=True,
+        ),
     )
 }
 

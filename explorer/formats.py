@@ -101,8 +101,18 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
         "encoding": tok.encoding.to_dict(),
         "special_tokens": list(tok.config.special_tokens),
         "alphabet": list(tok.alphabet),
-        "merges": [{"step": k, "left": tok.vocab[a], "right": tok.vocab[b], "left_id": a, "right_id": b,
-                    "token": tok.vocab[n], "id": n} for k, ((a, b), n) in enumerate(zip(tok.merges, tok.merged_ids), 1)],
+        "merges": [
+            {
+                "step": k,
+                "left": tok.vocab[a],
+                "right": tok.vocab[b],
+                "left_id": a,
+                "right_id": b,
+                "token": tok.vocab[n],
+                "id": n,
+            }
+            for k, ((a, b), n) in enumerate(zip(tok.merges, tok.merged_ids), 1)
+        ],
     }
     trailing = {t: i for t, i in tok.special_ids.items() if i >= len(tok.vocab)}
     if trailing:
@@ -133,11 +143,15 @@ def _require(cond: bool, message: str) -> None:
 
 def tokenizer_from_trace(data: object) -> Tokenizer:
     """Rebuild a Tokenizer from a parsed trace, checking every derived id against the file."""
-    _require(isinstance(data, dict) and data.get("format") == TRACE_FORMAT, "not a BPE Explorer trace (no 'format' field)")
+    _require(
+        isinstance(data, dict) and data.get("format") == TRACE_FORMAT, "not a BPE Explorer trace (no 'format' field)"
+    )
     assert isinstance(data, dict)
     _require(isinstance(data.get("config"), dict), "the trace has no 'config' object")
-    _require(isinstance(data.get("alphabet"), list) and all(isinstance(s, str) for s in data["alphabet"]),
-             "the trace's 'alphabet' must be a list of strings")
+    _require(
+        isinstance(data.get("alphabet"), list) and all(isinstance(s, str) for s in data["alphabet"]),
+        "the trace's 'alphabet' must be a list of strings",
+    )
     merges = data.get("merges")
     _require(isinstance(merges, list), "the trace's 'merges' must be a list")
     try:
@@ -149,22 +163,35 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     pairs = []
     for i, m in enumerate(merges):
         _require(isinstance(m, dict), f"merge {i + 1} is not an object")
-        _require(all(isinstance(m.get(k), int) and not isinstance(m.get(k), bool) for k in ("left_id", "right_id", "id")),
-                 f"merge {i + 1} needs integer 'left_id', 'right_id' and 'id'")
+        _require(
+            all(isinstance(m.get(k), int) and not isinstance(m.get(k), bool) for k in ("left_id", "right_id", "id")),
+            f"merge {i + 1} needs integer 'left_id', 'right_id' and 'id'",
+        )
         pairs.append((m["left_id"], m["right_id"]))
     special_ids = data.get("special_ids", {})
-    _require(isinstance(special_ids, dict) and all(isinstance(i, int) for i in special_ids.values()),
-             "the trace's 'special_ids' must map special tokens to integer ids")
+    _require(
+        isinstance(special_ids, dict) and all(isinstance(i, int) for i in special_ids.values()),
+        "the trace's 'special_ids' must map special tokens to integer ids",
+    )
     rules = data.get("rules", "merges")
     try:
-        tok = Tokenizer(config=config, alphabet=data["alphabet"], merges=pairs, encoding=encoding,
-                        special_ids=special_ids, rules=rules)
+        tok = Tokenizer(
+            config=config,
+            alphabet=data["alphabet"],
+            merges=pairs,
+            encoding=encoding,
+            special_ids=special_ids,
+            rules=rules,
+        )
     except ValueError as err:
         raise FormatError(f"the trace's merges are inconsistent: {err}") from None
     for i, (m, new_id) in enumerate(zip(merges, tok.merged_ids)):
         _require(m["id"] == new_id, f"merge {i + 1} says id {m['id']} but its pair derives id {new_id}")
         if "token" in m:
-            _require(m["token"] == tok.vocab[new_id], f"merge {i + 1} says token {m['token']!r} but derives {tok.vocab[new_id]!r}")
+            _require(
+                m["token"] == tok.vocab[new_id],
+                f"merge {i + 1} says token {m['token']!r} but derives {tok.vocab[new_id]!r}",
+            )
     return tok
 
 

@@ -122,8 +122,10 @@ def tokenizer_from_vocab_merges(
     specials = dict(specials or {})
     by_id: dict[int, str] = {}
     for t, i in vocab.items():
-        _require(isinstance(i, int) and not isinstance(i, bool) and i >= 0,
-                 f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer")
+        _require(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0,
+            f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer",
+        )
         _require(i not in by_id, f"{vocab_name}: {by_id.get(i)!r} and {t!r} both have id {i}")
         by_id[i] = t
     for n, pair in enumerate(merges):
@@ -142,16 +144,23 @@ def tokenizer_from_vocab_merges(
     _require(bool(base), f"{vocab_name} holds no alphabet (every token is made by a merge or special)")
     first = base[0][0]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
-    _require([i for i, _ in leading] == list(range(len(leading))),
-             f"{vocab_name}: the special tokens before the alphabet must take ids 0, 1, 2, ... (they take "
-             f"{[i for i, _ in leading]})")
+    _require(
+        [i for i, _ in leading] == list(range(len(leading))),
+        f"{vocab_name}: the special tokens before the alphabet must take ids 0, 1, 2, ... (they take "
+        f"{[i for i, _ in leading]})",
+    )
     for k, (i, t) in enumerate(base):
-        _require(i == first + k, f"{vocab_name}: {t!r} (id {i}) is made by no merge, so it belongs to the alphabet, "
-                                 f"which must take ids {first}-{first + len(base) - 1} without gaps")
+        _require(
+            i == first + k,
+            f"{vocab_name}: {t!r} (id {i}) is made by no merge, so it belongs to the alphabet, "
+            f"which must take ids {first}-{first + len(base) - 1} without gaps",
+        )
     if config.unit == "byte":
         alphabet = set(byte_alphabet())
         for i, t in base:
-            _require(t in alphabet, f"{vocab_name}: {t!r} (id {i}) is neither a byte, a special token nor made by a merge")
+            _require(
+                t in alphabet, f"{vocab_name}: {t!r} (id {i}) is neither a byte, a special token nor made by a merge"
+            )
     end = first + len(base) + len(merges)
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
@@ -165,17 +174,28 @@ def tokenizer_from_vocab_merges(
             _require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")
         made, _ = derived.add_merge(derived.ids[a], derived.ids[b])
         _require(a + b in vocab, f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
-        _require(vocab[a + b] == made, f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
-                                       f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)")
+        _require(
+            vocab[a + b] == made,
+            f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
+            f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)",
+        )
     pairs = [(vocab[a], vocab[b]) for a, b in merges]
     try:
-        tok = Tokenizer(config=config.replace(special_tokens=tuple(t for _, t in leading)),
-                        alphabet=[t for _, t in base], merges=pairs, special_ids=trailing, rules=rules, encoding=encoding)
+        tok = Tokenizer(
+            config=config.replace(special_tokens=tuple(t for _, t in leading)),
+            alphabet=[t for _, t in base],
+            merges=pairs,
+            special_ids=trailing,
+            rules=rules,
+            encoding=encoding,
+        )
     except ValueError as err:  # ConfigError too: a special token the config refuses
         raise FormatError(f"{vocab_name}: {err}") from None
     if own_unk is not None:
-        _require(tok.unk_id == vocab[own_unk], f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, "
-                                               f"expected {tok.unk_id}")
+        _require(
+            tok.unk_id == vocab[own_unk],
+            f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, expected {tok.unk_id}",
+        )
     return tok
 
 
@@ -185,49 +205,78 @@ def _hf_normalizer(norm: object) -> str:
         if norm == hf:
             return name
     kind = norm.get("type") if isinstance(norm, dict) else norm
-    raise FormatError(f"tokenizer.json 'normalizer': {kind!r} is not supported (supported: none, NFC, NFKC, Lowercase, "
-                      "and collapse-whitespace as Replace + Strip)")
+    raise FormatError(
+        f"tokenizer.json 'normalizer': {kind!r} is not supported (supported: none, NFC, NFKC, Lowercase, "
+        "and collapse-whitespace as Replace + Strip)"
+    )
 
 
 def _hf_pre_tokenizer(pre: object) -> dict:
     """Our config fields for an HF pre-tokenizer (what ``exporters._hf_pipeline`` writes)."""
-    steps = [] if pre is None else pre.get("pretokenizers") if isinstance(pre, dict) and pre.get("type") == "Sequence" else [pre]
-    _require(isinstance(steps, list) and all(isinstance(s, dict) for s in steps),
-             "tokenizer.json 'pre_tokenizer' must be an object (or a Sequence of them)")
+    steps = (
+        []
+        if pre is None
+        else pre.get("pretokenizers")
+        if isinstance(pre, dict) and pre.get("type") == "Sequence"
+        else [pre]
+    )
+    _require(
+        isinstance(steps, list) and all(isinstance(s, dict) for s in steps),
+        "tokenizer.json 'pre_tokenizer' must be an object (or a Sequence of them)",
+    )
     out: dict = {"sequences": "text", "pretokenizer": "none", "unit": "char", "marker": "none"}
     rest = list(steps)
-    if rest and rest[0].get("type") == "Split" and rest[0].get("pattern") in ({"Regex": "\n"}, {"String": "\n"}) \
-            and rest[0].get("behavior") == "MergedWithPrevious":
+    if (
+        rest
+        and rest[0].get("type") == "Split"
+        and rest[0].get("pattern") in ({"Regex": "\n"}, {"String": "\n"})
+        and rest[0].get("behavior") == "MergedWithPrevious"
+    ):
         out["sequences"] = "lines"
         rest.pop(0)
     for step in rest:
         kind = step.get("type")
-        if (kind == "WhitespaceSplit" or step == HF_WHITESPACE) and out["pretokenizer"] == "none" and out["unit"] == "char":
+        if (
+            (kind == "WhitespaceSplit" or step == HF_WHITESPACE)
+            and out["pretokenizer"] == "none"
+            and out["unit"] == "char"
+        ):
             # WhitespaceSplit leaves U+001C-U+001F inside words where ours splits: the one place
             # an HF file's whitespace split and ours differ
             out["pretokenizer"] = "whitespace"
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
-            _require(step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
-                     "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
-                     f"(found behavior {step.get('behavior')!r})")
+            _require(
+                step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
+                "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
+                f"(found behavior {step.get('behavior')!r})",
+            )
             out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
             _require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
         elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
-            _require(not step.get("add_prefix_space"),
-                     "tokenizer.json 'pre_tokenizer': ByteLevel with add_prefix_space=true is not supported")
+            _require(
+                not step.get("add_prefix_space"),
+                "tokenizer.json 'pre_tokenizer': ByteLevel with add_prefix_space=true is not supported",
+            )
             if step.get("use_regex", True):
-                _require(out["pretokenizer"] == "none", "tokenizer.json 'pre_tokenizer': ByteLevel with use_regex=true "
-                                                        "after another split is not supported")
+                _require(
+                    out["pretokenizer"] == "none",
+                    "tokenizer.json 'pre_tokenizer': ByteLevel with use_regex=true "
+                    "after another split is not supported",
+                )
                 out["pretokenizer"] = "gpt2"
             out["unit"] = "byte"
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
-            _require(step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
-                     "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported")
+            _require(
+                step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
+                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported",
+            )
             out["marker"] = "sp-prefix"
         else:
-            raise FormatError(f"tokenizer.json 'pre_tokenizer': {kind!r} is not supported here (supported: WhitespaceSplit, "
-                              "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)")
+            raise FormatError(
+                f"tokenizer.json 'pre_tokenizer': {kind!r} is not supported here (supported: WhitespaceSplit, "
+                "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
+            )
     return out
 
 
@@ -239,8 +288,10 @@ def _hf_merges(raw: object) -> list[tuple[str, str]]:
             parts = m.split(" ")
         else:
             parts = m
-        _require(isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts),
-                 f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}")
+        _require(
+            isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts),
+            f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}",
+        )
         out.append((parts[0], parts[1]))
     return out
 
@@ -255,21 +306,31 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
     _require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
     fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
     fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
-    _require(not model.get("continuing_subword_prefix"),
-             f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
-             "word-continuation prefixes are not supported")
-    _require(not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported")
+    _require(
+        not model.get("continuing_subword_prefix"),
+        f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
+        "word-continuation prefixes are not supported",
+    )
+    _require(
+        not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported"
+    )
     suffix = model.get("end_of_word_suffix")
     if suffix:
-        _require(suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
-                 f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported")
+        _require(
+            suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
+            f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported",
+        )
         fields["marker"] = "eow-glued"
     vocab = model.get("vocab")
     _require(isinstance(vocab, dict), "tokenizer.json 'model.vocab' must be an object (token -> id)")
     added = data.get("added_tokens") or []
-    _require(isinstance(added, list) and all(isinstance(a, dict) and isinstance(a.get("content"), str)
-                                             and isinstance(a.get("id"), int) for a in added),
-             "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'")
+    _require(
+        isinstance(added, list)
+        and all(
+            isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
+        ),
+        "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'",
+    )
     specials = {a["content"]: a["id"] for a in added}
     unk = model.get("unk_token")
     _require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
@@ -279,9 +340,16 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
-    return tokenizer_from_vocab_merges(full, _hf_merges(model.get("merges")), config=config, specials=specials, unk=unk,
-                                       encoding=encoding, where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
-                                       vocab_name="tokenizer.json 'model.vocab'")
+    return tokenizer_from_vocab_merges(
+        full,
+        _hf_merges(model.get("merges")),
+        config=config,
+        specials=specials,
+        unk=unk,
+        encoding=encoding,
+        where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
+        vocab_name="tokenizer.json 'model.vocab'",
+    )
 
 
 # ---- merges files: GPT-2's merges.txt, subword-nmt codes ------------------------------------
@@ -293,15 +361,19 @@ def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]
     ([('a', 'b'), ('ab', 'c')], [2, 4])
     """
     lines = text.splitlines()
-    _require(bool(lines) and lines[0].startswith("#version"),
-             f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty")
+    _require(
+        bool(lines) and lines[0].startswith("#version"),
+        f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
+    )
     pairs, where = [], []
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         parts = line.rstrip("\r\n").split(" ")
-        _require(len(parts) == 2 and all(parts), f"{name} line {n}: expected two tokens separated by one space, "
-                                                 f"found {line[:60]!r}")
+        _require(
+            len(parts) == 2 and all(parts),
+            f"{name} line {n}: expected two tokens separated by one space, found {line[:60]!r}",
+        )
         pairs.append((parts[0], parts[1]))
         where.append(n)
     return pairs, where
@@ -312,18 +384,22 @@ def _json_object(text: str, name: str) -> dict:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as err:
-        raise FormatError(f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: "
-                          f"{err.msg}") from None
+        raise FormatError(
+            f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: {err.msg}"
+        ) from None
     except RecursionError:
         # thousands of brackets inside brackets: no tokenizer file nests more than a few levels
-        raise FormatError(f"{name} nests its JSON too deeply to be a tokenizer file (lists or objects inside "
-                          "each other thousands of levels deep)") from None
+        raise FormatError(
+            f"{name} nests its JSON too deeply to be a tokenizer file (lists or objects inside "
+            "each other thousands of levels deep)"
+        ) from None
     _require(isinstance(obj, dict), f"{name}: expected a JSON object")
     return obj
 
 
-def _byte_vocab_merges(vocab: object, merges_text: str, *, config: TrainerConfig, rules: str, vocab_name: str,
-                       merges_name: str) -> Tokenizer:
+def _byte_vocab_merges(
+    vocab: object, merges_text: str, *, config: TrainerConfig, rules: str, vocab_name: str, merges_name: str
+) -> Tokenizer:
     """GPT-2's two files, parsed vocabulary first: tokens that are neither bytes nor made by a
     merge are special tokens (``<|endoftext|>``)."""
     _require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
@@ -334,12 +410,20 @@ def _byte_vocab_merges(vocab: object, merges_text: str, *, config: TrainerConfig
     specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
     if singles <= vocab.keys():
         config = config.replace(alphabet="full-bytes")
-    return tokenizer_from_vocab_merges(vocab, merges, config=config, specials=specials, rules=rules,
-                                       where=lambda n: f"{merges_name} line {lines[n]}", vocab_name=vocab_name)
+    return tokenizer_from_vocab_merges(
+        vocab,
+        merges,
+        config=config,
+        specials=specials,
+        rules=rules,
+        where=lambda n: f"{merges_name} line {lines[n]}",
+        vocab_name=vocab_name,
+    )
 
 
-def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str, *, pretokenizer: str = "gpt2",
-                              pattern: str | None = None) -> Tokenizer:
+def tokenizer_from_gpt2_files(
+    vocab_json: str, merges_txt: str, *, pretokenizer: str = "gpt2", pattern: str | None = None
+) -> Tokenizer:
     """GPT-2's ``vocab.json`` + ``merges.txt`` (HF's BPE files) as a byte-level tokenizer. The
     files carry no regex: ``pretokenizer`` (default GPT-2's). Tokens that are neither bytes nor
     made by a merge are special tokens (``<|endoftext|>``)."""
@@ -348,12 +432,14 @@ def tokenizer_from_gpt2_files(vocab_json: str, merges_txt: str, *, pretokenizer:
 
 def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str | None) -> Tokenizer:
     try:
-        config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte", vocab_size=None,
-                               num_merges=None).validate()
+        config = TrainerConfig(
+            pretokenizer=pretokenizer, pattern=pattern, unit="byte", vocab_size=None, num_merges=None
+        ).validate()
     except ConfigError as err:
         raise FormatError(str(err)) from None
-    return _byte_vocab_merges(vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json",
-                              merges_name="merges.txt")
+    return _byte_vocab_merges(
+        vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json", merges_name="merges.txt"
+    )
 
 
 def implied_alphabet(merges: Sequence[tuple[str, str]]) -> list[str]:
@@ -384,10 +470,17 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
-    config = TrainerConfig(pretokenizer="whitespace", unit="char", marker=markers[version], alphabet_order="first-seen",
-                           vocab_size=None, num_merges=None)
-    return tokenizer_from_vocab_merges(vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}",
-                                       vocab_name=name)
+    config = TrainerConfig(
+        pretokenizer="whitespace",
+        unit="char",
+        marker=markers[version],
+        alphabet_order="first-seen",
+        vocab_size=None,
+        num_merges=None,
+    )
+    return tokenizer_from_vocab_merges(
+        vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
+    )
 
 
 # ---- tiktoken -------------------------------------------------------------------------------
@@ -427,11 +520,14 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
         rank = int(fields[1])
         _require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
         if token in seen:
-            raise FormatError(f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} "
-                              f"(line {seen[token][1]})")
+            raise FormatError(
+                f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} (line {seen[token][1]})"
+            )
         expected = (start if start is not None else rank) if not out else out[-1][1] + 1
-        _require(rank == expected, f"{name} line {n}: rank {rank} where rank {expected} was expected "
-                                   "(ranks must run 0, 1, 2, ...)")
+        _require(
+            rank == expected,
+            f"{name} line {n}: rank {rank} where rank {expected} was expected (ranks must run 0, 1, 2, ...)",
+        )
         ranks[rank] = n
         seen[token] = (rank, n)
         out.append((token, rank))
@@ -439,8 +535,14 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
     return out
 
 
-def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretokenizer: str | None = None,
-                            pattern: str | None = None, name: str = ".tiktoken") -> Tokenizer:
+def tokenizer_from_tiktoken(
+    data: bytes,
+    meta: Mapping | None = None,
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    name: str = ".tiktoken",
+) -> Tokenizer:
     """A ``.tiktoken`` rank file (and the JSON beside it: ``pat_str``, ``special_tokens``) as a
     tokenizer with tiktoken's rules; its merges are recovered from the ranks. Without the JSON,
     ``pretokenizer`` (and ``pattern``) say how text is split; with it they are not used."""
@@ -448,30 +550,44 @@ def tokenizer_from_tiktoken(data: bytes, meta: Mapping | None = None, *, pretoke
     if meta is not None:
         _require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
         specials = meta.get("special_tokens") or {}
-        _require(isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
-                 "the tiktoken JSON's 'special_tokens' must map names to integer ids")
+        _require(
+            isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
+            "the tiktoken JSON's 'special_tokens' must map names to integer ids",
+        )
         pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])  # the file's own regex wins
     ranked = read_ranks(data, name=name)
-    _require(pretokenizer is not None, f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
-                                       "pre-tokenizer (gpt2, cl100k, o200k, none)")
+    _require(
+        pretokenizer is not None,
+        f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
+        "pre-tokenizer (gpt2, cl100k, o200k, none)",
+    )
     first, last = ranked[0][1], ranked[-1][1]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
-    _require([i for i, _ in leading] == list(range(first)),
-             f"{name}: ranks start at {first}, so the special tokens must take ids 0-{first - 1}" if first else
-             f"{name}: a special token's id is negative")
+    _require(
+        [i for i, _ in leading] == list(range(first)),
+        f"{name}: ranks start at {first}, so the special tokens must take ids 0-{first - 1}"
+        if first
+        else f"{name}: a special token's id is negative",
+    )
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
         _require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
     try:
         config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
-        return tokenizer_from_ranks([t for t, _ in ranked], pretokenizer=config.pretokenizer, pattern=config.pattern,
-                                    special_ids=trailing, leading=[t for _, t in leading])
+        return tokenizer_from_ranks(
+            [t for t, _ in ranked],
+            pretokenizer=config.pretokenizer,
+            pattern=config.pattern,
+            special_ids=trailing,
+            leading=[t for _, t in leading],
+        )
     except ValueError as err:  # ConfigError, FormatError, and the tokenizer's own checks of special ids
         raise FormatError(f"{name}: {err}") from None
 
 
-def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2",
-                        own_merges_suffice: bool = False) -> Tokenizer:
+def tokenizer_from_gpt2(
+    encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2", own_merges_suffice: bool = False
+) -> Tokenizer:
     """GPT-2's own ``encoder.json`` (token -> id) and ``vocab.bpe`` (its merges, in order), encoding
     as tiktoken's ``gpt2`` does (the bundled GPT-2). Ids 0-255 must be the 256 bytes and entries
     past the merges (``<|endoftext|>``) become special tokens. ``own_merges_suffice`` (see
@@ -483,20 +599,25 @@ def tokenizer_from_gpt2(encoder_json: str, vocab_bpe: str, *, pretokenizer: str 
     """
     encoder = _json_object(encoder_json, "encoder.json")
     first = sorted((i, t) for t, i in encoder.items() if isinstance(i, int) and 0 <= i < 256)
-    _require([i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
-             "ids 0-255 of encoder.json must be the 256 byte symbols")
+    _require(
+        [i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
+        "ids 0-255 of encoder.json must be the 256 byte symbols",
+    )
     config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
-    tok = _gpt2_as_shipped(encoder, vocab_bpe, alphabet=[t for _, t in first], config=config,
-                           own_merges_suffice=own_merges_suffice)
+    tok = _gpt2_as_shipped(
+        encoder, vocab_bpe, alphabet=[t for _, t in first], config=config, own_merges_suffice=own_merges_suffice
+    )
     if tok is not None:
         return tok
     # not as GPT-2 ships them: the careful reading says where they go wrong (or reads them)
-    return _byte_vocab_merges(encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json",
-                              merges_name="vocab.bpe")
+    return _byte_vocab_merges(
+        encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json", merges_name="vocab.bpe"
+    )
 
 
-def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig,
-                     own_merges_suffice: bool = False) -> Tokenizer | None:
+def _gpt2_as_shipped(
+    encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig, own_merges_suffice: bool = False
+) -> Tokenizer | None:
     """GPT-2's files read in bulk when they are as GPT-2 ships them: after the ``#version`` line,
     each line of vocab.bpe is one merge ``left right`` of two tokens encoder.json lists; the
     tokens the merges make are encoder.json's other entries, id for id, from 256 on; and the
@@ -526,13 +647,22 @@ def _gpt2_as_shipped(encoder: dict, vocab_bpe: str, *, alphabet: list[str], conf
     end = 256 + len(merges)
     specials = {t: i for t, i in encoder.items() if i >= end}
     try:
-        tok = Tokenizer(config=config.replace(alphabet="full-bytes", special_tokens=()), alphabet=alphabet,
-                        merges=merges, special_ids=specials, rules="tiktoken", own_merges_suffice=own_merges_suffice)
+        tok = Tokenizer(
+            config=config.replace(alphabet="full-bytes", special_tokens=()),
+            alphabet=alphabet,
+            merges=merges,
+            special_ids=specials,
+            rules="tiktoken",
+            own_merges_suffice=own_merges_suffice,
+        )
     except ValueError:  # a merge of a token made only later, a special token's id taken twice
         return None
     # every token made is encoder.json's at its id, and encoder.json holds nothing else below `end`
-    if (len(tok.vocab) == end and len(encoder) == end + len(specials)
-            and all(map(eq, map(encoder.get, tok.vocab), range(end)))):
+    if (
+        len(tok.vocab) == end
+        and len(encoder) == end + len(specials)
+        and all(map(eq, map(encoder.get, tok.vocab), range(end)))
+    ):
         return tok
     return None
 
@@ -551,8 +681,10 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
         parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
         _require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
         taken = next((t for t, i in specials.items() if i == int(parts[1])), None)
-        _require(taken is None and parts[0] not in specials,
-                 f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice")
+        _require(
+            taken is None and parts[0] not in specials,
+            f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice",
+        )
         specials[parts[0]] = int(parts[1])
     merges = []
     for n in range(3 + n_special, len(lines)):
@@ -562,18 +694,32 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
         _require(len(parts) == 2 and all(p.isdigit() for p in parts), f"{name} line {n + 1}: expected two ids")
         a, b = int(parts[0]), int(parts[1])
         new = 256 + len(merges)
-        _require(a < new and b < new, f"{name} line {n + 1}: id {max(a, b)} is not made before merge {len(merges) + 1} "
-                                      f"(which makes id {new})")
+        _require(
+            a < new and b < new,
+            f"{name} line {n + 1}: id {max(a, b)} is not made before merge {len(merges) + 1} (which makes id {new})",
+        )
         merges.append((a, b))
     end = 256 + len(merges)
     for t, i in specials.items():
         _require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
     pretok, custom = ("none", None) if pattern == "" else pretokenizer_of_pattern(pattern)
     try:
-        config = TrainerConfig(pretokenizer=pretok, pattern=custom, unit="byte", alphabet="full-bytes",
-                               alphabet_order="byte", reuse_ids=False, vocab_size=None, num_merges=None).validate()
-        return Tokenizer(config=config, alphabet=[bytes_to_display(bytes([b])) for b in range(256)], merges=merges,
-                         special_ids=specials)
+        config = TrainerConfig(
+            pretokenizer=pretok,
+            pattern=custom,
+            unit="byte",
+            alphabet="full-bytes",
+            alphabet_order="byte",
+            reuse_ids=False,
+            vocab_size=None,
+            num_merges=None,
+        ).validate()
+        return Tokenizer(
+            config=config,
+            alphabet=[bytes_to_display(bytes([b])) for b in range(256)],
+            merges=merges,
+            special_ids=specials,
+        )
     except ValueError as err:  # ConfigError too
         raise FormatError(f"{name}: {err}") from None
 
@@ -610,8 +756,10 @@ def read_arrow_merges(text: str, *, name: str = "merges.txt") -> tuple[list[tupl
         if not line.strip():
             continue
         parts = line.split(" ")  # tokens hold no space (the exporter refuses one that does)
-        _require(len(parts) == 4 and parts[2] == "->" and all(parts),
-                 f"{name} line {n}: expected 'left right -> token', found {line[:60]!r}")
+        _require(
+            len(parts) == 4 and parts[2] == "->" and all(parts),
+            f"{name} line {n}: expected 'left right -> token', found {line[:60]!r}",
+        )
         a, b, _, made = parts
         _require(made == a + b, f"{name} line {n}: {a!r} + {b!r} makes {a + b!r}, not {made!r}")
         pairs.append((a, b))
@@ -644,23 +792,34 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
         for i, h in enumerate(header):
             column.setdefault(h.strip().lower(), i)
         missing = [c for c in CSV_NEEDED if c not in column]
-        _require(not missing, f"{name} line 1: the header has no {', '.join(repr(c) for c in missing)} "
-                              f"column{'s' * (len(missing) > 1)} "
-                              f"(a merges CSV starts 'step,left,right,token,id'; found {','.join(header)[:60]!r})")
+        _require(
+            not missing,
+            f"{name} line 1: the header has no {', '.join(repr(c) for c in missing)} "
+            f"column{'s' * (len(missing) > 1)} "
+            f"(a merges CSV starts 'step,left,right,token,id'; found {','.join(header)[:60]!r})",
+        )
         last = max(column[c] for c in CSV_NEEDED)
         for row in rows:
             n = rows.line_num
             if not any(cell.strip() for cell in row):
                 continue
-            _require(len(row) > last, f"{name} line {n}: {len(row)} fields, but the header puts 'id' and the "
-                                      f"others in the first {last + 1}")
+            _require(
+                len(row) > last,
+                f"{name} line {n}: {len(row)} fields, but the header puts 'id' and the others in the first {last + 1}",
+            )
             step, left, right, token, new = (row[column[c]] for c in CSV_NEEDED)
-            _require(step.strip() == str(len(pairs) + 1),
-                     f"{name} line {n}: step {step!r} where step {len(pairs) + 1} was expected (one row per merge, in order)")
+            _require(
+                step.strip() == str(len(pairs) + 1),
+                f"{name} line {n}: step {step!r} where step {len(pairs) + 1} was expected (one row per merge, in order)",
+            )
             _require(bool(left) and bool(right), f"{name} line {n}: the left or right token is empty")
-            _require(token == left + right,
-                     f"{name} line {n}: {left!r} + {right!r} makes {left + right!r}, but the token column says {token!r}")
-            _require(new.strip().isascii() and new.strip().isdigit(), f"{name} line {n}: id {new!r} is not a whole number")
+            _require(
+                token == left + right,
+                f"{name} line {n}: {left!r} + {right!r} makes {left + right!r}, but the token column says {token!r}",
+            )
+            _require(
+                new.strip().isascii() and new.strip().isdigit(), f"{name} line {n}: id {new!r} is not a whole number"
+            )
             pairs.append((left, right))
             ids.append(int(new))
             where.append(n)
@@ -705,10 +864,16 @@ def _pretokenizer_note(what: str, choice: str | None, used: str) -> str:
     return f"{what} name no pre-tokenizer: {used}, as chosen"
 
 
-def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Sequence[int] | None = None,
-                                pretokenizer: str | None = None, pattern: str | None = None,
-                                name: str = "merges.txt", where: Callable[[int], str] | None = None,
-                                what: str = "arrow merges") -> tuple[Tokenizer, list[str]]:
+def tokenizer_from_token_merges(
+    merges: Sequence[tuple[str, str]],
+    *,
+    ids: Sequence[int] | None = None,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    name: str = "merges.txt",
+    where: Callable[[int], str] | None = None,
+    what: str = "arrow merges",
+) -> tuple[Tokenizer, list[str]]:
     """(tokenizer, notes) from merges given as token strings (``read_arrow_merges``,
     ``read_merges_csv``), which name no alphabet, unit, marker or pre-tokenizer:
 
@@ -733,30 +898,44 @@ def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Seque
     implied = implied_alphabet(merges)
     unit, marker = _guess_layout(merges, implied)
     for s in implied:
-        if len(s) != 1 and not (marker == "eow" and s == EOW) and not (marker == "eow-glued" and len(s) == len(EOW) + 1
-                                                                     and s.endswith(EOW)):
+        if (
+            len(s) != 1
+            and not (marker == "eow" and s == EOW)
+            and not (marker == "eow-glued" and len(s) == len(EOW) + 1 and s.endswith(EOW))
+        ):
             n = next(i for i, pair in enumerate(merges) if s in pair)
-            raise FormatError(f"{at(n)}: {s!r} is made by no merge, so it would start the vocabulary, but it is not one "
-                              "character")
+            raise FormatError(
+                f"{at(n)}: {s!r} is made by no merge, so it would start the vocabulary, but it is not one character"
+            )
     notes: list[str] = []
     if unit == "byte":
         full = ids is None or (bool(ids) and ids[0] >= 256)
         base = sorted(byte_alphabet()) if full else sorted(implied)
-        notes.append(f"{what} carry no alphabet: read as byte level (the merges use GPT-2's byte symbols, such as 'Ġ' "
-                     "for a space), " + ("with all 256 bytes in the presets' sorted order" if full else
-                                         f"with the {len(base)} bytes the merges use (the ids leave no room for all "
-                                         "256); other bytes become <unk>"))
+        notes.append(
+            f"{what} carry no alphabet: read as byte level (the merges use GPT-2's byte symbols, such as 'Ġ' "
+            "for a space), "
+            + (
+                "with all 256 bytes in the presets' sorted order"
+                if full
+                else f"with the {len(base)} bytes the merges use (the ids leave no room for all "
+                "256); other bytes become <unk>"
+            )
+        )
     else:
         base = implied
-        notes.append(f"{what} carry no alphabet: {len(base)} symbols implied by the merges; other characters "
-                     "become <unk>")
+        notes.append(
+            f"{what} carry no alphabet: {len(base)} symbols implied by the merges; other characters become <unk>"
+        )
         if marker != "none":
             notes.append(_MARKER_NOTES[marker])
     reserved: list[str] = []
     reuse = True
     if ids is not None:
-        _require(ids[0] >= len(base), f"{at(0)} makes id {ids[0]}, but the {len(base)} symbols the merges start from "
-                                      f"take ids 0-{len(base) - 1} or more")
+        _require(
+            ids[0] >= len(base),
+            f"{at(0)} makes id {ids[0]}, but the {len(base)} symbols the merges start from "
+            f"take ids 0-{len(base) - 1} or more",
+        )
         taken = set(base) | {a + b for a, b in merges}
         k = 0
         while len(reserved) < ids[0] - len(base):
@@ -768,21 +947,30 @@ def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Seque
             if first_id.setdefault(a + b, i) != i:
                 reuse = False  # a token made twice with two ids: the trainer's reuse_ids was off
         if reserved:
-            notes.append(f"ids 0-{len(reserved) - 1} come before the merges' symbols, but {name} does not say what they "
-                         f"are (special tokens, characters no merge uses): kept as placeholders "
-                         f"{reserved[0]}{'…' if len(reserved) > 1 else ''}, so that every merge keeps its id")
+            notes.append(
+                f"ids 0-{len(reserved) - 1} come before the merges' symbols, but {name} does not say what they "
+                f"are (special tokens, characters no merge uses): kept as placeholders "
+                f"{reserved[0]}{'…' if len(reserved) > 1 else ''}, so that every merge keeps its id"
+            )
     else:
         notes.append(f"{what} hold no ids and no special tokens: the alphabet takes the first ids, then one per merge")
     used = pretokenizer or ("gpt2" if unit == "byte" else "whitespace")
     notes.append(_pretokenizer_note(what, pretokenizer, used))
     seed004 = marker == "g-suffix"
     try:
-        config = TrainerConfig(normalizer="collapse-whitespace" if seed004 else "none", pretokenizer=used,
-                               pattern=pattern, unit=unit, marker=marker,
-                               alphabet="full-bytes" if unit == "byte" and len(base) == 256 else "present",
-                               alphabet_order="sorted" if unit == "byte" else "first-seen",
-                               special_tokens=tuple(reserved), reuse_ids=reuse, vocab_size=None,
-                               num_merges=None).validate()
+        config = TrainerConfig(
+            normalizer="collapse-whitespace" if seed004 else "none",
+            pretokenizer=used,
+            pattern=pattern,
+            unit=unit,
+            marker=marker,
+            alphabet="full-bytes" if unit == "byte" and len(base) == 256 else "present",
+            alphabet_order="sorted" if unit == "byte" else "first-seen",
+            special_tokens=tuple(reserved),
+            reuse_ids=reuse,
+            vocab_size=None,
+            num_merges=None,
+        ).validate()
     except ConfigError as err:
         raise FormatError(f"{name}: {err}") from None
     vocab = Vocab(reserved, base, reuse_ids=reuse)
@@ -792,11 +980,18 @@ def tokenizer_from_token_merges(merges: Sequence[tuple[str, str]], *, ids: Seque
             _require(part in vocab.ids, f"{at(n)}: {part!r} is made only by a later merge")
         made, _ = vocab.add_merge(vocab.ids[a], vocab.ids[b])
         if ids is not None:
-            _require(ids[n] == made, f"{at(n)} says {a + b!r} has id {ids[n]}, but its place gives it id {made} "
-                                     "(ids run: the ids before the merges, then one per new token in order)")
+            _require(
+                ids[n] == made,
+                f"{at(n)} says {a + b!r} has id {ids[n]}, but its place gives it id {made} "
+                "(ids run: the ids before the merges, then one per new token in order)",
+            )
         pairs.append((vocab.ids[a], vocab.ids[b]))
-    return Tokenizer(config=config, alphabet=base, merges=pairs,
-                     encoding=EncodeOptions(dropout_style="once") if seed004 else EncodeOptions()), notes
+    return Tokenizer(
+        config=config,
+        alphabet=base,
+        merges=pairs,
+        encoding=EncodeOptions(dropout_style="once") if seed004 else EncodeOptions(),
+    ), notes
 
 
 # ---- zips: the Train page downloads formats of several files as one ---------------------------
@@ -838,10 +1033,14 @@ def _zip_directory_check(name: str, data: bytes) -> None:
         return  # zipfile says what is wrong
     entries = int.from_bytes(data[at + 10 : at + 12], "little")
     size = int.from_bytes(data[at + 12 : at + 16], "little")
-    _require(entries <= ZIP_MAX_MEMBERS, f"{name} holds {entries:,} files; a tokenizer's zip is read only with at most "
-                                         f"{ZIP_MAX_MEMBERS}")
-    _require(size <= _ZIP_DIRECTORY_MAX, f"{name}: its list of files takes {size:,} bytes, more than a zip of "
-                                         f"{ZIP_MAX_MEMBERS} files needs")
+    _require(
+        entries <= ZIP_MAX_MEMBERS,
+        f"{name} holds {entries:,} files; a tokenizer's zip is read only with at most {ZIP_MAX_MEMBERS}",
+    )
+    _require(
+        size <= _ZIP_DIRECTORY_MAX,
+        f"{name}: its list of files takes {size:,} bytes, more than a zip of {ZIP_MAX_MEMBERS} files needs",
+    )
 
 
 def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, *, room: int) -> bytes:
@@ -854,8 +1053,11 @@ def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, *, room:
         with archive.open(info) as f:
             while chunk := f.read(1 << 16):
                 got += len(chunk)
-                _require(got <= cap, f"{name}: {info.filename!r} unpacks to more than its header says "
-                                     f"({info.file_size:,} bytes); refused as a possible zip bomb")
+                _require(
+                    got <= cap,
+                    f"{name}: {info.filename!r} unpacks to more than its header says "
+                    f"({info.file_size:,} bytes); refused as a possible zip bomb",
+                )
                 chunks.append(chunk)
     except FormatError:
         raise
@@ -885,28 +1087,43 @@ def unzip_files(name: str, data: bytes, *, limit: int = MAX_CORPUS_BYTES) -> dic
     total = 0
     with archive:
         infos = archive.infolist()
-        _require(len(infos) <= ZIP_MAX_MEMBERS, f"{name} holds {len(infos):,} files; a tokenizer's zip is read only "
-                                                f"with at most {ZIP_MAX_MEMBERS}")
+        _require(
+            len(infos) <= ZIP_MAX_MEMBERS,
+            f"{name} holds {len(infos):,} files; a tokenizer's zip is read only with at most {ZIP_MAX_MEMBERS}",
+        )
         for info in infos:
             member = info.filename
             problem = _member_problem(member)
             _require(problem is None, f"{name}: the member {member!r} {problem}, so the zip is not read")
             base = re.split(r"[\\/]", member)[-1]
-            if info.is_dir() or not base or member.startswith(_ZIP_JUNK[0]) or base == _ZIP_JUNK[1] \
-                    or base.startswith(_ZIP_JUNK[2]):
+            if (
+                info.is_dir()
+                or not base
+                or member.startswith(_ZIP_JUNK[0])
+                or base == _ZIP_JUNK[1]
+                or base.startswith(_ZIP_JUNK[2])
+            ):
                 continue
-            _require(not base.lower().endswith(".zip"), f"{name}: {member!r} is a zip inside the zip; nested zips are not read")
+            _require(
+                not base.lower().endswith(".zip"),
+                f"{name}: {member!r} is a zip inside the zip; nested zips are not read",
+            )
             _require(not info.flag_bits & 0x1, f"{name}: {member!r} is encrypted; give the files without a password")
-            _require(info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
-                     f"{name}: {member!r} is packed with compression method {info.compress_type}, which is not read "
-                     "(use deflate, every zip tool's default)")
+            _require(
+                info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
+                f"{name}: {member!r} is packed with compression method {info.compress_type}, which is not read "
+                "(use deflate, every zip tool's default)",
+            )
             room = limit - total
-            _require(info.file_size <= room, f"{name}: its files unpack to more than {mib(limit)}, the limit for "
-                                             "uploads")
+            _require(
+                info.file_size <= room, f"{name}: its files unpack to more than {mib(limit)}, the limit for uploads"
+            )
             packed = max(1, min(info.compress_size, len(data)))  # the header may lie: not more than the zip holds
-            _require(info.file_size <= _ZIP_RATIO_FROM or info.file_size <= packed * ZIP_MAX_RATIO,
-                     f"{name}: {member!r} unpacks {info.file_size // packed:,} times larger than it is packed "
-                     f"(more than {ZIP_MAX_RATIO} : 1); refused as a possible zip bomb")
+            _require(
+                info.file_size <= _ZIP_RATIO_FROM or info.file_size <= packed * ZIP_MAX_RATIO,
+                f"{name}: {member!r} unpacks {info.file_size // packed:,} times larger than it is packed "
+                f"(more than {ZIP_MAX_RATIO} : 1); refused as a possible zip bomb",
+            )
             content = _unpack(archive, info, name, room=room)
             _require(not is_zip(content), f"{name}: {member!r} is a zip inside the zip; nested zips are not read")
             _require(base not in out, f"{name} holds two files named {base} ({full_names.get(base)!r} and {member!r})")
@@ -925,8 +1142,10 @@ def _expand(files: Mapping[str, bytes]) -> dict[str, bytes]:
         _require(bool(inner), f"{name} holds no files (only folders or macOS metadata, if anything)")
         for member, content in inner.items():
             where = zipped.get(member) or (name if member != name else None)
-            _require(member not in out, f"two files named {member}" + (f" (one of them in {where})" if where else "")
-                     + ": give each file once")
+            _require(
+                member not in out,
+                f"two files named {member}" + (f" (one of them in {where})" if where else "") + ": give each file once",
+            )
             out[member] = content
             if member != name:
                 zipped[member] = name
@@ -946,9 +1165,13 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {
     for f in (
         ImportFormat("hf", "Hugging Face tokenizer.json", "tokenizer.json (a BPE model)"),
         ImportFormat("gpt2", "GPT-2 vocab.json + merges.txt", "vocab.json and merges.txt (byte level)" + _ZIPPED),
-        ImportFormat("tiktoken", "tiktoken rank file",
-                     "a .tiktoken file and the JSON with pat_str beside it" + _ZIPPED
-                     + " (a bundled table, e.g. cl100k_base.tiktoken, alone)"),
+        ImportFormat(
+            "tiktoken",
+            "tiktoken rank file",
+            "a .tiktoken file and the JSON with pat_str beside it"
+            + _ZIPPED
+            + " (a bundled table, e.g. cl100k_base.tiktoken, alone)",
+        ),
         ImportFormat("subword-nmt", "subword-nmt codes", "a codes file ('#version: 0.2' then 'a b' lines)"),
         ImportFormat("minbpe", "minbpe .model", "a .model file (its .vocab is optional)" + _ZIPPED),
         ImportFormat("arrow", "merges as 'a b -> ab'", "a merges file of 'left right -> token' lines (seed 004)"),
@@ -988,8 +1211,10 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
             return "hf", obj
         if "pat_str" in obj:
             return "tiktoken-meta", obj
-        raise FormatError(f"{name}: a JSON file of no known layout (expected a tokenizer.json with 'model', a trace.json, "
-                          "a vocab.json of token -> id, or a tiktoken JSON with 'pat_str')")
+        raise FormatError(
+            f"{name}: a JSON file of no known layout (expected a tokenizer.json with 'model', a trace.json, "
+            "a vocab.json of token -> id, or a tiktoken JSON with 'pat_str')"
+        )
     if stripped.startswith("minbpe") or lower.endswith(".model"):
         return "minbpe-model", text
     if lower.endswith(".vocab"):
@@ -1006,26 +1231,41 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
         return "arrow", text
     if len(first_line.removesuffix("\r").split(" ")) == 2:
         return "merges", text  # merges without their '#version' line: said so where they are read
-    raise FormatError(f"{name} is a file of no known layout (it starts {first_line[:40]!r}); give one of: "
-                      + "; ".join(f.files for f in IMPORT_FORMATS.values()))
+    raise FormatError(
+        f"{name} is a file of no known layout (it starts {first_line[:40]!r}); give one of: "
+        + "; ".join(f.files for f in IMPORT_FORMATS.values())
+    )
 
 
 def _classify(files: Mapping[str, bytes]) -> tuple[str, dict[str, tuple[str, object]]]:
     _require(bool(files), "no file given")
     kinds = {name: _kind(name, data) for name, data in files.items()}
     found = sorted(k for k, _ in kinds.values())
-    for fmt, wanted in (("trace", ["trace"]), ("hf", ["hf"]), ("gpt2", ["merges", "vocab-json"]),
-                        ("tiktoken", ["tiktoken"]), ("tiktoken", ["tiktoken", "tiktoken-meta"]),
-                        ("subword-nmt", ["merges"]), ("minbpe", ["minbpe-model"]),
-                        ("minbpe", ["minbpe-model", "minbpe-vocab"]), ("arrow", ["arrow"]), ("csv", ["csv"])):
+    for fmt, wanted in (
+        ("trace", ["trace"]),
+        ("hf", ["hf"]),
+        ("gpt2", ["merges", "vocab-json"]),
+        ("tiktoken", ["tiktoken"]),
+        ("tiktoken", ["tiktoken", "tiktoken-meta"]),
+        ("subword-nmt", ["merges"]),
+        ("minbpe", ["minbpe-model"]),
+        ("minbpe", ["minbpe-model", "minbpe-vocab"]),
+        ("arrow", ["arrow"]),
+        ("csv", ["csv"]),
+    ):
         if found == wanted:
             return fmt, kinds
     names = ", ".join(f"{n} ({k})" for n, (k, _) in kinds.items())
-    hints = {"vocab-json": "a vocab.json needs its merges.txt", "tiktoken-meta": "a tiktoken JSON needs its .tiktoken file",
-             "minbpe-vocab": "a minbpe .vocab needs its .model (only the .model is read)"}
+    hints = {
+        "vocab-json": "a vocab.json needs its merges.txt",
+        "tiktoken-meta": "a tiktoken JSON needs its .tiktoken file",
+        "minbpe-vocab": "a minbpe .vocab needs its .model (only the .model is read)",
+    }
     hint = next((hints[k] for k in found if k in hints and len(found) == 1), None)
-    raise FormatError(f"cannot tell which tokenizer these files make: {names}" + (f"; {hint}" if hint else
-                      "; give one of: " + "; ".join(f.files for f in IMPORT_FORMATS.values())))
+    raise FormatError(
+        f"cannot tell which tokenizer these files make: {names}"
+        + (f"; {hint}" if hint else "; give one of: " + "; ".join(f.files for f in IMPORT_FORMATS.values()))
+    )
 
 
 def _bundled(data: bytes) -> str | None:
@@ -1071,7 +1311,9 @@ class ImportReport(NamedTuple):
     members: tuple[str, ...]
 
 
-def import_files(files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None) -> Tokenizer:
+def import_files(
+    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+) -> Tokenizer:
     """The tokenizer the given files make (name -> content). ``pretokenizer`` (and ``pattern``
     for ``regex``) choose the split for formats that hold none (vocab.json + merges.txt: GPT-2's
     regex by default; a .tiktoken without its JSON: required unless it is a bundled table; arrow
@@ -1086,16 +1328,18 @@ def import_files(files: Mapping[str, bytes], *, pretokenizer: str | None = None,
     return import_report(files, pretokenizer=pretokenizer, pattern=pattern).tokenizer
 
 
-def import_with_format(files: Mapping[str, bytes], *, pretokenizer: str | None = None,
-                       pattern: str | None = None) -> tuple[str, Tokenizer]:
+def import_with_format(
+    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+) -> tuple[str, Tokenizer]:
     """(format, tokenizer): :func:`import_files` with the format it found (each file is read
     once)."""
     report = import_report(files, pretokenizer=pretokenizer, pattern=pattern)
     return report.format, report.tokenizer
 
 
-def import_report(files: Mapping[str, bytes], *, pretokenizer: str | None = None,
-                  pattern: str | None = None) -> ImportReport:
+def import_report(
+    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+) -> ImportReport:
     """:func:`import_files` with the format found, notes on what was assumed (for a page to show)
     and the names of the files read. A zip among the files counts as the files it holds.
 
@@ -1119,8 +1363,7 @@ def import_report(files: Mapping[str, bytes], *, pretokenizer: str | None = None
         tok = tokenizer_from_hf(by_kind["hf"][1])
     elif fmt == "gpt2":
         used = pretokenizer or "gpt2"
-        tok = _gpt2_files(by_kind["vocab-json"][1], by_kind["merges"][1], pretokenizer=used,
-                          pattern=pattern)
+        tok = _gpt2_files(by_kind["vocab-json"][1], by_kind["merges"][1], pretokenizer=used, pattern=pattern)
         notes.append(_pretokenizer_note("vocab.json + merges.txt", pretokenizer, used))
     elif fmt == "tiktoken":
         name, data = by_kind["tiktoken"]
@@ -1130,24 +1373,38 @@ def import_report(files: Mapping[str, bytes], *, pretokenizer: str | None = None
             from .pretrained import PRETRAINED, load_pretrained
 
             tok = load_pretrained(bundled)
-            notes.append(f"recognised as the bundled {bundled} table: its regex ({PRETRAINED[bundled].pretokenizer}) and "
-                         "special tokens come with it" + (", and the pre-tokenizer chosen is not used"
-                                                          if pretokenizer not in (None, tok.config.pretokenizer) else ""))
+            notes.append(
+                f"recognised as the bundled {bundled} table: its regex ({PRETRAINED[bundled].pretokenizer}) and "
+                "special tokens come with it"
+                + (
+                    ", and the pre-tokenizer chosen is not used"
+                    if pretokenizer not in (None, tok.config.pretokenizer)
+                    else ""
+                )
+            )
         else:
-            tok = tokenizer_from_tiktoken(data, meta, pretokenizer=pretokenizer, pattern=pattern,
-                                          name=name)
+            tok = tokenizer_from_tiktoken(data, meta, pretokenizer=pretokenizer, pattern=pattern, name=name)
             if meta is None:
                 notes.append(f"{name} holds no regex: pre-tokenizer {pretokenizer}, as chosen")
     elif fmt == "subword-nmt":
         name, text = by_kind["merges"]
         tok = tokenizer_from_subword_nmt(text, name=name)
-        notes.append(f"subword-nmt codes carry no alphabet: {len(tok.alphabet)} symbols implied by the merges; other "
-                     "characters become <unk>")
+        notes.append(
+            f"subword-nmt codes carry no alphabet: {len(tok.alphabet)} symbols implied by the merges; other "
+            "characters become <unk>"
+        )
     elif fmt in ("arrow", "csv"):
         name, text = by_kind[fmt]
         merges, ids, where = _merge_list(fmt, name, text)
-        tok, notes = tokenizer_from_token_merges(merges, ids=ids, pretokenizer=pretokenizer, pattern=pattern, name=name,
-                                                 where=where, what="arrow merges" if fmt == "arrow" else "CSV merges")
+        tok, notes = tokenizer_from_token_merges(
+            merges,
+            ids=ids,
+            pretokenizer=pretokenizer,
+            pattern=pattern,
+            name=name,
+            where=where,
+            what="arrow merges" if fmt == "arrow" else "CSV merges",
+        )
     else:
         name, text = by_kind["minbpe-model"]
         tok = tokenizer_from_minbpe(text, name=name)

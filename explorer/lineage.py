@@ -26,8 +26,8 @@ class Lineage(NamedTuple):
     id: int
     token: str
     rank: int | None
-    left: "Lineage | None"
-    right: "Lineage | None"
+    left: Lineage | None
+    right: Lineage | None
 
 
 def lineage(tok: Tokenizer, token_id: int) -> Lineage:

@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from .errors import ConfigError
 import re
 import unicodedata
+
+from .errors import ConfigError
 
 __all__ = ["NORMALIZERS", "normalize_str"]
 

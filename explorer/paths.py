@@ -28,8 +28,13 @@ def app_root() -> Path:
     checkout = PACKAGE.parent
     if (checkout / "app.py").is_file():
         return checkout
-    prefixes = (PACKAGE.parents[3], PACKAGE.parents[2], sys.prefix, sys.base_prefix,
-                getattr(site, "USER_BASE", None) or "")
+    prefixes = (
+        PACKAGE.parents[3],
+        PACKAGE.parents[2],
+        sys.prefix,
+        sys.base_prefix,
+        getattr(site, "USER_BASE", None) or "",
+    )
     for prefix in filter(None, prefixes):
         candidate = Path(prefix) / SHARED
         if (candidate / "app.py").is_file():

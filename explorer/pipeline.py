@@ -49,8 +49,10 @@ def split_specials(text: str, config: TrainerConfig) -> list[str]:
     if config.specials_in_text == "refuse":
         found = specials.search(text)
         if found is not None:
-            raise CorpusError(f"the corpus contains the special token {found.group()!r} (first at character "
-                              f"{found.start():,}): remove it, or let special tokens be cut out of the text")
+            raise CorpusError(
+                f"the corpus contains the special token {found.group()!r} (first at character "
+                f"{found.start():,}): remove it, or let special tokens be cut out of the text"
+            )
         return [text]
     return [part for part in specials.split(text) if part]
 
@@ -85,7 +87,9 @@ def count_words(texts: str | Iterable[str], config: TrainerConfig) -> dict[str, 
     {'low': 2, 'lower': 1}
     """
     counts: Counter[str] = Counter()
-    for pieces in iter_piece_texts(iter_sequences(texts, config), pretokenizer=config.pretokenizer, pattern=config.pattern):
+    for pieces in iter_piece_texts(
+        iter_sequences(texts, config), pretokenizer=config.pretokenizer, pattern=config.pattern
+    ):
         counts.update(pieces)
     return dict(counts)
 

@@ -128,11 +128,15 @@ MAX_PATTERN_DEPTH = 32  # groups inside groups; real patterns nest a few levels
 MAX_PATTERN_SIZE = 100_000  # items once counted repeats are expanded (a{1000} is 1,000)
 
 # What to change, for each way a pattern can fail (the sentences the page and the CLI show).
-_TOO_SLOW = ("takes too long{where}: a repeated group of alternatives that can match the same text, such as "
-             "(?:a|a)*, backtracks exponentially; make the alternatives exclusive, or use a possessive "
-             "quantifier (*+) or an atomic group (?>...)")
-_TOO_BIG = ("needs more memory than the server allows{where}: deeply nested groups or large repeat counts "
-            "such as {{1000000}} do; flatten the groups and use + or * instead of big counts")
+_TOO_SLOW = (
+    "takes too long{where}: a repeated group of alternatives that can match the same text, such as "
+    "(?:a|a)*, backtracks exponentially; make the alternatives exclusive, or use a possessive "
+    "quantifier (*+) or an atomic group (?>...)"
+)
+_TOO_BIG = (
+    "needs more memory than the server allows{where}: deeply nested groups or large repeat counts "
+    "such as {{1000000}} do; flatten the groups and use + or * instead of big counts"
+)
 
 
 class PatternShape(NamedTuple):
@@ -166,7 +170,7 @@ def pattern_shape(pattern: str) -> PatternShape:
             sizes[-1] += 1
             last = 1
         elif ch == "[":
-            i += 2 if pattern[i + 1:i + 2] == "]" else 3 if pattern[i + 1:i + 3] == "^]" else 1
+            i += 2 if pattern[i + 1 : i + 2] == "]" else 3 if pattern[i + 1 : i + 3] == "^]" else 1
             while i < len(pattern) and pattern[i] != "]":
                 i += 2 if pattern[i] == "\\" else 1
             sizes[-1] += 1
@@ -215,11 +219,15 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise ConfigError(f"the custom regex is longer than {MAX_PATTERN_CHARS:,} characters")
     shape = pattern_shape(pattern)
     if shape.depth > MAX_PATTERN_DEPTH:
-        raise ConfigError(f"the custom regex nests groups {shape.depth} deep; at most {MAX_PATTERN_DEPTH} levels are "
-                          "allowed: remove the groups that only wrap another group")
+        raise ConfigError(
+            f"the custom regex nests groups {shape.depth} deep; at most {MAX_PATTERN_DEPTH} levels are "
+            "allowed: remove the groups that only wrap another group"
+        )
     if shape.size > MAX_PATTERN_SIZE:
-        raise ConfigError(f"the custom regex spells out {shape.size:,} items once its counted repeats are expanded; "
-                          f"at most {MAX_PATTERN_SIZE:,}: use + or * instead of large counts like {{10000}}")
+        raise ConfigError(
+            f"the custom regex spells out {shape.size:,} items once its counted repeats are expanded; "
+            f"at most {MAX_PATTERN_SIZE:,}: use + or * instead of large counts like {{10000}}"
+        )
     try:
         compiled = regex.compile(pattern)
     except (regex.error, ValueError, OverflowError) as err:
@@ -228,15 +236,18 @@ def compile_pattern(pattern: str) -> regex.Pattern:
         raise ConfigError("the custom regex " + _TOO_BIG.format(where=" to compile")) from None
     try:
         empty = compiled.match("", timeout=_PROBE_TIMEOUT_S) is not None or any(
-            m.start() == m.end() for m in compiled.finditer(_EMPTY_PROBE, timeout=_PROBE_TIMEOUT_S))
+            m.start() == m.end() for m in compiled.finditer(_EMPTY_PROBE, timeout=_PROBE_TIMEOUT_S)
+        )
     except TimeoutError:
         raise ConfigError("the custom regex " + _TOO_SLOW.format(where=" on a test string")) from None
     except (MemoryError, RecursionError):
         raise ConfigError("the custom regex " + _TOO_BIG.format(where=" on a test string")) from None
     if empty:
         # a match of nothing makes no piece: whatever the pattern skips would be lost or glued
-        raise ConfigError(f"the custom regex can match the empty string ({pattern!r}); make every branch match "
-                          "at least one character (e.g. x+ instead of x*)")
+        raise ConfigError(
+            f"the custom regex can match the empty string ({pattern!r}); make every branch match "
+            "at least one character (e.g. x+ instead of x*)"
+        )
     return compiled
 
 
@@ -321,7 +332,9 @@ def builtin_pieces(text: str, name: str) -> list[str]:
     return out
 
 
-def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool, timeout: float = REGEX_TIMEOUT_S) -> list[Piece]:
+def _regex_pieces(
+    compiled: regex.Pattern, text: str, *, keep_gaps: bool, timeout: float = REGEX_TIMEOUT_S
+) -> list[Piece]:
     pieces: list[Piece] = []
     last = 0
     try:
@@ -336,7 +349,9 @@ def _regex_pieces(compiled: regex.Pattern, text: str, *, keep_gaps: bool, timeou
             pieces.append(Piece(m.group(), start, end))
             last = end
     except TimeoutError:
-        raise ConfigError("the custom regex " + _TOO_SLOW.format(where=f" on this text (over {REGEX_TIMEOUT_S:g} s)")) from None
+        raise ConfigError(
+            "the custom regex " + _TOO_SLOW.format(where=f" on this text (over {REGEX_TIMEOUT_S:g} s)")
+        ) from None
     except (MemoryError, RecursionError):
         raise ConfigError("the custom regex " + _TOO_BIG.format(where=" on this text")) from None
     if keep_gaps and last < len(text):
@@ -367,7 +382,9 @@ def pre_tokenize_str(text: str, *, pretokenizer: str = "gpt2", pattern: str | No
     raise ConfigError(f"unknown pre-tokenizer {pretokenizer!r}; choose one of {', '.join(PRETOKENIZERS)}")
 
 
-def iter_piece_texts(sequences: Iterable[str], *, pretokenizer: str = "gpt2", pattern: str | None = None) -> Iterator[list[str]]:
+def iter_piece_texts(
+    sequences: Iterable[str], *, pretokenizer: str = "gpt2", pattern: str | None = None
+) -> Iterator[list[str]]:
     """Pieces of each sequence. A custom regex gets one time budget for all of them, so a
     pattern that backtracks on every line of a long corpus fails in seconds, not hours.
 

@@ -27,8 +27,17 @@ from .importers import read_tiktoken, tokenizer_from_gpt2
 from .ranks import merges_file, read_merges_file, tokenizer_from_merges
 from .tokenizer import Tokenizer
 
-__all__ = ["PRETRAINED", "PRETRAINED_DIR", "PretrainedSpec", "TIKTOKEN_TABLES", "bundled_table", "derive_merges",
-           "load_pretrained", "resolve_tokenizer", "warm_pretrained"]
+__all__ = [
+    "PRETRAINED",
+    "PRETRAINED_DIR",
+    "PretrainedSpec",
+    "TIKTOKEN_TABLES",
+    "bundled_table",
+    "derive_merges",
+    "load_pretrained",
+    "resolve_tokenizer",
+    "warm_pretrained",
+]
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "data" / "pretrained"
 
@@ -54,22 +63,35 @@ PRETRAINED: dict[str, PretrainedSpec] = {
     s.name: s
     for s in (
         PretrainedSpec(
-            "gpt2", "GPT-2", "GPT-2 / r50k_base (2019): 50,257 tokens, GPT-2's regex",
             "gpt2",
-            {"gpt2/encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
-             "gpt2/vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"},
+            "GPT-2",
+            "GPT-2 / r50k_base (2019): 50,257 tokens, GPT-2's regex",
+            "gpt2",
+            {
+                "gpt2/encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+                "gpt2/vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+            },
             {"<|endoftext|>": 50256},
         ),
         PretrainedSpec(
-            "cl100k_base", "cl100k_base", "GPT-3.5 / GPT-4 (2023): 100,256 tokens, digits in groups of three",
+            "cl100k_base",
+            "cl100k_base",
+            "GPT-3.5 / GPT-4 (2023): 100,256 tokens, digits in groups of three",
             "cl100k",
             {"tiktoken/cl100k_base.tiktoken.gz": "fc41a727e9805107673135c211cd4103f52e397e58dbe28678dae8f3fbd1f8f7"},
-            {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-             "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+            {
+                "<|endoftext|>": 100257,
+                "<|fim_prefix|>": 100258,
+                "<|fim_middle|>": 100259,
+                "<|fim_suffix|>": 100260,
+                "<|endofprompt|>": 100276,
+            },
             ("tiktoken/cl100k_base.merges.json.gz", "639c81530d25a2ac914154c5bd24eb017f63c96e6cf073af4272ca0f2dfeb4b2"),
         ),
         PretrainedSpec(
-            "o200k_base", "o200k_base", "GPT-4o (2024): 199,998 tokens, many languages, splits camelCase",
+            "o200k_base",
+            "o200k_base",
+            "GPT-4o (2024): 199,998 tokens, many languages, splits camelCase",
             "o200k",
             {"tiktoken/o200k_base.tiktoken.gz": "4b853e30c4b17ae1ec71de9031c25f3b157453511d586e1f01c9424266254058"},
             {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
@@ -147,8 +169,9 @@ def _load(spec: PretrainedSpec) -> Tokenizer:
     rel, digest = spec.derived
     text = gzip.decompress(_read(spec, rel, digest)).decode("ascii")
     singles, merges = read_merges_file(text, source=_merges_source(spec.name), name=rel)
-    return tokenizer_from_merges(singles, merges, pretokenizer=spec.pretokenizer, special_ids=spec.special_ids,
-                                 own_merges_suffice=True)
+    return tokenizer_from_merges(
+        singles, merges, pretokenizer=spec.pretokenizer, special_ids=spec.special_ids, own_merges_suffice=True
+    )
 
 
 def load_pretrained(name: str) -> Tokenizer:
@@ -212,6 +235,7 @@ def resolve_tokenizer(name_or_dir: str) -> Tokenizer:
     if name_or_dir in PRETRAINED:
         return load_pretrained(name_or_dir)
     if not Path(name_or_dir).exists():
-        raise ConfigError(f"{name_or_dir!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}) "
-                          "nor a folder holding trace.json")
+        raise ConfigError(
+            f"{name_or_dir!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}) nor a folder holding trace.json"
+        )
     return load_tokenizer(name_or_dir)

@@ -33,8 +33,14 @@ from .errors import FormatError
 from .tokenizer import Tokenizer
 from .units import byte_alphabet, bytes_to_display
 
-__all__ = ["bpe_parts", "merges_file", "read_merges_file", "recover_merges", "tokenizer_from_merges",
-           "tokenizer_from_ranks"]
+__all__ = [
+    "bpe_parts",
+    "merges_file",
+    "read_merges_file",
+    "recover_merges",
+    "tokenizer_from_merges",
+    "tokenizer_from_ranks",
+]
 
 
 def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
@@ -135,8 +141,10 @@ def read_merges_file(text: str, *, source: str, name: str = "merges file") -> tu
     except ValueError as err:
         raise FormatError(f"{name} is not valid JSON: {err}") from None
     if not isinstance(doc, dict) or doc.get("table") != source:
-        raise FormatError(f"{name}: expected the merges of {source}, found those of "
-                          f"{doc.get('table') if isinstance(doc, dict) else None!r}")
+        raise FormatError(
+            f"{name}: expected the merges of {source}, found those of "
+            f"{doc.get('table') if isinstance(doc, dict) else None!r}"
+        )
     alphabet, flat = doc.get("bytes"), doc.get("merges")
     if not (isinstance(alphabet, list) and {int} >= set(map(type, alphabet)) and sorted(alphabet) == list(range(256))):
         raise FormatError(f"{name}: 'bytes' must give each byte 0-255 once")
@@ -147,8 +155,14 @@ def read_merges_file(text: str, *, source: str, name: str = "merges file") -> tu
 
 
 def tokenizer_from_merges(
-    singles: Sequence[bytes], merges: Sequence[tuple[int, int]], *, pretokenizer: str, pattern: str | None = None,
-    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (), own_merges_suffice: bool = False,
+    singles: Sequence[bytes],
+    merges: Sequence[tuple[int, int]],
+    *,
+    pretokenizer: str,
+    pattern: str | None = None,
+    special_ids: Mapping[str, int] | None = None,
+    leading: Sequence[str] = (),
+    own_merges_suffice: bool = False,
 ) -> Tokenizer:
     """A byte-level tokenizer of a rank table given by its 256 single bytes (in rank order) and
     its merges (rank 256 + k = merges[k], two lower ranks), with tiktoken's encoding rules: its
@@ -167,26 +181,43 @@ def tokenizer_from_merges(
     """
     shift = len(leading)
     config = TrainerConfig(
-        pretokenizer=pretokenizer, pattern=pattern, unit="byte", alphabet="full-bytes",
-        special_tokens=tuple(leading), vocab_size=None, num_merges=None,
+        pretokenizer=pretokenizer,
+        pattern=pattern,
+        unit="byte",
+        alphabet="full-bytes",
+        special_tokens=tuple(leading),
+        vocab_size=None,
+        num_merges=None,
     )
     alphabet = [bytes_to_display(t) for t in singles]
     if sorted(alphabet) != sorted(byte_alphabet()):
         raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
     if shift:
         merges = [(a + shift, b + shift) for a, b in merges]
-    tok = Tokenizer(config=config, alphabet=alphabet, merges=merges, special_ids=special_ids, rules="tiktoken",
-                    own_merges_suffice=own_merges_suffice)
+    tok = Tokenizer(
+        config=config,
+        alphabet=alphabet,
+        merges=merges,
+        special_ids=special_ids,
+        rules="tiktoken",
+        own_merges_suffice=own_merges_suffice,
+    )
     if len(tok.vocab) != 256 + shift + len(merges):  # a merge made a token already there: its id was reused
         k = next(k for k, i in enumerate(tok.merged_ids) if i != 256 + shift + k)
-        raise FormatError(f"merge {k} (rank {256 + shift + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
-                          "a rank table's tokens are distinct")
+        raise FormatError(
+            f"merge {k} (rank {256 + shift + k}) makes {tok.vocab[tok.merged_ids[k]]!r} again: "
+            "a rank table's tokens are distinct"
+        )
     return tok
 
 
 def tokenizer_from_ranks(
-    tokens: Sequence[bytes], *, pretokenizer: str, pattern: str | None = None,
-    special_ids: Mapping[str, int] | None = None, leading: Sequence[str] = (),
+    tokens: Sequence[bytes],
+    *,
+    pretokenizer: str,
+    pattern: str | None = None,
+    special_ids: Mapping[str, int] | None = None,
+    leading: Sequence[str] = (),
 ) -> Tokenizer:
     """A byte-level tokenizer whose ids are the table's ranks, with recovered merges and
     tiktoken's encoding rules (``tokenizer_from_merges``).
@@ -195,5 +226,11 @@ def tokenizer_from_ranks(
     >>> tok.encode("ababab"), tok.tokens(tok.merges[1])
     ([257, 256], ['ab', 'ab'])
     """
-    return tokenizer_from_merges(tokens[:256], recover_merges(tokens), pretokenizer=pretokenizer, pattern=pattern,
-                                 special_ids=special_ids, leading=leading)
+    return tokenizer_from_merges(
+        tokens[:256],
+        recover_merges(tokens),
+        pretokenizer=pretokenizer,
+        pattern=pattern,
+        special_ids=special_ids,
+        leading=leading,
+    )

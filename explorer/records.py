@@ -101,9 +101,22 @@ class StepLog(Sequence[StepRecord]):
         self._reused = bytearray()
         self._detail: list[tuple[tuple[PairStat, ...], tuple[tuple[str, int], ...], tuple[int, ...]]] = []
 
-    def append(self, left_id: int, right_id: int, token_id: int, *, count: int, replaced: int, tokens_after: int,
-               n_tied: int, words_affected: int, reused: bool, top_pairs: tuple[PairStat, ...],
-               examples: tuple[tuple[str, int], ...], example_words: tuple[int, ...] = ()) -> None:
+    def append(
+        self,
+        left_id: int,
+        right_id: int,
+        token_id: int,
+        *,
+        count: int,
+        replaced: int,
+        tokens_after: int,
+        n_tied: int,
+        words_affected: int,
+        reused: bool,
+        top_pairs: tuple[PairStat, ...],
+        examples: tuple[tuple[str, int], ...],
+        example_words: tuple[int, ...] = (),
+    ) -> None:
         """Log the next step; its detail is dropped when the log is past ``full`` steps."""
         if self.detailed:
             self._detail.append((top_pairs, examples, example_words))
@@ -111,7 +124,7 @@ class StepLog(Sequence[StepRecord]):
         self._nums.extend((count, replaced, tokens_after, n_tied, words_affected))
         self._reused.append(reused)
 
-    def __deepcopy__(self, memo: dict) -> "StepLog":
+    def __deepcopy__(self, memo: dict) -> StepLog:
         """A copy that shares the logged details: they are tuples of immutable values (pair rows,
         example words), and copying them one by one was most of copying a trainer (a session
         takes a copy of a shared one at a link's step). The token list is the trainer's own, so
@@ -172,18 +185,33 @@ class StepLog(Sequence[StepRecord]):
 
     def _record(self, i: int) -> StepRecord:
         tokens = self._tokens
-        left, right, new = self._ids[3 * i: 3 * i + 3]
-        count, replaced, after, tied, affected = self._nums[_NUMS * i: _NUMS * i + _NUMS]
+        left, right, new = self._ids[3 * i : 3 * i + 3]
+        count, replaced, after, tied, affected = self._nums[_NUMS * i : _NUMS * i + _NUMS]
         if i < len(self._detail):
             top, examples, words = self._detail[i]
             compact = False
         else:
             top, examples, words = (PairStat(left, right, tokens[left], tokens[right], count),), (), ()
             compact = True
-        return StepRecord(step=i + 1, left_id=left, right_id=right, left=tokens[left], right=tokens[right],
-                          token_id=new, token=tokens[new], count=count, replaced=replaced, tokens_after=after,
-                          reused=bool(self._reused[i]), n_tied=tied, top_pairs=top, words_affected=affected,
-                          examples=examples, example_words=words, compact=compact)
+        return StepRecord(
+            step=i + 1,
+            left_id=left,
+            right_id=right,
+            left=tokens[left],
+            right=tokens[right],
+            token_id=new,
+            token=tokens[new],
+            count=count,
+            replaced=replaced,
+            tokens_after=after,
+            reused=bool(self._reused[i]),
+            n_tied=tied,
+            top_pairs=top,
+            words_affected=affected,
+            examples=examples,
+            example_words=words,
+            compact=compact,
+        )
 
     def column(self, name: str) -> list[int]:
         """One number per step without making records (what the charts plot, for every step).
@@ -193,9 +221,9 @@ class StepLog(Sequence[StepRecord]):
         if name == "step":
             return list(range(1, len(self) + 1))
         if name in _ID_COLUMNS:
-            return self._ids[_ID_COLUMNS.index(name)::3].tolist()
+            return self._ids[_ID_COLUMNS.index(name) :: 3].tolist()
         if name in _NUM_COLUMNS:
-            return self._nums[_NUM_COLUMNS.index(name)::_NUMS].tolist()
+            return self._nums[_NUM_COLUMNS.index(name) :: _NUMS].tolist()
         raise KeyError(f"no column {name!r}")
 
 

@@ -117,7 +117,7 @@ class Limits:
     idle_hours: float = 4.0
 
     @classmethod
-    def from_env(cls) -> "Limits":
+    def from_env(cls) -> Limits:
         def number(name: str, default: float, kind: type) -> Any:
             raw = os.environ.get(name, "").strip()
             try:
@@ -126,8 +126,11 @@ class Limits:
                 return default
             return value if value > 0 else default
 
-        return cls(number("BPE_EXPLORER_MAX_ROOMS", cls.rooms, int), number("BPE_EXPLORER_ROOM_SIZE", cls.members, int),
-                   number("BPE_EXPLORER_ROOM_HOURS", cls.idle_hours, float))
+        return cls(
+            number("BPE_EXPLORER_MAX_ROOMS", cls.rooms, int),
+            number("BPE_EXPLORER_ROOM_SIZE", cls.members, int),
+            number("BPE_EXPLORER_ROOM_HOURS", cls.idle_hours, float),
+        )
 
     @property
     def idle_seconds(self) -> float:
@@ -174,7 +177,7 @@ class Question:
         return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "Question":
+    def from_json(cls, text: str) -> Question:
         raw = json.loads(text)
         raw["options"] = tuple(tuple(o) for o in raw.get("options", ()))
         raw["counts"] = tuple(raw.get("counts", ()))
@@ -241,8 +244,9 @@ def _key_matches(key: str | None, key_hash: str) -> bool:
     return bool(key) and hmac.compare_digest(_hash_key(key), key_hash)  # type: ignore[arg-type]
 
 
-def merge_options(pairs: Sequence[tuple[str, str, int]], *, seed: str,
-                  limit: int = MAX_OPTIONS) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], int]:
+def merge_options(
+    pairs: Sequence[tuple[str, str, int]], *, seed: str, limit: int = MAX_OPTIONS
+) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], int]:
     """The options of a next-merge question: the winner (``pairs[0]``) and the next most frequent
     pairs, ``limit`` in all, in an order drawn from ``seed`` (so the winner's place tells
     nothing); (options, their counts, the winner's index).
@@ -276,8 +280,9 @@ def winners(question: Question, answers: Sequence[Answer]) -> set[str]:
     return {a.member for a in answers if abs(a.value - question.answer) == best}
 
 
-def leaderboard(members: Sequence[Member], questions: Sequence[Question],
-                answers: dict[int, Sequence[Answer]]) -> list[Standing]:
+def leaderboard(
+    members: Sequence[Member], questions: Sequence[Question], answers: dict[int, Sequence[Answer]]
+) -> list[Standing]:
     """Points (one per question won), ties broken by the time the winning answers took (less is
     better), then by name.
 
@@ -348,16 +353,20 @@ class _Base:
 
     @staticmethod
     def _no_room(code: str) -> NoSuchRoom:
-        return NoSuchRoom(f"No room has the code {normalize_code(code)[:CODE_LENGTH]!r}: check the code on the "
-                          "teacher's screen (rooms close after a few idle hours).")
+        return NoSuchRoom(
+            f"No room has the code {normalize_code(code)[:CODE_LENGTH]!r}: check the code on the "
+            "teacher's screen (rooms close after a few idle hours)."
+        )
 
     @staticmethod
     def _not_teacher() -> NotTeacher:
         return NotTeacher("Only the teacher's link can change this room (its key is missing or wrong).")
 
     def _full_rooms(self) -> RoomFull:
-        return RoomFull(f"This server already has {self.limits.rooms:,} open rooms, its limit: try again when an "
-                        "idle one has closed (after a few hours), or ask whoever runs it (BPE_EXPLORER_MAX_ROOMS).")
+        return RoomFull(
+            f"This server already has {self.limits.rooms:,} open rooms, its limit: try again when an "
+            "idle one has closed (after a few hours), or ask whoever runs it (BPE_EXPLORER_MAX_ROOMS)."
+        )
 
     def _full_room(self) -> RoomFull:
         return RoomFull(f"This room already has {self.limits.members:,} members, its limit (BPE_EXPLORER_ROOM_SIZE).")
@@ -376,8 +385,11 @@ class _Base:
     @staticmethod
     def _check_question(question: Question) -> Question:
         if question.kind == "merge":
-            if not 1 <= len(question.options) <= MAX_OPTIONS or question.answer is None \
-                    or not 0 <= question.answer < len(question.options):
+            if (
+                not 1 <= len(question.options) <= MAX_OPTIONS
+                or question.answer is None
+                or not 0 <= question.answer < len(question.options)
+            ):
                 raise RoomError("A next-merge question needs from 1 to 8 options, the right one among them.")
         elif question.kind == "count":
             if not question.sentence.strip() or len(question.sentence) > MAX_SENTENCE:
@@ -477,16 +489,21 @@ class SqliteRooms(_Base):
 
     def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
         sets = ", ".join(f"{name} = ?" for name in columns)
-        conn.execute(f"UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ?{', ' + sets if sets else ''} "
-                     "WHERE code = ?", (rev, tally, self.clock(), *columns.values(), code))
+        conn.execute(
+            f"UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ?{', ' + sets if sets else ''} "
+            "WHERE code = ?",
+            (rev, tally, self.clock(), *columns.values(), code),
+        )
 
     def _question(self, conn, code: str, qid: int) -> Question | None:
         row = conn.execute("SELECT body FROM room_questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
         return None if row is None else Question.from_json(row[0])
 
     def _put_question(self, conn, code: str, question: Question) -> None:
-        conn.execute("INSERT OR REPLACE INTO room_questions (code, qid, body) VALUES (?, ?, ?)",
-                     (code, question.qid, question.to_json()))
+        conn.execute(
+            "INSERT OR REPLACE INTO room_questions (code, qid, body) VALUES (?, ?, ?)",
+            (code, question.qid, question.to_json()),
+        )
 
     # -- the interface --
     def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
@@ -502,8 +519,10 @@ class SqliteRooms(_Base):
                 code = self._new_code()
                 if conn.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
                     break
-            conn.execute(f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?)",
-                         (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now))
+            conn.execute(
+                f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?)",
+                (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now),
+            )
             return Room(code, dict(view), int(step), 1, 0, None, now, now)
 
         return self._run(op, write=True), key
@@ -543,8 +562,10 @@ class SqliteRooms(_Base):
                 raise self._full_room()
             kept = _suffixed(name, folded)
             member = Member(secrets.token_urlsafe(16), kept, self.clock())
-            conn.execute("INSERT INTO room_members (code, id, name, folded, joined, seen) VALUES (?, ?, ?, ?, ?, ?)",
-                         (room.code, member.id, kept, kept.casefold(), member.joined, member.joined))
+            conn.execute(
+                "INSERT INTO room_members (code, id, name, folded, joined, seen) VALUES (?, ?, ?, ?, ?, ?)",
+                (room.code, member.id, kept, kept.casefold(), member.joined, member.joined),
+            )
             self._bump(conn, room.code, tally=1)
             return member
 
@@ -555,8 +576,9 @@ class SqliteRooms(_Base):
             room = self._room_row(conn, code)
             if room is None or not member_id:
                 return None
-            row = conn.execute("SELECT id, name, joined FROM room_members WHERE code = ? AND id = ?",
-                               (room.code, member_id)).fetchone()
+            row = conn.execute(
+                "SELECT id, name, joined FROM room_members WHERE code = ? AND id = ?", (room.code, member_id)
+            ).fetchone()
             return None if row is None else Member(*row)
 
         return self._run(op)
@@ -564,28 +586,38 @@ class SqliteRooms(_Base):
     def members(self, code: str) -> list[Member]:
         def op(conn) -> list[Member]:
             room = self._room_for(conn, code)
-            rows = conn.execute("SELECT id, name, joined FROM room_members WHERE code = ? ORDER BY joined, name",
-                                (room.code,)).fetchall()
+            rows = conn.execute(
+                "SELECT id, name, joined FROM room_members WHERE code = ? ORDER BY joined, name", (room.code,)
+            ).fetchall()
             return [Member(*row) for row in rows]
 
         return self._run(op)
 
     def seen(self, code: str, member_id: str) -> None:
-        self._run(lambda conn: conn.execute("UPDATE room_members SET seen = ? WHERE code = ? AND id = ?",
-                                            (self.clock(), normalize_code(code), member_id)), write=True)
+        self._run(
+            lambda conn: conn.execute(
+                "UPDATE room_members SET seen = ? WHERE code = ? AND id = ?",
+                (self.clock(), normalize_code(code), member_id),
+            ),
+            write=True,
+        )
 
     def present(self, code: str) -> int:
-        return self._run(lambda conn: conn.execute(
-            "SELECT COUNT(*) FROM room_members WHERE code = ? AND seen >= ?",
-            (normalize_code(code), self.clock() - PRESENT_S)).fetchone()[0])
+        return self._run(
+            lambda conn: conn.execute(
+                "SELECT COUNT(*) FROM room_members WHERE code = ? AND seen >= ?",
+                (normalize_code(code), self.clock() - PRESENT_S),
+            ).fetchone()[0]
+        )
 
     def ask(self, code: str, key: str, question: Question) -> Question:
         self._check_question(question)
 
         def op(conn) -> Question:
             room = self._teacher_room(conn, code, key)
-            (last,) = conn.execute("SELECT COALESCE(MAX(qid), 0) FROM room_questions WHERE code = ?",
-                                   (room.code,)).fetchone()
+            (last,) = conn.execute(
+                "SELECT COALESCE(MAX(qid), 0) FROM room_questions WHERE code = ?", (room.code,)
+            ).fetchone()
             if room.question is not None:  # a question left open is closed unrevealed: it scores nothing
                 old = self._question(conn, room.code, room.question)
                 if old is not None and old.state == "open":
@@ -600,14 +632,18 @@ class SqliteRooms(_Base):
     def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
         def op(conn) -> None:
             room = self._room_for(conn, code)
-            if conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?",
-                            (room.code, member_id)).fetchone() is None:
+            if (
+                conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?", (room.code, member_id)).fetchone()
+                is None
+            ):
                 raise RoomError("You are not a member of this room: join it again with its code.")
             question = self._answering(self._question(conn, room.code, qid), room.question)
             checked = self._check_value(question, value)
-            conn.execute("INSERT INTO room_answers (code, qid, member, value, at) VALUES (?, ?, ?, ?, ?) "
-                         "ON CONFLICT (code, qid, member) DO UPDATE SET value = excluded.value, at = excluded.at",
-                         (room.code, qid, member_id, checked, round(self.clock() - question.opened, 3)))
+            conn.execute(
+                "INSERT INTO room_answers (code, qid, member, value, at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (code, qid, member) DO UPDATE SET value = excluded.value, at = excluded.at",
+                (room.code, qid, member_id, checked, round(self.clock() - question.opened, 3)),
+            )
             self._bump(conn, room.code, tally=1)
 
         self._run(op, write=True)
@@ -643,14 +679,20 @@ class SqliteRooms(_Base):
         return self._run(lambda conn: self._question(conn, normalize_code(code), qid))
 
     def questions(self, code: str) -> list[Question]:
-        rows = self._run(lambda conn: conn.execute("SELECT body FROM room_questions WHERE code = ? ORDER BY qid",
-                                                   (normalize_code(code),)).fetchall())
+        rows = self._run(
+            lambda conn: conn.execute(
+                "SELECT body FROM room_questions WHERE code = ? ORDER BY qid", (normalize_code(code),)
+            ).fetchall()
+        )
         return [Question.from_json(body) for (body,) in rows]
 
     def answers(self, code: str, qid: int) -> list[Answer]:
-        rows = self._run(lambda conn: conn.execute(
-            "SELECT member, value, at FROM room_answers WHERE code = ? AND qid = ? ORDER BY at, member",
-            (normalize_code(code), qid)).fetchall())
+        rows = self._run(
+            lambda conn: conn.execute(
+                "SELECT member, value, at FROM room_answers WHERE code = ? AND qid = ? ORDER BY at, member",
+                (normalize_code(code), qid),
+            ).fetchall()
+        )
         return [Answer(*row) for row in rows]
 
     def purge(self) -> int:
@@ -699,7 +741,9 @@ local function touched(tally)
 end
 """
 
-_LUA_CREATE = _LUA_HEAD + """
+_LUA_CREATE = (
+    _LUA_HEAD
+    + """
 -- ARGV[5..]: key_hash, view, step, max_rooms
 redis.call('ZREMRANGEBYSCORE', index, '-inf', tonumber(now) - idle)
 if redis.call('ZCARD', index) >= tonumber(ARGV[8]) then return 'full' end
@@ -708,8 +752,11 @@ redis.call('HSET', room, 'key_hash', ARGV[5], 'view', ARGV[6], 'step', ARGV[7], 
            'question', '', 'created', now, 'active', now, 'qids', 0)
 return touched(0)
 """
+)
 
-_LUA_JOIN = _LUA_HEAD + """
+_LUA_JOIN = (
+    _LUA_HEAD
+    + """
 -- ARGV[5..]: member id, member json, folded name, max_members
 if not alive() then return 'gone' end
 if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[8]) then return 'full' end
@@ -718,8 +765,11 @@ redis.call('HSET', room .. ':members', ARGV[5], ARGV[6])
 redis.call('ZADD', room .. ':seen', now, ARGV[5])
 return touched(1)
 """
+)
 
-_LUA_ANSWER = _LUA_HEAD + """
+_LUA_ANSWER = (
+    _LUA_HEAD
+    + """
 -- ARGV[5..]: member id, qid, value. Answers only the current question while it is open.
 if not alive() then return 'gone' end
 if redis.call('HEXISTS', room .. ':members', ARGV[5]) == 0 then return 'stranger' end
@@ -732,8 +782,11 @@ local at = math.floor((tonumber(now) - q['opened']) * 1000 + 0.5) / 1000
 redis.call('HSET', room .. ':answers:' .. ARGV[6], ARGV[5], cjson.encode({value = tonumber(ARGV[7]), at = at}))
 return touched(1)
 """
+)
 
-_LUA_TEACH = _LUA_HEAD + """
+_LUA_TEACH = (
+    _LUA_HEAD
+    + """
 -- ARGV[5..]: key_hash, rev, tally, then field/value pairs to set
 if not alive() then return 'gone' end
 if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
@@ -741,6 +794,7 @@ for i = 8, #ARGV, 2 do redis.call('HSET', room, ARGV[i], ARGV[i + 1]) end
 redis.call('HINCRBY', room, 'rev', tonumber(ARGV[6]))
 return touched(tonumber(ARGV[7]))
 """
+)
 
 
 class RedisRooms(_Base):
@@ -748,8 +802,14 @@ class RedisRooms(_Base):
     a write (the room alive, the key, the question open, the name free) run inside the write's
     Lua script, so two servers answering at once cannot both pass a check the other changes."""
 
-    def __init__(self, url: str, *, prefix: str = "bpe-explorer:", limits: Limits | None = None,
-                 clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "bpe-explorer:",
+        limits: Limits | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         super().__init__(limits=limits, clock=clock)
         self.url = url
         self.prefix = prefix
@@ -768,11 +828,19 @@ class RedisRooms(_Base):
         if self._client is None or self._pid != os.getpid():
             import redis
 
-            self._client = redis.Redis.from_url(self.url, decode_responses=True, socket_timeout=10,
-                                                socket_connect_timeout=5, health_check_interval=30)
+            self._client = redis.Redis.from_url(
+                self.url, decode_responses=True, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
+            )
             self._pid = os.getpid()
-            self._scripts = {name: self._client.register_script(body) for name, body in (
-                ("create", _LUA_CREATE), ("join", _LUA_JOIN), ("answer", _LUA_ANSWER), ("teach", _LUA_TEACH))}
+            self._scripts = {
+                name: self._client.register_script(body)
+                for name, body in (
+                    ("create", _LUA_CREATE),
+                    ("join", _LUA_JOIN),
+                    ("answer", _LUA_ANSWER),
+                    ("teach", _LUA_TEACH),
+                )
+            }
         return self._client
 
     @contextlib.contextmanager
@@ -812,9 +880,16 @@ class RedisRooms(_Base):
 
     @staticmethod
     def _room_of(code: str, raw: dict[str, str]) -> Room:
-        return Room(normalize_code(code), json.loads(raw["view"]), int(raw["step"]), int(raw["rev"]),
-                    int(raw["tally"]), int(raw["question"]) if raw.get("question") else None,
-                    float(raw["created"]), float(raw["active"]))
+        return Room(
+            normalize_code(code),
+            json.loads(raw["view"]),
+            int(raw["step"]),
+            int(raw["rev"]),
+            int(raw["tally"]),
+            int(raw["question"]) if raw.get("question") else None,
+            float(raw["created"]),
+            float(raw["active"]),
+        )
 
     def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
         raw = self._fields(code)
@@ -851,8 +926,9 @@ class RedisRooms(_Base):
         key = secrets.token_urlsafe(24)
         while True:
             code = self._new_code()
-            outcome = self._script("create", code, [_hash_key(key), json.dumps(view, sort_keys=True), int(step),
-                                                    self.limits.rooms])
+            outcome = self._script(
+                "create", code, [_hash_key(key), json.dumps(view, sort_keys=True), int(step), self.limits.rooms]
+            )
             if outcome == "full":
                 raise self._full_rooms()
             if outcome == "ok":
@@ -923,8 +999,10 @@ class RedisRooms(_Base):
             raise self._no_room(code)
         with self._errors():
             raw = self._redis().hgetall(self._key(code, "members"))
-        out = [Member(mid, body["name"], float(body["joined"])) for mid, body in
-               ((mid, json.loads(text)) for mid, text in raw.items())]
+        out = [
+            Member(mid, body["name"], float(body["joined"]))
+            for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
+        ]
         return sorted(out, key=lambda m: (m.joined, m.name))
 
     def seen(self, code: str, member_id: str) -> None:
@@ -1001,8 +1079,10 @@ class RedisRooms(_Base):
     def answers(self, code: str, qid: int) -> list[Answer]:
         with self._errors():
             raw = self._redis().hgetall(self._key(code, f"answers:{int(qid)}"))
-        out = [Answer(mid, int(body["value"]), float(body["at"])) for mid, body in
-               ((mid, json.loads(text)) for mid, text in raw.items())]
+        out = [
+            Answer(mid, int(body["value"]), float(body["at"]))
+            for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
+        ]
         return sorted(out, key=lambda a: (a.at, a.member))
 
     def purge(self) -> int:
@@ -1014,8 +1094,11 @@ class RedisRooms(_Base):
             for code in gone:
                 room = self._key(code)
                 qids = int(client.hget(room, "qids") or 0)
-                client.delete(room, *(f"{room}:{part}" for part in ("members", "names", "seen", "questions")),
-                              *(f"{room}:answers:{q}" for q in range(1, qids + 1)))
+                client.delete(
+                    room,
+                    *(f"{room}:{part}" for part in ("members", "names", "seen", "questions")),
+                    *(f"{room}:answers:{q}" for q in range(1, qids + 1)),
+                )
                 client.zrem(self._index, code)
         return len(gone)
 

@@ -75,8 +75,9 @@ def find_haproxy(program: str | None = None) -> str:
 def haproxy_config(address: str, port: int, backends: list[int]) -> str:
     """haproxy's configuration: ``address:port`` in front of the servers on these loopback
     ports, new browsers in turn, each then kept on its server by a cookie."""
-    servers = "\n".join(f"    server app{i} 127.0.0.1:{p} cookie app{i} check inter 2s fall 2 rise 2"
-                        for i, p in enumerate(backends, 1))
+    servers = "\n".join(
+        f"    server app{i} 127.0.0.1:{p} cookie app{i} check inter 2s fall 2 rise 2" for i, p in enumerate(backends, 1)
+    )
     return f"""\
 # written by python -m explorer serve
 global
@@ -122,8 +123,9 @@ def _require_free(address: str, port: int) -> None:
     """The launcher's own address and port can be listened on (before anything starts: a
     health check there could otherwise be answered by whatever already listens)."""
     try:
-        family, kind, proto, _, where = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM,
-                                                           flags=socket.AI_PASSIVE)[0]
+        family, kind, proto, _, where = socket.getaddrinfo(
+            address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
     except (socket.gaierror, UnicodeError) as e:
         raise ExplorerError(f"--address {address}: not an address of this machine ({e})") from None
     with socket.socket(family, kind, proto) as s:
@@ -131,7 +133,9 @@ def _require_free(address: str, port: int) -> None:
         try:
             s.bind(where)
         except OSError as e:
-            raise ExplorerError(f"cannot listen on {address}:{port}: {e.strerror or e} (give another --port or --address)") from None
+            raise ExplorerError(
+                f"cannot listen on {address}:{port}: {e.strerror or e} (give another --port or --address)"
+            ) from None
 
 
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no HTTP proxy from the environment
@@ -192,8 +196,9 @@ class _Children:
     def start(self, name: str, argv: list[str], *, proxy: bool = False, **kwargs) -> subprocess.Popen:
         _load_libc()
         # a session of their own: Ctrl-C in the terminal reaches the launcher, which stops them in order
-        proc = subprocess.Popen(argv, start_new_session=True,
-                                preexec_fn=functools.partial(_die_with_parent, os.getpid()), **kwargs)
+        proc = subprocess.Popen(
+            argv, start_new_session=True, preexec_fn=functools.partial(_die_with_parent, os.getpid()), **kwargs
+        )
         self.procs.append((name, proc))
         if proxy:
             self.proxy = proc
@@ -257,8 +262,19 @@ def _signals_ignored() -> Iterator[None]:
 
 
 def _streamlit(address: str, port: int) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-            "--server.address", address, "--server.port", str(port)]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(ROOT / "app.py"),
+        "--server.headless",
+        "true",
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+    ]
 
 
 def _wait_healthy(servers: list[tuple[str, str, subprocess.Popen]]) -> None:
@@ -271,7 +287,9 @@ def _wait_healthy(servers: list[tuple[str, str, subprocess.Popen]]) -> None:
             if _healthy(url):
                 waiting.remove(entry)
             elif proc.poll() is not None:
-                raise ExplorerError(f"{name} exited with status {proc.returncode} while starting (its messages are above)")
+                raise ExplorerError(
+                    f"{name} exited with status {proc.returncode} while starting (its messages are above)"
+                )
         if waiting and time.monotonic() > deadline:
             raise ExplorerError(f"{waiting[0][0]} did not answer {HEALTH} within {START_TIMEOUT:.0f} s")
         if waiting:
@@ -296,8 +314,15 @@ def _copy_new(log: IO[bytes], err: TextIO, position: int) -> int:
     return position + len(data)
 
 
-def serve(servers: int, *, port: int = 8501, address: str = "127.0.0.1", haproxy: str | None = None,
-          out: TextIO | None = None, err: TextIO | None = None) -> int:
+def serve(
+    servers: int,
+    *,
+    port: int = 8501,
+    address: str = "127.0.0.1",
+    haproxy: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
     """Serve the app until interrupted; 0 after an interrupt, 1 when a child exited while
     serving. Raises :class:`ExplorerError` for what stops it from starting (all stopped by then)."""
     out = out or sys.stdout
@@ -310,8 +335,12 @@ def serve(servers: int, *, port: int = 8501, address: str = "127.0.0.1", haproxy
     _require_free(address, port)
 
     children = _Children()
-    with _stop_on_signals(), tempfile.TemporaryDirectory(prefix="explorer-serve-") as tmp, \
-            open(Path(tmp) / "haproxy.log", "ab") as written, open(Path(tmp) / "haproxy.log", "rb") as log:
+    with (
+        _stop_on_signals(),
+        tempfile.TemporaryDirectory(prefix="explorer-serve-") as tmp,
+        open(Path(tmp) / "haproxy.log", "ab") as written,
+        open(Path(tmp) / "haproxy.log", "rb") as log,
+    ):
         try:
             if program is None:
                 proc = children.start("the app server", _streamlit(address, port), cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -319,15 +348,28 @@ def serve(servers: int, *, port: int = 8501, address: str = "127.0.0.1", haproxy
                 where = "one app server"
             else:
                 ports = [_free_port() for _ in range(servers)]
-                started = [(f"app server {i}", f"http://127.0.0.1:{p}",
-                            children.start(f"app server {i}", _streamlit("127.0.0.1", p), cwd=ROOT,
-                                           stdout=subprocess.DEVNULL))
-                           for i, p in enumerate(ports, 1)]
+                started = [
+                    (
+                        f"app server {i}",
+                        f"http://127.0.0.1:{p}",
+                        children.start(
+                            f"app server {i}", _streamlit("127.0.0.1", p), cwd=ROOT, stdout=subprocess.DEVNULL
+                        ),
+                    )
+                    for i, p in enumerate(ports, 1)
+                ]
                 _wait_healthy(started)
                 config = Path(tmp) / "haproxy.cfg"
                 config.write_text(haproxy_config(address, port, ports), encoding="utf-8")
-                proxy = children.start("haproxy", [program, "-db", "-f", str(config)], proxy=True, cwd=tmp,
-                                       stdin=subprocess.DEVNULL, stdout=written, stderr=written)
+                proxy = children.start(
+                    "haproxy",
+                    [program, "-db", "-f", str(config)],
+                    proxy=True,
+                    cwd=tmp,
+                    stdin=subprocess.DEVNULL,
+                    stdout=written,
+                    stderr=written,
+                )
                 deadline = time.monotonic() + PROXY_TIMEOUT
                 while not _healthy(_local_url(address, port)):
                     if proxy.poll() is not None:

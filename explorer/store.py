@@ -192,8 +192,9 @@ class Entry(NamedTuple):
 class Store(Protocol):
     """What the app asks of a store, whatever keeps it (:class:`SqliteStore`, :class:`RedisStore`)."""
 
-    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None,
-            owner: str | None = None) -> str: ...
+    def put(
+        self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None
+    ) -> str: ...
     def get(self, digest: str) -> Blob | None: ...
     def has(self, digest: str) -> bool: ...
     def touch(self, digest: str) -> bool: ...
@@ -230,8 +231,7 @@ class SqliteStore:
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None,
-            owner: str | None = None) -> str:
+    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None) -> str:
         """Keep ``data``; its SHA-256 hex. The same bytes again store nothing new: the blob takes
         the latest kind, name and meta, becomes the most recently used, and ``owner`` claims it.
         Then least recently used blobs (never this one) go until the total fits ``cap_bytes``.
@@ -269,9 +269,7 @@ class SqliteStore:
             return None
 
         def op(conn: sqlite3.Connection) -> Blob | None:
-            row = conn.execute(
-                "SELECT kind, name, meta, data, size FROM blobs WHERE digest = ?", (digest,)
-            ).fetchone()
+            row = conn.execute("SELECT kind, name, meta, data, size FROM blobs WHERE digest = ?", (digest,)).fetchone()
             if row is None:
                 return None
             _touch(conn, digest)
@@ -284,7 +282,9 @@ class SqliteStore:
         """Whether ``digest`` is stored (reads no data, touches nothing)."""
         if not _is_digest(digest):
             return False
-        return self._run(lambda conn: conn.execute("SELECT 1 FROM blobs WHERE digest = ?", (digest,)).fetchone() is not None)
+        return self._run(
+            lambda conn: conn.execute("SELECT 1 FROM blobs WHERE digest = ?", (digest,)).fetchone() is not None
+        )
 
     def touch(self, digest: str) -> bool:
         """Make ``digest`` the most recently used; False when it is not stored."""
@@ -385,7 +385,9 @@ class SqliteStore:
             except sqlite3.Error as err:
                 raise _failure(err) from err
             except OSError as err:
-                raise StoreError(f"The app's store cannot be used in its data folder {self.folder} ({err.strerror or err}).") from err
+                raise StoreError(
+                    f"The app's store cannot be used in its data folder {self.folder} ({err.strerror or err})."
+                ) from err
 
     def _connection(self) -> sqlite3.Connection:
         """The open connection, (re)opening the file if needed: first use, after a fork, or
@@ -470,7 +472,10 @@ def _write(conn: sqlite3.Connection) -> Iterator[None]:
 
 def _touch(conn: sqlite3.Connection, digest: str) -> bool:
     """Stamp ``digest`` as the most recently used (one statement, so one short write)."""
-    return conn.execute(f"UPDATE blobs SET last_used = {_NEXT_STAMP} WHERE digest = ?", (time.time_ns(), digest)).rowcount > 0
+    return (
+        conn.execute(f"UPDATE blobs SET last_used = {_NEXT_STAMP} WHERE digest = ?", (time.time_ns(), digest)).rowcount
+        > 0
+    )
 
 
 def _total(conn: sqlite3.Connection) -> int:
@@ -501,8 +506,12 @@ def _prepared(data: bytes, meta: dict | None, cap_bytes: int) -> tuple[bytes, in
     data = bytes(data)
     if len(data) > cap_bytes:
         raise _too_large(len(data), cap_bytes)
-    return data, len(data), hashlib.sha256(data).hexdigest(), json.dumps(dict(meta or {}), sort_keys=True,
-                                                                          ensure_ascii=False)
+    return (
+        data,
+        len(data),
+        hashlib.sha256(data).hexdigest(),
+        json.dumps(dict(meta or {}), sort_keys=True, ensure_ascii=False),
+    )
 
 
 def _load_meta(text: str) -> dict:
@@ -760,20 +769,30 @@ class RedisStore:
         self._pid = os.getpid()
 
     def __repr__(self) -> str:
-        return (f"RedisStore(<Redis at {self.where}>, prefix={self.prefix!r}, cap_bytes={self.cap_bytes}, "
-                f"session_quota={self.session_quota})")
+        return (
+            f"RedisStore(<Redis at {self.where}>, prefix={self.prefix!r}, cap_bytes={self.cap_bytes}, "
+            f"session_quota={self.session_quota})"
+        )
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None,
-            owner: str | None = None) -> str:
+    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None) -> str:
         """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner``, evicting the
         least recently used other blobs down to ``cap_bytes``; its SHA-256 hex. QuotaError when
         it is larger than the store or would bring ``owner`` over ``session_quota``."""
         data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
         kept, claimed = self._script(
-            "put", digest, kind, name, meta_json, size, data, owner or "", "0" if owner is None else "1",
-            self.cap_bytes, self.session_quota,
+            "put",
+            digest,
+            kind,
+            name,
+            meta_json,
+            size,
+            data,
+            owner or "",
+            "0" if owner is None else "1",
+            self.cap_bytes,
+            self.session_quota,
         )
         if not kept:
             raise _over_quota(size, int(claimed), self.session_quota)
@@ -818,8 +837,10 @@ class RedisStore:
         rows = self._script("owned", owner)
         # Stamps are integers below 2**53, so their float form orders them exactly.
         rows.sort(key=lambda row: (-float(row[5]), row[0]))
-        return [Entry(_text(digest), _text(kind), _text(name), _load_meta(_text(meta)), int(size))
-                for digest, kind, name, meta, size, _ in rows]
+        return [
+            Entry(_text(digest), _text(kind), _text(name), _load_meta(_text(meta)), int(size))
+            for digest, kind, name, meta, size, _ in rows
+        ]
 
     def total_bytes(self) -> int:
         """The bytes of all stored blobs."""
@@ -848,21 +869,25 @@ class RedisStore:
                 self._client, self._scripts, self._pid = None, {}, os.getpid()
             if self._client is None:
                 self._client = self._new_client()
-                self._scripts = {name: self._client.register_script(_LUA_COMMON + body)
-                                 for name, body in _LUA_SCRIPTS.items()}
+                self._scripts = {
+                    name: self._client.register_script(_LUA_COMMON + body) for name, body in _LUA_SCRIPTS.items()
+                }
             return self._client, self._scripts
 
     def _new_client(self) -> redis.Redis:
         """A client for the URL (connecting later, on its first command); options given in the
         URL's query (``?socket_timeout=...``) win over the defaults here."""
         retry = self._redis.retry.Retry(
-            self._redis.backoff.ExponentialWithJitterBackoff(base=0.05, cap=0.5), _REDIS_RETRIES)
+            self._redis.backoff.ExponentialWithJitterBackoff(base=0.05, cap=0.5), _REDIS_RETRIES
+        )
         try:
             return self._redis.Redis.from_url(
-                self.url, socket_connect_timeout=_REDIS_CONNECT_TIMEOUT_S, socket_timeout=_REDIS_TIMEOUT_S,
-                retry=retry)
+                self.url, socket_connect_timeout=_REDIS_CONNECT_TIMEOUT_S, socket_timeout=_REDIS_TIMEOUT_S, retry=retry
+            )
         except ValueError as err:
-            raise StoreError(f"The Redis URL of the app's store is malformed ({_scrub(str(err), self._secrets)}).") from err
+            raise StoreError(
+                f"The Redis URL of the app's store is malformed ({_scrub(str(err), self._secrets)})."
+            ) from err
 
     def _call(self, op: Callable[[redis.Redis, dict[str, Any]], T]) -> T:
         """``op`` on the client and its scripts; any redis error leaves as a StoreError."""

@@ -37,7 +37,7 @@ DECODE_ERRORS: dict[str, str] = {
 ENCODING_RULES: dict[str, str] = {
     "merges": "only a learned pair (a, b) merges, in the order learned (GPT-2's encoder.py, HF tokenizers)",
     "tiktoken": "any two neighbours whose bytes together are a token merge, lowest token rank first; "
-                "lone surrogates become U+FFFD first (tiktoken)",
+    "lone surrogates become U+FFFD first (tiktoken)",
 }
 
 _CACHE_LIMIT = 200_000
@@ -145,7 +145,8 @@ class Tokenizer:
         # new id (a rank table, most trained tokenizers), else looked up
         self._first_new = first_new
         self._rank_of: dict[int, int] | None = (
-            None if len(vocab) == first_new + len(self.merges) else _first_wins(self.merged_ids, ranks))
+            None if len(vocab) == first_new + len(self.merges) else _first_wins(self.merged_ids, ranks)
+        )
         self._ids = vocab.ids
         self.n_special = vocab.n_special
         self.vocab: tuple[str, ...] = tuple(vocab.tokens)
@@ -285,7 +286,7 @@ class Tokenizer:
     def is_special(self, token_id: int) -> bool:
         return token_id < self.n_special or token_id in self._trailing
 
-    def truncate(self, k: int) -> "Tokenizer":
+    def truncate(self, k: int) -> Tokenizer:
         """The tokenizer as it was after its first k merges.
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0), (1, 1)])
@@ -293,9 +294,15 @@ class Tokenizer:
         ['aa', 'aa']
         """
         # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
-        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=self.merges[: max(0, k)],
-                         special_ids={t: i for i, t in self._trailing.items()}, rules=self.rules, encoding=self.encoding,
-                         own_merges_suffice=self.own_merges_suffice)
+        return Tokenizer(
+            config=self.config,
+            alphabet=self.alphabet,
+            merges=self.merges[: max(0, k)],
+            special_ids={t: i for i, t in self._trailing.items()},
+            rules=self.rules,
+            encoding=self.encoding,
+            own_merges_suffice=self.own_merges_suffice,
+        )
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
@@ -363,8 +370,16 @@ class Tokenizer:
                     heapq.heappush(heap, e)
                 skipped.clear()
             if trace is not None:
-                trace.append(TraceStep(packed >> _ID_BITS, _rank_of_position(i, prv), left, right, self.vocab[new],
-                                       tuple(self.tokens(_walk(sym, nxt)))))
+                trace.append(
+                    TraceStep(
+                        packed >> _ID_BITS,
+                        _rank_of_position(i, prv),
+                        left,
+                        right,
+                        self.vocab[new],
+                        tuple(self.tokens(_walk(sym, nxt))),
+                    )
+                )
         return _walk(sym, nxt)
 
     def _merge_once(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
@@ -664,8 +679,10 @@ class Tokenizer:
             if not (0 <= i < size or i in self._trailing or i == self.unk_id):
                 extra = sorted(self._trailing)
                 specials = f", {', '.join(map(str, extra))} for special tokens" if extra else ""
-                raise DecodeError(f"id {i} (position {k}) is not a token id: this vocabulary has ids 0 to {size - 1}"
-                                  f"{specials} (and {self.unk_id} for unknown symbols)")
+                raise DecodeError(
+                    f"id {i} (position {k}) is not a token id: this vocabulary has ids 0 to {size - 1}"
+                    f"{specials} (and {self.unk_id} for unknown symbols)"
+                )
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ids, byte level or not (tiktoken's ``decode_bytes``); unknown ids raise.
@@ -707,13 +724,14 @@ class Tokenizer:
 
     def _where_not_utf8(self, ids: Sequence[int], data: bytes, err: UnicodeDecodeError) -> str:
         end = 0
-        for k, i in enumerate(ids):
+        for k, i in enumerate(ids):  # noqa: B007 - k, the token holding the bad byte, is read after the loop
             end += len(self.token_bytes(i))
             if end > err.start:
                 break
         what = "do not end as UTF-8" if "end of data" in err.reason else "are not UTF-8"
-        return (f"the bytes {what}: byte {err.start} (in token {k}, id {ids[k]}) is 0x{data[err.start]:02x}, "
-                f"{err.reason}")
+        return (
+            f"the bytes {what}: byte {err.start} (in token {k}, id {ids[k]}) is 0x{data[err.start]:02x}, {err.reason}"
+        )
 
     def token_text(self, token_id: int) -> str | bytes:
         """One token as text when its bytes are UTF-8 on their own, else as its bytes (a token

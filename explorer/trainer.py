@@ -64,8 +64,15 @@ class Trainer:
     'num_merges'
     """
 
-    def __init__(self, words: Mapping[str, int], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-                 full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()):
+    def __init__(
+        self,
+        words: Mapping[str, int],
+        config: TrainerConfig,
+        *,
+        top_k: int = DEFAULT_TOP_K,
+        full_records: int | None = None,
+        encoding: EncodeOptions = EncodeOptions(),
+    ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
         changes no merge, so it is not part of the config). ``full_records``: how many steps keep
         that table and their examples; later steps are logged compactly (see ``StepLog``; None:
@@ -153,13 +160,21 @@ class Trainer:
         self._front: list[tuple[int, object, int]] = []  # see _top
 
     @classmethod
-    def from_texts(cls, texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-                   full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()) -> "Trainer":
+    def from_texts(
+        cls,
+        texts: str | Iterable[str],
+        config: TrainerConfig,
+        *,
+        top_k: int = DEFAULT_TOP_K,
+        full_records: int | None = None,
+        encoding: EncodeOptions = EncodeOptions(),
+    ) -> Trainer:
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(count_words(texts, config.validate()), config, top_k=top_k, full_records=full_records,
-                   encoding=encoding)
+        return cls(
+            count_words(texts, config.validate()), config, top_k=top_k, full_records=full_records, encoding=encoding
+        )
 
-    def require_room(self) -> "Trainer":
+    def require_room(self) -> Trainer:
         """Raise ConfigError when the vocabulary size leaves no room for a single merge (the app
         and the CLI refuse that; the engine itself trains 0 merges then, as HF does); return self.
 
@@ -173,9 +188,13 @@ class Trainer:
             raise ConfigError(
                 f"a vocabulary of {config.vocab_size:,} leaves no room for a merge: the base vocabulary already has "
                 f"{len(self._vocab):,} tokens ({len(self.alphabet):,} base symbols"
-                + (f" and {len(config.special_tokens)} special token{'s' * (len(config.special_tokens) != 1)}"
-                   if config.special_tokens else "")
-                + f"); ask for at least {len(self._vocab) + 1:,}")
+                + (
+                    f" and {len(config.special_tokens)} special token{'s' * (len(config.special_tokens) != 1)}"
+                    if config.special_tokens
+                    else ""
+                )
+                + f"); ask for at least {len(self._vocab) + 1:,}"
+            )
         return self
 
     # ---- derived views -------------------------------------------------------------------
@@ -251,11 +270,24 @@ class Trainer:
     # How each attribute is copied by __deepcopy__: containers of immutable values (ints, strings,
     # tuples, PairStats) are copied one level deep; the position index holds an array or list per
     # pair; the vocabulary and the step log copy themselves (the log shares its immutable details).
-    _SHALLOW = frozenset({"_words", "_freqs", "alphabet", "merges", "_hf_rank", "_neg_keys", "_rows", "_count",
-                          "_heap", "_front", "_hist"})
+    _SHALLOW = frozenset(
+        {
+            "_words",
+            "_freqs",
+            "alphabet",
+            "merges",
+            "_hf_rank",
+            "_neg_keys",
+            "_rows",
+            "_count",
+            "_heap",
+            "_front",
+            "_hist",
+        }
+    )
     _ARRAYS = frozenset({"_sym", "_nxt", "_prv", "_wof"})
 
-    def __deepcopy__(self, memo: dict) -> "Trainer":
+    def __deepcopy__(self, memo: dict) -> Trainer:
         """An independent copy, made ~5x faster than Python's generic deep copy (a session takes
         one of the trainer shared at a link's step; 0.12 s for 500 steps of Frankenstein before).
         Attributes it does not know are deep-copied as usual.
@@ -402,9 +434,20 @@ class Trainer:
         # nlargest equals a stable sort by count, descending: ties keep word order
         picked = heapq.nlargest(_EXAMPLES, per_word.items(), key=itemgetter(1)) if full else []
         examples = tuple((self._example(wi), n) for wi, n in picked)
-        log.append(left, right, new_id, count=best_count, replaced=replaced, tokens_after=self.tokens,
-                   n_tied=n_tied, words_affected=len(per_word), reused=reused, top_pairs=table,
-                   examples=examples, example_words=tuple(wi for wi, _ in picked))
+        log.append(
+            left,
+            right,
+            new_id,
+            count=best_count,
+            replaced=replaced,
+            tokens_after=self.tokens,
+            n_tied=n_tied,
+            words_affected=len(per_word),
+            reused=reused,
+            top_pairs=table,
+            examples=examples,
+            example_words=tuple(wi for wi, _ in picked),
+        )
         return True
 
     def _finish(self, reason: str) -> bool:
@@ -531,15 +574,14 @@ class Trainer:
         while (rec := self.step()) is not None:
             yield rec
 
-    def run(self) -> "Trainer":
+    def run(self) -> Trainer:
         """Train to the end; returns self (the records are in ``records``)."""
         while self._advance():
             pass
         return self
 
 
-def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | None = None,
-                 chunk: int = 50) -> Trainer:
+def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | None = None, chunk: int = 50) -> Trainer:
     """Advance a trainer until a stop rule fires, ``chunk`` merges at a time, telling
     ``progress`` (fraction of the planned merges, "k merges") after each chunk; returns it (a
     worker process's job: the trainer goes there and comes back trained).
@@ -555,15 +597,24 @@ def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | N
     while trainer.advance(chunk) and not trainer.done:
         if progress is not None:
             done = len(trainer.records)
-            progress(min(1.0, done / planned) if planned else 0.0, f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges")
+            progress(
+                min(1.0, done / planned) if planned else 0.0,
+                f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges",
+            )
     if progress is not None:
         done = len(trainer.records)
         progress(1.0, f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges")
     return trainer
 
 
-def train(texts: str | Iterable[str], config: TrainerConfig, *, top_k: int = DEFAULT_TOP_K,
-          full_records: int | None = None, encoding: EncodeOptions = EncodeOptions()) -> Trainer:
+def train(
+    texts: str | Iterable[str],
+    config: TrainerConfig,
+    *,
+    top_k: int = DEFAULT_TOP_K,
+    full_records: int | None = None,
+    encoding: EncodeOptions = EncodeOptions(),
+) -> Trainer:
     """Train to the end in one call.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow", vocab_size=None, num_merges=4)

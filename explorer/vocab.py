@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .errors import FormatError
 from .config import TrainerConfig
+from .errors import FormatError
 from .units import UNICODE_TO_BYTE, byte_alphabet
 
 __all__ = ["Vocab", "build_alphabet", "hf_alphabet_ranks"]
@@ -150,4 +150,3 @@ def hf_alphabet_ranks(alphabet: list[str]) -> dict[str, int]:
     {'a': 0, 'b': 1, 'Ġ': 2}
     """
     return {sym: i for i, sym in enumerate(sorted(alphabet))}
-

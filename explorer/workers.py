@@ -112,6 +112,7 @@ class Job:
 
 # ---- in the worker ---------------------------------------------------------------------------
 
+
 def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
     """A worker's loop: receive (module, name, args, kwargs, wants_progress), send back
     ("progress", fraction, text)* then ("done", value, peak KiB), ("error", ExplorerError), or
@@ -140,8 +141,15 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
             conn.send(("done", value, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
         except MemoryError:
             with contextlib.suppress(Exception):
-                conn.send(("fatal", JobError("the job needed more memory than a worker may use on this server; "
-                                             "try a smaller corpus or fewer merges")))
+                conn.send(
+                    (
+                        "fatal",
+                        JobError(
+                            "the job needed more memory than a worker may use on this server; "
+                            "try a smaller corpus or fewer merges"
+                        ),
+                    )
+                )
             return  # a worker that ran out of memory may be in a bad way: a fresh one replaces it
         except ExplorerError as err:
             conn.send(("error", err))
@@ -151,6 +159,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
 
 
 # ---- in the parent ---------------------------------------------------------------------------
+
 
 class _Worker:
     """One worker process and our end of its pipe."""
@@ -173,8 +182,14 @@ class Pool:
     """``workers`` worker processes taking jobs first come, first served (see the module's
     docstring). Workers start when the first job is submitted."""
 
-    def __init__(self, workers: int | None = None, *, memory_mib: float | None = None, name: str = "bpe-explorer-worker",
-                 start_method: str = "forkserver"):
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        memory_mib: float | None = None,
+        name: str = "bpe-explorer-worker",
+        start_method: str = "forkserver",
+    ):
         self.workers = workers or default_workers()
         self.memory_bytes = int(memory_mib * 2**20) if memory_mib else None
         self.name = name
@@ -220,7 +235,9 @@ class Pool:
     def _start_threads(self) -> None:
         with self._lock:
             while len(self._threads) < self.workers:
-                thread = threading.Thread(target=self._slot, name=f"{self.name}-slot-{len(self._threads) + 1}", daemon=True)
+                thread = threading.Thread(
+                    target=self._slot, name=f"{self.name}-slot-{len(self._threads) + 1}", daemon=True
+                )
                 thread.start()
                 self._threads.append(thread)
 
@@ -275,9 +292,13 @@ class Pool:
                 worker.process.join(1)  # the pipe closes before the exit status is known
                 code = worker.process.exitcode
                 how = f"was killed (signal {-code})" if code is not None and code < 0 else f"stopped (exit code {code})"
-                job._finish("failed", error=JobError(
-                    f"the worker process running this job {how} before it finished; a new worker has taken its place, "
-                    "so trying again may work"))
+                job._finish(
+                    "failed",
+                    error=JobError(
+                        f"the worker process running this job {how} before it finished; a new worker has taken its place, "
+                        "so trying again may work"
+                    ),
+                )
                 return self._replace(worker)
             kind = message[0]
             if kind == "progress":

@@ -11,8 +11,10 @@ settings.sidebar()
 
 preset, config = state.current_config()
 st.title("Train, one merge at a time")
-st.caption(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
-           + " — change the settings in the sidebar, the corpus on the Corpus page.")
+st.caption(
+    render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
+    + " — change the settings in the sidebar, the corpus on the Corpus page."
+)
 
 pending = state.pending_step()
 with st.spinner(f"Training to step {pending:,}…" if pending else "Counting the corpus's words…"):

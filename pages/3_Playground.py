@@ -2,16 +2,18 @@
 
 import streamlit as st
 
-from explorer.ui import playground_view as view
 from explorer.ui import interop_view, links, nav, state
+from explorer.ui import playground_view as view
 
 nav.enter_page()
 state.keep_widget_state()
 links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
 
 st.title("Playground")
-st.caption("What each tokenizer makes of a text: the session's own (from the Train page) and GPT-2, cl100k_base "
-           "(GPT-4) and o200k_base (GPT-4o). Hover a token for its id and bytes.")
+st.caption(
+    "What each tokenizer makes of a text: the session's own (from the Train page) and GPT-2, cl100k_base "
+    "(GPT-4) and o200k_base (GPT-4o). Hover a token for its id and bytes."
+)
 text = view.text_input()
 choices = view.choose_tokenizers()
 show_ws, allow_special = st.session_state["w_play_ws"], st.session_state.get("w_play_special", False)

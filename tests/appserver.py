@@ -20,8 +20,15 @@ from typing import IO
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
 ]
 
 
@@ -58,8 +65,9 @@ def serve_app(*, timeout: float = 60.0) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def app_process(*, timeout: float = 60.0, log: IO | None = None, extra_args: tuple[str, ...] = (),
-                script: Path | None = None) -> Iterator[tuple[str, subprocess.Popen]]:
+def app_process(
+    *, timeout: float = 60.0, log: IO | None = None, extra_args: tuple[str, ...] = (), script: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """:func:`serve_app` that also yields the server's process (for its memory and CPU), writes
     the server's stdout and stderr to ``log`` (an open file) instead of discarding them, and
     passes ``extra_args`` (more ``--section.option value`` pairs) to ``streamlit run``;
@@ -67,10 +75,27 @@ def app_process(*, timeout: float = 60.0, log: IO | None = None, extra_args: tup
     port = _free_port()
     output = log if log is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none", *extra_args],
-        cwd=ROOT, stdout=output, stderr=output,
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(script or ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+            *extra_args,
+        ],
+        cwd=ROOT,
+        stdout=output,
+        stderr=output,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -87,7 +87,7 @@ def _shown_slowly(token: str) -> str:
     while i < len(data):
         for n in (1, 2, 3, 4):
             try:
-                ch = data[i:i + n].decode("utf-8")
+                ch = data[i : i + n].decode("utf-8")
             except UnicodeDecodeError:
                 continue
             break
@@ -117,7 +117,9 @@ def chart_data(at, title: str):
         spec = json.loads(el.proto.spec)
         titles = [spec.get("title")] + [layer.get("title") for layer in spec.get("layer", [])]
         if title in titles:
-            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
+            arrows = [d.data.data for d in el.proto.datasets] + (
+                [el.proto.data.data] if el.proto.HasField("data") else []
+            )
             frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
             return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
@@ -148,8 +150,12 @@ def encode_view(at) -> list[Panel]:
     rows = {}
     for name, cells in _CMP_ROW.findall(table):
         tokens, _fewest, cpt, bpt, unknown, _trip = [html.unescape(c) for c in _CELL.findall(cells)][1:]
-        rows[html.unescape(name)] = {"Tokens": tokens, "Characters per token": cpt, "Bytes per token": bpt,
-                                     "Unknown symbols": unknown}
+        rows[html.unescape(name)] = {
+            "Tokens": tokens,
+            "Characters per token": cpt,
+            "Bytes per token": bpt,
+            "Unknown symbols": unknown,
+        }
     strips = {html.unescape(name): chips for b in bodies for name, chips in _STRIP.findall(b)}
     opened = "w_play_details" in at.session_state and at.session_state["w_play_details"]
     if not opened:
@@ -159,8 +165,11 @@ def encode_view(at) -> list[Panel]:
     out = []
     for name, metrics in rows.items():
         tab = tabs[name]
-        out.append(Panel(name, tab.caption[0].value.replace("\\", ""), metrics, strips[name],
-                         ast.literal_eval(tab.code[0].value)))
+        out.append(
+            Panel(
+                name, tab.caption[0].value.replace("\\", ""), metrics, strips[name], ast.literal_eval(tab.code[0].value)
+            )
+        )
     return out
 
 
@@ -201,9 +210,13 @@ def step_chart(at, title: str):
 
 
 # ---- the Compare page's panels (one tab drawn at a time) ------------------------------------
-COMPARE_TABS = {"Bytes per token after k merges": "Compression curves", "bytes per token": "Cross-evaluation",
-                "tokens per word": "Cross-evaluation", "Token length (bytes)": "Token lengths",
-                "Token length (characters)": "Token lengths"}
+COMPARE_TABS = {
+    "Bytes per token after k merges": "Compression curves",
+    "bytes per token": "Cross-evaluation",
+    "tokens per word": "Cross-evaluation",
+    "Token length (bytes)": "Token lengths",
+    "Token length (characters)": "Token lengths",
+}
 
 
 def open_tab(at, label: str):

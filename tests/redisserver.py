@@ -20,7 +20,8 @@ __all__ = ["redis_server", "require_redis"]
 
 def _program() -> str | None:
     return shutil.which("redis-server") or next(
-        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.exists(p)), None)
+        (p for p in ("/usr/bin/redis-server", "/usr/sbin/redis-server") if os.path.exists(p)), None
+    )
 
 
 def require_redis() -> str:
@@ -46,9 +47,26 @@ def redis_server(program: str, *, timeout: float = 20.0) -> Iterator[str]:
     """Start redis-server on 127.0.0.1 and yield its URL (``redis://127.0.0.1:PORT/0``)."""
     port = _free_port()
     proc = subprocess.Popen(
-        [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--protected-mode", "yes", "--loglevel", "warning", "--daemonize", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [
+            program,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "yes",
+            "--loglevel",
+            "warning",
+            "--daemonize",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -157,7 +157,7 @@ def seed001_loop(text: str, num_merges: int):
     initial_vocab = dict(vocab)  # (not in the notebook) a copy of what it printed first
     merges = []
     counts = []  # (not in the notebook)
-    for i in range(num_merges):
+    for i in range(num_merges):  # noqa: B007 - the notebook's own loop, as written there
         pairs = get_stats(word_to_freq)
         best_pair = max(pairs, key=pairs.get)
         counts.append(pairs[best_pair])

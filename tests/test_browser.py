@@ -14,9 +14,8 @@ import re
 import time
 
 import pytest
-
-from conftest import read_sample
 from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
+from conftest import read_sample
 
 pytestmark = pytest.mark.browser
 
@@ -31,6 +30,7 @@ def pytest_generate_tests(metafunc):
     if rounds > 1:
         metafunc.fixturenames.append("browser_round")
         metafunc.parametrize("browser_round", range(1, rounds + 1), ids=lambda r: f"round{r}")
+
 
 # Each page's st.title: nav() waits for it, so a check after nav sees the new page.
 HEADINGS = {
@@ -180,7 +180,9 @@ def test_run_to_end_draws_the_final_chart(page):
 def test_play_advances_by_itself_and_pause_stops_it(page):
     nav(page, "Train")
     page.get_by_role("button", name="Play", exact=True).click()
-    page.wait_for_function("() => [...document.querySelectorAll('p')].some(p => /^Step [3-9]\\d* of/.test(p.innerText))", timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('p')].some(p => /^Step [3-9]\\d* of/.test(p.innerText))", timeout=30_000
+    )
     page.get_by_role("button", name="Pause", exact=True).click()
     wait_idle(page, until=page.get_by_role("button", name="Play", exact=True))
     page.wait_for_timeout(1500)  # a step already on its way lands; none may follow it
@@ -251,7 +253,7 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     assert status_text(page).startswith(f"Step {steps + 1:,} of {steps + 1:,}")
 
 
-HOSTILE = 'Hi <script>alert(1)</script> and <img src=x onerror=alert(1)> **bold** $x^2$ <|endoftext|>'
+HOSTILE = "Hi <script>alert(1)</script> and <img src=x onerror=alert(1)> **bold** $x^2$ <|endoftext|>"
 
 
 def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tokenizer(page):
@@ -267,8 +269,14 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
     box.press("Control+Enter")
     rows = page.locator("div.bpe-text")  # trained, cl100k_base, then the dropout sample (folded)
     # chips read back as text spell the input (spaces shown as ·): both tokenizers' rows
-    wait_idle(page, timeout=120, until=[rows.nth(0).filter(has_text="<script>alert(1)</script>"),
-                                        rows.nth(1).filter(has_text="<script>alert(1)</script>")])
+    wait_idle(
+        page,
+        timeout=120,
+        until=[
+            rows.nth(0).filter(has_text="<script>alert(1)</script>"),
+            rows.nth(1).filter(has_text="<script>alert(1)</script>"),
+        ],
+    )
     chosen = page.locator('[data-testid="stMultiSelect"]').inner_text()
     assert "trained in this session" in chosen and "cl100k_base" in chosen
     assert page.locator('tr[data-name="trained (merge 10)"]').is_visible()
@@ -312,7 +320,12 @@ def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tok
 def _in_viewport(page, locator) -> bool:
     box = locator.bounding_box()
     size = page.viewport_size
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
 
 
 def _ellipsized_buttons(page) -> list[str]:
@@ -380,10 +393,13 @@ def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
 
 def _quick_clicks(page, label: str, n: int, gap_ms: int = 30) -> None:
     """n clicks on a button, gap_ms apart: each lands while the rerun of the one before is going."""
-    page.evaluate("""async ([label, n, gap]) => {
+    page.evaluate(
+        """async ([label, n, gap]) => {
         const button = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === label);
         for (let i = 0; i < n; i++) { button.click(); await new Promise(r => setTimeout(r, gap)); }
-    }""", [label, n, gap_ms])
+    }""",
+        [label, n, gap_ms],
+    )
 
 
 def test_quick_clicks_queue_five_steps_make_five_merges(page):
@@ -428,8 +444,12 @@ def test_compare_page_runs_english_hindi_and_korean_and_shows_every_panel(page):
     wait_idle(page, timeout=180, until=page.locator(".bpe-card-panel", has_text="Parity"))
     assert page.locator('[data-testid="stException"]').count() == 0
     # each panel in its tab, its charts drawn when the tab is opened
-    for tab, charts in (("Parity across languages", 1), ("Compression curves", 1), ("Cross-evaluation", 2),
-                        ("Token lengths", 1)):
+    for tab, charts in (
+        ("Parity across languages", 1),
+        ("Compression curves", 1),
+        ("Cross-evaluation", 2),
+        ("Token lengths", 1),
+    ):
         page.get_by_role("tab", name=tab).click()
         panel = page.locator('[role="tabpanel"]:visible')
         drawn = panel.locator('[data-testid="stVegaLiteChart"]')
@@ -474,11 +494,14 @@ def test_a_corpus_over_the_step_limit_offers_a_sample_or_a_run_without_records(p
     text = (read_sample("english_tiny_shakespeare.txt") * 5)[: 5 * 2**20].encode()
     nav(page, "Corpus")
     page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
-        files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": text}])
+        files=[{"name": "big.txt", "mimeType": "text/plain", "buffer": text}]
+    )
     wait_idle(page, timeout=120, until=re.compile(r"^big\.txt · 5,242,880 bytes · UTF-8"))
     nav(page, "Train")
     page.set_viewport_size({"width": 1280, "height": 720})
-    offer = page.get_by_text(re.compile(r"^This corpus is 5\.4 MiB: stepping through it merge by merge is limited to 4\.0 MiB"))
+    offer = page.get_by_text(
+        re.compile(r"^This corpus is 5\.4 MiB: stepping through it merge by merge is limited to 4\.0 MiB")
+    )
     offer.wait_for(timeout=30_000)
     sample = page.get_by_role("button", name="Step through its first 4.0 MiB")
     whole = page.get_by_role("button", name="Train on all of it, to the end, without step records")
@@ -556,7 +579,9 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
     trainer.advance(20)
     ours = trainer.tokenizer(20)
     assert HFTokenizer.from_file(str(hf)).encode(text).ids == ours.encode(text)
-    _pick(page, "Format", EXPORT_FORMATS["hf"].title, until=area.get_by_text(as_shown(EXPORT_FORMATS["hf"].description)))
+    _pick(
+        page, "Format", EXPORT_FORMATS["hf"].title, until=area.get_by_text(as_shown(EXPORT_FORMATS["hf"].description))
+    )
     _shoot_at(page, area, "18_train_download")
 
     page.set_viewport_size({"width": 1400, "height": 1000})
@@ -580,4 +605,6 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
     assert rows.nth(2).locator(".bpe-chip").count() == len(ours.encode(sample))
     assert rows.nth(2).inner_text() == rows.nth(0).inner_text()  # the session's own tokenizer at step 20
     assert page.locator('[data-testid="stException"]').count() == 0
-    _shoot_at(page, page.locator('[data-testid="stExpander"]').filter(has_text="Import a tokenizer"), "19_playground_import")
+    _shoot_at(
+        page, page.locator('[data-testid="stExpander"]').filter(has_text="Import a tokenizer"), "19_playground_import"
+    )

@@ -26,7 +26,6 @@ import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from appserver import ARTIFACTS, CHROMIUM_ARGS, app_process, chromium_path, follow_runs, require_chromium, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -141,8 +140,10 @@ def header(page) -> str:
 
 
 def options(page, qid: int) -> list:
-    return [page.locator(f".st-key-class_opt_{qid}_{i} button") for i in range(page.locator(
-        f'[class*="st-key-class_opt_{qid}_"] button').count())]
+    return [
+        page.locator(f".st-key-class_opt_{qid}_{i} button")
+        for i in range(page.locator(f'[class*="st-key-class_opt_{qid}_"] button').count())
+    ]
 
 
 def option_label(text: str) -> str:
@@ -300,8 +301,11 @@ def _lesson(b: Browser, url: str) -> float:
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-question-1280x720.png"))
 
     # ---- the reveal ---------------------------------------------------------------------------
-    click(teacher, teacher.get_by_role("button", name="Reveal", exact=True),
-          until=teacher.locator(".cls-bar-row.cls-right"))
+    click(
+        teacher,
+        teacher.get_by_role("button", name="Reveal", exact=True),
+        until=teacher.locator(".cls-bar-row.cls-right"),
+    )
     marked = [i for i in range(bars.count()) if "cls-right" in (bars.nth(i).get_attribute("class") or "")]
     assert marked == [right], f"the teacher's tally marks {marked}, the most frequent pair is {right}"
     visible(teacher, teacher.get_by_text(re.compile(r"Merged: .* · 2 of 3 right")))

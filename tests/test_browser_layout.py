@@ -11,7 +11,6 @@ import re
 from urllib.parse import quote
 
 import pytest
-
 from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -42,8 +41,13 @@ def open_page(page, url: str, until) -> None:
 def inside_viewport(page, locator) -> bool:
     box = locator.bounding_box()
     size = page.viewport_size
-    return (box is not None and box["y"] >= 0 and box["x"] >= 0 and box["y"] + box["height"] <= size["height"]
-            and box["x"] + box["width"] <= size["width"])
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["x"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
 
 
 # Elements whose text is cut short: a button's label, a metric's value, a select's value, a
@@ -153,8 +157,10 @@ PAGES = {
     "home": ("/", lambda page: page.locator(".bpe-row").first),
     "corpus": ("/Corpus?corpus=udhr_hi.txt", lambda page: page.locator(".bpe-stat-value").first),
     "train_hindi": ("/Train?corpus=udhr_hi.txt&step=40", lambda page: page.locator("table.bpe-hist tr.bpe-now")),
-    "playground_scripts": (f"/Playground?text={quote(MIXED)}&tokenizers={FOUR}",
-                           lambda page: page.locator("table.bpe-cmp tr[data-name]").nth(3)),
+    "playground_scripts": (
+        f"/Playground?text={quote(MIXED)}&tokenizers={FOUR}",
+        lambda page: page.locator("table.bpe-cmp tr[data-name]").nth(3),
+    ),
     "compare": ("/Compare", lambda page: page.get_by_role("button", name="Compare", exact=True)),
 }
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from appserver import ARTIFACTS, app_process, browser_page, full_screenshot, require_chromium, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -78,7 +77,8 @@ def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_br
         page.goto(f"{url}/Corpus")
         see(page, "Pick bundled texts")
         page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
-            files=[{"name": "lesson.txt", "mimeType": "text/plain", "buffer": text}])
+            files=[{"name": "lesson.txt", "mimeType": "text/plain", "buffer": text}]
+        )
         see(page, re.compile(r"^lesson\.txt · \d[\d,]* bytes · UTF-8"))
         page.wait_for_url(re.compile(r"upload%3A[0-9a-f]{64}|upload:[0-9a-f]{64}"), timeout=WAIT)
         nav(page, "Train", "Train, one merge at a time")

@@ -7,15 +7,15 @@ import html
 import re
 
 import pytest
+from conftest import ROOT, read_sample, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample, train_html, unescaped
 from explorer import Trainer, corpus_config
 from explorer.pipeline import count_words
 from explorer.rooms import Limits, SqliteRooms
 from explorer.store import SqliteStore
 from explorer.ui import class_view
-from explorer.ui.render import token_text, style_of
+from explorer.ui.render import style_of, token_text
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -86,8 +86,9 @@ def panels_text(at: AppTest) -> str:
 @pytest.fixture(autouse=True)
 def fresh_rooms(tmp_path, monkeypatch):
     """Rooms of the test's own (small limits), in place of the process's."""
-    made = SqliteRooms(SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24),
-                       limits=Limits(rooms=2, members=3, idle_hours=1))
+    made = SqliteRooms(
+        SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24), limits=Limits(rooms=2, members=3, idle_hours=1)
+    )
     monkeypatch.setattr(class_view, "_rooms", [made])
     yield made
     made.close()
@@ -216,8 +217,9 @@ def test_a_room_on_an_uploaded_corpus_gives_students_its_merges():
     text = "low lower lowest newer newest wider widest " * 50
     digest = default_store().put(text.encode(), kind="corpus", name="mine.txt")
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(samples=(), uploads=(("mine.txt", text),),
-                                                     upload_refs=(f"upload:{digest}",))
+    at.session_state["corpus_choice"] = CorpusChoice(
+        samples=(), uploads=(("mine.txt", text),), upload_refs=(f"upload:{digest}",)
+    )
     at.run()
     at.switch_page(PAGE).run()
     at.button(key="class_start").click().run()

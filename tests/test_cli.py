@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SAMPLES
+
 from explorer.cli import main
 from explorer.exporters import zip_files
 
@@ -29,8 +29,19 @@ def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
 
 
 def test_train_writes_trace_with_every_documented_field(tmp_path):
-    code, out, err = run("train", str(SAMPLES / "udhr_en.txt"), "--preset", "gpt2", "--vocab-size", "400",
-                         "--full-byte-alphabet", "--tie-break", "hf", "--out", str(tmp_path))
+    code, out, err = run(
+        "train",
+        str(SAMPLES / "udhr_en.txt"),
+        "--preset",
+        "gpt2",
+        "--vocab-size",
+        "400",
+        "--full-byte-alphabet",
+        "--tie-break",
+        "hf",
+        "--out",
+        str(tmp_path),
+    )
     assert code == 0, err
     assert "merges" in err  # the progress bar went to stderr
     trace = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
@@ -47,8 +58,12 @@ def test_train_writes_trace_with_every_documented_field(tmp_path):
 
 
 def test_encode_prints_ids_and_display_tokens_from_text_or_stdin(tmp_path):
-    assert run("train", str(SAMPLES / "demo_sentences.txt"), "--preset", "gpt2", "--merges", "50",
-               "--out", str(tmp_path))[0] == 0
+    assert (
+        run("train", str(SAMPLES / "demo_sentences.txt"), "--preset", "gpt2", "--merges", "50", "--out", str(tmp_path))[
+            0
+        ]
+        == 0
+    )
     code, out, _ = run("encode", "--tokenizer", str(tmp_path), "--text", "The cat sat.")
     assert code == 0
     enc = json.loads(out)
@@ -59,16 +74,51 @@ def test_encode_prints_ids_and_display_tokens_from_text_or_stdin(tmp_path):
 
 
 def test_encode_dropout_is_reproducible_with_a_seed(tmp_path):
-    run("train", str(SAMPLES / "seeds" / "seed004_bpe_dropout.txt"), "--preset", "suffix-marker", "--out", str(tmp_path))
-    a = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.", "--dropout", "0.3", "--seed", "7")
-    b = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.", "--dropout", "0.3", "--seed", "7")
+    run(
+        "train", str(SAMPLES / "seeds" / "seed004_bpe_dropout.txt"), "--preset", "suffix-marker", "--out", str(tmp_path)
+    )
+    a = run(
+        "encode",
+        "--tokenizer",
+        str(tmp_path),
+        "--text",
+        "BPE will result in a higher BLEU score.",
+        "--dropout",
+        "0.3",
+        "--seed",
+        "7",
+    )
+    b = run(
+        "encode",
+        "--tokenizer",
+        str(tmp_path),
+        "--text",
+        "BPE will result in a higher BLEU score.",
+        "--dropout",
+        "0.3",
+        "--seed",
+        "7",
+    )
     plain = run("encode", "--tokenizer", str(tmp_path), "--text", "BPE will result in a higher BLEU score.")
     assert a == b
-    assert json.loads(plain[1])["tokens"] == ["BPEĠ", "willĠ", "resultĠ", "inĠ", "aĠ", "higherĠ", "BLEUĠ", "scor", "e", ".Ġ"]
+    assert json.loads(plain[1])["tokens"] == [
+        "BPEĠ",
+        "willĠ",
+        "resultĠ",
+        "inĠ",
+        "aĠ",
+        "higherĠ",
+        "BLEUĠ",
+        "scor",
+        "e",
+        ".Ġ",
+    ]
     assert len(json.loads(a[1])["ids"]) > len(json.loads(plain[1])["ids"])
 
 
-@pytest.mark.parametrize("name, ids", [("gpt2", [31373, 995]), ("cl100k_base", [15339, 1917]), ("o200k_base", [24912, 2375])])
+@pytest.mark.parametrize(
+    "name, ids", [("gpt2", [31373, 995]), ("cl100k_base", [15339, 1917]), ("o200k_base", [24912, 2375])]
+)
 def test_encode_with_a_bundled_tokenizer_prints_its_ids(name, ids):
     code, out, err = run("encode", "--tokenizer", name, "--text", "hello world")
     assert code == 0, err
@@ -100,9 +150,15 @@ def test_encode_with_an_unknown_tokenizer_names_the_bundled_ones():
         (["train", "missing.txt", "--preset", "gpt2", "--out", "x"], "no such file"),
         (["train", "README.md", "--preset", "nope", "--out", "x"], "invalid choice"),
         (["train", "README.md", "--preset", "gpt2", "--marker", "eow", "--out", "x"], "word markers"),
-        (["train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", "(", "--out", "x"], "does not compile"),
+        (
+            ["train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", "(", "--out", "x"],
+            "does not compile",
+        ),
         (["train", "README.md", "--preset", "gpt2", "--vocab-size", "0", "--out", "x"], "vocab size"),
-        (["train", "README.md", "--preset", "gpt2", "--vocab-size", "10", "--merges", "3", "--out", "x"], "not allowed with"),
+        (
+            ["train", "README.md", "--preset", "gpt2", "--vocab-size", "10", "--merges", "3", "--out", "x"],
+            "not allowed with",
+        ),
         (["encode", "--tokenizer", "no-such-dir", "--text", "x"], "neither a bundled tokenizer"),
         (["encode"], "required"),
         (["frobnicate"], "invalid choice"),
@@ -126,13 +182,25 @@ def test_undecodable_and_binary_files_are_refused_cleanly(tmp_path):
     assert code == 2 and "binary" in err
 
 
-@pytest.mark.parametrize("payload, message", [
-    ("{not json", "not valid JSON"),
-    ('{"format": "other"}', "not a BPE Explorer trace"),
-    ('{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 9, "id": 1}]}', "inconsistent"),
-    ('{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 0, "id": 5}]}', "derives id 1"),
-    ('{"format": "bpe-explorer-trace", "config": {"unit": "qubit"}, "alphabet": [], "merges": []}', "config is invalid"),
-])
+@pytest.mark.parametrize(
+    "payload, message",
+    [
+        ("{not json", "not valid JSON"),
+        ('{"format": "other"}', "not a BPE Explorer trace"),
+        (
+            '{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 9, "id": 1}]}',
+            "inconsistent",
+        ),
+        (
+            '{"format": "bpe-explorer-trace", "config": {}, "alphabet": ["a"], "merges": [{"left_id": 0, "right_id": 0, "id": 5}]}',
+            "derives id 1",
+        ),
+        (
+            '{"format": "bpe-explorer-trace", "config": {"unit": "qubit"}, "alphabet": [], "merges": []}',
+            "config is invalid",
+        ),
+    ],
+)
 def test_malformed_trace_files_are_refused_with_a_clear_message(payload, message, tmp_path):
     (tmp_path / "trace.json").write_text(payload, encoding="utf-8")
     code, _, err = run("encode", "--tokenizer", str(tmp_path), "--text", "a")
@@ -140,9 +208,16 @@ def test_malformed_trace_files_are_refused_with_a_clear_message(payload, message
 
 
 def test_module_entry_point_runs_in_a_subprocess(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "explorer", "train", "nope.txt", "--preset", "gpt2", "--out", str(tmp_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and proc.stderr.startswith("python -m explorer: error:") and "Traceback" not in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "train", "nope.txt", "--preset", "gpt2", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (
+        proc.returncode == 2 and proc.stderr.startswith("python -m explorer: error:") and "Traceback" not in proc.stderr
+    )
 
 
 @pytest.mark.parametrize("content", ["", "  \n\t\n", "\n\n"])
@@ -163,24 +238,50 @@ def test_a_vocab_size_with_no_room_for_a_merge_is_refused_with_the_size_to_ask_f
     assert code == 0 and out.startswith("1 merges, vocab 9")
 
 
-@pytest.mark.parametrize(("pattern", "sentence"), [
-    (r"(?:[\s\S]|[\s\S]|[\s\S])*#|.", "takes too long on a test string: a repeated group of alternatives that can "
-                                    "match the same text, such as (?:a|a)*, backtracks exponentially"),
-    ("(" * 90 + "a" + ")" * 90 + "|.", "nests groups 90 deep; at most 32 levels are allowed"),
-    ("a{2000000000}", "spells out 2,000,000,000 items once its counted repeats are expanded"),
-    ("(?:a{10000}){10000}|.", "spells out 100,020,002 items"),
-])
+@pytest.mark.parametrize(
+    ("pattern", "sentence"),
+    [
+        (
+            r"(?:[\s\S]|[\s\S]|[\s\S])*#|.",
+            "takes too long on a test string: a repeated group of alternatives that can "
+            "match the same text, such as (?:a|a)*, backtracks exponentially",
+        ),
+        ("(" * 90 + "a" + ")" * 90 + "|.", "nests groups 90 deep; at most 32 levels are allowed"),
+        ("a{2000000000}", "spells out 2,000,000,000 items once its counted repeats are expanded"),
+        ("(?:a{10000}){10000}|.", "spells out 100,020,002 items"),
+    ],
+)
 def test_a_hostile_custom_regex_exits_2_with_what_to_change(pattern, sentence, tmp_path):
-    code, out, err = run("train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", pattern,
-                         "--out", str(tmp_path / "m"))
+    code, out, err = run(
+        "train",
+        "README.md",
+        "--preset",
+        "gpt2",
+        "--pretokenizer",
+        "regex",
+        "--pattern",
+        pattern,
+        "--out",
+        str(tmp_path / "m"),
+    )
     assert code == 2 and not out
     assert err.count("\n") == 1 and sentence in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("pattern", ["x*", "a|", "(?:)", r"\b", "(a)?"])
 def test_a_custom_regex_that_can_match_nothing_is_refused(pattern, tmp_path):
-    code, _, err = run("train", "README.md", "--preset", "gpt2", "--pretokenizer", "regex", "--pattern", pattern,
-                       "--out", str(tmp_path / "m"))
+    code, _, err = run(
+        "train",
+        "README.md",
+        "--preset",
+        "gpt2",
+        "--pretokenizer",
+        "regex",
+        "--pattern",
+        pattern,
+        "--out",
+        str(tmp_path / "m"),
+    )
     assert code == 2 and "can match the empty string" in err and err.count("\n") == 1
 
 
@@ -189,10 +290,13 @@ def test_a_custom_regex_without_the_regex_pre_tokenizer_is_refused_not_ignored(t
     assert code == 2 and "only by the 'regex' pre-tokenizer" in err and "--pretokenizer regex" in err
 
 
-@pytest.mark.parametrize("make_out, message", [
-    (lambda tmp: tmp / "a-file.txt", "a file of that name exists"),
-    (lambda tmp: tmp / "a-file.txt" / "below", "cannot create the folder"),
-])
+@pytest.mark.parametrize(
+    "make_out, message",
+    [
+        (lambda tmp: tmp / "a-file.txt", "a file of that name exists"),
+        (lambda tmp: tmp / "a-file.txt" / "below", "cannot create the folder"),
+    ],
+)
 def test_a_bad_out_is_reported_before_training(make_out, message, tmp_path, monkeypatch):
     (tmp_path / "a-file.txt").write_text("x", encoding="utf-8")
     trained = []
@@ -217,17 +321,52 @@ def test_size_limits_are_the_same_in_the_cli_and_the_app_and_stated_in_mib(tmp_p
 def test_special_tokens_in_the_corpus_are_cut_out_trained_as_text_or_refused(tmp_path):
     corpus = tmp_path / "with-specials.txt"
     corpus.write_text("hello world<|endoftext|>" * 20 + "bye<s>", encoding="utf-8")
-    code, _, err = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>",
-                       "--specials-in-text", "refuse", "--out", str(tmp_path / "m"))
+    code, _, err = run(
+        "train",
+        str(corpus),
+        "--preset",
+        "gpt2",
+        "--special",
+        "<|endoftext|>",
+        "<s>",
+        "--specials-in-text",
+        "refuse",
+        "--out",
+        str(tmp_path / "m"),
+    )
     assert code == 2 and "the corpus contains the special token '<|endoftext|>' (first at character 11)" in err
-    code, _, _ = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>", "--merges", "30",
-                     "--specials-in-text", "split", "--out", str(tmp_path / "split"))
+    code, _, _ = run(
+        "train",
+        str(corpus),
+        "--preset",
+        "gpt2",
+        "--special",
+        "<|endoftext|>",
+        "<s>",
+        "--merges",
+        "30",
+        "--specials-in-text",
+        "split",
+        "--out",
+        str(tmp_path / "split"),
+    )
     trace = json.loads((tmp_path / "split" / "trace.json").read_text(encoding="utf-8"))
     assert code == 0 and trace["config"]["specials_in_text"] == "split"
     assert not any("endoftext" in m["token"] or "|>" in m["token"] for m in trace["merges"])
     # the gpt2 preset, like its notebook and HF's BpeTrainer, trains on them as text
-    code, _, _ = run("train", str(corpus), "--preset", "gpt2", "--special", "<|endoftext|>", "<s>", "--merges", "30",
-                     "--out", str(tmp_path / "text"))
+    code, _, _ = run(
+        "train",
+        str(corpus),
+        "--preset",
+        "gpt2",
+        "--special",
+        "<|endoftext|>",
+        "<s>",
+        "--merges",
+        "30",
+        "--out",
+        str(tmp_path / "text"),
+    )
     trace = json.loads((tmp_path / "text" / "trace.json").read_text(encoding="utf-8"))
     assert code == 0 and trace["config"]["specials_in_text"] == "text"
     assert any("endoftext" in m["token"] for m in trace["merges"])
@@ -242,8 +381,12 @@ def trained_dir(tmp_path_factory):
 
 
 EXPORTS = {  # format -> the files it writes (a folder for several)
-    "hf": None, "gpt2": ["merges.txt", "vocab.json"], "tiktoken": ["tokenizer.json", "tokenizer.tiktoken"],
-    "arrow": None, "csv": None, "trace": None,
+    "hf": None,
+    "gpt2": ["merges.txt", "vocab.json"],
+    "tiktoken": ["tokenizer.json", "tokenizer.tiktoken"],
+    "arrow": None,
+    "csv": None,
+    "trace": None,
 }
 
 
@@ -278,7 +421,13 @@ def test_export_csv_keeps_the_training_counts(trained_dir, tmp_path):
     assert lines[0].startswith("step,left,right,token,id,count")
     assert len(lines) == 201
     first = lines[1].split(",")
-    assert first[:5] == ["1", trace["merges"][0]["left"], trace["merges"][0]["right"], trace["merges"][0]["token"], "256"]
+    assert first[:5] == [
+        "1",
+        trace["merges"][0]["left"],
+        trace["merges"][0]["right"],
+        trace["merges"][0]["token"],
+        "256",
+    ]
     assert int(first[5]) == trace["merges"][0]["count"]
 
 
@@ -290,14 +439,19 @@ def test_a_bundled_tokenizer_exports_to_tiktoken_and_imports_with_its_own_ids(tm
     assert code == 0, err
     assert "50,000 merges" in out
     text = "Hello world<|endoftext|>"
-    assert run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1] == \
-        run("encode", "--tokenizer", "gpt2", "--text", text, "--allow-special")[1]
+    assert (
+        run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1]
+        == run("encode", "--tokenizer", "gpt2", "--text", text, "--allow-special")[1]
+    )
 
 
-@pytest.mark.parametrize(("fmt", "message"), [
-    ("subword-nmt", "subword-nmt merges characters; this tokenizer is byte-level"),
-    ("minbpe", "minbpe's ids 0-255 are the 256 bytes in byte order"),
-])
+@pytest.mark.parametrize(
+    ("fmt", "message"),
+    [
+        ("subword-nmt", "subword-nmt merges characters; this tokenizer is byte-level"),
+        ("minbpe", "minbpe's ids 0-255 are the 256 bytes in byte order"),
+    ],
+)
 def test_export_names_the_setting_a_format_cannot_represent(fmt, message, trained_dir, tmp_path):
     code, out, err = run("export", str(trained_dir), "--format", fmt, "--out", str(tmp_path / "x"))
     assert code == 2 and out == ""
@@ -305,14 +459,21 @@ def test_export_names_the_setting_a_format_cannot_represent(fmt, message, traine
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("tokenizer.json", '{"model": {"type": "BPE", "vocab": {', "tokenizer.json is not valid JSON (cut short?): line 1"),
-    ("tokenizer.json", '{"model": {"type": "WordPiece", "vocab": {}}}', "'model.type' is 'WordPiece': only BPE"),
-    ("cl.tiktoken", "IQ== 0\nnot-base64! 1\n", "cl.tiktoken line 2: bad base64"),
-    ("codes.txt", "e s\nes t\n", "codes.txt line 1: a '#version' header is missing"),
-    ("tok.model", "minbpe v2\n\n0\n", "tok.model line 1: expected 'minbpe v1'"),
-    ("vocab.json", '{"a": 0}', "a vocab.json needs its merges.txt"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        (
+            "tokenizer.json",
+            '{"model": {"type": "BPE", "vocab": {',
+            "tokenizer.json is not valid JSON (cut short?): line 1",
+        ),
+        ("tokenizer.json", '{"model": {"type": "WordPiece", "vocab": {}}}', "'model.type' is 'WordPiece': only BPE"),
+        ("cl.tiktoken", "IQ== 0\nnot-base64! 1\n", "cl.tiktoken line 2: bad base64"),
+        ("codes.txt", "e s\nes t\n", "codes.txt line 1: a '#version' header is missing"),
+        ("tok.model", "minbpe v2\n\n0\n", "tok.model line 1: expected 'minbpe v1'"),
+        ("vocab.json", '{"a": 0}', "a vocab.json needs its merges.txt"),
+    ],
+)
 def test_import_of_a_malformed_file_exits_2_with_where_it_goes_wrong(name, content, message, tmp_path):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
@@ -329,19 +490,42 @@ def small_models(tmp_path_factory):
     out = {}
     for preset, extra in (("gpt2", ["--full-byte-alphabet"]), ("bytes", []), ("sennrich", [])):
         folder = tmp_path_factory.mktemp(f"small-{preset}")
-        assert run("train", str(SAMPLES / "udhr_en.txt"), "--preset", preset, "--merges", "20", *extra,
-                   "--out", str(folder))[0] == 0
+        assert (
+            run(
+                "train",
+                str(SAMPLES / "udhr_en.txt"),
+                "--preset",
+                preset,
+                "--merges",
+                "20",
+                *extra,
+                "--out",
+                str(folder),
+            )[0]
+            == 0
+        )
         out[preset] = folder
     return out
 
 
-SUMMARY = re.compile(r"^[^:]+: [\d,]+ merges, vocab [\d,]+, (byte|char) level, pre-tokenizer \S+; wrote \S+trace\.json$")
+SUMMARY = re.compile(
+    r"^[^:]+: [\d,]+ merges, vocab [\d,]+, (byte|char) level, pre-tokenizer \S+; wrote \S+trace\.json$"
+)
 # (preset, format, compared): "ids" where the files give every id, "tokens" where they cannot
 # (arrow merges hold no special tokens: gpt2's <|endoftext|> takes id 0; subword-nmt codes, arrow
 # merges and the CSV of a character-level tokenizer know only the characters their merges use)
-CLI_CASES = [("gpt2", "hf", "ids"), ("gpt2", "gpt2", "ids"), ("gpt2", "tiktoken", "ids"), ("gpt2", "arrow", "tokens"),
-             ("gpt2", "csv", "ids"), ("gpt2", "trace", "ids"), ("bytes", "minbpe", "ids"),
-             ("sennrich", "subword-nmt", "tokens"), ("sennrich", "arrow", "tokens"), ("sennrich", "csv", "tokens")]
+CLI_CASES = [
+    ("gpt2", "hf", "ids"),
+    ("gpt2", "gpt2", "ids"),
+    ("gpt2", "tiktoken", "ids"),
+    ("gpt2", "arrow", "tokens"),
+    ("gpt2", "csv", "ids"),
+    ("gpt2", "trace", "ids"),
+    ("bytes", "minbpe", "ids"),
+    ("sennrich", "subword-nmt", "tokens"),
+    ("sennrich", "arrow", "tokens"),
+    ("sennrich", "csv", "tokens"),
+]
 
 
 def _encoded(tokenizer: str, text: str) -> dict:
@@ -369,8 +553,9 @@ def _import_and_compare(files: list[str], source: Path, out: Path, compared: str
 
 
 @pytest.mark.parametrize("preset, fmt, compared", CLI_CASES)
-def test_export_then_import_then_encode_gives_the_sources_tokens_for_every_format(preset, fmt, compared, small_models,
-                                                                                   tmp_path):
+def test_export_then_import_then_encode_gives_the_sources_tokens_for_every_format(
+    preset, fmt, compared, small_models, tmp_path
+):
     source = small_models[preset]
     target = tmp_path / "exported"
     code, _, err = run("export", str(source), "--format", fmt, "--out", str(target))
@@ -408,20 +593,33 @@ def test_a_bare_cl100k_base_tiktoken_imports_as_the_bundled_tokenizer(tmp_path):
     table.write_bytes(gzip.decompress((PRETRAINED_DIR / "tiktoken" / "cl100k_base.tiktoken.gz").read_bytes()))
     code, out, err = run("import", str(table), "--out", str(tmp_path / "imp"))
     assert code == 0, err
-    assert out.splitlines()[1] == ("note: recognised as the bundled cl100k_base table: its regex (cl100k) and special "
-                                   "tokens come with it")
+    assert out.splitlines()[1] == (
+        "note: recognised as the bundled cl100k_base table: its regex (cl100k) and special tokens come with it"
+    )
     text = "hello world<|endoftext|>"
-    assert run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1] == \
-        run("encode", "--tokenizer", "cl100k_base", "--text", text, "--allow-special")[1]
+    assert (
+        run("encode", "--tokenizer", str(tmp_path / "imp"), "--text", text, "--allow-special")[1]
+        == run("encode", "--tokenizer", "cl100k_base", "--text", text, "--allow-special")[1]
+    )
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("bomb.zip", zip_files({"merges.txt": bytes(8 << 20)}), "bomb.zip: 'merges.txt' unpacks "),
-    ("bad.zip", zip_files({"../tokenizer.json": b"{}"}), "bad.zip: the member '../tokenizer.json' points outside the zip"),
-    ("merges.csv", b"step,left,right,token\n1,a,b,ab\n", "merges.csv line 1: the header has no 'id' column"),
-    ("merges.txt", b"a b -> ab\nab c -> abd\n", "merges.txt line 2: 'ab' + 'c' makes 'abc', not 'abd'"),
-], ids=["bomb.zip", "bad.zip", "merges.csv", "merges.txt"])  # a zip's bytes hold the time it was made
-def test_import_of_a_refused_zip_or_merge_list_exits_2_with_one_line_and_writes_nothing(name, content, message, tmp_path):
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("bomb.zip", zip_files({"merges.txt": bytes(8 << 20)}), "bomb.zip: 'merges.txt' unpacks "),
+        (
+            "bad.zip",
+            zip_files({"../tokenizer.json": b"{}"}),
+            "bad.zip: the member '../tokenizer.json' points outside the zip",
+        ),
+        ("merges.csv", b"step,left,right,token\n1,a,b,ab\n", "merges.csv line 1: the header has no 'id' column"),
+        ("merges.txt", b"a b -> ab\nab c -> abd\n", "merges.txt line 2: 'ab' + 'c' makes 'abc', not 'abd'"),
+    ],
+    ids=["bomb.zip", "bad.zip", "merges.csv", "merges.txt"],
+)  # a zip's bytes hold the time it was made
+def test_import_of_a_refused_zip_or_merge_list_exits_2_with_one_line_and_writes_nothing(
+    name, content, message, tmp_path
+):
     path = tmp_path / name
     path.write_bytes(content)
     code, out, err = run("import", str(path), "--out", str(tmp_path / "imp"))

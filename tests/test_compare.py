@@ -8,14 +8,23 @@ import threading
 import time
 
 import pytest
+from conftest import ROOT, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer.compare as compare_module
-from conftest import ROOT, read_sample
 from explorer import PRESETS, Tokenizer, corpus_config, load_pretrained
-from explorer.compare import (HELDOUT_FRACTION, Memo, compare_corpora, heldout_split, overlap, parallel_samples,
-                              table_language_rows, used_tokens, warm_languages)
+from explorer.compare import (
+    HELDOUT_FRACTION,
+    Memo,
+    compare_corpora,
+    heldout_split,
+    overlap,
+    parallel_samples,
+    table_language_rows,
+    used_tokens,
+    warm_languages,
+)
 
 THREE = ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
 
@@ -75,9 +84,13 @@ def test_a_second_comparison_with_the_same_memo_trains_nothing(monkeypatch):
     memo, trained = Memo(), []
     real = compare_module._trained
     monkeypatch.setattr(compare_module, "_trained", lambda *a: trained.append(a[0][:20]) or real(*a))
-    first = compare_corpora(texts, config=corpus_config("gpt2", merges=200), encoding=PRESETS["gpt2"].encoding, memo=memo)
+    first = compare_corpora(
+        texts, config=corpus_config("gpt2", merges=200), encoding=PRESETS["gpt2"].encoding, memo=memo
+    )
     assert len(trained) == 4  # each corpus whole and its first 90%
-    second = compare_corpora(texts, config=corpus_config("gpt2", merges=200), encoding=PRESETS["gpt2"].encoding, memo=memo)
+    second = compare_corpora(
+        texts, config=corpus_config("gpt2", merges=200), encoding=PRESETS["gpt2"].encoding, memo=memo
+    )
     assert len(trained) == 4
     assert second.cross == first.cross and second.overlaps == first.overlaps
     compare_corpora(texts, config=corpus_config("gpt2", merges=300), encoding=PRESETS["gpt2"].encoding, memo=memo)
@@ -86,8 +99,11 @@ def test_a_second_comparison_with_the_same_memo_trains_nothing(monkeypatch):
 
 def test_progress_reports_rise_to_one():
     seen = []
-    compare_corpora({"a": "aa bb " * 50, "b": "ab ba " * 50}, config=corpus_config("sennrich", merges=5),
-                    progress=lambda what, frac: seen.append(frac))
+    compare_corpora(
+        {"a": "aa bb " * 50, "b": "ab ba " * 50},
+        config=corpus_config("sennrich", merges=5),
+        progress=lambda what, frac: seen.append(frac),
+    )
     assert seen == sorted(seen) and seen[0] == 0 and seen[-1] == 1.0
 
 
@@ -120,7 +136,9 @@ def test_each_corpus_is_encoded_once_by_its_own_tokenizer_and_that_encoding_is_t
     texts = {name: read_sample(name) for name in ("udhr_en.txt", "udhr_ru.txt")}
     calls: list[tuple[int, str]] = []
     real = Tokenizer.encode
-    monkeypatch.setattr(Tokenizer, "encode", lambda self, text, **kw: calls.append((id(self), text)) or real(self, text, **kw))
+    monkeypatch.setattr(
+        Tokenizer, "encode", lambda self, text, **kw: calls.append((id(self), text)) or real(self, text, **kw)
+    )
     result = compare_corpora(texts, config=corpus_config("gpt2", merges=300), encoding=PRESETS["gpt2"].encoding)
     monkeypatch.undo()
     assert len(calls) == len(set(calls)) == 4  # 2 corpora x 2 tokenizers, none twice

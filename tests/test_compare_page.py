@@ -9,25 +9,34 @@ import re
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from conftest import ROOT, compare_chart, open_tab, read_sample, unescaped
+from streamlit.testing.v1 import AppTest
+from test_pretrained import oracle  # noqa: F401  (the tiktoken oracle fixture)
+
 from explorer import PRESETS, Trainer, corpus_config
 from explorer.compare import heldout_split
 from explorer.pipeline import count_words
 from explorer.ui.state import CorpusChoice
-from test_pretrained import oracle  # noqa: F401  (the tiktoken oracle fixture)
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 180
 SUBMIT = "FormSubmitter:w_cmp_form-Compare"
 THREE = ["udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"]
-UDHR = {"Arabic": "udhr_ar.txt", "Greek": "udhr_el.txt", "English": "udhr_en.txt", "Hindi": "udhr_hi.txt",
-        "Japanese": "udhr_ja.txt", "Korean": "udhr_ko.txt", "Russian": "udhr_ru.txt",
-        "Chinese (simplified)": "udhr_zh_hans.txt"}
+UDHR = {
+    "Arabic": "udhr_ar.txt",
+    "Greek": "udhr_el.txt",
+    "English": "udhr_en.txt",
+    "Hindi": "udhr_hi.txt",
+    "Japanese": "udhr_ja.txt",
+    "Korean": "udhr_ko.txt",
+    "Russian": "udhr_ru.txt",
+    "Chinese (simplified)": "udhr_zh_hans.txt",
+}
 
 
-def compare_page(*, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", choice=None) -> AppTest:
+def compare_page(
+    *, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", choice=None
+) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if choice is not None:
         at.session_state["corpus_choice"] = choice
@@ -70,9 +79,14 @@ def language_grids(at: AppTest) -> dict[str, pd.DataFrame]:
     read back from their HTML."""
     body = next(h.proto.body for h in at.get("html") if 'class="bpe-grid-title"' in h.proto.body)
     out = {}
-    for title, table in re.findall(r'<div class="bpe-grid-title">(.*?)</div><div class="bpe-scroll">(.*?)</table>', body, re.S):
+    for title, table in re.findall(
+        r'<div class="bpe-grid-title">(.*?)</div><div class="bpe-scroll">(.*?)</table>', body, re.S
+    ):
         head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", table)]
-        rows = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr>(<td.*?)</tr>", table)]
+        rows = [
+            [html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(<td.*?)</tr>", table)
+        ]
         df = pd.DataFrame(rows, columns=head).set_index("language")
         out[html.unescape(title).split(" ")[0]] = df.apply(pd.to_numeric, errors="coerce")
     return out
@@ -81,16 +95,25 @@ def language_grids(at: AppTest) -> dict[str, pd.DataFrame]:
 def headlines(at: AppTest) -> dict[str, tuple[str, str]]:
     """The summary's cards: panel -> (number, sentence)."""
     body = next(h.proto.body for h in at.get("html") if 'class="bpe-cards"' in h.proto.body)
-    cards = re.findall(r'<div class="bpe-card-panel">(.*?)</div><div class="bpe-card-number">(.*?)</div>'
-                       r'<div class="bpe-card-text">(.*?)</div>', body)
+    cards = re.findall(
+        r'<div class="bpe-card-panel">(.*?)</div><div class="bpe-card-number">(.*?)</div>'
+        r'<div class="bpe-card-text">(.*?)</div>',
+        body,
+    )
     return {html.unescape(p): (html.unescape(n), html.unescape(t)) for p, n, t in cards}
 
 
 def test_three_corpora_show_every_panel_and_no_error(three):
     # the answer first: a headline per panel, then the panels in tabs, parity the first
     assert list(headlines(three)) == ["Parity", "Compression", "Cross-evaluation", "Overlap"]
-    assert [t.label for t in three.tabs] == ["Parity across languages", "Compression curves", "Cross-evaluation",
-                                             "Vocabulary overlap", "Token lengths", "What the numbers mean"]
+    assert [t.label for t in three.tabs] == [
+        "Parity across languages",
+        "Compression curves",
+        "Cross-evaluation",
+        "Vocabulary overlap",
+        "Token lengths",
+        "What the numbers mean",
+    ]
     assert not three.error and not three.warning
     assert set(compare_chart(three, "Bytes per token after k merges")["corpus"]) == set(THREE)
     metrics = next(m.value for m in open_tab(three, "What the numbers mean").markdown if "Fertility" in m.value)
@@ -144,8 +167,12 @@ def test_overlap_counts_are_set_arithmetic_on_each_trainers_merged_tokens(three)
 def test_fertility_and_parity_of_the_production_tokenizers_are_tiktokens_counts(three, oracle):  # noqa: F811
     grids = language_grids(open_tab(three, "Parity across languages"))
     parity, fertility = grids["Parity"], grids["Fertility"]
-    texts = {"English": read_sample("udhr_en.txt"), "Hindi": read_sample("udhr_hi.txt"), "Korean": read_sample("udhr_ko.txt"),
-             "Russian": read_sample("udhr_ru.txt")}
+    texts = {
+        "English": read_sample("udhr_en.txt"),
+        "Hindi": read_sample("udhr_hi.txt"),
+        "Korean": read_sample("udhr_ko.txt"),
+        "Russian": read_sample("udhr_ru.txt"),
+    }
     for name, column in (("gpt2", "gpt2"), ("cl100k_base", "cl100k"), ("o200k_base", "o200k")):
         enc = oracle(name).enc
         english = len(enc.encode_ordinary(texts["English"]))
@@ -159,7 +186,9 @@ def test_fertility_and_parity_of_the_production_tokenizers_are_tiktokens_counts(
     # the headline names the language GPT-2 charges most of all eight, with its parity
     enc = oracle("gpt2").enc
     english = len(enc.encode_ordinary(texts["English"]))
-    by_language = {language: len(enc.encode_ordinary(read_sample(sample))) / english for language, sample in UDHR.items()}
+    by_language = {
+        language: len(enc.encode_ordinary(read_sample(sample))) / english for language, sample in UDHR.items()
+    }
     assert set(by_language) == set(parity.index)
     worst = max(by_language, key=by_language.get)
     number, sentence = headlines(three)["Parity"]
@@ -174,7 +203,10 @@ def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts
     at = compare_page(corpora=["udhr_en.txt", "udhr_ru.txt"], mode="pretrained", pretrained="o200k_base")
     cells = cross_cells(at)
     enc = oracle("o200k_base").enc
-    assert sorted(zip(cells.trained_on, cells.encoded)) == [("udhr_en.txt", "udhr_en.txt"), ("udhr_ru.txt", "udhr_ru.txt")]
+    assert sorted(zip(cells.trained_on, cells.encoded)) == [
+        ("udhr_en.txt", "udhr_en.txt"),
+        ("udhr_ru.txt", "udhr_ru.txt"),
+    ]
     for row in cells.itertuples(index=False):
         assert row.tokens == len(enc.encode_ordinary(read_sample(row.encoded)))
     curves = compare_chart(at, "Bytes per token after k merges")
@@ -186,9 +218,14 @@ def test_one_pretrained_tokenizer_gives_one_row_per_corpus_with_tiktokens_counts
 
 def test_uploads_and_pasted_text_are_compared_and_their_names_shown_as_text():
     name = "**notes** $x$ [l](javascript:x).txt"
-    choice = CorpusChoice(samples=(), uploads=((name, "a tiny <b>upload</b> text, a tiny text, tiny " * 30),),
-                          pasted="pasted words, pasted words again " * 30)
-    at = compare_page(corpora=["uploaded: " + name, "pasted text (Corpus page)"], preset="sennrich", merges=50, choice=choice)
+    choice = CorpusChoice(
+        samples=(),
+        uploads=((name, "a tiny <b>upload</b> text, a tiny text, tiny " * 30),),
+        pasted="pasted words, pasted words again " * 30,
+    )
+    at = compare_page(
+        corpora=["uploaded: " + name, "pasted text (Corpus page)"], preset="sennrich", merges=50, choice=choice
+    )
     assert not at.error
     captions = [c.value for c in open_tab(at, "Vocabulary overlap").caption]
     shown = [unescaped(c) for c in captions if "notes" in c]
@@ -229,7 +266,9 @@ def test_token_length_shares_are_the_corpus_encoded_by_its_own_tokenizer(three):
 
 
 def test_heatmap_rows_name_the_one_pretrained_tokenizer_not_a_training():
-    at = open_tab(compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2"), "Cross-evaluation")
+    at = open_tab(
+        compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2"), "Cross-evaluation"
+    )
     specs = [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
     heat = next(s for s in specs if s.get("title") == "bytes per token")
     assert heat["layer"][0]["encoding"]["y"]["title"] == "gpt2 on the corpus"

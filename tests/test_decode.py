@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 import tiktoken
+from conftest import read_sample
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_pretrained import oracle  # noqa: F401  (the session fixture: tiktoken's Encoding of each bundled table)
 from tokenizers import decoders
 
-from conftest import read_sample
 from explorer import DecodeError, load_pretrained, make_config, train
-from test_pretrained import oracle  # noqa: F401  (the session fixture: tiktoken's Encoding of each bundled table)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TABLES = ["gpt2", "cl100k_base"]
@@ -55,7 +55,9 @@ def test_byte_level_decode_agrees_with_tiktoken_on_any_ids(oracle, tables, name,
             tok.decode(ids, errors=errors)
         return
     except UnicodeDecodeError:
-        with pytest.raises(DecodeError, match=r"^the bytes (do not end as|are not) UTF-8: byte \d+ \(in token \d+, id \d+\)"):
+        with pytest.raises(
+            DecodeError, match=r"^the bytes (do not end as|are not) UTF-8: byte \d+ \(in token \d+, id \d+\)"
+        ):
             tok.decode(ids, errors=errors)
         return
     assert tok.decode(ids, errors=errors) == theirs
@@ -120,7 +122,9 @@ def char_tokenizers():
     return {m: train(CHAR_TEXT, cfg).tokenizer() for m, cfg in MARKER_CONFIGS.items()}
 
 
-_WORD = st.text(st.sampled_from(sorted({c for c in CHAR_TEXT if not c.isspace()} - {"Ġ", "▁"})), min_size=1, max_size=10)
+_WORD = st.text(
+    st.sampled_from(sorted({c for c in CHAR_TEXT if not c.isspace()} - {"Ġ", "▁"})), min_size=1, max_size=10
+)
 _SAMPLE_WORD = st.sampled_from(CHAR_TEXT.split())
 
 

@@ -22,17 +22,17 @@ import io
 import json
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 
 import pytest
 import tiktoken
 import tiktoken.load
 import tiktoken_ext.openai_public
+from conftest import ROOT, SAMPLE_FILES, SAMPLES, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import ROOT, SAMPLE_FILES, SAMPLES, read_sample
 from test_pretrained import _bundled_file  # tiktoken's downloads answered from the bundled files
+
 from explorer import (
     PATTERNS,
     PRESETS,
@@ -78,7 +78,7 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 # ---- replay against truncated encodes: tokenizers trained with every preset ----------------------------
-@lru_cache(maxsize=None)
+@cache
 def _trained_on_udhr_en(preset: str) -> Tokenizer:
     cfg = corpus_config(preset, num_merges=300, vocab_size=None)
     return Trainer(count_words(UDHR_EN, cfg), cfg, encoding=PRESETS[preset].encoding).run().tokenizer()
@@ -135,7 +135,7 @@ def test_replay_follows_the_encoder_when_a_merge_reuses_an_id():
 
 
 # ---- replay against truncated encodes: the bundled tokenizers --------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def _pretrained_truncated(name: str, k: int) -> Tokenizer:
     return load_pretrained(name).truncate(k)
 
@@ -159,7 +159,7 @@ def _tiktoken_counts(tokens: list[bytes], text: str) -> list[int]:
     of merges."""
     out = []
     for k in range(len(tokens) - 255):
-        ranks = {t: r for r, t in enumerate(tokens[:256 + k])}
+        ranks = {t: r for r, t in enumerate(tokens[: 256 + k])}
         enc = tiktoken.Encoding(f"first-{k}", pat_str=PATTERNS["gpt2"], mergeable_ranks=ranks, special_tokens={})
         out.append(len(enc.encode_ordinary(text)))
     return out
@@ -202,7 +202,9 @@ def test_a_merge_that_makes_a_lower_ranked_pair_is_followed_by_it_at_once(table,
     assert ranks == [0, 3, 2]
     assert replay(tok, {piece: 1}) == [5, 4, 4, 4, 2]
     text = f"{piece} {piece}\n{piece[1:]}"
-    assert _replayed(tok, text) == _tiktoken_counts(tokens, text) == [len(tok.truncate(k).encode(text)) for k in range(5)]
+    assert (
+        _replayed(tok, text) == _tiktoken_counts(tokens, text) == [len(tok.truncate(k).encode(text)) for k in range(5)]
+    )
 
 
 # ---- evaluate against tiktoken itself -----------------------------------------------------------------------
@@ -249,17 +251,19 @@ def test_words_are_split_on_any_unicode_whitespace_and_unk_counts_unknown_symbol
 # ---- generated text -----------------------------------------------------------------------------------------
 TRAIN_TEXT = read_sample("demo_sentences.txt") + read_sample("mixed_emoji_multilingual.txt")[:2500] + UDHR_EN[:3000]
 _ODD = list(" \n\r\t\u3000\u2028\x85'sdtle aAzZ0159\u0301\u0308\u20dd👍🏽👩‍👩‍👧é中ßΣ\ufb01")
-_fragment = st.builds(lambda a, n: TRAIN_TEXT[a:a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 40))
+_fragment = st.builds(lambda a, n: TRAIN_TEXT[a : a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 40))
 TEXT = st.one_of(
     st.text(max_size=60),
-    st.lists(st.one_of(_fragment, st.text(st.sampled_from(_ODD), max_size=6), st.text(max_size=4)), max_size=6).map("".join),
+    st.lists(st.one_of(_fragment, st.text(st.sampled_from(_ODD), max_size=6), st.text(max_size=4)), max_size=6).map(
+        "".join
+    ),
 )
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CHAR_PRESETS = [p for p in PRESETS if PRESETS[p].config.unit == "char"]
 BYTE_PRESETS = [p for p in PRESETS if PRESETS[p].config.unit == "byte"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _small(preset: str) -> Tokenizer:
     cfg = corpus_config(preset, num_merges=150, vocab_size=None)
     return train(TRAIN_TEXT, cfg, encoding=PRESETS[preset].encoding).tokenizer()
@@ -312,8 +316,9 @@ def _table_and_text(draw) -> tuple[list[tuple[int, int]], str]:
 def test_replay_with_tiktokens_rules_equals_tiktoken_at_every_truncation(table):
     merges, text = table
     config = TrainerConfig(pretokenizer="gpt2", unit="byte", alphabet="full-bytes", vocab_size=None, num_merges=None)
-    tok = Tokenizer(config=config, alphabet=[bytes_to_display(bytes([b])) for b in range(256)], merges=merges,
-                    rules="tiktoken")
+    tok = Tokenizer(
+        config=config, alphabet=[bytes_to_display(bytes([b])) for b in range(256)], merges=merges, rules="tiktoken"
+    )
     tokens = [tok.token_bytes(i) for i in range(len(tok.vocab))]
     assert len(set(tokens)) == len(tokens) == 256 + len(merges)  # ids are tiktoken's ranks
     assert _replayed(tok, text) == _tiktoken_counts(tokens, text)
@@ -342,8 +347,9 @@ def test_evaluate_prints_one_json_line_per_file_with_the_documented_keys_in_orde
 def trained_dir(tmp_path_factory):
     """A tokenizer trained by the CLI itself: sennrich preset, 200 merges on udhr_en."""
     folder = tmp_path_factory.mktemp("sennrich-200")
-    code, _, err = run("train", str(SAMPLES / "udhr_en.txt"), "--preset", "sennrich", "--merges", "200",
-                       "--out", str(folder))
+    code, _, err = run(
+        "train", str(SAMPLES / "udhr_en.txt"), "--preset", "sennrich", "--merges", "200", "--out", str(folder)
+    )
     assert code == 0, err
     return folder
 
@@ -382,9 +388,18 @@ def test_an_empty_file_has_no_ratios(tmp_path):
     empty.write_bytes(b"")
     code, out, _ = run("evaluate", "--tokenizer", "cl100k_base", str(empty), "--curve", "3")
     assert code == 0
-    assert json.loads(out) == {"file": str(empty), "bytes": 0, "chars": 0, "words": 0, "tokens": 0, "unk": 0,
-                               "bytes_per_token": None, "chars_per_token": None, "tokens_per_word": None,
-                               "curve": [[0, 0], [50_000, 0], [100_000, 0]]}
+    assert json.loads(out) == {
+        "file": str(empty),
+        "bytes": 0,
+        "chars": 0,
+        "words": 0,
+        "tokens": 0,
+        "unk": 0,
+        "bytes_per_token": None,
+        "chars_per_token": None,
+        "tokens_per_word": None,
+        "curve": [[0, 0], [50_000, 0], [100_000, 0]],
+    }
 
 
 @pytest.mark.parametrize(
@@ -404,8 +419,12 @@ def test_an_empty_file_has_no_ratios(tmp_path):
 )
 def test_bad_input_exits_2_with_one_line_and_prints_no_row(argv, message, tmp_path):
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
-    paths = {"ok": str(SAMPLES / "demo_hug_pug.txt"), "missing": str(tmp_path / "missing.txt"),
-             "latin1": str(tmp_path / "latin1.txt"), "tmp": str(tmp_path)}
+    paths = {
+        "ok": str(SAMPLES / "demo_hug_pug.txt"),
+        "missing": str(tmp_path / "missing.txt"),
+        "latin1": str(tmp_path / "latin1.txt"),
+        "tmp": str(tmp_path),
+    }
     code, out, err = run("evaluate", *(a.format(**paths) for a in argv))
     assert code == 2
     assert out == ""  # every file is read before any row is printed
@@ -416,13 +435,19 @@ def test_bad_input_exits_2_with_one_line_and_prints_no_row(argv, message, tmp_pa
 def test_the_module_entry_point_prints_the_same_rows():
     files = [str(SAMPLES / "demo_sennrich_low_lower.txt"), str(SAMPLES / "udhr_ko.txt")]
     argv = ["evaluate", "--tokenizer", "gpt2", *files, "--curve", "3"]
-    proc = subprocess.run([sys.executable, "-m", "explorer", *argv], cwd=ROOT, capture_output=True, encoding="utf-8",
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", *argv], cwd=ROOT, capture_output=True, encoding="utf-8", timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == run(*argv)[1]
     assert [list(json.loads(line)) for line in proc.stdout.splitlines()] == [KEYS + ["curve"]] * 2
-    bad = subprocess.run([sys.executable, "-m", "explorer", "evaluate", "--tokenizer", "gpt2", "missing.txt"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "explorer", "evaluate", "--tokenizer", "gpt2", "missing.txt"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr == "python -m explorer: error: no such file: missing.txt\n"
 
@@ -445,6 +470,14 @@ def test_sennrich_low_lower_newest_widest_by_hand():
     assert piece_counts(tok, text) == {"low": 5, "lower": 2, "newest": 6, "widest": 3}
     got = evaluate(tok, text)
     assert got == Evaluation(bytes=95, chars=95, words=16, tokens=61, unk=0)
-    assert got.as_dict() == {"bytes": 95, "chars": 95, "words": 16, "tokens": 61, "unk": 0,
-                             "bytes_per_token": 95 / 61, "chars_per_token": 95 / 61, "tokens_per_word": 3.8125}
+    assert got.as_dict() == {
+        "bytes": 95,
+        "chars": 95,
+        "words": 16,
+        "tokens": 61,
+        "unk": 0,
+        "bytes_per_token": 95 / 61,
+        "chars_per_token": 95 / 61,
+        "tokens_per_word": 3.8125,
+    }
     assert curve(tok, text, 3) == [(0, 95), (2, 77), (4, 61)]

@@ -6,18 +6,18 @@ import base64
 import json
 
 import pytest
+from conftest import ROOT, read_sample
 from tokenizers import Tokenizer as HFTokenizer
 
-from conftest import ROOT, read_sample
 from explorer import ConfigError, make_config, train
-from explorer.formats import load_tokenizer, write_trace
 from explorer.exporters import (
     to_arrow_merges,
     to_hf_tokenizer_json,
     to_subword_nmt_codes,
-    to_tiktoken_meta,
     to_tiktoken,
+    to_tiktoken_meta,
 )
+from explorer.formats import load_tokenizer, write_trace
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +55,16 @@ def test_tiktoken_export_refuses_char_level_tokenizers():
 
 
 def test_subword_nmt_and_arrow_merge_files_follow_their_layouts():
-    tok = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=3)).tokenizer()
+    tok = train(
+        "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=3)
+    ).tokenizer()
     assert to_subword_nmt_codes(tok) == "#version: 0.1\ne s\nes t\nest </w>\n"  # separate </w>: 0.1
     assert to_arrow_merges(tok) == "e s -> es\nes t -> est\nest </w> -> est</w>\n"
 
 
 def test_encoding_options_travel_in_the_trace_and_older_traces_still_load(tmp_path):
     from explorer import PRESETS, EncodeOptions, TrainerConfig
-    from explorer.formats import trace_dict, tokenizer_from_trace
+    from explorer.formats import tokenizer_from_trace, trace_dict
 
     text = read_sample("demo_sentences.txt")
     trainer = train(text, make_config("suffix-marker", vocab_size=200), encoding=PRESETS["suffix-marker"].encoding)
@@ -127,7 +129,9 @@ TIKTOKEN_CONFIGS = {
     "gpt4": make_config("gpt4", alphabet="full-bytes", num_merges=400),
     "o200k": make_config("gpt2", pretokenizer="o200k", alphabet="full-bytes", num_merges=400),
     "bytes": make_config("bytes", num_merges=200, reuse_ids=True),  # tiktoken: one rank per distinct token
-    "gpt2-specials": make_config("gpt2", alphabet="full-bytes", num_merges=300, special_tokens=("<|endoftext|>", "<|pad|>")),
+    "gpt2-specials": make_config(
+        "gpt2", alphabet="full-bytes", num_merges=300, special_tokens=("<|endoftext|>", "<|pad|>")
+    ),
 }
 _SMALL = [s for s in SAMPLES if (ROOT / "sample_corpora" / s).stat().st_size < 60_000]
 
@@ -144,19 +148,32 @@ def test_tiktoken_loads_our_rank_file_and_meta_and_gives_our_ids(name, tmp_path,
     path = tmp_path / "ours.tiktoken"
     path.write_text(to_tiktoken(ours), encoding="ascii")
     meta = json.loads(json.dumps(to_tiktoken_meta(ours)))  # as read back from the JSON file beside it
-    enc = tiktoken.Encoding("ours", pat_str=meta["pat_str"], mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
-                            special_tokens=meta["special_tokens"])
+    enc = tiktoken.Encoding(
+        "ours",
+        pat_str=meta["pat_str"],
+        mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+        special_tokens=meta["special_tokens"],
+    )
     for sample in samples:
         text = read_sample(sample) + "<|endoftext|> <|pad|>"
         assert enc.encode(text, allowed_special="all") == ours.encode(text, allow_special=True), sample
 
 
-@pytest.mark.parametrize("config, setting", [
-    (make_config("sennrich", num_merges=5), "character-level"),
-    (make_config("gpt2", alphabet="full-bytes", normalizer="nfkc", num_merges=5), "normalizes its text first (nfkc)"),
-    (make_config("gpt2", alphabet="full-bytes", sequences="lines", num_merges=5), "cuts it into lines first"),
-    (make_config("gpt2", alphabet="full-bytes", pretokenizer="regex", pattern=r"\w+", num_merges=5), "'regex' pre-tokenizer"),
-])
+@pytest.mark.parametrize(
+    "config, setting",
+    [
+        (make_config("sennrich", num_merges=5), "character-level"),
+        (
+            make_config("gpt2", alphabet="full-bytes", normalizer="nfkc", num_merges=5),
+            "normalizes its text first (nfkc)",
+        ),
+        (make_config("gpt2", alphabet="full-bytes", sequences="lines", num_merges=5), "cuts it into lines first"),
+        (
+            make_config("gpt2", alphabet="full-bytes", pretokenizer="regex", pattern=r"\w+", num_merges=5),
+            "'regex' pre-tokenizer",
+        ),
+    ],
+)
 def test_tiktoken_meta_names_the_setting_tiktoken_cannot_represent(config, setting):
     tok = train("low lower lowest\nnew newer", config).tokenizer()
     with pytest.raises(ConfigError, match=setting.replace("(", r"\(").replace(")", r"\)")):

@@ -16,9 +16,8 @@ import zipfile
 from io import BytesIO
 
 import pytest
-from playwright.sync_api import expect
-
 from appserver import app_process, browser_page, require_chromium, wait_idle
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -51,7 +50,9 @@ def problems(page, surface: str, name: str) -> list[str]:
     """What went wrong on the page after one input: an exception element, a dialog, a script error."""
     found = []
     if page.locator('[data-testid="stException"]').count():
-        found.append(f"{surface}: {name}: an exception element: {page.locator('[data-testid=stException]').first.inner_text()[:300]}")
+        found.append(
+            f"{surface}: {name}: an exception element: {page.locator('[data-testid=stException]').first.inner_text()[:300]}"
+        )
     if page.locator('[role="dialog"]:visible').count():
         found.append(f"{surface}: {name}: a dialog")
     if page.errors:
@@ -80,7 +81,9 @@ def jobs(page) -> dict:
 def server_log_clean(server) -> list[str]:
     _, log_path = server
     text = log_path.read_text(errors="replace")
-    return [f"server log: {line}" for line in text.splitlines() if "Traceback" in line or "Uncaught app exception" in line]
+    return [
+        f"server log: {line}" for line in text.splitlines() if "Traceback" in line or "Uncaught app exception" in line
+    ]
 
 
 def still_steps(page) -> list[str]:
@@ -140,6 +143,7 @@ def test_hostile_custom_regexes_each_get_a_message(page, server):
 
 # ---- uploads (Corpus page) ------------------------------------------------------------------
 
+
 def _zip() -> bytes:
     out = BytesIO()
     with zipfile.ZipFile(out, "w") as z:
@@ -164,9 +168,14 @@ def test_hostile_uploads_each_get_a_message_and_names_show_as_text(page, server)
     for name, (filename, data, message) in UPLOADS.items():
         open_page(page, "/Corpus", page.locator('[data-testid="stFileUploader"]'))  # a new session each
         page.locator('[data-testid="stFileUploader"] input[type=file]').first.set_input_files(
-            files=[{"name": filename, "mimeType": "text/plain", "buffer": data}])
+            files=[{"name": filename, "mimeType": "text/plain", "buffer": data}]
+        )
         failures += expect_message(page, "upload", name, message)
-        if page.locator("img[src=x]").count() or page.locator('a[href^="javascript"]').count() or page.locator(".katex").count():
+        if (
+            page.locator("img[src=x]").count()
+            or page.locator('a[href^="javascript"]').count()
+            or page.locator(".katex").count()
+        ):
             failures.append(f"upload: {name}: the file name was drawn as markup")
     failures += server_log_clean(server) + still_steps(page)
     assert not failures, "\n".join(failures)
@@ -175,7 +184,8 @@ def test_hostile_uploads_each_get_a_message_and_names_show_as_text(page, server)
 def test_utf16_with_a_byte_order_mark_is_read_as_text(page, server):
     open_page(page, "/Corpus", page.locator('[data-testid="stFileUploader"]'))
     page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
-        files=[{"name": "utf16.txt", "mimeType": "text/plain", "buffer": "Grüße, 世界".encode("utf-16")}])
+        files=[{"name": "utf16.txt", "mimeType": "text/plain", "buffer": "Grüße, 世界".encode("utf-16")}]
+    )
     failures = expect_message(page, "upload", "UTF-16 with a BOM", r"not valid UTF-8|UTF-16")
     failures += server_log_clean(server)
     assert not failures, "\n".join(failures)
@@ -193,8 +203,10 @@ LINKS = {
     "an unknown stored text": ("/Playground?text_id=" + "0" * 64, "the text"),
     "an unknown view and ids": ("/Playground?view=%00&errors=" + "x" * 500, "view="),
     "Compare with a path for a corpus": ("/Compare?compare=..%2F..%2Fetc%2Fpasswd,nope", "neither bundled nor"),
-    "Compare with a huge merge count": ("/Compare?compare=udhr_en.txt,udhr_hi.txt&compare_merges=" + "9" * 30,
-                                        "compare_merges"),
+    "Compare with a huge merge count": (
+        "/Compare?compare=udhr_en.txt,udhr_hi.txt&compare_merges=" + "9" * 30,
+        "compare_merges",
+    ),
 }
 
 
@@ -230,7 +242,10 @@ def test_hostile_playground_inputs_each_get_a_message(page, server):
     failures = []
     # every Unicode category at once, then text over the box's limit (the box keeps its limit)
     box = page.locator('[data-testid="stTextArea"] textarea').first
-    box.fill("".join(chr(c) for c in (0x0, 0x7, 0x300, 0x200D, 0x202E, 0xD7FF, 0xE000, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF)) + " a")
+    box.fill(
+        "".join(chr(c) for c in (0x0, 0x7, 0x300, 0x200D, 0x202E, 0xD7FF, 0xE000, 0xFEFF, 0xFFFD, 0x1F600, 0x10FFFF))
+        + " a"
+    )
     box.press("Control+Enter")
     wait_idle(page, timeout=60, settle=0, until=page.locator("table.bpe-cmp"))
     failures += problems(page, "playground text", "every category")
@@ -263,10 +278,13 @@ def test_hostile_playground_inputs_each_get_a_message(page, server):
 
 # ---- a long Compare stopped ----------------------------------------------------------------
 
+
 def test_stop_ends_a_comparison_in_its_worker_and_the_next_one_runs(page, server):
     # six corpora at up to 20,000 merges: several seconds of work in the worker process
-    page.goto(page.app_url + "/Compare?compare=english_tiny_shakespeare.txt,english_frankenstein.txt,udhr_en.txt,"
-                             "udhr_hi.txt,udhr_ko.txt,udhr_zh_hans.txt&compare_merges=20000")
+    page.goto(
+        page.app_url + "/Compare?compare=english_tiny_shakespeare.txt,english_frankenstein.txt,udhr_en.txt,"
+        "udhr_hi.txt,udhr_ko.txt,udhr_zh_hans.txt&compare_merges=20000"
+    )
     # while the comparison runs (not once the app is idle: by then it has finished)
     page.locator('[data-testid="stProgress"]', has_text="training").wait_for(timeout=90_000)
     replaced = jobs(page)["replaced"]

@@ -18,13 +18,13 @@ import io
 import re
 import struct
 import zipfile
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from conftest import read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import read_sample
 from explorer import FormatError, Tokenizer, corpus_config, load_pretrained, train
 from explorer.corpora import MAX_CORPUS_BYTES
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem, zip_files
@@ -42,8 +42,12 @@ from explorer.pretrained import PRETRAINED_DIR, TIKTOKEN_TABLES, bundled_table
 TRAIN_TEXT = read_sample("udhr_en.txt")
 # held out: other English, other scripts and emoji (outside a character-level alphabet), and the
 # special token as text
-HELD_OUT = (read_sample("demo_sentences.txt") + read_sample("english_frankenstein.txt")[:3000]
-            + read_sample("mixed_emoji_multilingual.txt")[:600] + " <|endoftext|> the end\n")
+HELD_OUT = (
+    read_sample("demo_sentences.txt")
+    + read_sample("english_frankenstein.txt")[:3000]
+    + read_sample("mixed_emoji_multilingual.txt")[:600]
+    + " <|endoftext|> the end\n"
+)
 STEP = 20  # the step shown when downloading; the trainer has gone further
 
 
@@ -60,18 +64,19 @@ EXPORTABLE = {
 CASES = [(preset, fmt) for preset, fmts in EXPORTABLE.items() for fmt in EXPORT_FORMATS if fmt in fmts]
 
 
-@lru_cache(maxsize=None)
+@cache
 def trained(preset: str):
     return train(TRAIN_TEXT, corpus_config(preset, merges=STEP + 10))
 
 
-@lru_cache(maxsize=None)
+@cache
 def download(preset: str, fmt: str) -> dict[str, bytes]:
     """What the Train page hands out for the tokenizer as of step 20 (``interop_view.export_download``):
     the format's one file, or a zip of its files."""
     trainer = trained(preset)
-    files = export_files(trainer.tokenizer(STEP), fmt,
-                         trace=trace_dict(trainer, steps=STEP) if EXPORT_FORMATS[fmt].uses_trace else None)
+    files = export_files(
+        trainer.tokenizer(STEP), fmt, trace=trace_dict(trainer, steps=STEP) if EXPORT_FORMATS[fmt].uses_trace else None
+    )
     if len(files) > 1:
         return {f"bpe-udhr_en-{STEP}-merges-{fmt}.zip": zip_files(files)}
     return files
@@ -105,7 +110,9 @@ def test_every_export_format_is_round_tripped_and_each_preset_exports_as_listed(
     assert set(EXPORT_FORMATS) == set(IMPORT_FORMATS)
 
 
-@pytest.mark.parametrize("preset, fmt", [(p, f) for p, f in CASES if f in ("hf", "gpt2", "tiktoken", "minbpe", "trace")])
+@pytest.mark.parametrize(
+    "preset, fmt", [(p, f) for p, f in CASES if f in ("hf", "gpt2", "tiktoken", "minbpe", "trace")]
+)
 def test_a_download_that_holds_every_id_imports_with_the_same_ids(preset, fmt):
     """tokenizer.json, vocab.json + merges.txt, .tiktoken + JSON, minbpe's .model and trace.json
     give every id (special tokens too): the import encodes held-out text to the same ids."""
@@ -117,8 +124,9 @@ def test_a_download_that_holds_every_id_imports_with_the_same_ids(preset, fmt):
     assert back.encode(HELD_OUT, allow_special=True) == tok.encode(HELD_OUT, allow_special=True)
 
 
-@pytest.mark.parametrize("preset, fmt", [(p, f) for p, f in CASES
-                                         if len(export_files(trained(p).tokenizer(STEP), f)) > 1])
+@pytest.mark.parametrize(
+    "preset, fmt", [(p, f) for p, f in CASES if len(export_files(trained(p).tokenizer(STEP), f)) > 1]
+)
 def test_a_format_of_several_files_imports_alike_as_the_zip_and_as_loose_files(preset, fmt):
     (zip_name,) = download(preset, fmt)
     loose = export_files(trained(preset).tokenizer(STEP), fmt)
@@ -170,7 +178,9 @@ def test_arrow_merges_import_with_the_same_tokens(preset):
     back = report.tokenizer
     assert report.format == "arrow" and report.members == ("merges.txt",)
     assert (back.config.unit, back.config.marker) == (tok.config.unit, tok.config.marker)
-    assert [(back.vocab[a], back.vocab[b]) for a, b in back.merges] == [(tok.vocab[a], tok.vocab[b]) for a, b in tok.merges]
+    assert [(back.vocab[a], back.vocab[b]) for a, b in back.merges] == [
+        (tok.vocab[a], tok.vocab[b]) for a, b in tok.merges
+    ]
     assert back.special_ids == {}
     if tok.config.unit == "byte":
         assert back.tokens(back.encode(HELD_OUT)) == tok.tokens(tok.encode(HELD_OUT))
@@ -195,8 +205,12 @@ def test_subword_nmt_codes_import_with_the_same_tokens_within_their_alphabet():
 def test_seed_004_merges_read_as_seed_004s_pipeline():
     report = imported("suffix-marker", download("suffix-marker", "arrow"))
     cfg = report.tokenizer.config
-    assert (cfg.unit, cfg.marker, cfg.normalizer, cfg.pretokenizer) == ("char", "g-suffix", "collapse-whitespace",
-                                                                        "whitespace")
+    assert (cfg.unit, cfg.marker, cfg.normalizer, cfg.pretokenizer) == (
+        "char",
+        "g-suffix",
+        "collapse-whitespace",
+        "whitespace",
+    )
     assert report.tokenizer.encoding.dropout_style == "once"
     assert not needs_pretokenizer(download("suffix-marker", "arrow"))
 
@@ -209,7 +223,10 @@ def test_byte_level_merge_lists_take_the_chosen_pre_tokenizer_and_say_so():
     assert assumed.tokenizer.config.pretokenizer == "gpt2"
     assert "arrow merges name no pre-tokenizer: gpt2 assumed (choose another when importing)" in assumed.notes
     chosen = import_report(files, pretokenizer="o200k")
-    assert chosen.tokenizer.config.pretokenizer == "o200k" and "arrow merges name no pre-tokenizer: o200k, as chosen" in chosen.notes
+    assert (
+        chosen.tokenizer.config.pretokenizer == "o200k"
+        and "arrow merges name no pre-tokenizer: o200k, as chosen" in chosen.notes
+    )
 
 
 def test_import_with_format_and_import_files_are_the_report_without_its_notes():
@@ -222,7 +239,7 @@ def test_import_with_format_and_import_files_are_the_report_without_its_notes():
 
 
 # ---- 2. a bundled table, alone --------------------------------------------------------------------
-@lru_cache(maxsize=None)
+@cache
 def table(name: str) -> bytes:
     """The bundled table as tiktoken downloads and caches it."""
     return gzip.decompress((PRETRAINED_DIR / "tiktoken" / f"{name}.tiktoken.gz").read_bytes())
@@ -240,11 +257,14 @@ def test_a_bare_bundled_tiktoken_table_is_the_bundled_tokenizer_with_its_regex_a
     assert not needs_pretokenizer(files)
     report = import_report(files)
     assert report.format == "tiktoken" and report.tokenizer is load_pretrained("cl100k_base")
-    assert report.notes == ("recognised as the bundled cl100k_base table: its regex (cl100k) and special tokens come "
-                            "with it",)
+    assert report.notes == (
+        "recognised as the bundled cl100k_base table: its regex (cl100k) and special tokens come with it",
+    )
     assert report.tokenizer.encode("hello world<|endoftext|>", allow_special=True) == [15339, 1917, 100257]
     chosen = import_report(files, pretokenizer="gpt2")
-    assert chosen.tokenizer.config.pretokenizer == "cl100k" and "the pre-tokenizer chosen is not used" in chosen.notes[0]
+    assert (
+        chosen.tokenizer.config.pretokenizer == "cl100k" and "the pre-tokenizer chosen is not used" in chosen.notes[0]
+    )
 
 
 def swapped_tokens(data: bytes) -> bytes:
@@ -294,7 +314,7 @@ def patched_directory(data: bytes, offset: int, fmt: str, value: int) -> bytes:
     """The zip with one field of its (only) central directory entry changed: 8 flags, 20
     packed size, 24 unpacked size."""
     at = data.rindex(b"PK\x01\x02")
-    return data[: at + offset] + struct.pack(fmt, value) + data[at + offset + struct.calcsize(fmt):]
+    return data[: at + offset] + struct.pack(fmt, value) + data[at + offset + struct.calcsize(fmt) :]
 
 
 def test_a_zip_bomb_is_refused_by_the_sizes_its_header_gives():
@@ -319,6 +339,7 @@ def test_a_member_longer_than_its_header_says_is_refused():
 def test_unpacking_stops_as_soon_as_more_bytes_come_out_than_the_header_says(monkeypatch):
     """Whatever unpacks the member (zipfile stops at the header's size itself), the bytes are
     counted as they come out and never trusted to stop."""
+
     class Endless(io.RawIOBase):  # 8 MiB, whatever the header says
         given = 0
 
@@ -329,8 +350,10 @@ def test_unpacking_stops_as_soon_as_more_bytes_come_out_than_the_header_says(mon
 
     data = a_zip({"merges.txt": b"#version: 0.2\na b\n"})
     monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, info, *a, **k: Endless())
-    assert refused({"z.zip": data}) == \
-        "z.zip: 'merges.txt' unpacks to more than its header says (18 bytes); refused as a possible zip bomb"
+    assert (
+        refused({"z.zip": data})
+        == "z.zip: 'merges.txt' unpacks to more than its header says (18 bytes); refused as a possible zip bomb"
+    )
     assert Endless.given == 1 << 16  # one chunk read, no more
 
 
@@ -340,26 +363,34 @@ def test_files_that_unpack_to_more_than_the_upload_limit_are_refused():
     assert MAX_CORPUS_BYTES == 20 << 20
 
 
-@pytest.mark.parametrize("member", ["../evil.json", "a/../../evil.json", "/etc/evil.json", "..\\..\\evil.json",
-                                    "C:/evil.json", "dir\\..\\evil.json"])
+@pytest.mark.parametrize(
+    "member",
+    ["../evil.json", "a/../../evil.json", "/etc/evil.json", "..\\..\\evil.json", "C:/evil.json", "dir\\..\\evil.json"],
+)
 def test_a_zip_with_a_path_out_of_it_is_refused_naming_the_member_and_writes_nothing(member, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     data = a_zip({"tokenizer.json": download("gpt2", "hf")["tokenizer.json"], member: b"{}"})
-    assert refused({"bad.zip": data}) == f"bad.zip: the member {member!r} points outside the zip ('..' or an " \
-                                         "absolute path), so the zip is not read"
+    assert (
+        refused({"bad.zip": data}) == f"bad.zip: the member {member!r} points outside the zip ('..' or an "
+        "absolute path), so the zip is not read"
+    )
     assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "evil.json").exists()
 
 
 def test_a_zip_of_ten_thousand_files_is_refused_before_they_are_read():
     data = a_zip({f"f{i}.txt": b"" for i in range(10_000)}, zipfile.ZIP_STORED)
-    assert refused({"many.zip": data}) == f"many.zip holds 10,000 files; a tokenizer's zip is read only with at most " \
-                                          f"{ZIP_MAX_MEMBERS}"
+    assert (
+        refused({"many.zip": data}) == f"many.zip holds 10,000 files; a tokenizer's zip is read only with at most "
+        f"{ZIP_MAX_MEMBERS}"
+    )
 
 
 def test_an_encrypted_member_is_refused():
     data = a_zip({"tokenizer.json": b"{}"})
-    assert refused({"locked.zip": patched_directory(data, 8, "<H", 0x1)}) == \
-        "locked.zip: 'tokenizer.json' is encrypted; give the files without a password"
+    assert (
+        refused({"locked.zip": patched_directory(data, 8, "<H", 0x1)})
+        == "locked.zip: 'tokenizer.json' is encrypted; give the files without a password"
+    )
 
 
 def test_a_member_packed_with_another_compression_is_refused():
@@ -367,11 +398,14 @@ def test_a_member_packed_with_another_compression_is_refused():
     assert "compression method 12, which is not read" in refused({"b.zip": data})
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: d[: len(d) // 2], "is not a readable zip (File is not a zip file)"),
-    (lambda d: d[:40] + bytes(b ^ 0x55 for b in d[40:60]) + d[60:], "cannot be unpacked"),
-    (lambda d: b"not a zip at all", "is not a readable zip"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: d[: len(d) // 2], "is not a readable zip (File is not a zip file)"),
+        (lambda d: d[:40] + bytes(b ^ 0x55 for b in d[40:60]) + d[60:], "cannot be unpacked"),
+        (lambda d: b"not a zip at all", "is not a readable zip"),
+    ],
+)
 def test_a_damaged_zip_is_refused_with_the_reason(damage, message):
     data = a_zip({"merges.txt": b"#version: 0.2\n" + b"a b\nab c\n" * 200})
     assert message in refused({"d.zip": damage(data)})
@@ -379,16 +413,24 @@ def test_a_damaged_zip_is_refused_with_the_reason(damage, message):
 
 def test_a_zip_inside_a_zip_is_refused():
     inner = a_zip({"tokenizer.json": download("gpt2", "hf")["tokenizer.json"]})
-    assert refused({"outer.zip": a_zip({"inner.zip": inner})}) == \
-        "outer.zip: 'inner.zip' is a zip inside the zip; nested zips are not read"
+    assert (
+        refused({"outer.zip": a_zip({"inner.zip": inner})})
+        == "outer.zip: 'inner.zip' is a zip inside the zip; nested zips are not read"
+    )
     assert "nested zips are not read" in refused({"outer.zip": a_zip({"inner.bin": inner})})
 
 
 def test_directories_and_macos_metadata_are_skipped_and_files_in_folders_read_by_their_names():
     files = export_files(trained("gpt4").tokenizer(STEP), "tiktoken")
-    data = a_zip({"bpe/": b"", "bpe/tokenizer.json": files["tokenizer.json"],
-                  "bpe/tokenizer.tiktoken": files["tokenizer.tiktoken"], "__MACOSX/bpe/._tokenizer.json": b"\x00\x05",
-                  "bpe/.DS_Store": b"\x00\x00"})
+    data = a_zip(
+        {
+            "bpe/": b"",
+            "bpe/tokenizer.json": files["tokenizer.json"],
+            "bpe/tokenizer.tiktoken": files["tokenizer.tiktoken"],
+            "__MACOSX/bpe/._tokenizer.json": b"\x00\x05",
+            "bpe/.DS_Store": b"\x00\x00",
+        }
+    )
     report = import_report({"bpe.zip": data})
     assert report.format == "tiktoken" and report.members == ("tokenizer.json", "tokenizer.tiktoken")
 
@@ -399,15 +441,21 @@ def test_a_zip_may_sit_beside_other_files_but_not_hold_one_of_their_names():
     report = import_report({**ranks, "tokenizer.json": files["tokenizer.json"]})
     assert report.format == "tiktoken" and report.tokenizer.config.pretokenizer == "cl100k"
     assert set(report.members) == {"tokenizer.json", "tokenizer.tiktoken"}
-    assert refused({"a.zip": a_zip({"x/tokenizer.json": b"{}", "y/tokenizer.json": b"{}"})}) == \
-        "a.zip holds two files named tokenizer.json ('x/tokenizer.json' and 'y/tokenizer.json')"
-    assert refused({**ranks, "tokenizer.tiktoken": files["tokenizer.tiktoken"]}) == \
-        "two files named tokenizer.tiktoken (one of them in ranks.zip): give each file once"
+    assert (
+        refused({"a.zip": a_zip({"x/tokenizer.json": b"{}", "y/tokenizer.json": b"{}"})})
+        == "a.zip holds two files named tokenizer.json ('x/tokenizer.json' and 'y/tokenizer.json')"
+    )
+    assert (
+        refused({**ranks, "tokenizer.tiktoken": files["tokenizer.tiktoken"]})
+        == "two files named tokenizer.tiktoken (one of them in ranks.zip): give each file once"
+    )
 
 
 def test_an_empty_zip_says_so():
     message = "empty.zip holds no files (only folders or macOS metadata, if anything)"
-    assert refused({"empty.zip": a_zip({})}) == message == refused({"empty.zip": a_zip({"bpe/": b"", "__MACOSX/x": b""})})
+    assert (
+        refused({"empty.zip": a_zip({})}) == message == refused({"empty.zip": a_zip({"bpe/": b"", "__MACOSX/x": b""})})
+    )
 
 
 # ---- 4. malformed merge lists: the line and the real reason ---------------------------------------
@@ -419,8 +467,12 @@ def test_a_csv_with_a_bad_header_is_told_about_its_header_not_a_version_line():
     lines = csv_lines()
     lines[0] = lines[0].replace(",id,", ",number,")
     message = refused({"merges.csv": "\n".join(lines).encode()})
-    assert message.startswith("merges.csv line 1: the header has no 'id' column (a merges CSV starts "
-                              "'step,left,right,token,id'") and "#version" not in message
+    assert (
+        message.startswith(
+            "merges.csv line 1: the header has no 'id' column (a merges CSV starts 'step,left,right,token,id'"
+        )
+        and "#version" not in message
+    )
 
 
 def test_a_csv_without_a_header_is_told_so():
@@ -428,16 +480,30 @@ def test_a_csv_without_a_header_is_told_so():
     assert message.startswith("merges.csv line 1: the header has no 'step', 'left', 'right', 'token', 'id' columns")
 
 
-@pytest.mark.parametrize("row, change, message", [
-    (3, lambda f: f[:4] + ["x7"] + f[5:], "merges.csv line 4: id 'x7' is not a whole number"),
-    (3, lambda f: f[:3] + [f[3] + "z"] + f[4:], "merges.csv line 4: {left!r} + {right!r} makes {token!r}, but the "
-                                                 "token column says {token_z!r}"),
-    (5, lambda f: ["9"] + f[1:], "merges.csv line 6: step '9' where step 5 was expected (one row per merge, in order)"),
-    (5, lambda f: f[:4] + [str(int(f[4]) + 1)] + f[5:], "merges.csv line 6 says {token!r} has id {id_plus}, but its "
-                                                        "place gives it id {id} (ids run: the ids before the merges, "
-                                                        "then one per new token in order)"),
-    (2, lambda f: f[:3], "merges.csv line 3: 3 fields, but the header puts 'id' and the others in the first 5"),
-])
+@pytest.mark.parametrize(
+    "row, change, message",
+    [
+        (3, lambda f: f[:4] + ["x7"] + f[5:], "merges.csv line 4: id 'x7' is not a whole number"),
+        (
+            3,
+            lambda f: f[:3] + [f[3] + "z"] + f[4:],
+            "merges.csv line 4: {left!r} + {right!r} makes {token!r}, but the token column says {token_z!r}",
+        ),
+        (
+            5,
+            lambda f: ["9"] + f[1:],
+            "merges.csv line 6: step '9' where step 5 was expected (one row per merge, in order)",
+        ),
+        (
+            5,
+            lambda f: f[:4] + [str(int(f[4]) + 1)] + f[5:],
+            "merges.csv line 6 says {token!r} has id {id_plus}, but its "
+            "place gives it id {id} (ids run: the ids before the merges, "
+            "then one per new token in order)",
+        ),
+        (2, lambda f: f[:3], "merges.csv line 3: 3 fields, but the header puts 'id' and the others in the first 5"),
+    ],
+)
 def test_a_csv_row_that_is_wrong_is_refused_naming_its_line(row, change, message):
     lines = csv_lines()
     fields = next(csv.reader([lines[row]]))
@@ -466,28 +532,36 @@ def arrow_lines() -> list[str]:
 def test_an_arrow_line_without_its_arrow_is_refused_naming_the_line():
     lines = arrow_lines()
     lines[2] = lines[2].replace(" -> ", " ")
-    assert refused({"merges.txt": "\n".join(lines).encode()}) == \
-        f"merges.txt line 3: expected 'left right -> token', found {lines[2]!r}"
+    assert (
+        refused({"merges.txt": "\n".join(lines).encode()})
+        == f"merges.txt line 3: expected 'left right -> token', found {lines[2]!r}"
+    )
 
 
 def test_an_arrow_merge_whose_token_is_not_its_two_parts_is_refused_naming_the_line():
     lines = arrow_lines()
     a, b, _, made = lines[4].split(" ")
     lines[4] = f"{a} {b} -> {made}x"
-    assert refused({"merges.txt": "\n".join(lines).encode()}) == f"merges.txt line 5: {a!r} + {b!r} makes {made!r}, not {made + 'x'!r}"
+    assert (
+        refused({"merges.txt": "\n".join(lines).encode()})
+        == f"merges.txt line 5: {a!r} + {b!r} makes {made!r}, not {made + 'x'!r}"
+    )
 
 
 def test_an_arrow_merge_of_a_token_made_only_later_is_refused_naming_the_line():
     text = "l o -> lo\nlow e -> lowe\nlo w -> low\n"
     assert refused({"merges.txt": text.encode()}) == "merges.txt line 2: 'low' is made only by a later merge"
-    assert refused({"merges.txt": b"ab c -> abc\n"}) == \
-        "merges.txt line 1: 'ab' is made by no merge, so it would start the vocabulary, but it is not one character"
+    assert (
+        refused({"merges.txt": b"ab c -> abc\n"})
+        == "merges.txt line 1: 'ab' is made by no merge, so it would start the vocabulary, but it is not one character"
+    )
 
 
 def test_a_file_of_no_known_layout_names_the_formats():
     message = refused({"notes.txt": b"Dear class, here are the merges we found today.\n"})
-    assert message.startswith("notes.txt is a file of no known layout (it starts 'Dear class, here are the merges we found'); "
-                              "give one of: ")
+    assert message.startswith(
+        "notes.txt is a file of no known layout (it starts 'Dear class, here are the merges we found'); give one of: "
+    )
     for f in IMPORT_FORMATS.values():
         assert f.files in message
     assert "#version" not in message.split("give one of")[0]
@@ -505,8 +579,15 @@ def test_the_import_formats_help_mentions_zips_arrow_csv_and_bundled_tables():
 
 
 # ---- 5. anything else: read, or a FormatError ------------------------------------------------------
-FUZZED = [("gpt2", "csv"), ("sennrich", "csv"), ("gpt2", "arrow"), ("sennrich", "arrow"), ("suffix-marker", "arrow"),
-          ("gpt2", "gpt2"), ("gpt4", "tiktoken")]
+FUZZED = [
+    ("gpt2", "csv"),
+    ("sennrich", "csv"),
+    ("gpt2", "arrow"),
+    ("sennrich", "arrow"),
+    ("suffix-marker", "arrow"),
+    ("gpt2", "gpt2"),
+    ("gpt4", "tiktoken"),
+]
 
 
 @st.composite
@@ -530,7 +611,7 @@ def damaged(draw, data: bytes) -> bytes:
         return data[: draw(st.integers(0, len(data)))]
     if how == "byte":
         at = draw(st.integers(0, len(data) - 1))
-        return data[:at] + bytes([draw(st.integers(0, 255))]) + data[at + 1:]
+        return data[:at] + bytes([draw(st.integers(0, 255))]) + data[at + 1 :]
     lines = data.split(b"\n")
     i = draw(st.integers(0, len(lines) - 1))
     if how == "drop":
@@ -556,4 +637,5 @@ def test_a_damaged_download_is_read_or_refused_with_one_sentence(files, pretoken
 def test_json_nested_thousands_of_levels_deep_is_refused_with_a_sentence():
     # json.loads recurses once per bracket: the interpreter's recursion limit ends it, not a parse error
     assert "tokenizer.json nests its JSON too deeply to be a tokenizer file" in refused(
-        {"tokenizer.json": b"[" * 100_000 + b"]" * 100_000})
+        {"tokenizer.json": b"[" * 100_000 + b"]" * 100_000}
+    )

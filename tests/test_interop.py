@@ -19,22 +19,31 @@ import json
 import os
 import re
 import tempfile
-from functools import lru_cache
+from functools import cache
 
 import pytest
 import tiktoken
 import tiktoken.load
 import tokenizers
+from conftest import SAMPLE_FILES, is_utf8, read_sample
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from subword_nmt.apply_bpe import BPE
 
-from conftest import SAMPLE_FILES, read_sample, is_utf8
-from explorer import ConfigError, DecodeError, FormatError, Tokenizer, corpus_config, load_pretrained, make_config, train
-from explorer.normalizers import normalize_str
+from explorer import (
+    ConfigError,
+    DecodeError,
+    FormatError,
+    Tokenizer,
+    corpus_config,
+    load_pretrained,
+    make_config,
+    train,
+)
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
 from explorer.importers import IMPORT_FORMATS, import_files
 from explorer.markers import EOW, G_SUFFIX, SP_PREFIX
+from explorer.normalizers import normalize_str
 from explorer.units import byte_alphabet
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -105,17 +114,17 @@ TIKTOKEN_CONFIGS = [n for n, fmts in EXPORTS.items() if "tiktoken" in fmts]
 BYTE_CONFIGS = [n for n, cfg in CONFIGS.items() if cfg.unit == "byte"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def tokenizer(name: str):
     return train(TRAIN_TEXT, CONFIGS[name]).tokenizer()
 
 
-@lru_cache(maxsize=None)
+@cache
 def exported(name: str, fmt: str) -> dict[str, bytes]:
     return export_files(tokenizer(name), fmt)
 
 
-@lru_cache(maxsize=None)
+@cache
 def probe(sample: str) -> str:
     """A sample corpus's first 4,000 characters, with the special tokens in it."""
     return read_sample(sample)[:4000] + "<|endoftext|>x<pad> <pad>\n"
@@ -125,12 +134,12 @@ def string_merges(tok) -> list[tuple[str, str]]:
     return [(tok.vocab[a], tok.vocab[b]) for a, b in tok.merges]
 
 
-@lru_cache(maxsize=None)
+@cache
 def hf_tokenizer(name: str) -> tokenizers.Tokenizer:
     return tokenizers.Tokenizer.from_str(exported(name, "hf")["tokenizer.json"].decode("utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def tiktoken_encoding(name: str) -> tiktoken.Encoding:
     """tiktoken's Encoding from our two files, as a user builds it: load_tiktoken_bpe on the rank
     file's path (with tiktoken's download cache off), pat_str and special_tokens from the JSON."""
@@ -149,7 +158,9 @@ def tiktoken_encoding(name: str) -> tiktoken.Encoding:
             del os.environ["TIKTOKEN_CACHE_DIR"]
         else:
             os.environ["TIKTOKEN_CACHE_DIR"] = saved
-    return tiktoken.Encoding(name, pat_str=meta["pat_str"], mergeable_ranks=ranks, special_tokens=meta["special_tokens"])
+    return tiktoken.Encoding(
+        name, pat_str=meta["pat_str"], mergeable_ranks=ranks, special_tokens=meta["special_tokens"]
+    )
 
 
 # ---- 1. real loaders give our ids ---------------------------------------------------------------
@@ -172,7 +183,7 @@ def test_hf_loads_our_tokenizer_json_and_gives_our_ids_on_every_sample(name, sam
 # generated text: any characters, stretches of the training text so that merges fire, odd
 # whitespace and letters, and the special tokens
 _TRICKY = list(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000'’sdmtlvreAZ0159١२²½ǅʰ\u0301!?.,/-_👍🏽é中ßİΣςﬁ")
-_fragment = st.builds(lambda a, n: TRAIN_TEXT[a:a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 40))
+_fragment = st.builds(lambda a, n: TRAIN_TEXT[a : a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 40))
 _ANY_CHAR = st.characters(exclude_categories=("Cs",))  # no lone surrogates: UTF-8 cannot hold them
 
 
@@ -313,8 +324,11 @@ REFUSALS = [
 def test_each_format_refuses_what_it_cannot_represent_naming_the_setting(fmt, config, setting):
     if config in ("reused-id", "twice-made"):  # 'ab' + 'c', then 'a' + 'bc': 'abc' again, the same id with reuse on
         reuse = config == "reused-id"
-        tok = Tokenizer(config=_small("bytes", reuse_ids=reuse), alphabet=byte_alphabet(),
-                        merges=[(97, 98), (256, 99), (98, 99), (97, 258)])
+        tok = Tokenizer(
+            config=_small("bytes", reuse_ids=reuse),
+            alphabet=byte_alphabet(),
+            merges=[(97, 98), (256, 99), (98, 99), (97, 258)],
+        )
         assert tok.merged_ids == ([256, 257, 258, 257] if reuse else [256, 257, 258, 259])
     else:
         tok = train("low lower lowest aa aa aa\nnewer  newest wider  widest\n" * 3, config).tokenizer()
@@ -444,13 +458,18 @@ def test_a_truncated_tokenizer_json_is_not_valid_json_at_its_line_and_column():
     assert re.fullmatch(rf"tokenizer\.json is not valid JSON \(cut short\?\): line {line}, column \d+: .+", msg), msg
 
 
-@pytest.mark.parametrize("model, kind", [
-    (lambda: tokenizers.models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"), "WordPiece"),
-    (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], unk_id=0), "Unigram"),
-])
+@pytest.mark.parametrize(
+    "model, kind",
+    [
+        (lambda: tokenizers.models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"), "WordPiece"),
+        (lambda: tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0), ("b", -2.0)], unk_id=0), "Unigram"),
+    ],
+)
 def test_a_tokenizer_json_of_another_model_is_refused_naming_its_type(model, kind):
     data = tokenizers.Tokenizer(model()).to_str().encode("utf-8")
-    assert refused({"tokenizer.json": data}) == f"tokenizer.json 'model.type' is '{kind}': only BPE models can be imported"
+    assert (
+        refused({"tokenizer.json": data}) == f"tokenizer.json 'model.type' is '{kind}': only BPE models can be imported"
+    )
 
 
 def test_a_tokenizer_json_merge_of_unknown_tokens_is_refused_naming_its_index():
@@ -463,7 +482,7 @@ def test_a_tokenizer_json_merge_of_unknown_tokens_is_refused_naming_its_index():
 def test_a_merges_txt_line_of_unknown_tokens_is_refused_naming_its_line():
     files = dict(exported("gpt2", "gpt2"))
     lines = _lines(files["merges.txt"])
-    lines.insert(5, "Ġqqqq zz".encode("utf-8"))  # after the header and four merges: line 6
+    lines.insert(5, "Ġqqqq zz".encode())  # after the header and four merges: line 6
     files["merges.txt"] = b"\n".join(lines)
     assert refused(files) == "merges.txt line 6: 'Ġqqqq' is not in vocab.json"
 
@@ -493,8 +512,14 @@ def test_a_token_given_twice_in_a_tiktoken_file_is_refused_naming_both_lines():
     assert refused(files) == f"tokenizer.tiktoken line 300: the token {token!r} already has rank 9 (line 10)"
 
 
-@pytest.mark.parametrize("name, fmt, file", [("gpt2", "gpt2", "merges.txt"), ("sennrich", "subword-nmt", "codes.txt"),
-                                             ("sennrich-glued", "subword-nmt", "codes.txt")])
+@pytest.mark.parametrize(
+    "name, fmt, file",
+    [
+        ("gpt2", "gpt2", "merges.txt"),
+        ("sennrich", "subword-nmt", "codes.txt"),
+        ("sennrich-glued", "subword-nmt", "codes.txt"),
+    ],
+)
 def test_a_merges_or_codes_file_without_its_version_header_is_refused_at_line_1(name, fmt, file):
     files = dict(exported(name, fmt))
     first, rest = files[file].split(b"\n", 1)
@@ -535,14 +560,19 @@ def test_a_vocab_json_whose_ids_disagree_with_its_merges_is_refused_naming_the_m
 
 
 def test_a_vocab_json_id_past_the_merges_is_reported_at_the_merge_that_makes_the_token():
-    files = {"vocab.json": json.dumps({"a": 0, "b": 1, "c": 2, "ab": 9, "abc": 4}).encode("utf-8"),
-             "merges.txt": b"#version: 0.2\na b\nab c\n"}
+    files = {
+        "vocab.json": json.dumps({"a": 0, "b": 1, "c": 2, "ab": 9, "abc": 4}).encode("utf-8"),
+        "merges.txt": b"#version: 0.2\na b\nab c\n",
+    }
     assert refused(files).startswith("merges.txt line 2 makes 'ab' id 3, but vocab.json gives it id 9")
 
 
 def test_a_vocab_json_without_its_merges_txt_is_refused_saying_what_is_missing():
     msg = refused({"vocab.json": exported("gpt2", "gpt2")["vocab.json"]})
-    assert msg == "cannot tell which tokenizer these files make: vocab.json (vocab-json); a vocab.json needs its merges.txt"
+    assert (
+        msg
+        == "cannot tell which tokenizer these files make: vocab.json (vocab-json); a vocab.json needs its merges.txt"
+    )
 
 
 def test_a_tiktoken_json_without_its_rank_file_is_refused_saying_what_is_missing():
@@ -550,9 +580,16 @@ def test_a_tiktoken_json_without_its_rank_file_is_refused_saying_what_is_missing
     assert msg.endswith("a tiktoken JSON needs its .tiktoken file"), msg
 
 
-@pytest.mark.parametrize("name, fmt, file", [("gpt2", "gpt2", "merges.txt"), ("gpt2", "hf", "tokenizer.json"),
-                                             ("sennrich", "subword-nmt", "codes.txt"), ("gpt2", "trace", "trace.json"),
-                                             ("bytes", "minbpe", "tokenizer.model")])
+@pytest.mark.parametrize(
+    "name, fmt, file",
+    [
+        ("gpt2", "gpt2", "merges.txt"),
+        ("gpt2", "hf", "tokenizer.json"),
+        ("sennrich", "subword-nmt", "codes.txt"),
+        ("gpt2", "trace", "trace.json"),
+        ("bytes", "minbpe", "tokenizer.model"),
+    ],
+)
 def test_a_file_that_is_not_utf8_is_refused_naming_the_file_and_byte(name, fmt, file):
     files = dict(exported(name, fmt))
     at = files[file].index(b"\n", len(files[file]) // 3) + 1  # a line's start: no character is cut
@@ -562,15 +599,42 @@ def test_a_file_that_is_not_utf8_is_refused_naming_the_file_and_byte(name, fmt, 
 
 # any bytes, and valid exports cut short, with lines dropped, repeated or swapped, bytes changed,
 # or one JSON value replaced: import_files reads them or raises FormatError, nothing else
-FUZZ_EXPORTS = [("gpt2", "hf"), ("sennrich-glued", "hf"), ("sp-prefix", "hf"), ("byte-specials", "gpt2"),
-                ("byte-specials", "tiktoken"), ("bytes", "tiktoken"), ("sennrich", "subword-nmt"),
-                ("sennrich-glued", "subword-nmt"), ("bytes-cl100k", "minbpe"), ("hf-course", "trace"),
-                ("byte-specials", "trace")]
-FILE_NAMES = ["tokenizer.json", "vocab.json", "merges.txt", "codes.txt", "cl100k_base.tiktoken", "tokenizer.model",
-              "tokenizer.vocab", "trace.json", "codes"]
-_JSON_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=False),
-                         st.text(max_size=5), st.just([]), st.just({}), st.just(["a", "b"]), st.just([1, 2]),
-                         st.just({"a": 1}))
+FUZZ_EXPORTS = [
+    ("gpt2", "hf"),
+    ("sennrich-glued", "hf"),
+    ("sp-prefix", "hf"),
+    ("byte-specials", "gpt2"),
+    ("byte-specials", "tiktoken"),
+    ("bytes", "tiktoken"),
+    ("sennrich", "subword-nmt"),
+    ("sennrich-glued", "subword-nmt"),
+    ("bytes-cl100k", "minbpe"),
+    ("hf-course", "trace"),
+    ("byte-specials", "trace"),
+]
+FILE_NAMES = [
+    "tokenizer.json",
+    "vocab.json",
+    "merges.txt",
+    "codes.txt",
+    "cl100k_base.tiktoken",
+    "tokenizer.model",
+    "tokenizer.vocab",
+    "trace.json",
+    "codes",
+]
+_JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**6),
+    st.floats(allow_nan=False),
+    st.text(max_size=5),
+    st.just([]),
+    st.just({}),
+    st.just(["a", "b"]),
+    st.just([1, 2]),
+    st.just({"a": 1}),
+)
 
 
 @st.composite
@@ -605,7 +669,9 @@ def mutated_lines(draw, data: bytes) -> bytes:
     elif how == "swap":
         lines[i], lines[j] = lines[j], lines[i]
     else:
-        lines[i] = draw(st.one_of(st.binary(max_size=12), st.sampled_from([b"", b"a b", b"1 2", b"IQ== 5", b"0", b"Zg=="])))
+        lines[i] = draw(
+            st.one_of(st.binary(max_size=12), st.sampled_from([b"", b"a b", b"1 2", b"IQ== 5", b"0", b"Zg=="]))
+        )
     return b"\n".join(lines)
 
 
@@ -622,7 +688,7 @@ def damaged_exports(draw) -> dict[str, bytes]:
         files[file] = draw(mutated_lines(data))
     elif how == "byte":
         at = draw(st.integers(0, len(data) - 1))
-        files[file] = data[:at] + bytes([draw(st.integers(0, 255))]) + data[at + 1:]
+        files[file] = data[:at] + bytes([draw(st.integers(0, 255))]) + data[at + 1 :]
     elif how == "json" and file.endswith(".json"):
         files[file] = draw(mutated_json(data))
     elif how == "drop-file" and len(files) > 1:
@@ -630,10 +696,27 @@ def damaged_exports(draw) -> dict[str, bytes]:
     return files
 
 
-_ANY_FILES = st.dictionaries(st.sampled_from(FILE_NAMES), st.one_of(
-    st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-    st.sampled_from([b"{}", b"[]", b"{\"model\": {}}", b"#version: 0.2\n", b"minbpe v1\n\n0\n", b"IQ== 0\n",
-                     b"{\"a\": 0}", b"{\"pat_str\": 1}", b"{\"format\": \"bpe-explorer-trace\"}"])), max_size=3)
+_ANY_FILES = st.dictionaries(
+    st.sampled_from(FILE_NAMES),
+    st.one_of(
+        st.binary(max_size=200),
+        st.text(max_size=200).map(str.encode),
+        st.sampled_from(
+            [
+                b"{}",
+                b"[]",
+                b'{"model": {}}',
+                b"#version: 0.2\n",
+                b"minbpe v1\n\n0\n",
+                b"IQ== 0\n",
+                b'{"a": 0}',
+                b'{"pat_str": 1}',
+                b'{"format": "bpe-explorer-trace"}',
+            ]
+        ),
+    ),
+    max_size=3,
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -651,8 +734,9 @@ def test_import_files_reads_any_files_or_raises_format_error(files):
 @pytest.mark.parametrize("specials", [{"<a>": 600, "<b>": 600}, {"": 600}])
 def test_a_tiktoken_json_with_special_tokens_sharing_an_id_is_a_format_error(specials):
     files = dict(exported("gpt4", "tiktoken"))
-    files["tokenizer.json"] = json.dumps({"pat_str": json.loads(files["tokenizer.json"])["pat_str"],
-                                          "special_tokens": specials}).encode("utf-8")
+    files["tokenizer.json"] = json.dumps(
+        {"pat_str": json.loads(files["tokenizer.json"])["pat_str"], "special_tokens": specials}
+    ).encode("utf-8")
     assert "tiktoken" in refused(files)
 
 
@@ -668,8 +752,16 @@ def test_a_trace_whose_unknown_token_is_not_a_string_is_a_format_error():
 # here: special tokens, imported tokenizers, any whitespace at char level, and errors="strict".
 @SETTINGS
 @given(data=st.data())
-@pytest.mark.parametrize("name", [n for n in BYTE_CONFIGS if CONFIGS[n].normalizer == "none"
-                                  and CONFIGS[n].alphabet == "full-bytes" and CONFIGS[n].pretokenizer != "whitespace"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in BYTE_CONFIGS
+        if CONFIGS[n].normalizer == "none"
+        and CONFIGS[n].alphabet == "full-bytes"
+        and CONFIGS[n].pretokenizer != "whitespace"
+    ],
+)
 def test_byte_level_decode_gives_back_any_text_with_special_tokens_also_once_imported(name, data):
     text = data.draw(texts(), label="text")
     tok = tokenizer(name)
@@ -683,9 +775,11 @@ MARKERS = ("none", "eow", "eow-glued", "g-suffix", "sp-prefix")
 MARKER_TEXT = {"eow": EOW, "eow-glued": EOW, "g-suffix": G_SUFFIX, "sp-prefix": SP_PREFIX}
 
 
-@lru_cache(maxsize=None)
+@cache
 def char_tokenizer(marker: str, pretokenizer: str):
-    return train(TRAIN_TEXT, corpus_config("sennrich", merges=200, marker=marker, pretokenizer=pretokenizer)).tokenizer()
+    return train(
+        TRAIN_TEXT, corpus_config("sennrich", merges=200, marker=marker, pretokenizer=pretokenizer)
+    ).tokenizer()
 
 
 def decoded_text(tok, text: str) -> str:
@@ -711,14 +805,21 @@ def marked_text(tok) -> st.SearchStrategy[str]:
     ok = {c for c in tok.alphabet if len(c) == 1 and (tok.config.marker != "eow-glued" or c + EOW in tok.alphabet)}
     chars = sorted(ok - set(_SPACES))
     spaces = [c for c in _SPACES if c in ok or tok.config.pretokenizer == "whitespace"]
-    return st.lists(st.one_of(st.sampled_from(_TRAIN_WORDS), st.text(st.sampled_from(chars), min_size=1, max_size=8),
-                              st.text(st.sampled_from(spaces), min_size=1, max_size=3)), max_size=8).map("".join)
+    return st.lists(
+        st.one_of(
+            st.sampled_from(_TRAIN_WORDS),
+            st.text(st.sampled_from(chars), min_size=1, max_size=8),
+            st.text(st.sampled_from(spaces), min_size=1, max_size=3),
+        ),
+        max_size=8,
+    ).map("".join)
 
 
 @SETTINGS
 @given(data=st.data())
-@pytest.mark.parametrize("marker, pretokenizer", [(m, p) for m in MARKERS for p in ("whitespace", "gpt2")]
-                         + [("none", "none")])  # a marker marks words: not without pre-tokenization
+@pytest.mark.parametrize(
+    "marker, pretokenizer", [(m, p) for m in MARKERS for p in ("whitespace", "gpt2")] + [("none", "none")]
+)  # a marker marks words: not without pre-tokenization
 def test_char_level_decode_gives_the_text_back_as_each_marker_writes_it(marker, pretokenizer, data):
     tok = char_tokenizer(marker, pretokenizer)
     text = data.draw(marked_text(tok), label="text")
@@ -737,8 +838,9 @@ def _id_lists(tok):
     """Any ids of a tokenizer: tokens, pieces of a character, special tokens, the unknown id."""
     partial = [i for i in range(len(tok.vocab)) if not is_utf8(tok.token_bytes(i))] or [0]
     extra = sorted(tok.special_ids.values()) + [tok.unk_id]
-    return st.lists(st.one_of(st.integers(0, len(tok.vocab) - 1), st.sampled_from(partial), st.sampled_from(extra)),
-                    max_size=10)
+    return st.lists(
+        st.one_of(st.integers(0, len(tok.vocab) - 1), st.sampled_from(partial), st.sampled_from(extra)), max_size=10
+    )
 
 
 STRICT_CONFIGS = ["gpt2", "bytes", "byte-specials", "byte-present", "hf-course", "sennrich", "sp-prefix"]
@@ -758,7 +860,9 @@ def test_strict_decode_raises_exactly_when_the_bytes_are_not_utf8(name, data):
             assert text == raw.decode("utf-8")
     else:
         assert tok.config.unit == "byte"
-        with pytest.raises(DecodeError, match=r"^the bytes (do not end as|are not) UTF-8: byte \d+ \(in token \d+, id \d+\)"):
+        with pytest.raises(
+            DecodeError, match=r"^the bytes (do not end as|are not) UTF-8: byte \d+ \(in token \d+, id \d+\)"
+        ):
             tok.decode(ids, errors="strict")
         assert tok.decode(ids, errors="replace") == raw.decode("utf-8", errors="replace")
 

@@ -10,10 +10,10 @@ import re
 import zipfile
 
 import pytest
+from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.errors import FormatError
 from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
@@ -157,7 +157,9 @@ def test_each_format_downloads_the_tokenizer_as_of_the_step_shown_not_the_last_t
         problem = export_problem(tok, fmt)
         if problem is not None:
             assert not at.download_button, fmt
-            assert any(unescaped(i.value) == f"This format cannot hold this tokenizer: {problem}." for i in at.info), fmt
+            assert any(unescaped(i.value) == f"This format cannot hold this tokenizer: {problem}." for i in at.info), (
+                fmt
+            )
             seen_problem = True
             continue
         name, data = button_file(at, media)
@@ -216,8 +218,10 @@ def test_an_exported_tokenizer_json_imports_and_encodes_in_every_view_as_the_ses
     ours = engine(30).tokenizer(30)
     label = "imported: tokenizer (hf)"
     (ok,) = at.success
-    assert unescaped(ok.value).startswith(f"Imported 'tokenizer': format Hugging Face tokenizer.json, 30 merges, "
-                                          f"vocabulary {len(ours.vocab):,} (1 special token)")
+    assert unescaped(ok.value).startswith(
+        f"Imported 'tokenizer': format Hugging Face tokenizer.json, 30 merges, "
+        f"vocabulary {len(ours.vocab):,} (1 special token)"
+    )
     picker = at.multiselect(key="w_play_tokenizers")
     assert imported_key(at, "tokenizer") in picker.value and label in picker.options
     ids = encode_ids(at)
@@ -338,7 +342,9 @@ def test_a_zip_beside_a_loose_file_imports_and_is_stored_as_one_flat_zip():
 
     files = export_files(engine(20).tokenizer(20), "gpt2")
     at = playground()
-    upload(at, {"half.zip": zip_files({"vocab.json": files["vocab.json"]}), "merges.txt": files["merges.txt"]}, name="half")
+    upload(
+        at, {"half.zip": zip_files({"vocab.json": files["vocab.json"]}), "merges.txt": files["merges.txt"]}, name="half"
+    )
     assert not at.error, [e.value for e in at.error]
     entry = at.session_state["imported_tokenizers"][imported_key(at, "half")]
     assert entry.tokenizer.merges == engine(20).tokenizer(20).merges

@@ -10,9 +10,9 @@ import html
 import re
 
 import pytest
+from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from explorer import Trainer, corpus_config
 from explorer.exporters import export_files
 from explorer.pipeline import count_words
@@ -20,7 +20,12 @@ from explorer.store import default_store
 from explorer.ui.state import RECORDED_PAIRS
 
 APP = str(ROOT / "app.py")
-TRAIN, PLAYGROUND, COMPARE, CORPUS_PAGE = "pages/2_Train.py", "pages/3_Playground.py", "pages/4_Compare.py", "pages/1_Corpus.py"
+TRAIN, PLAYGROUND, COMPARE, CORPUS_PAGE = (
+    "pages/2_Train.py",
+    "pages/3_Playground.py",
+    "pages/4_Compare.py",
+    "pages/1_Corpus.py",
+)
 CORPUS = "udhr_en.txt"
 TIMEOUT = 120
 TEXT = "Everyone has the right to life, liberty and security of person. 1948!"
@@ -98,7 +103,9 @@ def test_a_playground_link_keeps_merge_k_view_and_options():
     again = open_link(PLAYGROUND, params)
     assert again.slider(key="w_play_k").value == 7 and again.toggle(key="w_play_ws").value is False
     assert again.radio(key="w_play_view").value == "Decode ids"
-    assert again.text_area(key="w_dec_ids").value == "15, 16, 17" and again.selectbox(key="w_dec_errors").value == "strict"
+    assert (
+        again.text_area(key="w_dec_ids").value == "15, 16, 17" and again.selectbox(key="w_dec_errors").value == "strict"
+    )
 
 
 def test_a_long_playground_text_is_stored_and_named_by_its_hash():
@@ -163,7 +170,9 @@ def test_a_compare_reload_shows_the_same_results_without_pressing_compare():
     again = open_link(COMPARE, params)
     assert not any("press **Compare**" in i.value for i in again.info)
     assert compare_chart(again, "Bytes per token after k merges").equals(curves)
-    assert again.radio(key="w_cmp_mode").value == "pretrained" and again.selectbox(key="w_cmp_pretrained").value == "gpt2"
+    assert (
+        again.radio(key="w_cmp_mode").value == "pretrained" and again.selectbox(key="w_cmp_pretrained").value == "gpt2"
+    )
 
 
 def test_a_compare_link_of_trained_presets_keeps_preset_and_merges():
@@ -195,7 +204,8 @@ def test_an_uploaded_corpus_is_named_by_hash_and_a_new_session_trains_on_it():
     assert unescaped(again.caption[0].value).startswith("english_frankenstein.txt, my notes.txt · gpt2")
     assert again.session_state["live"].trained == 3 and again.session_state["live"].view == 3
     assert [r.token for r in again.session_state["live"].trainer.records] == [
-        r.token for r in at.session_state["live"].trainer.records]
+        r.token for r in at.session_state["live"].trainer.records
+    ]
     corpus = open_link(CORPUS_PAGE, params)  # the Corpus page lists it, with Remove
     assert any("my notes.txt** · 858 bytes" in unescaped(c.value) for c in corpus.caption)
 
@@ -258,19 +268,38 @@ def test_the_home_page_keeps_the_miniatures_step():
 
 
 def test_custom_training_settings_travel_in_the_link():
-    params = {"corpus": CORPUS, "preset": "gpt2", "unit": "char", "alphabet": "present", "pretokenizer": "whitespace",
-              "special_tokens": '["<s>", "a,b"]', "min_frequency": "2", "merges": "50", "step": "4"}
+    params = {
+        "corpus": CORPUS,
+        "preset": "gpt2",
+        "unit": "char",
+        "alphabet": "present",
+        "pretokenizer": "whitespace",
+        "special_tokens": '["<s>", "a,b"]',
+        "min_frequency": "2",
+        "merges": "50",
+        "step": "4",
+    }
     at = open_link(TRAIN, params)
     config = at.session_state["config"]
     assert (config.unit, config.pretokenizer, config.special_tokens, config.min_frequency, config.num_merges) == (
-        "char", "whitespace", ("<s>", "a,b"), 2, 50)
+        "char",
+        "whitespace",
+        ("<s>", "a,b"),
+        2,
+        50,
+    )
     assert at.session_state["preset_name"] is None and at.session_state["live"].trained == 4
     assert {k: url(at)[k] for k in params} == params
 
 
 def test_a_tie_break_other_than_the_presets_travels_in_the_link_and_decides_the_merges():
-    params = {"corpus": "demo_sennrich_low_lower.txt", "preset": "sennrich", "tie": "subword-nmt", "merges": "10",
-              "step": "1"}
+    params = {
+        "corpus": "demo_sennrich_low_lower.txt",
+        "preset": "sennrich",
+        "tie": "subword-nmt",
+        "merges": "10",
+        "step": "1",
+    }
     at = open_link(TRAIN, params)
     assert at.session_state["config"].tie_break == "subword-nmt" and url(at)["tie"] == "subword-nmt"
     # Sennrich's toy corpus: (e, s), (s, t) and (t, </w>) tie at 9; the preset's own rule takes the
@@ -284,11 +313,18 @@ def test_a_tie_break_other_than_the_presets_travels_in_the_link_and_decides_the_
     assert url(at)["tie"] == "subword-nmt" and url(at)["step"] == "2"
 
 
-@pytest.mark.parametrize("query, message, kept", [
-    ({"corpus": "udhr_ko.txt,../../etc/passwd", "step": "3"}, "not bundled: '../../etc/passwd'", "udhr_ko.txt"),
-    ({"corpus": "udhr_ko.txt", "step": "3", "unit": "qubit"}, "unknown unit 'qubit'", "udhr_ko.txt"),
-    ({"corpus": "udhr_ko.txt", "step": "3", "special_tokens": "[1, 2]"}, "not a JSON list of strings", "udhr_ko.txt"),
-])
+@pytest.mark.parametrize(
+    "query, message, kept",
+    [
+        ({"corpus": "udhr_ko.txt,../../etc/passwd", "step": "3"}, "not bundled: '../../etc/passwd'", "udhr_ko.txt"),
+        ({"corpus": "udhr_ko.txt", "step": "3", "unit": "qubit"}, "unknown unit 'qubit'", "udhr_ko.txt"),
+        (
+            {"corpus": "udhr_ko.txt", "step": "3", "special_tokens": "[1, 2]"},
+            "not a JSON list of strings",
+            "udhr_ko.txt",
+        ),
+    ],
+)
 def test_a_link_with_a_bad_value_opens_the_nearest_view_and_says_what_it_left_out(query, message, kept):
     at = open_link(TRAIN, query)
     assert message in warnings(at) and warnings(at).startswith("This link cannot be opened as it is")
@@ -310,7 +346,9 @@ def test_the_corpus_preview_link_keeps_its_start_line_and_refuses_a_bad_one():
     assert at.number_input(key="w_prev_start").value == 7 and at.slider(key="w_prev_lines").value == 3
     # the preview shows the seventh non-blank line of the default corpus first
     seventh = [line for line in read_sample("english_frankenstein.txt").splitlines() if line.strip()][6]
-    preview = next(h.proto.body for h in at.get("html") if 'class="bpe-row"' in h.proto.body and "bpe-chip" in h.proto.body)
+    preview = next(
+        h.proto.body for h in at.get("html") if 'class="bpe-row"' in h.proto.body and "bpe-chip" in h.proto.body
+    )
     first_line = html.unescape(re.sub(r"<[^>]+>", "", preview.split("</div>", 1)[0]))
     assert first_line.replace("·", " ").replace("↵", "") == seventh[:400].rstrip("\n")
     bad = AppTest.from_file(APP, default_timeout=TIMEOUT)

@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import pytest
-
 from appserver import chromium_path
 from conftest import ROOT
+
 from explorer.errors import ExplorerError
 from explorer.serve import find_haproxy
 
@@ -25,42 +25,92 @@ if chromium_path() is None:
 
 def test_a_small_classroom_steps_without_errors_or_leaks():
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--sessions", "3", "--seconds", "4", "--merges", "60",
-         "--bursts", "1", "--browsers", "1", "--deadline", "100"],
-        capture_output=True, text=True, timeout=150, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "load.py"),
+            "--sessions",
+            "3",
+            "--seconds",
+            "4",
+            "--merges",
+            "60",
+            "--bursts",
+            "1",
+            "--browsers",
+            "1",
+            "--deadline",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=ROOT,
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert re.search(r"^errors: 0$", proc.stdout, re.M), report
     assert "target 0 leaks: 0 -> met" in proc.stdout, report
     # every session's history was read and compared, and every click made exactly one step
-    assert "3 of 3 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 3" in proc.stdout, report
+    assert (
+        "3 of 3 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 3"
+        in proc.stdout
+    ), report
     assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
     assert re.search(r"^browsers: 1 Chromium .* steps shown (\d+) of \1 clicked", proc.stdout, re.M), report
     assert "run to end: 3 sessions pressed Run to end together; 3 reached their last step" in proc.stdout, report
 
 
-def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leaks():
+def require_haproxy() -> None:
+    """Skip without Debian's haproxy, except in CI, where that is an error (.ci/run installs it)."""
     try:
         find_haproxy()
     except ExplorerError:
         if os.environ.get("CI"):
-            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)")
+            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)") from None
         pytest.skip("haproxy is not installed (apt-get install haproxy)")
+
+
+def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leaks():
+    require_haproxy()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--sessions", "4", "--servers", "2", "--proxy",
-         "--browsers", "1", "--seconds", "4", "--merges", "60", "--bursts", "1", "--deadline", "100"],
-        capture_output=True, text=True, timeout=150, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "load.py"),
+            "--sessions",
+            "4",
+            "--servers",
+            "2",
+            "--proxy",
+            "--browsers",
+            "1",
+            "--seconds",
+            "4",
+            "--merges",
+            "60",
+            "--bursts",
+            "1",
+            "--deadline",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=ROOT,
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert re.search(r"^errors: 0$", proc.stdout, re.M), report  # a websocket off its page's server is one
     assert "target 0 leaks: 0 -> met" in proc.stdout, report
-    assert "4 of 4 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 4" in proc.stdout, report
+    assert (
+        "4 of 4 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 4"
+        in proc.stdout
+    ), report
     assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
     # haproxy gave new sessions to the two servers in turn (the browser's first request may come
     # between two sessions'); the browser has a server too
-    assert re.search(r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", proc.stdout, re.M), report
+    assert re.search(
+        r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", proc.stdout, re.M
+    ), report
     assert re.search(r"^proxy: browser contexts per server \(haproxy's cookie\): app[12] 1$", proc.stdout, re.M), report
     assert "server RSS (all servers and haproxy added up)" in proc.stdout, report
 
@@ -68,20 +118,35 @@ def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leak
 def test_a_small_class_follows_answers_once_and_sits_idle_without_errors():
     """``--class`` in a tiny room on SQLite: 3 protocol students and one Chromium student follow
     3 steps, the 3 answers are counted once each, the servers idle."""
-    try:
-        find_haproxy()
-    except ExplorerError:
-        if os.environ.get("CI"):
-            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)")
-        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+    require_haproxy()
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--class", "--store", "sqlite", "--students", "3", "--steps", "3",
-         "--browsers", "1", "--idle-seconds", "3", "--deadline", "100"],
-        capture_output=True, text=True, timeout=150, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "load.py"),
+            "--class",
+            "--store",
+            "sqlite",
+            "--students",
+            "3",
+            "--steps",
+            "3",
+            "--browsers",
+            "1",
+            "--idle-seconds",
+            "3",
+            "--deadline",
+            "100",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=150,
+        cwd=ROOT,
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
     assert re.search(r"^errors: 0$", proc.stdout, re.M), report
-    assert "the store counts 3 answers to question 1 (one per member: yes; each the option clicked: yes)" in proc.stdout, report
+    assert (
+        "the store counts 3 answers to question 1 (one per member: yes; each the option clicked: yes)" in proc.stdout
+    ), report
     assert "target answers counted = answers sent, one per member: 3 of 3 sent -> met" in proc.stdout, report
     assert "never shown 0" in proc.stdout and "(3 of 3);" in proc.stdout, report  # every step on every page

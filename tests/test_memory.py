@@ -53,6 +53,7 @@ def test_a_finished_trainer_lets_its_position_index_go():
     import tracemalloc
 
     from conftest import read_sample
+
     from explorer import Trainer, corpus_config
     from explorer.pipeline import count_words
 

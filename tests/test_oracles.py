@@ -14,28 +14,34 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
 import regex
 import tiktoken
+from conftest import SAMPLE_FILES, SAMPLES, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tokenizers import Regex
+from tokenizers import Regex, models, normalizers, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
-from tokenizers import models, normalizers, pre_tokenizers, trainers
 
 from explorer import PATTERNS, bytes_to_display, make_config, pre_tokenize_str, train
-
-from conftest import SAMPLE_FILES, SAMPLES, read_sample
 
 EOT = ("<|endoftext|>",)
 THREE = ("<s>", "<pad>", "</s>")
 
 
 # ---- Hugging Face tokenizers -----------------------------------------------------------------
-def _hf_train(source, vocab_size: int, *, level: str, special_tokens=(), min_frequency: int = 0,
-              normalizer=None, from_file: bool = False) -> dict:
+def _hf_train(
+    source,
+    vocab_size: int,
+    *,
+    level: str,
+    special_tokens=(),
+    min_frequency: int = 0,
+    normalizer=None,
+    from_file: bool = False,
+) -> dict:
     """Train HF's BpeTrainer; return the BPE model section of tokenizer.json."""
     tok = HFTokenizer(models.BPE())
     if normalizer is not None:
@@ -47,8 +53,11 @@ def _hf_train(source, vocab_size: int, *, level: str, special_tokens=(), min_fre
     else:
         tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=list(special_tokens), min_frequency=min_frequency,
-        show_progress=False, **extra,
+        vocab_size=vocab_size,
+        special_tokens=list(special_tokens),
+        min_frequency=min_frequency,
+        show_progress=False,
+        **extra,
     )
     if from_file:
         tok.train([str(source)], trainer)
@@ -69,7 +78,9 @@ def _assert_same_as_hf(trainer, hf_model: dict) -> None:
     ours = [[r.left, r.right] for r in trainer.records]
     theirs = hf_model["merges"]
     first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), None)
-    assert first is None, f"first differing merge #{first}: ours {ours[first:first + 3]}, HF {theirs[first:first + 3]}"
+    assert first is None, (
+        f"first differing merge #{first}: ours {ours[first : first + 3]}, HF {theirs[first : first + 3]}"
+    )
     assert len(ours) == len(theirs), (
         f"ours stopped after {len(ours)} merges ({trainer.stop_reason}), HF after {len(theirs)}"
     )
@@ -192,20 +203,29 @@ def test_hf_special_token_equal_to_an_alphabet_symbol(level):
 # ---- tiktoken ----------------------------------------------------------------------------------
 TIKTOKEN_CONFIGS = {
     "gpt2": dict(preset="gpt2", pattern="gpt2", corpus="english_tiny_shakespeare.txt", merges=4000, tie_break="hf"),
-    "cl100k": dict(preset="gpt4", pattern="cl100k", corpus="english_wikitext2_excerpt.txt", merges=3000,
-                   tie_break="first-seen"),
-    "o200k": dict(preset="gpt2", pattern="o200k", corpus="python_stdlib_sample.txt", merges=3000,
-                  tie_break="subword-nmt"),
+    "cl100k": dict(
+        preset="gpt4", pattern="cl100k", corpus="english_wikitext2_excerpt.txt", merges=3000, tie_break="first-seen"
+    ),
+    "o200k": dict(
+        preset="gpt2", pattern="o200k", corpus="python_stdlib_sample.txt", merges=3000, tie_break="subword-nmt"
+    ),
 }
 # extra text so that every corpus sees multilingual merges too (multi-byte tokens, emoji, CJK)
 _MULTILINGUAL = ("mixed_emoji_multilingual.txt", "udhr_ja.txt", "udhr_hi.txt", "udhr_ru.txt")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tiktoken_pair(name: str):
     spec = TIKTOKEN_CONFIGS[name]
-    cfg = make_config(spec["preset"], pretokenizer=spec["pattern"], alphabet="full-bytes", special_tokens=(),
-                      tie_break=spec["tie_break"], vocab_size=None, num_merges=spec["merges"])
+    cfg = make_config(
+        spec["preset"],
+        pretokenizer=spec["pattern"],
+        alphabet="full-bytes",
+        special_tokens=(),
+        tie_break=spec["tie_break"],
+        vocab_size=None,
+        num_merges=spec["merges"],
+    )
     text = read_sample(spec["corpus"])[:300_000] + "".join(read_sample(n) for n in _MULTILINGUAL)
     trainer = train(text, cfg)
     tok = trainer.tokenizer()
@@ -226,8 +246,10 @@ def test_tiktoken_every_sample_corpus(pattern):
         ours, theirs = tok.encode(text), enc.encode_ordinary(text)
         if ours != theirs:
             i = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-            pytest.fail(f"{name}: first difference at token {i}: ours {tok.tokens(ours[i:i + 5])}, "
-                        f"tiktoken {[enc.decode_single_token_bytes(t) for t in theirs[i:i + 5]]}")
+            pytest.fail(
+                f"{name}: first difference at token {i}: ours {tok.tokens(ours[i : i + 5])}, "
+                f"tiktoken {[enc.decode_single_token_bytes(t) for t in theirs[i : i + 5]]}"
+            )
         assert tok.decode(ours) == text
 
 
@@ -240,7 +262,7 @@ _TRICKY = list(
 def _fragments():
     start = st.integers(0, len(_FRAGMENT_SOURCE) - 1)
     size = st.integers(1, 60)
-    return st.builds(lambda a, n: _FRAGMENT_SOURCE[a:a + n], start, size)
+    return st.builds(lambda a, n: _FRAGMENT_SOURCE[a : a + n], start, size)
 
 
 MIXED_TEXT = st.lists(
@@ -278,7 +300,7 @@ def test_pieces_match_hf_regex(name):
 _CLASSES = (r"\p{L}", r"\p{N}", r"\s", r"\p{Lu}", r"\p{Ll}", r"\p{Lt}", r"\p{Lm}", r"\p{Lo}", r"\p{M}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _unicode_table_differences() -> frozenset[str]:
     """Code points that the `regex` module (our pre-tokenizer) and tiktoken's Rust regex put in
     different classes among those the three patterns use (different Unicode versions)."""
@@ -321,8 +343,11 @@ def test_pieces_match_tiktoken_regex(pattern, data):
     assert ours == _tiktoken_pieces(text, PATTERNS[pattern])
 
 
-@pytest.mark.xfail(strict=False, reason="the `regex` module's Unicode tables are newer than tiktoken's "
-                                        "(and HF's): pieces differ on newly assigned letters")
+@pytest.mark.xfail(
+    strict=False,
+    reason="the `regex` module's Unicode tables are newer than tiktoken's "
+    "(and HF's): pieces differ on newly assigned letters",
+)
 def test_unicode_tables_match_tiktoken():
     diff = _unicode_table_differences()
     assert not diff, f"{len(diff)} code points, e.g. {sorted(f'U+{ord(c):04X}' for c in diff)[:5]}"

@@ -16,13 +16,21 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
 
 pytestmark = pytest.mark.slow
 
-_LEFT_OUT = shutil.ignore_patterns(".git", "test-artifacts", "__pycache__", ".hypothesis", ".pytest_cache",
-                                   ".benchmarks", "build", "*.egg-info", ".venv")
+_LEFT_OUT = shutil.ignore_patterns(
+    ".git",
+    "test-artifacts",
+    "__pycache__",
+    ".hypothesis",
+    ".pytest_cache",
+    ".benchmarks",
+    "build",
+    "*.egg-info",
+    ".venv",
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +40,23 @@ def installed(tmp_path_factory):
     work = tmp_path_factory.mktemp("package")
     source, prefix = work / "source", work / "prefix"
     shutil.copytree(ROOT, source, ignore=_LEFT_OUT)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--prefix", str(prefix), str(source)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--prefix",
+            str(prefix),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     shutil.rmtree(source)  # the installed copy must not lean on the sources
     purelib = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
@@ -53,8 +76,13 @@ def test_the_installed_command_lists_presets_and_encodes_with_a_bundled_table(in
     assert presets.returncode == 0 and presets.stdout.split()[0] == "hf-course" and "gpt2" in presets.stdout
     encoded = run(installed, "encode", "--tokenizer", "gpt2", "--text", "hello world")
     assert json.loads(encoded.stdout) == {"ids": [31373, 995], "tokens": ["hello", "Ġworld"]}
-    where = subprocess.run([sys.executable, "-c", "import explorer, explorer.paths as p; print(explorer.__file__);"
-                            "print(p.app_root())"], capture_output=True, text=True, env=installed[1], cwd=installed[2])
+    where = subprocess.run(
+        [sys.executable, "-c", "import explorer, explorer.paths as p; print(explorer.__file__);print(p.app_root())"],
+        capture_output=True,
+        text=True,
+        env=installed[1],
+        cwd=installed[2],
+    )
     package, root = where.stdout.split()
     assert not package.startswith(str(ROOT)) and (Path(root) / "app.py").is_file()
 
@@ -64,8 +92,15 @@ def test_the_installed_app_serves_the_bundled_corpus(installed):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     program, env, work = installed
-    proc = subprocess.Popen([program, "app", "--port", str(port)], cwd=work, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [program, "app", "--port", str(port)],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         warm: dict = {}
         deadline = time.monotonic() + 90

@@ -9,9 +9,20 @@ import re
 
 import pandas as pd
 import pytest
+from conftest import (
+    ROOT,
+    chart_data,
+    encode_view,
+    read_sample,
+    shown,
+    step_chart,
+    step_chart_spec,
+    train_html,
+    train_text,
+    unescaped,
+)
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, chart_data, encode_view, read_sample, shown, step_chart, step_chart_spec, train_html, train_text, unescaped
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.pipeline import count_words
 from explorer.ui.render import visible
@@ -67,9 +78,17 @@ def pair_table(at: AppTest) -> pd.DataFrame:
         if not tds:
             continue  # the header row
         rank, left, right, merged, count, status_ = tds
-        rows.append({"rank": int(rank), "left": html.unescape(_CHIP.findall(left)[0]), "right": html.unescape(_CHIP.findall(right)[0]),
-                     "merged": html.unescape(_CHIP.findall(merged)[0]), "count": int(count.replace(",", "")),
-                     "status": status_, "row_class": attrs.strip()})
+        rows.append(
+            {
+                "rank": int(rank),
+                "left": html.unescape(_CHIP.findall(left)[0]),
+                "right": html.unescape(_CHIP.findall(right)[0]),
+                "merged": html.unescape(_CHIP.findall(merged)[0]),
+                "count": int(count.replace(",", "")),
+                "status": status_,
+                "row_class": attrs.strip(),
+            }
+        )
     return pd.DataFrame(rows, columns=["rank", "left", "right", "merged", "count", "status", "row_class"])
 
 
@@ -129,21 +148,28 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
     at = train_page()
     ref = engine()
     # byte-level tokens read as the text their bytes spell (' t', not GPT-2's 'Ġt')
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.peek(10)]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+        [shown(p.left), shown(p.right), p.count] for p in ref.peek(10)
+    ]
     for _ in range(3):
         at.button(key="step").click().run()
     ref.advance(3)
     hist = history(at)  # newest first
     assert hist[["step", "left", "right", "new token", "count", "replaced", "tokens after"]].values.tolist() == [
-        [r.step, shown(r.left), shown(r.right), shown(r.token), r.count, r.replaced, r.tokens_after] for r in reversed(ref.records)
+        [r.step, shown(r.left), shown(r.right), shown(r.token), r.count, r.replaced, r.tokens_after]
+        for r in reversed(ref.records)
     ]
     assert hist["now"].tolist() == ["▶", "", ""]
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.peek(10)]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+        [shown(p.left), shown(p.right), p.count] for p in ref.peek(10)
+    ]
     tokens = step_chart(at, "Tokens in the corpus")
     assert tokens["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
     r = ref.records[2]
     sentence = unescaped(at.info[0].value)
-    assert sentence.startswith(f"**Step 3.** ‘{shown(r.left)}’ + ‘{shown(r.right)}’ → ‘{shown(r.left + r.right)}’: the pair occurs {r.count:,}")
+    assert sentence.startswith(
+        f"**Step 3.** ‘{shown(r.left)}’ + ‘{shown(r.right)}’ → ‘{shown(r.left + r.right)}’: the pair occurs {r.count:,}"
+    )
 
 
 def test_the_words_a_step_changed_are_marked_and_no_others():
@@ -197,7 +223,9 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     assert re.search(r'<tr class="bpe-now"><td class="num">7</td>', hist_html)
     assert re.search(r'<tr class="bpe-ahead"><td class="num">9</td>', hist_html)
     # the pair table at a past step is the one the engine saw before merge 8
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(p.left), shown(p.right), p.count] for p in ref.records[7].top_pairs[:10]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+        [shown(p.left), shown(p.right), p.count] for p in ref.records[7].top_pairs[:10]
+    ]
 
 
 def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compact(monkeypatch):
@@ -209,7 +237,9 @@ def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compa
     assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
     at.slider(key="view_slider").set_value(7).run()
     # the table before merge 8: only the winner, with a note; merge 7's sentence names no example words
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[shown(ref.records[7].left), shown(ref.records[7].right), ref.records[7].count]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+        [shown(ref.records[7].left), shown(ref.records[7].right), ref.records[7].count]
+    ]
     assert "keeps the full pair table for the first 5 steps only" in train_text(at)
     assert f"({ref.records[6].words_affected:,} words)" not in at.info[0].value
     assert f"(in {ref.records[6].words_affected:,} words)" in unescaped(at.info[0].value)
@@ -226,7 +256,7 @@ def test_a_whole_text_without_pre_tokenization_is_drawn_only_in_part():
     assert not at.exception
     body = next(h for h in train_html(at) if "segmented on their own" in h)
     assert "the first 1,000 of 1,115,394 characters" in body
-    (word, chips), = segmented_words(at).items()
+    ((word, chips),) = segmented_words(at).items()
     tok = Trainer.from_texts(read_sample("english_tiny_shakespeare.txt"), make_config("bytes")).run().tokenizer(10)
     start = read_sample("english_tiny_shakespeare.txt")[:1000]
     assert chips == [shown(t) for t in tok.tokens(tok.encode_piece(start))] and word == visible(start)
@@ -264,7 +294,10 @@ def test_advanced_settings_apply_and_impossible_ones_are_explained():
     at.button(key=APPLY).click().run()
     assert not at.exception and not at.error
     at.button(key="step10").click().run()
-    ref = Trainer.from_texts(read_sample(CORPUS), corpus_config("gpt2", unit="char", pretokenizer="whitespace", marker="eow", alphabet="present"))
+    ref = Trainer.from_texts(
+        read_sample(CORPUS),
+        corpus_config("gpt2", unit="char", pretokenizer="whitespace", marker="eow", alphabet="present"),
+    )
     ref.advance(10)
     assert history(at)["new token"].tolist() == [r.token for r in reversed(ref.records)]
     assert any(r.token.endswith("</w>") for r in ref.records)
@@ -356,8 +389,12 @@ def test_corpus_page_shows_sizes_the_text_really_has():
     at.switch_page("pages/1_Corpus.py").run()
     text = read_sample(CORPUS)
     strip = next(h.proto.body for h in at.get("html") if 'class="bpe-stats"' in h.proto.body)
-    metrics = {html.unescape(label): value for value, label in re.findall(
-        r'<div class="bpe-stat-value">(.*?)</div><div class="bpe-stat-label">(.*?)</div>', strip)}
+    metrics = {
+        html.unescape(label): value
+        for value, label in re.findall(
+            r'<div class="bpe-stat-value">(.*?)</div><div class="bpe-stat-label">(.*?)</div>', strip
+        )
+    }
     assert metrics["Bytes"] == f"{len(text.encode()):,}"
     assert metrics["Characters"] == f"{len(text):,}"
     assert metrics["Words"] == f"{len(text.split()):,}"
@@ -484,7 +521,10 @@ def test_the_url_follows_the_steps_and_settings_of_the_session():
     assert at.query_params["merges"] == "40" and at.query_params["step"] == "1"
     # a refresh is a new session with the same URL: it shows the same step, trained the same way
     again = link_page(dict(at.query_params))
-    assert status(again).startswith("Step **1** of 1 trained") and history(again)["new token"].tolist() == history(at)["new token"].tolist()
+    assert (
+        status(again).startswith("Step **1** of 1 trained")
+        and history(again)["new token"].tolist() == history(at)["new token"].tolist()
+    )
 
 
 def test_a_seed_replay_link_keeps_the_notebooks_settings():
@@ -496,14 +536,17 @@ def test_a_seed_replay_link_keeps_the_notebooks_settings():
     assert "Replaying seed 003" in unescaped(" ".join(c.value for c in at.sidebar.caption))
 
 
-@pytest.mark.parametrize("query, message", [
-    ({"corpus": "../../etc/passwd"}, "not bundled: '../../etc/passwd'"),
-    ({"preset": "gpt5"}, "unknown preset 'gpt5'"),
-    ({"step": "²"}, "step='²' in the link is not a whole number"),
-    ({"step": "9" * 5000}, "is not a whole number"),
-    ({"merges": "10", "vocab": "300"}, "both merges and vocab"),
-    ({"tie": "coin"}, "unknown tie-break 'coin'"),
-])
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"corpus": "../../etc/passwd"}, "not bundled: '../../etc/passwd'"),
+        ({"preset": "gpt5"}, "unknown preset 'gpt5'"),
+        ({"step": "²"}, "step='²' in the link is not a whole number"),
+        ({"step": "9" * 5000}, "is not a whole number"),
+        ({"merges": "10", "vocab": "300"}, "both merges and vocab"),
+        ({"tie": "coin"}, "unknown tie-break 'coin'"),
+    ],
+)
 def test_a_bad_link_gets_a_message_and_the_default_view(query, message):
     at = link_page(query)
     assert message in unescaped(at.warning[0].value) and at.warning[0].value.startswith("This link cannot be opened")
@@ -531,9 +574,13 @@ def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
         at.selectbox(key="w_top_k").set_value(rows).run()
         assert status(at).startswith("Step **10** of 10 trained")
         assert history(at)["new token"].tolist() == before
-        assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[text(p.left), text(p.right), p.count] for p in ref.peek(rows)]
+        assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+            [text(p.left), text(p.right), p.count] for p in ref.peek(rows)
+        ]
     at.slider(key="view_slider").set_value(3).run()  # a past step shows the table recorded then
-    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [[text(p.left), text(p.right), p.count] for p in ref.records[3].top_pairs[:5]]
+    assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
+        [text(p.left), text(p.right), p.count] for p in ref.records[3].top_pairs[:5]
+    ]
 
 
 # ---- uploads and preview settings persist ------------------------------------------------------
@@ -570,7 +617,9 @@ def test_a_latin1_upload_survives_reruns_and_page_switches_and_can_be_removed():
 
 def test_two_undecodable_files_with_one_name_each_get_their_own_choice():
     at = corpus_page()
-    at.file_uploader[0].set_value([("notes.txt", LATIN, "text/plain"), ("notes.txt", b"\xff\xfeA\x00", "text/plain")]).run()
+    at.file_uploader[0].set_value(
+        [("notes.txt", LATIN, "text/plain"), ("notes.txt", b"\xff\xfeA\x00", "text/plain")]
+    ).run()
     assert not at.exception
     assert len(at.error) == 2 and len(at.radio) == 2
     at.radio[1].set_value("utf-16").run()
@@ -621,15 +670,21 @@ def test_charts_have_whole_steps_real_axes_at_step_zero_and_mark_the_step_shown(
     assert step_chart_spec(at, "Count of the winning pair")["x"] == []  # no merge, no winner yet
     at.button(key="step10").click().run()
     ref.advance(10)
-    for title, series in (("Tokens in the corpus", ["tokens"]), ("Compression", ["bytes per token", "chars per token"]),
-                          ("Count of the winning pair", ["winning count"])):
+    for title, series in (
+        ("Tokens in the corpus", ["tokens"]),
+        ("Compression", ["bytes per token", "chars per token"]),
+        ("Count of the winning pair", ["winning count"]),
+    ):
         chart = step_chart_spec(at, title)
         assert [s["name"] for s in chart["series"]] == series and chart["shown"] == 10, title
     count = step_chart(at, "Count of the winning pair")
-    assert count["step"].tolist() == list(range(1, 11)) and count["winning count"].tolist() == [r.count for r in ref.records]
+    assert count["step"].tolist() == list(range(1, 11)) and count["winning count"].tolist() == [
+        r.count for r in ref.records
+    ]
     per_token = step_chart(at, "Compression")
     assert per_token["bytes per token"].tolist() == pytest.approx(
-        [ref.corpus_bytes / t for t in [ref.initial_tokens] + [r.tokens_after for r in ref.records]])
+        [ref.corpus_bytes / t for t in [ref.initial_tokens] + [r.tokens_after for r in ref.records]]
+    )
     at.slider(key="view_slider").set_value(4).run()
     chart = step_chart_spec(at, "Tokens in the corpus")
     assert chart["shown"] == 4 and max(chart["x"]) == 10  # the rule moves; the curve keeps every step trained
@@ -646,8 +701,12 @@ def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
     for k in (0, 3, 10):
         at.slider(key="w_home_step").set_value(k).run()
         table = at.dataframe[0].value
-        assert table[["pair", "new token", "count"]].values.tolist() == [[f"{r.left} + {r.right}", r.token, r.count] for r in ref.records[:k]]
-    assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [r.tokens_after for r in ref.records]
+        assert table[["pair", "new token", "count"]].values.tolist() == [
+            [f"{r.left} + {r.right}", r.token, r.count] for r in ref.records[:k]
+        ]
+    assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [
+        r.tokens_after for r in ref.records
+    ]
 
 
 def test_a_word_with_an_ellipsis_is_quoted_not_taken_for_running_text():
@@ -672,8 +731,20 @@ def test_big_text_is_a_view_setting_for_projectors():
     assert status(at).startswith("Step **10** of 10 trained")  # training untouched
 
 
-DANGEROUS = ["**bold**", "`code`", "$x^2$", "[link](javascript:alert(1))", "<img src=x onerror=alert(1)>", ":red[c]",
-             "# head", "> quote", "_it_", "~~s~~", "\\*", ":material/home:"]
+DANGEROUS = [
+    "**bold**",
+    "`code`",
+    "$x^2$",
+    "[link](javascript:alert(1))",
+    "<img src=x onerror=alert(1)>",
+    ":red[c]",
+    "# head",
+    "> quote",
+    "_it_",
+    "~~s~~",
+    "\\*",
+    ":material/home:",
+]
 
 
 @pytest.mark.parametrize("construct", DANGEROUS)
@@ -690,7 +761,8 @@ def test_a_hostile_link_is_refused_with_its_text_escaped():
     message = at.warning[0].value
     assert "](javascript" not in message and unescaped(message).endswith(
         "unknown preset '[x](javascript:alert(1))'; choose one of hf-course, sennrich, bytes, gpt2, suffix-marker, gpt4"
-        ". It shows the nearest view it allows.")
+        ". It shows the nearest view it allows."
+    )
 
 
 def test_encode_options_follow_the_preset_and_are_no_training_setting():
@@ -759,8 +831,10 @@ def test_a_vocab_size_below_the_base_vocabulary_is_explained_not_reported_as_rea
     assert not at.error and status(at).startswith("Step **1** of 1 trained")
 
 
-@pytest.mark.parametrize("amount, message", [(0, "vocab size must be between 1 and 1,000,000"),
-                                             (5_000_000, "vocab size must be between 1 and 1,000,000")])
+@pytest.mark.parametrize(
+    "amount, message",
+    [(0, "vocab size must be between 1 and 1,000,000"), (5_000_000, "vocab size must be between 1 and 1,000,000")],
+)
 def test_out_of_range_numbers_in_the_settings_get_a_message(amount, message):
     at = train_page()
     at.radio(key="w_cfg_stop").set_value("vocab size")
@@ -768,7 +842,9 @@ def test_out_of_range_numbers_in_the_settings_get_a_message(amount, message):
     at.button(key=APPLY).click().run()
     assert not at.exception and message in unescaped(at.error[0].value)
     at.number_input(key="w_size").set_value(-3).run()
-    assert "-3 cannot be used: the number of merges must be between 0 and 1,000,000. Kept 1,000." in unescaped(at.error[0].value)
+    assert "-3 cannot be used: the number of merges must be between 0 and 1,000,000. Kept 1,000." in unescaped(
+        at.error[0].value
+    )
     assert at.number_input(key="w_size").value == 1000
     at.button(key="step").click().run()
     assert status(at).startswith("Step **1** of 1 trained")
@@ -782,7 +858,9 @@ def test_a_corpus_with_special_tokens_can_be_refused_with_where_they_are():
     at.selectbox(key="w_cfg_specials_in_text").set_value("refuse")
     at.button(key=APPLY).click().run()
     assert not at.exception
-    assert "the corpus contains the special token '<|endoftext|>' (first at character 7)" in unescaped(at.error[0].value)
+    assert "the corpus contains the special token '<|endoftext|>' (first at character 7)" in unescaped(
+        at.error[0].value
+    )
     at.selectbox(key="w_cfg_specials_in_text").set_value("split")
     at.button(key=APPLY).click().run()
     at.button(key="step100").click().run()
@@ -805,7 +883,7 @@ def chip_texts(body: str) -> list[str]:
     """The text of each chip in an HTML body as a reader sees it, a hex box as ⟨..⟩."""
     out = []
     for chip in body.split('<span class="bpe-chip')[1:]:
-        inner = chip[chip.index(">") + 1:]
+        inner = chip[chip.index(">") + 1 :]
         inner = _HEX_SPAN.sub(lambda m: f"⟨{m.group(1)}⟩", inner)
         out.append(html.unescape(inner.split("</span>", 1)[0]))
     return out
@@ -823,8 +901,12 @@ def test_byte_level_hindi_reads_as_devanagari_in_every_panel_and_the_same_on_the
     pairs_html = next(h for h in train_html(at) if 'class="bpe-pairs"' in h)
     hist_html = next(h for h in train_html(at) if 'class="bpe-hist"' in h)
     grid = history(at)
-    for shown_text in (sentence, " ".join(chip_texts(pairs_html)), " ".join(chip_texts(hist_html)),
-                       " ".join(grid["new token"])):
+    for shown_text in (
+        sentence,
+        " ".join(chip_texts(pairs_html)),
+        " ".join(chip_texts(hist_html)),
+        " ".join(grid["new token"]),
+    ):
         assert _DEVANAGARI.search(shown_text) and "à¤" not in shown_text and "Ġ" not in shown_text, shown_text
     assert not any("à" in t or "Ġ" in t for t in grid["left"].tolist() + grid["right"].tolist())
     # the sentence and the history's highlighted row name step 30's merge as the pages write it
@@ -836,8 +918,11 @@ def test_byte_level_hindi_reads_as_devanagari_in_every_panel_and_the_same_on_the
     # the Playground's chips and the token's lineage write it the same way
     at.switch_page("pages/3_Playground.py").run()
     at.multiselect(key="w_play_tokenizers").set_value(["trained"]).run()
-    word = next(w for w in sorted(ref.words, key=lambda w: -ref.freqs[ref.words.index(w)])
-                if record.token_id in ref.tokenizer(30).encode_piece(w))
+    word = next(
+        w
+        for w in sorted(ref.words, key=lambda w: -ref.freqs[ref.words.index(w)])
+        if record.token_id in ref.tokenizer(30).encode_piece(w)
+    )
     at.text_area(key="w_play_text").input(word).run()
     assert not at.exception
     tok = ref.tokenizer(30)

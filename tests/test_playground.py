@@ -11,9 +11,9 @@ from collections import Counter
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import ROOT, Panel, encode_view, is_utf8, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
-from conftest import Panel, ROOT, encode_view, is_utf8, read_sample, unescaped
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis import sample_segmentations, twin_configs
 from explorer.pipeline import count_words
@@ -110,7 +110,9 @@ def chart_data(at: AppTest, title: str) -> pd.DataFrame:
     for el in at.get("vega_lite_chart"):
         if json.loads(el.proto.spec).get("title") == title:
             # the line's data: the largest of the layers' datasets (the others are a rule's one row)
-            arrows = [d.data.data for d in el.proto.datasets] + ([el.proto.data.data] if el.proto.HasField("data") else [])
+            arrows = [d.data.data for d in el.proto.datasets] + (
+                [el.proto.data.data] if el.proto.HasField("data") else []
+            )
             frames = [pa.ipc.open_stream(a).read_all().to_pandas() for a in arrows if a]
             return max(frames, key=len)
     raise AssertionError(f"no chart titled {title!r}")
@@ -318,7 +320,9 @@ def test_why_this_split_traces_the_merges_the_engine_applies():
     assert table["merge rank"].tolist() == [s.rank for s in steps]
     assert [cl.token_to_id(s.token) - 256 for s in steps] == [s.rank for s in steps]  # what the caption says
     assert "learned at step" not in table.columns
-    assert table["tokens after"].iloc[-1].split(" | ") == [token_label(cl, t) for t in cl.encode_piece(cl_pieces[j].text)]
+    assert table["tokens after"].iloc[-1].split(" | ") == [
+        token_label(cl, t) for t in cl.encode_piece(cl_pieces[j].text)
+    ]
 
 
 def test_lineage_graph_keyword_in_context_and_typed_ids():
@@ -397,8 +401,10 @@ def test_char_vs_byte_twins_are_trained_as_the_engine_trains_them():
     char_alphabet = set("".join(count_words((corpus,), char_cfg)))
     assert len(char_alphabet) == len(set(corpus))
     assert [(m.label, m.value) for m in at.metric] == [
-        ("Base alphabet", f"{len(char_alphabet):,}"), ("Vocabulary", f"{len(char_t.vocab):,}"),
-        ("Base alphabet", "256"), ("Vocabulary", f"{len(byte_t.vocab):,}"),
+        ("Base alphabet", f"{len(char_alphabet):,}"),
+        ("Vocabulary", f"{len(char_t.vocab):,}"),
+        ("Base alphabet", "256"),
+        ("Vocabulary", f"{len(byte_t.vocab):,}"),
     ]
     data = chart_data(at, "Compression on the training corpus")
     runs = list(dict.fromkeys(data["run"]))
@@ -471,8 +477,17 @@ RAW = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "**b**", "$x
 
 
 def _markdown_values(at: AppTest) -> list[str]:
-    elements = [*at.markdown, *at.caption, *at.title, *at.header, *at.subheader, *at.info, *at.warning,
-                *at.error, *at.success]
+    elements = [
+        *at.markdown,
+        *at.caption,
+        *at.title,
+        *at.header,
+        *at.subheader,
+        *at.info,
+        *at.warning,
+        *at.error,
+        *at.success,
+    ]
     return [e.value for e in elements]
 
 
@@ -553,16 +568,23 @@ def test_decode_ids_gives_the_text_and_each_partial_token_as_bytes():
     assert table[table["id"] == ids[-1]].iloc[0]["token"] == "·ok"
     # strict: one message naming the token; ignore: the broken bytes dropped
     decode_view(at, "gpt2", ", ".join(map(str, ids)), errors="strict")
-    assert at.error and "the bytes are not UTF-8" in unescaped(at.error[0].value) and "(in token 1, id" in unescaped(at.error[0].value)
+    assert (
+        at.error
+        and "the bytes are not UTF-8" in unescaped(at.error[0].value)
+        and "(in token 1, id" in unescaped(at.error[0].value)
+    )
     decode_view(at, "gpt2", ", ".join(map(str, ids)), errors="ignore")
     assert at.code[-1].value == data.decode("utf-8", "ignore") == "a ok"
 
 
-@pytest.mark.parametrize("typed, message", [
-    ("15496, 99999999", "id 99999999 (position 1) is not a token id"),
-    ("15496 -4", "id -4 (position 1) is not a token id"),
-    ("15496, **x**", "'**x**' (position 1) is not a whole number"),
-])
+@pytest.mark.parametrize(
+    "typed, message",
+    [
+        ("15496, 99999999", "id 99999999 (position 1) is not a token id"),
+        ("15496 -4", "id -4 (position 1) is not a token id"),
+        ("15496, **x**", "'**x**' (position 1) is not a whole number"),
+    ],
+)
 def test_decode_ids_explains_ids_that_are_no_token_and_keeps_working(typed, message):
     at = playground(tokenizers=["gpt2"], text=SHORT)
     decode_view(at, "gpt2", typed)

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 import regex
+from conftest import SAMPLE_FILES, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SAMPLE_FILES, read_sample
 from explorer.pretokenizers import PATTERNS, PATTERNS_COMPILED, builtin_pieces
 
 # characters on which the patterns' alternatives disagree: whitespace in and out of \s,
@@ -43,7 +43,10 @@ def test_every_short_string_of_tricky_characters_is_cut_as_by_the_pinned_pattern
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=st.text(st.sampled_from(TRICKY) | st.characters(codec="utf-8"), max_size=300), name=st.sampled_from(list(PATTERNS)))
+@given(
+    text=st.text(st.sampled_from(TRICKY) | st.characters(codec="utf-8"), max_size=300),
+    name=st.sampled_from(list(PATTERNS)),
+)
 def test_generated_text_is_cut_as_by_the_pinned_pattern(text, name):
     assert builtin_pieces(text, name) == reference(text, name)
 

@@ -36,20 +36,27 @@ import pytest
 import tiktoken
 import tiktoken.load
 import tiktoken_ext.openai_public
+from conftest import SAMPLE_FILES, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_oracles import _unicode_table_differences, _version_stable_text
 
 import explorer.pretrained as pretrained_module
-from explorer import (PATTERNS, ConfigError, FormatError, Tokenizer, TrainerConfig, display_to_bytes, load_pretrained,
-                      recover_merges)
+from explorer import (
+    PATTERNS,
+    ConfigError,
+    FormatError,
+    Tokenizer,
+    TrainerConfig,
+    display_to_bytes,
+    load_pretrained,
+    recover_merges,
+)
 from explorer.cli import main as cli_main
 from explorer.evaluate import piece_counts, replay
 from explorer.importers import tokenizer_from_gpt2
 from explorer.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
 from explorer.units import byte_alphabet, bytes_to_display
-
-from conftest import SAMPLE_FILES, read_sample
-from test_oracles import _unicode_table_differences, _version_stable_text
 
 TABLES = list(PRETRAINED)
 RANK_TABLES = [name for name in TABLES if name != "gpt2"]  # the .tiktoken ones: ranks only, merges recovered
@@ -88,8 +95,12 @@ def oracle(tmp_path_factory):
             with pytest.MonkeyPatch.context() as mp:
                 mp.setenv("TIKTOKEN_CACHE_DIR", str(folder / "cache"))
                 ranks = _load_ranks(name, folder)
-            enc = tiktoken.Encoding(f"oracle-{name}", pat_str=PATTERNS[spec.pretokenizer], mergeable_ranks=ranks,
-                                    special_tokens=spec.special_ids)
+            enc = tiktoken.Encoding(
+                f"oracle-{name}",
+                pat_str=PATTERNS[spec.pretokenizer],
+                mergeable_ranks=ranks,
+                special_tokens=spec.special_ids,
+            )
             built[name] = Oracle(enc, ranks)
         return built[name]
 
@@ -101,9 +112,11 @@ def _first_difference(tok: Tokenizer, enc: tiktoken.Encoding, ours: list[int], t
     if ours == theirs:
         return None
     i = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-    return (f"first difference at token {i} of {len(ours)} (ours) / {len(theirs)} (tiktoken): "
-            f"ours {ours[i:i + 5]} = {[tok.token_bytes(t) for t in ours[i:i + 5]]}, "
-            f"tiktoken {theirs[i:i + 5]} = {[enc.decode_single_token_bytes(t) for t in theirs[i:i + 5]]}")
+    return (
+        f"first difference at token {i} of {len(ours)} (ours) / {len(theirs)} (tiktoken): "
+        f"ours {ours[i : i + 5]} = {[tok.token_bytes(t) for t in ours[i : i + 5]]}, "
+        f"tiktoken {theirs[i : i + 5]} = {[enc.decode_single_token_bytes(t) for t in theirs[i : i + 5]]}"
+    )
 
 
 def _assert_same_ids(tok, enc, ours, theirs, what: str) -> None:
@@ -234,10 +247,17 @@ def _stable_after_fix_up(text: str) -> bool:
     return not any(c in _unicode_table_differences() for c in fixed)
 
 
-_WITH_SURROGATES = st.lists(
-    st.one_of(_version_stable_text(), st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00"])),
-    min_size=1, max_size=6,
-).map("".join).filter(_stable_after_fix_up)
+_WITH_SURROGATES = (
+    st.lists(
+        st.one_of(
+            _version_stable_text(), st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00"])
+        ),
+        min_size=1,
+        max_size=6,
+    )
+    .map("".join)
+    .filter(_stable_after_fix_up)
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -253,10 +273,22 @@ def _special_texts(specials: list[str]) -> list[str]:
     texts = ["".join(specials), " ".join(specials), "\n".join(specials) + "\n"]
     for s in specials:
         texts += [
-            s, s + "hello", "hello" + s, "hello " + s + " world", "wor" + s + "ld",  # start, end, middle, inside a word
-            s + s, s + " " + s, s + specials[0] + s,  # adjacent
-            "<|" + s + "|>", s[:-1], s[1:], s[:-1] + s, s.upper(), " " + s + "\n\n",  # near misses
-            "1234" + s + "5678", "\u4e2d" + s + "🙂",
+            s,
+            s + "hello",
+            "hello" + s,
+            "hello " + s + " world",
+            "wor" + s + "ld",  # start, end, middle, inside a word
+            s + s,
+            s + " " + s,
+            s + specials[0] + s,  # adjacent
+            "<|" + s + "|>",
+            s[:-1],
+            s[1:],
+            s[:-1] + s,
+            s.upper(),
+            " " + s + "\n\n",  # near misses
+            "1234" + s + "5678",
+            "\u4e2d" + s + "🙂",
         ]
     return texts
 
@@ -290,8 +322,11 @@ def test_n_vocab_and_token_bytes_equal_tiktoken(name, oracle):
     assert tok.n_vocab == enc.n_vocab
     specials = list(PRETRAINED[name].special_ids.values())
     ids = [*range(256), *random.Random(7).sample(range(256, len(tok.vocab)), 3000), len(tok.vocab) - 1, *specials]
-    wrong = [(i, tok.token_bytes(i), enc.decode_single_token_bytes(i)) for i in ids
-             if tok.token_bytes(i) != enc.decode_single_token_bytes(i)]
+    wrong = [
+        (i, tok.token_bytes(i), enc.decode_single_token_bytes(i))
+        for i in ids
+        if tok.token_bytes(i) != enc.decode_single_token_bytes(i)
+    ]
     assert not wrong, wrong[:5]
 
 
@@ -306,8 +341,11 @@ def test_merges_rebuild_every_token_as_one_id(name):
     assert tok.own_merges_suffice
     plain = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges)
     assert plain.rules == "merges"
-    wrong = [(i, tok.token_bytes(i), plain.encode_bytes(tok.token_bytes(i))) for i in range(256, len(tok.vocab))
-             if plain.encode_bytes(tok.token_bytes(i)) != [i]]
+    wrong = [
+        (i, tok.token_bytes(i), plain.encode_bytes(tok.token_bytes(i)))
+        for i in range(256, len(tok.vocab))
+        if plain.encode_bytes(tok.token_bytes(i)) != [i]
+    ]
     assert not wrong, f"{len(wrong)} tokens do not rebuild, e.g. {wrong[:5]}"
 
 
@@ -334,8 +372,11 @@ def _pair_by_definition(token: bytes, ranks: dict[bytes, int], r: int) -> tuple[
     at two parts; they are the pair."""
     parts = [bytes([b]) for b in token]
     while True:
-        candidates = [(ranks[parts[i] + parts[i + 1]], i) for i in range(len(parts) - 1)
-                      if ranks.get(parts[i] + parts[i + 1], r) < r]
+        candidates = [
+            (ranks[parts[i] + parts[i + 1]], i)
+            for i in range(len(parts) - 1)
+            if ranks.get(parts[i] + parts[i + 1], r) < r
+        ]
         if not candidates:
             break
         _, i = min(candidates)
@@ -353,11 +394,15 @@ def test_recovered_merges_follow_the_definition(name, oracle):
     # the rule matters (one split is the merge at once)
     several = sum(
         sum(ranks.get(t[:i], r) < r and ranks.get(t[i:], r) < r for i in range(1, len(t))) > 1
-        for r in sample for t in [by_rank[r]]
+        for r in sample
+        for t in [by_rank[r]]
     )
     assert several > 1000
-    wrong = [(r, by_rank[r], tok.merges[r - 256], _pair_by_definition(by_rank[r], ranks, r)) for r in sample
-             if tok.merges[r - 256] != _pair_by_definition(by_rank[r], ranks, r)]
+    wrong = [
+        (r, by_rank[r], tok.merges[r - 256], _pair_by_definition(by_rank[r], ranks, r))
+        for r in sample
+        if tok.merges[r - 256] != _pair_by_definition(by_rank[r], ranks, r)
+    ]
     assert not wrong, f"{len(wrong)} of {len(sample)} differ (rank, token, ours, definition), e.g. {wrong[:5]}"
 
 
@@ -419,8 +464,10 @@ _SOURCES_ROW = re.compile(r"^\| `([^`]+)` \|.*\| ([0-9,]+) \| `([0-9a-f]{64})` \
 
 
 def test_every_bundled_file_has_the_sha256_of_the_spec_and_of_sources_md():
-    listed = {m[1]: (int(m[2].replace(",", "")), m[3])
-              for m in _SOURCES_ROW.finditer((PRETRAINED_DIR / "SOURCES.md").read_text(encoding="utf-8"))}
+    listed = {
+        m[1]: (int(m[2].replace(",", "")), m[3])
+        for m in _SOURCES_ROW.finditer((PRETRAINED_DIR / "SOURCES.md").read_text(encoding="utf-8"))
+    }
     files = {rel: digest for spec in PRETRAINED.values() for rel, digest in (*spec.files.items(), *spec.reads.items())}
     assert len(files) == 6
     for rel, digest in files.items():
@@ -432,8 +479,12 @@ def test_every_bundled_file_has_the_sha256_of_the_spec_and_of_sources_md():
 def _truncated(name: str, oracle, k: int) -> tiktoken.Encoding:
     """tiktoken with the table's first 256 + k ranks only: the table as of its merge k."""
     spec, ranks = PRETRAINED[name], oracle(name).ranks
-    return tiktoken.Encoding(f"{name}-{k}", pat_str=PATTERNS[spec.pretokenizer],
-                             mergeable_ranks={t: r for t, r in ranks.items() if r < 256 + k}, special_tokens={})
+    return tiktoken.Encoding(
+        f"{name}-{k}",
+        pat_str=PATTERNS[spec.pretokenizer],
+        mergeable_ranks={t: r for t, r in ranks.items() if r < 256 + k},
+        special_tokens={},
+    )
 
 
 @pytest.mark.parametrize("name", TABLES)
@@ -466,10 +517,15 @@ def test_long_pieces_and_raw_bytes_equal_tiktoken(name, oracle):
     whole texts as one piece by a tokenizer of the same merges that looks every split up by its
     joined text (not ``own_merges_suffice``)."""
     tok, enc = load_pretrained(name), oracle(name).enc
-    one_piece = Tokenizer(config=tok.config.replace(pretokenizer="none", pattern=None), alphabet=tok.alphabet,
-                          merges=tok.merges, rules="tiktoken")
-    whole = tiktoken.Encoding(f"{name}-whole", pat_str=r"[\s\S]+", mergeable_ranks=oracle(name).ranks,
-                              special_tokens={})
+    one_piece = Tokenizer(
+        config=tok.config.replace(pretokenizer="none", pattern=None),
+        alphabet=tok.alphabet,
+        merges=tok.merges,
+        rules="tiktoken",
+    )
+    whole = tiktoken.Encoding(
+        f"{name}-whole", pat_str=r"[\s\S]+", mergeable_ranks=oracle(name).ranks, special_tokens={}
+    )
     for data in _long_pieces(1):
         theirs = enc._encode_single_piece(data)
         _assert_same_ids(tok, enc, tok.encode_bytes(data), theirs, f"encode_bytes({data[:20]!r})")
@@ -483,8 +539,9 @@ def test_traces_and_dropout_follow_tiktokens_merges(name, oracle):
     gives tiktoken's ids in both dropout styles, and any dropout decodes back to the text; with
     the merges looked up by id pair (the loaded table) and by joined text (the other two)."""
     tok, enc = load_pretrained(name), oracle(name).enc
-    by_text = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken",
-                        special_ids=tok.special_ids)
+    by_text = Tokenizer(
+        config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken", special_ids=tok.special_ids
+    )
     assert not by_text.own_merges_suffice
     text = read_sample("udhr_hi.txt")[:1500] + " " + read_sample("udhr_en.txt")[:1500]
     for piece in list(tok.piece_texts(text))[:300]:
@@ -492,8 +549,13 @@ def test_traces_and_dropout_follow_tiktokens_merges(name, oracle):
         for t in (tok, by_text):
             steps = t.encode_trace(piece)
             assert (steps[-1].tokens if steps else tuple(t.base_tokens(piece))) == theirs, piece
-    once = Tokenizer(config=tok.config, alphabet=tok.alphabet, merges=tok.merges, rules="tiktoken",
-                     encoding=tok.encoding.__class__(dropout_style="once"))
+    once = Tokenizer(
+        config=tok.config,
+        alphabet=tok.alphabet,
+        merges=tok.merges,
+        rules="tiktoken",
+        encoding=tok.encoding.__class__(dropout_style="once"),
+    )
     for t in (tok, by_text, once):
         _assert_same_ids(t, enc, t.encode(text, dropout=1e-12, seed=3), enc.encode_ordinary(text), "dropout 1e-12")
         dropped = t.encode(text, dropout=0.3, seed=3)
@@ -513,8 +575,11 @@ def _table_and_words(draw) -> tuple[list[tuple[int, int]], list[str]]:
             pool.append(pool[a] + pool[b])
             merges.append((a, b))
     tokens = [t.decode() for t in pool[256:]]
-    word = st.one_of(st.sampled_from(tokens), st.text(st.sampled_from("abcd"), min_size=1, max_size=90),
-                     st.lists(st.sampled_from(tokens), min_size=1, max_size=40).map("".join))
+    word = st.one_of(
+        st.sampled_from(tokens),
+        st.text(st.sampled_from("abcd"), min_size=1, max_size=90),
+        st.lists(st.sampled_from(tokens), min_size=1, max_size=40).map("".join),
+    )
     return merges, draw(st.lists(word, min_size=1, max_size=5))
 
 
@@ -538,8 +603,9 @@ def _check_tiktokens_rule(merges: list[tuple[int, int]], words: list[str]) -> No
     against the rule's definition. (Dropout's "once" style applies the rules in rank order, so
     here, where a merge can make a lower-ranked pair, it stops where tiktoken goes on.)"""
     cfg = TrainerConfig(pretokenizer="gpt2", unit="byte", alphabet="full-bytes", vocab_size=None, num_merges=None)
-    tok = Tokenizer(config=cfg, alphabet=[bytes_to_display(bytes([i])) for i in range(256)], merges=merges,
-                    rules="tiktoken")
+    tok = Tokenizer(
+        config=cfg, alphabet=[bytes_to_display(bytes([i])) for i in range(256)], merges=merges, rules="tiktoken"
+    )
     rank = {tok.token_bytes(i): i for i in range(len(tok.vocab))}
     assert len(rank) == len(tok.vocab)
     enc = tiktoken.Encoding("table", pat_str=PATTERNS["gpt2"], mergeable_ranks=rank, special_tokens={})
@@ -556,8 +622,12 @@ def _check_tiktokens_rule(merges: list[tuple[int, int]], words: list[str]) -> No
         assert (steps[-1].tokens if steps else tuple(tok.base_tokens(piece))) == tuple(tok.tokens(ref))
         plain += ref
     _assert_same_ids(tok, enc, tok.encode(text, dropout=1e-12, seed=1), plain, "dropout")
-    splits = {(rank[t[:i]], rank[t[i:]]): (r - 256, r) for t, r in rank.items() for i in range(1, len(t))
-              if t[:i] in rank and t[i:] in rank}
+    splits = {
+        (rank[t[:i]], rank[t[i:]]): (r - 256, r)
+        for t, r in rank.items()
+        for i in range(1, len(t))
+        if t[:i] in rank and t[i:] in rank
+    }
     assert tok.merge_rules() == splits
 
 
@@ -614,16 +684,27 @@ def _swap_lines(text: str, i: int, j: int) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda e, m: (e, _swap_lines(m, 1, 2)),
-     "vocab.bpe line 2 makes 'Ġa' id 256, but encoder.json gives it id 257"),
-    (lambda e, m: (e, m.replace("\nĠ t\n", "\nĠ tt\n", 1)),
-     "encoder.json: special token 'Ġt' has id 256, among the ids the merges make"),
-    (lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256.0'), m),
-     "encoder.json: '<|endoftext|>' has id 50256.0, not a non-negative integer"),
-    (lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256, "<|x|>": 50256'), m),
-     "encoder.json: '<|endoftext|>' and '<|x|>' both have id 50256"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (
+            lambda e, m: (e, _swap_lines(m, 1, 2)),
+            "vocab.bpe line 2 makes 'Ġa' id 256, but encoder.json gives it id 257",
+        ),
+        (
+            lambda e, m: (e, m.replace("\nĠ t\n", "\nĠ tt\n", 1)),
+            "encoder.json: special token 'Ġt' has id 256, among the ids the merges make",
+        ),
+        (
+            lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256.0'), m),
+            "encoder.json: '<|endoftext|>' has id 50256.0, not a non-negative integer",
+        ),
+        (
+            lambda e, m: (e.replace('"<|endoftext|>": 50256', '"<|endoftext|>": 50256, "<|x|>": 50256'), m),
+            "encoder.json: '<|endoftext|>' and '<|x|>' both have id 50256",
+        ),
+    ],
+)
 def test_damaged_gpt2_files_are_refused_where_they_go_wrong(damage, message):
     encoder, merges = damage(*_gpt2_files())
     with pytest.raises(FormatError, match=re.escape(message)):

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
+from conftest import read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import read_sample
 from explorer import (
     BYTE_TO_UNICODE,
     ConfigError,
@@ -50,15 +50,16 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 # Text: anything (hypothesis leaves out lone surrogates), or fragments of the training text
 # glued to odd characters, so that learned merges actually fire.
 _TRICKY = list(" \t\n\r\x0b\x0c\x85\xa0\u2028\u3000'’sdmtlvre aAzZ0159١२²½ǅʰ\u0301!?.,/-_👍🏽é中ßİΣ\ufb01")
-_fragment = st.builds(lambda a, n: TRAIN_TEXT[a:a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 50))
+_fragment = st.builds(lambda a, n: TRAIN_TEXT[a : a + n], st.integers(0, len(TRAIN_TEXT) - 1), st.integers(1, 50))
 TEXT = st.one_of(
     st.text(max_size=80),
-    st.lists(st.one_of(_fragment, st.text(st.sampled_from(_TRICKY), max_size=8), st.text(max_size=4)),
-             max_size=6).map("".join),
+    st.lists(st.one_of(_fragment, st.text(st.sampled_from(_TRICKY), max_size=8), st.text(max_size=4)), max_size=6).map(
+        "".join
+    ),
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def _trained(cfg, text: str = TRAIN_TEXT, encoding: EncodeOptions = EncodeOptions()):
     return train(text, cfg, encoding=encoding)
 
@@ -111,7 +112,13 @@ def test_round_trip(name, text):
 
 # ---- encode never raises; unknown symbols ---------------------------------------------------------
 UNITS_AND_MARKERS = [("byte", "none")] + [("char", m) for m in ("none", "eow", "eow-glued", "g-suffix", "sp-prefix")]
-PATTERNS_FOR_REGEX = [r"\w+|\W", r"\s+|\S+", r"[a-z]+", r".", r"\w+(?:'\w+)?"]  # none matches the empty string (refused)
+PATTERNS_FOR_REGEX = [
+    r"\w+|\W",
+    r"\s+|\S+",
+    r"[a-z]+",
+    r".",
+    r"\w+(?:'\w+)?",
+]  # none matches the empty string (refused)
 
 
 @st.composite
@@ -187,8 +194,10 @@ def _my_symbols(word: str, unit: str, marker: str) -> list[str]:
 
 
 UNK_CONFIGS = {
-    **{f"char-{m}": make_config("hf-course", marker=m, vocab_size=300) for m in
-       ("none", "eow", "eow-glued", "g-suffix", "sp-prefix")},
+    **{
+        f"char-{m}": make_config("hf-course", marker=m, vocab_size=300)
+        for m in ("none", "eow", "eow-glued", "g-suffix", "sp-prefix")
+    },
     "char-nfkc-first-seen": make_config("suffix-marker", normalizer="nfkc", vocab_size=300),
     "byte-present": make_config("gpt2", pretokenizer="whitespace", vocab_size=300),
 }
@@ -212,8 +221,9 @@ def test_unseen_symbols_become_unk_and_are_counted(name, text):
 @pytest.mark.parametrize("unit", ["byte", "char"])
 def test_learned_token_spelled_like_unk_token(unit):
     if unit == "byte":
-        cfg = make_config("gpt2", pretokenizer="whitespace", alphabet="full-bytes", special_tokens=(), vocab_size=None,
-                          num_merges=4)
+        cfg = make_config(
+            "gpt2", pretokenizer="whitespace", alphabet="full-bytes", special_tokens=(), vocab_size=None, num_merges=4
+        )
     else:
         cfg = make_config("hf-course", special_tokens=(), vocab_size=None, num_merges=4)
     tok = train("<unk> " * 5, cfg).tokenizer()
@@ -225,7 +235,9 @@ def test_learned_token_spelled_like_unk_token(unit):
 
 
 # ---- dropout ---------------------------------------------------------------------------------------
-DROPOUT_CONFIGS = {k: (ROUND_TRIP[k], EncodeOptions()) for k in ("gpt2-text-hf", "none-first-seen", "o200k-hf-no-reuse")} | {
+DROPOUT_CONFIGS = {
+    k: (ROUND_TRIP[k], EncodeOptions()) for k in ("gpt2-text-hf", "none-first-seen", "o200k-hf-no-reuse")
+} | {
     "char-eow": (make_config("sennrich", num_merges=300), EncodeOptions()),
     "char-g-suffix-once": (make_config("suffix-marker", vocab_size=400), EncodeOptions(dropout_style="once")),
     "char-g-suffix-retry": (make_config("suffix-marker", vocab_size=400), EncodeOptions()),
@@ -261,8 +273,10 @@ def test_dropout_changes_something():
 CORPUS = st.one_of(
     st.text(max_size=300),
     st.text(st.sampled_from(list("aab bc\n'lowerst Ł😀é\u0301")), max_size=300),
-    st.lists(st.sampled_from(["low", "lower", "newest", "widest", "aaa", "abab", "</w>", "<s>", "e s", "\n", " "]),
-             max_size=60).map(" ".join),
+    st.lists(
+        st.sampled_from(["low", "lower", "newest", "widest", "aaa", "abab", "</w>", "<s>", "e s", "\n", " "]),
+        max_size=60,
+    ).map(" ".join),
 )
 
 
@@ -452,38 +466,51 @@ _NO_ALPHABET_SPECIALS = st.sampled_from([(), ("<|endoftext|>",), ("<s>", "</s>",
 def test_trainer_equals_reference_implementation(cfg, text):
     t = train(text, cfg)
     records, vocab, stop = _reference_train(text, cfg)
-    ours = [(r.left_id, r.right_id, r.token_id, r.count, r.replaced, r.tokens_after, r.reused, r.n_tied,
-             r.words_affected) for r in t.records]
+    ours = [
+        (r.left_id, r.right_id, r.token_id, r.count, r.replaced, r.tokens_after, r.reused, r.n_tied, r.words_affected)
+        for r in t.records
+    ]
     assert ours == records
     assert t.vocab == vocab
     assert t.stop_reason == stop
 
 
-@pytest.mark.parametrize("bad", [
-    dict(unit="byte", marker="eow"),
-    dict(unit="char", alphabet="full-bytes"),
-    dict(unit="char", alphabet_order="byte"),
-    dict(pretokenizer="regex", pattern="("),
-    dict(pretokenizer="regex", pattern=None),
-    dict(special_tokens=("a", "a")),
-    dict(vocab_size=0),
-    dict(min_frequency=-1),
-    dict(tie_break="random"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(unit="byte", marker="eow"),
+        dict(unit="char", alphabet="full-bytes"),
+        dict(unit="char", alphabet_order="byte"),
+        dict(pretokenizer="regex", pattern="("),
+        dict(pretokenizer="regex", pattern=None),
+        dict(special_tokens=("a", "a")),
+        dict(vocab_size=0),
+        dict(min_frequency=-1),
+        dict(tie_break="random"),
+    ],
+)
 def test_invalid_configs_raise_config_error(bad):
     with pytest.raises(ConfigError):
         make_config(None, **bad)
 
 
 # ---- refusals are the engine's own errors -----------------------------------------------------
-@pytest.mark.parametrize("refusal", [
-    lambda: normalize_str("x", normalizer="rot13"),
-    lambda: base_symbols("x", "nibble"),
-    lambda: apply_marker(["x"], "</x>"),
-    lambda: train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().encode("ab", dropout=1.5),
-    lambda: train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().decode([0], errors="loud"),
-    lambda: train("ab ab", make_config("sennrich", num_merges=1)).tokenizer().encode_bytes(b"ab"),
-], ids=["normalizer", "unit", "marker", "dropout", "errors", "encode_bytes on characters"])
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        lambda: normalize_str("x", normalizer="rot13"),
+        lambda: base_symbols("x", "nibble"),
+        lambda: apply_marker(["x"], "</x>"),
+        lambda: (
+            train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().encode("ab", dropout=1.5)
+        ),
+        lambda: (
+            train("ab ab", make_config("bytes", num_merges=1, vocab_size=None)).tokenizer().decode([0], errors="loud")
+        ),
+        lambda: train("ab ab", make_config("sennrich", num_merges=1)).tokenizer().encode_bytes(b"ab"),
+    ],
+    ids=["normalizer", "unit", "marker", "dropout", "errors", "encode_bytes on characters"],
+)
 def test_the_engine_refuses_bad_input_with_a_config_error_fit_for_a_page(refusal):
     with pytest.raises(ConfigError) as caught:
         refusal()

@@ -46,7 +46,9 @@ def test_readme_console_session_prints_what_it_shows(tmp_path):
                 expected.append(lines[i])
                 i += 1
             assert cmd[:2] == ["python", "-m"]
-            proc = subprocess.run([sys.executable, *cmd[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+            proc = subprocess.run(
+                [sys.executable, *cmd[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+            )
             assert proc.returncode == 0, proc.stderr
             assert proc.stdout.splitlines() == expected
             ran += 1

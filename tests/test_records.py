@@ -6,10 +6,10 @@ import sys
 from dataclasses import replace
 
 import pytest
+from conftest import read_sample
 
 from explorer import StepLog, Trainer, corpus_config
 from explorer.pipeline import count_words
-from conftest import read_sample
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,17 @@ def test_compact_steps_still_say_how_many_pairs_tied(runs):
 def test_columns_equal_the_records_fields(runs):
     _, compact = runs
     log = compact.records
-    for name in ("step", "left_id", "right_id", "token_id", "count", "replaced", "tokens_after", "n_tied", "words_affected"):
+    for name in (
+        "step",
+        "left_id",
+        "right_id",
+        "token_id",
+        "count",
+        "replaced",
+        "tokens_after",
+        "n_tied",
+        "words_affected",
+    ):
         assert log.column(name) == [getattr(r, name) for r in log], name
     with pytest.raises(KeyError):
         log.column("top_pairs")
@@ -67,8 +77,19 @@ def test_a_log_reads_like_a_list(runs):
 def test_a_compact_step_costs_a_few_dozen_bytes():
     log = StepLog(["a", "b", "ab"], full=0)
     for _ in range(10_000):
-        log.append(0, 1, 2, count=10**9, replaced=10**9, tokens_after=10**9, n_tied=3, words_affected=7,
-                   reused=False, top_pairs=(), examples=())
+        log.append(
+            0,
+            1,
+            2,
+            count=10**9,
+            replaced=10**9,
+            tokens_after=10**9,
+            n_tied=3,
+            words_affected=7,
+            reused=False,
+            top_pairs=(),
+            examples=(),
+        )
     size = sum(sys.getsizeof(x) for x in (log._ids, log._nums, log._reused, log._detail))
     assert size / len(log) < 64
 
@@ -86,6 +107,7 @@ def test_a_copied_trainer_goes_on_exactly_as_the_original_and_apart_from_it(pres
     import copy
 
     from conftest import read_sample
+
     from explorer import corpus_config
     from explorer.pipeline import count_words
 
@@ -100,5 +122,8 @@ def test_a_copied_trainer_goes_on_exactly_as_the_original_and_apart_from_it(pres
     original.run()
     for trainer in (twin, original):
         assert [(r.token, r.count, r.replaced, r.tokens_after, r.top_pairs, r.examples) for r in trainer.records] == [
-            (r.token, r.count, r.replaced, r.tokens_after, r.top_pairs, r.examples) for r in reference.records]
-        assert trainer.tokenizer().encode("Human rights for all") == reference.tokenizer().encode("Human rights for all")
+            (r.token, r.count, r.replaced, r.tokens_after, r.top_pairs, r.examples) for r in reference.records
+        ]
+        assert trainer.tokenizer().encode("Human rights for all") == reference.tokenizer().encode(
+            "Human rights for all"
+        )

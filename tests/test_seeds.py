@@ -20,12 +20,20 @@ import re
 from collections import defaultdict
 
 import pytest
+from conftest import SAMPLE_FILES, read_sample
+from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop, seed003_loop, seed004_loop
 from tokenizers.pre_tokenizers import ByteLevel
 
-from conftest import SAMPLE_FILES, read_sample
-from explorer import PRESETS, SEED_REPLAYS, EncodeOptions, Trainer, bytes_to_display, display_to_bytes, make_config, train
-from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop, seed003_loop, seed004_loop
-
+from explorer import (
+    PRESETS,
+    SEED_REPLAYS,
+    EncodeOptions,
+    Trainer,
+    bytes_to_display,
+    display_to_bytes,
+    make_config,
+    train,
+)
 
 # =================================================================================================
 # Helpers
@@ -35,8 +43,12 @@ from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop,
 def replay(seed: str, *, top_k: int = 20, **extra):
     """Train a seed's preset on the seed's own corpus, as ``SEED_REPLAYS`` describes it."""
     r = SEED_REPLAYS[seed]
-    return train(read_sample(r.corpus), make_config(r.preset, **{**r.overrides, **extra}), top_k=top_k,
-                 encoding=PRESETS[r.preset].encoding)
+    return train(
+        read_sample(r.corpus),
+        make_config(r.preset, **{**r.overrides, **extra}),
+        top_k=top_k,
+        encoding=PRESETS[r.preset].encoding,
+    )
 
 
 def pairs_of(trainer) -> list[tuple[str, str]]:
@@ -566,7 +578,9 @@ AAABDAAABAC = [
 )
 def test_aaabdaaabac_merges_match_hand_derivation(config):
     t = train("aaabdaaabac", config)
-    assert [(r.left, r.right, r.count, r.replaced, r.tokens_after) for r in t.records] == [row[:5] for row in AAABDAAABAC]
+    assert [(r.left, r.right, r.count, r.replaced, r.tokens_after) for r in t.records] == [
+        row[:5] for row in AAABDAAABAC
+    ]
     assert t.records[-1].token == "aaabdaaabac"
     assert t.stop_reason == "no pairs left"
     if config.unit == "byte":

@@ -18,9 +18,9 @@ import urllib.request
 
 import psutil
 import pytest
-
 from appserver import CHROMIUM_ARGS, _free_port, chromium_path, wait_idle
 from conftest import ROOT
+
 from explorer.errors import ExplorerError
 from explorer.serve import COOKIE, SERVED_BY, find_haproxy
 
@@ -48,7 +48,12 @@ class Launched:
         self.port = _free_port()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "explorer", "serve", "--servers", "2", "--port", str(self.port)],
-            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True)
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ)
             self.line = self.proc.stdout.readline().rstrip("\n") if sel.select(90) else ""
@@ -93,7 +98,10 @@ def get(url: str, cookie: str | None = None) -> tuple[bytes, str | None, str | N
 @needs_haproxy
 @pytest.mark.slow
 def test_the_proxy_answers_health_and_names_the_server_in_a_cookie(launched):
-    assert launched.line == f"BPE Explorer: {launched.url} (2 app servers behind haproxy, sticky sessions; Ctrl-C stops it)"
+    assert (
+        launched.line
+        == f"BPE Explorer: {launched.url} (2 app servers behind haproxy, sticky sessions; Ctrl-C stops it)"
+    )
     assert sorted(c.name() for c in launched.children).count("haproxy") == 1 and len(launched.children) == 3
     body, cookie, served = get(f"{launched.url}/_stcore/health")
     assert body == b"ok"
@@ -104,8 +112,10 @@ def test_the_proxy_answers_health_and_names_the_server_in_a_cookie(launched):
 @pytest.mark.slow
 def test_two_sessions_get_different_servers_and_each_keeps_its_own(launched):
     errors: list[str] = []
-    sessions = [load.Session(load.Spec(i, ("udhr_en.txt",), preset, 50), launched.url, errors, sticky=True)
-                for i, preset in enumerate(("gpt2", "bytes"))]
+    sessions = [
+        load.Session(load.Spec(i, ("udhr_en.txt",), preset, 50), launched.url, errors, sticky=True)
+        for i, preset in enumerate(("gpt2", "bytes"))
+    ]
 
     async def scenario() -> None:
         try:
@@ -152,8 +162,12 @@ def _step_and_upload(url: str, train, corpus) -> None:
     for page in (train, corpus):
         page.errors = []
         page.on("pageerror", lambda e, page=page: page.errors.append(str(e)))
-        page.on("response", lambda r, page=page: r.url.startswith(url) and answers[id(page)].append(
-            (r.url, r.status, r.headers.get(SERVED_BY.lower()))))  # not blob: URLs, made in the page
+        page.on(
+            "response",
+            lambda r, page=page: (
+                r.url.startswith(url) and answers[id(page)].append((r.url, r.status, r.headers.get(SERVED_BY.lower())))
+            ),
+        )  # not blob: URLs, made in the page
 
     train.goto(f"{url}/Train")
     wait_idle(train, timeout=90)
@@ -166,7 +180,8 @@ def _step_and_upload(url: str, train, corpus) -> None:
     corpus.goto(f"{url}/Corpus")
     wait_idle(corpus, timeout=90)
     corpus.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
-        files=[{"name": "proxied.txt", "mimeType": "text/plain", "buffer": b"low lower newest widest\n"}])
+        files=[{"name": "proxied.txt", "mimeType": "text/plain", "buffer": b"low lower newest widest\n"}]
+    )
     wait_idle(corpus)
     corpus.get_by_text(re.compile(r"^proxied\.txt · 24 bytes · UTF-8")).wait_for(timeout=30_000)
 
@@ -196,11 +211,18 @@ def test_sigterm_stops_haproxy_and_every_server(launched):
 
 def _serve_without_haproxy(*extra: str) -> subprocess.CompletedProcess:
     """The launcher where no haproxy can be found: PATH without it, and not its usual sbin folders."""
-    code = ("import sys; import explorer.serve as s; s._SBIN = (); from explorer.cli import main; "
-            "sys.exit(main(sys.argv[1:]))")
-    return subprocess.run([sys.executable, "-c", code, "serve", "--servers", "2", "--port", str(_free_port()), *extra],
-                          cwd=ROOT, env={**os.environ, "PATH": os.path.dirname(sys.executable)},
-                          capture_output=True, text=True, timeout=30)
+    code = (
+        "import sys; import explorer.serve as s; s._SBIN = (); from explorer.cli import main; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, "serve", "--servers", "2", "--port", str(_free_port()), *extra],
+        cwd=ROOT,
+        env={**os.environ, "PATH": os.path.dirname(sys.executable)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 def test_serve_without_haproxy_exits_2_with_one_line():
@@ -219,7 +241,12 @@ def test_app_on_a_port_in_use_or_out_of_range_exits_2_with_one_line():
         taken.listen()
         port = taken.getsockname()[1]
         for bad, message in ((str(port), "in use"), ("70000", "--port must be between 1 and 65535")):
-            proc = subprocess.run([sys.executable, "-m", "explorer", "app", "--port", bad], cwd=ROOT,
-                                  capture_output=True, text=True, timeout=60)
+            proc = subprocess.run(
+                [sys.executable, "-m", "explorer", "app", "--port", bad],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
             assert message in proc.stderr and "Traceback" not in proc.stderr

@@ -7,9 +7,9 @@ import threading
 import time
 
 import pytest
+from conftest import ROOT, read_sample, shown, step_chart, train_text, unescaped
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, read_sample, shown, step_chart, train_text, unescaped
 from explorer import Trainer, corpus_config
 from explorer.corpora import leading_sample
 from explorer.pipeline import count_words

@@ -119,7 +119,7 @@ def blob_of(n: int, size: int = KIB) -> bytes:
 
 
 def test_put_then_get_gives_back_the_bytes_under_their_sha256(store):
-    data = "low lower newest widest\n".encode()
+    data = b"low lower newest widest\n"
     digest = store.put(data, kind="pasted", name="toy.txt", meta={"decoding": "utf-8"})
     assert digest == hashlib.sha256(data).hexdigest()
     assert store.get(digest) == Blob(digest, "pasted", "toy.txt", {"decoding": "utf-8"}, data, len(data))
@@ -202,7 +202,8 @@ def test_an_owner_over_its_quota_gets_a_quota_error_saying_so(store):
         store.put(blob_of(4), kind="corpus", owner="b:alice")
     assert str(caught.value) == (
         "Keeping this file (0.0 MiB) would bring your files on the server to 0.0 MiB, "
-        "over the 0.0 MiB each user may keep; forget some uploads first.")
+        "over the 0.0 MiB each user may keep; forget some uploads first."
+    )
     assert isinstance(caught.value, StoreError) and isinstance(caught.value, ExplorerError)
     assert not store.has(hashlib.sha256(blob_of(4)).hexdigest())  # nothing kept
     assert store.put(blob_of(4), kind="corpus", owner="b:bob")  # another owner has room
@@ -214,8 +215,11 @@ def test_the_quota_error_counts_what_the_owner_already_keeps(backend):
     try:
         store.put(blob_of(1, 3 * 2**19), kind="corpus", owner="b:alice")  # 1.5 MiB of her 2
         store.put(blob_of(2, 2**19), kind="corpus", owner="b:bob")  # someone else's: not counted
-        with pytest.raises(QuotaError, match=r"^Keeping this file \(1\.0 MiB\) would bring your files on the "
-                                             r"server to 2\.5 MiB, over the 2\.0 MiB each user may keep"):
+        with pytest.raises(
+            QuotaError,
+            match=r"^Keeping this file \(1\.0 MiB\) would bring your files on the "
+            r"server to 2\.5 MiB, over the 2\.0 MiB each user may keep",
+        ):
             store.put(blob_of(3, 2**20), kind="corpus", owner="b:alice")
         store.put(blob_of(2, 2**19), kind="corpus", owner="b:alice")  # exactly her 2 MiB: allowed
         assert sum(entry.size for entry in store.owned("b:alice")) == 2 * 2**20
@@ -298,8 +302,9 @@ def run_processes(target, backend: Backend, *args) -> None:
     start together; fails with a worker's traceback if one failed."""
     context = multiprocessing.get_context("spawn")
     start, results = context.Barrier(2), context.Queue()
-    workers = [context.Process(target=target, args=(backend.name, backend.place, w, *args, start, results))
-               for w in range(2)]
+    workers = [
+        context.Process(target=target, args=(backend.name, backend.place, w, *args, start, results)) for w in range(2)
+    ]
     for process in workers:
         process.start()
     reports = dict(results.get(timeout=240) for _ in workers)
@@ -504,14 +509,16 @@ def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str
 
 def test_an_unreachable_redis_is_a_store_error_naming_where_without_the_password(redis_url):
     port = free_port()  # nobody listens there
-    store = RedisStore(redis_url_with(redis_url, credentials="alice:s3cret-pw", port=port),
-                       cap_bytes=10 * KIB, session_quota=4 * KIB)  # connects to nothing yet
+    store = RedisStore(
+        redis_url_with(redis_url, credentials="alice:s3cret-pw", port=port), cap_bytes=10 * KIB, session_quota=4 * KIB
+    )  # connects to nothing yet
     assert "s3cret" not in repr(store)
     for name, call in STORE_CALLS.items():
         with pytest.raises(StoreError) as caught:
             call(store)
         assert_one_sentence_store_error(
-            caught, starts=f"The app's store (Redis at 127.0.0.1:{port}) cannot be reached (", secret="s3cret")
+            caught, starts=f"The app's store (Redis at 127.0.0.1:{port}) cannot be reached (", secret="s3cret"
+        )
         assert str(caught.value).endswith("; try again."), name
     assert store.take_notice() is None
     store.close()
@@ -526,8 +533,9 @@ def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend
         raise redis.exceptions.ConnectionError("could not use redis://teacher:pa%24%24word@127.0.0.1 (pa$$word)")
 
     monkeypatch.setattr(redis.Redis, "exists", failing)
-    store = RedisStore(redis_url_with(redis_backend.place, credentials="teacher:pa%24%24word"),
-                       cap_bytes=KIB, session_quota=KIB)
+    store = RedisStore(
+        redis_url_with(redis_backend.place, credentials="teacher:pa%24%24word"), cap_bytes=KIB, session_quota=KIB
+    )
     with pytest.raises(StoreError) as caught:
         store.has("0" * 64)
     assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="pa$$word")
@@ -603,7 +611,9 @@ def test_the_engine_imports_and_keeps_its_sqlite_store_without_redis(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
-        "SqliteStore b'x'", "The Redis store needs the redis library (pip install -r requirements.txt)."]
+        "SqliteStore b'x'",
+        "The Redis store needs the redis library (pip install -r requirements.txt).",
+    ]
 
 
 # -- where, and how big ---------------------------------------------------------------------------------
@@ -685,7 +695,11 @@ def test_default_store_is_redis_for_a_redis_url(fresh_default, monkeypatch, redi
     monkeypatch.setenv("BPE_EXPLORER_STORE_MIB", "2")
     made = default_store()
     assert type(made) is RedisStore and made is default_store() and isinstance(made, Store)
-    assert (made.cap_bytes, made.session_quota, made.prefix) == (2 * 2**20, DEFAULT_SESSION_MIB * 2**20, "bpe-explorer:")
+    assert (made.cap_bytes, made.session_quota, made.prefix) == (
+        2 * 2**20,
+        DEFAULT_SESSION_MIB * 2**20,
+        "bpe-explorer:",
+    )
     digest = made.put(b"for the class", kind="text", owner="b:alice")
     elsewhere = RedisStore(redis_url, cap_bytes=KIB, session_quota=KIB)  # another machine, the same server
     try:
@@ -694,13 +708,22 @@ def test_default_store_is_redis_for_a_redis_url(fresh_default, monkeypatch, redi
         elsewhere.close()
 
 
-@pytest.mark.parametrize("bad", ["redis", "mysql://root:hunter2@127.0.0.1/store", "http://127.0.0.1:6379",
-                                 "./class-data", "REDIS://127.0.0.1:6379/0"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "redis",
+        "mysql://root:hunter2@127.0.0.1/store",
+        "http://127.0.0.1:6379",
+        "./class-data",
+        "REDIS://127.0.0.1:6379/0",
+    ],
+)
 def test_default_store_refuses_any_other_choice_saying_what_it_accepts(fresh_default, monkeypatch, bad):
     monkeypatch.setenv("BPE_EXPLORER_STORE", bad)
     with pytest.raises(StoreError) as caught:
         default_store()
     assert str(caught.value) == (
         "BPE_EXPLORER_STORE must be unset, empty or 'sqlite' (the SQLite store in the data folder), or a Redis "
-        "server's URL: redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock.")
+        "server's URL: redis://host:port/db, rediss://host:port/db or unix:///path/to/redis.sock."
+    )
     assert store_module._default is None

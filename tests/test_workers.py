@@ -123,6 +123,7 @@ def test_a_job_over_its_memory_budget_is_stopped_with_a_message(pool):
 
 def test_a_trainer_sent_to_a_worker_comes_back_trained_with_the_same_merges(pool):
     from conftest import read_sample
+
     from explorer.config import corpus_config
     from explorer.pipeline import count_words
     from explorer.trainer import Trainer, train_to_end
@@ -141,9 +142,9 @@ def test_an_import_of_200000_ranks_read_in_a_worker_encodes_as_tiktoken_does(poo
     import gzip
 
     import tiktoken
+    from conftest import ROOT, read_sample
     from tiktoken.load import load_tiktoken_bpe
 
-    from conftest import ROOT, read_sample
     from explorer.importers import import_report
     from explorer.pretokenizers import O200K_PATTERN
 

@@ -12,8 +12,16 @@ import pyarrow as pa
 from ..records import StepLog, StepRecord
 
 __all__ = [
-    "progress_columns", "progress_frame", "thin_rows", "tokens_chart", "twin_chart",
-    "steps_spec", "Chart", "Columns", "shown_rows", "y_domain",
+    "progress_columns",
+    "progress_frame",
+    "thin_rows",
+    "tokens_chart",
+    "twin_chart",
+    "steps_spec",
+    "Chart",
+    "Columns",
+    "shown_rows",
+    "y_domain",
 ]
 
 
@@ -21,8 +29,9 @@ Columns = dict[str, list]  # column name -> one value per row: what a chart's da
 Chart = tuple[pa.Table, dict]  # (data, Vega-Lite spec) for st.vega_lite_chart
 
 
-def progress_columns(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int,
-                     corpus_chars: int) -> Columns:
+def progress_columns(
+    records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int
+) -> Columns:
     """One row per step (0 = before any merge): corpus tokens, compression, winning count.
 
     >>> from explorer import make_config, train
@@ -30,22 +39,28 @@ def progress_columns(records: Sequence[StepRecord], *, initial_tokens: int, corp
     >>> progress_columns(t.records, initial_tokens=11, corpus_bytes=11, corpus_chars=11)["tokens"]
     [11, 9, 7]
     """
+
     # plain lists: a step log gives its columns without making a record per step
     def column(name: str) -> list[int]:
         return records.column(name) if isinstance(records, StepLog) else [getattr(r, name) for r in records]
 
     tokens = [initial_tokens] + column("tokens_after")
     return {
-        "step": [0] + column("step"), "tokens": tokens, "winning count": [float("nan"), *map(float, column("count"))],
+        "step": [0] + column("step"),
+        "tokens": tokens,
+        "winning count": [float("nan"), *map(float, column("count"))],
         "bytes per token": [corpus_bytes / max(t, 1) for t in tokens],
         "chars per token": [corpus_chars / max(t, 1) for t in tokens],
     }
 
 
-def progress_frame(records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int) -> pd.DataFrame:
+def progress_frame(
+    records: Sequence[StepRecord], *, initial_tokens: int, corpus_bytes: int, corpus_chars: int
+) -> pd.DataFrame:
     """:func:`progress_columns` as a DataFrame (for altair charts that combine runs)."""
-    return pd.DataFrame(progress_columns(records, initial_tokens=initial_tokens, corpus_bytes=corpus_bytes,
-                                         corpus_chars=corpus_chars))
+    return pd.DataFrame(
+        progress_columns(records, initial_tokens=initial_tokens, corpus_bytes=corpus_bytes, corpus_chars=corpus_chars)
+    )
 
 
 # Points a per-step curve is drawn with: the browser redraws every chart on each Step, and 400
@@ -95,8 +110,17 @@ def _padded(values: list[float]) -> dict:
     return {"domain": [round(lo - pad, 6), round(hi + pad, 6)]}
 
 
-def steps_spec(data: Columns, *, title: str, series: list[str], y_title: str, y_format: str,
-               tips: list[tuple[str, str]], log: bool = False, color: str | None = None) -> dict:
+def steps_spec(
+    data: Columns,
+    *,
+    title: str,
+    series: list[str],
+    y_title: str,
+    y_format: str,
+    tips: list[tuple[str, str]],
+    log: bool = False,
+    color: str | None = None,
+) -> dict:
     """A Vega-Lite spec for curves over merge steps: whole-number step ticks, a real axis even
     at step 0, a dashed rule at the step shown (the row whose ``shown`` is true), and a hover
     rule at the nearest step whose tooltip gives every series there (hovering anywhere works,
@@ -109,32 +133,78 @@ def steps_spec(data: Columns, *, title: str, series: list[str], y_title: str, y_
     ([0, 1], [10.0, 12.0])
     """
     single = len(set(data["step"])) <= 1
-    x = {"field": "step", "type": "quantitative", "title": "merge step",
-         "scale": {"domain": [0, 1]} if single else {"nice": False}, "axis": {"format": "d", "tickMinStep": 1}}
+    x = {
+        "field": "step",
+        "type": "quantitative",
+        "title": "merge step",
+        "scale": {"domain": [0, 1]} if single else {"nice": False},
+        "axis": {"format": "d", "tickMinStep": 1},
+    }
     values = [v for s in series for v in data[s] if v == v]  # NaN is not equal to itself
     y_scale = {"type": "log"} if log else (_padded(values) if values else {"zero": False})
     mark = {"type": "line", "point": len(data["step"]) <= 60, **({"color": color} if color else {})}
     if len(series) == 1:
-        line = {"mark": mark, "encoding": {"x": x, "y": {"field": series[0], "type": "quantitative", "title": y_title,
-                                                        "scale": y_scale, "axis": {"format": y_format, "tickCount": 4}}}}
+        line = {
+            "mark": mark,
+            "encoding": {
+                "x": x,
+                "y": {
+                    "field": series[0],
+                    "type": "quantitative",
+                    "title": y_title,
+                    "scale": y_scale,
+                    "axis": {"format": y_format, "tickCount": 4},
+                },
+            },
+        }
     else:
-        line = {"transform": [{"fold": series, "as": ["measure", "value"]}], "mark": mark,
-                "encoding": {"x": x, "y": {"field": "value", "type": "quantitative", "title": y_title, "scale": y_scale,
-                                           "axis": {"format": y_format, "tickCount": 4}},
-                             "color": {"field": "measure", "type": "nominal", "legend": {"orient": "bottom", "title": None}}}}
+        line = {
+            "transform": [{"fold": series, "as": ["measure", "value"]}],
+            "mark": mark,
+            "encoding": {
+                "x": x,
+                "y": {
+                    "field": "value",
+                    "type": "quantitative",
+                    "title": y_title,
+                    "scale": y_scale,
+                    "axis": {"format": y_format, "tickCount": 4},
+                },
+                "color": {"field": "measure", "type": "nominal", "legend": {"orient": "bottom", "title": None}},
+            },
+        }
     tooltip = [{"field": "step", "type": "quantitative", "format": ","}] + [
-        {"field": f, "type": "quantitative", "format": fmt} for f, fmt in tips]
+        {"field": f, "type": "quantitative", "format": fmt} for f, fmt in tips
+    ]
     at = {"field": "step", "type": "quantitative"}
-    pick = {"params": [{"name": "nearest", "select": {"type": "point", "nearest": True, "on": "pointerover",
-                                                      "fields": ["step"], "clear": "pointerout"}}],
-            "mark": {"type": "point", "opacity": 0, "size": 600}, "encoding": {"x": at, "tooltip": tooltip}}
+    pick = {
+        "params": [
+            {
+                "name": "nearest",
+                "select": {
+                    "type": "point",
+                    "nearest": True,
+                    "on": "pointerover",
+                    "fields": ["step"],
+                    "clear": "pointerout",
+                },
+            }
+        ],
+        "mark": {"type": "point", "opacity": 0, "size": 600},
+        "encoding": {"x": at, "tooltip": tooltip},
+    }
     # one rule, at the hovered step only (a rule per step at opacity 0 cost the browser a mark per
     # row on every redraw)
-    hover = {"transform": [{"filter": {"param": "nearest", "empty": False}}],
-             "mark": {"type": "rule", "color": "#475569", "strokeWidth": 1.5, "opacity": 0.9},
-             "encoding": {"x": at, "tooltip": tooltip}}
-    now = {"transform": [{"filter": "datum.shown"}], "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
-           "encoding": {"x": at}}
+    hover = {
+        "transform": [{"filter": {"param": "nearest", "empty": False}}],
+        "mark": {"type": "rule", "color": "#475569", "strokeWidth": 1.5, "opacity": 0.9},
+        "encoding": {"x": at, "tooltip": tooltip},
+    }
+    now = {
+        "transform": [{"filter": "datum.shown"}],
+        "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
+        "encoding": {"x": at},
+    }
     return {"title": title, "height": 260, "layer": [line, pick, hover, now]}
 
 
@@ -174,8 +244,15 @@ def _tips(*names: str) -> list[str]:
 def tokens_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
     """(data, spec) of the corpus's token count after each merge."""
     data = shown_rows(cols, current, _tips("tokens", "bytes per token"))
-    return pa.table(data), steps_spec(data, title="Tokens in the corpus", series=["tokens"], y_title="tokens",
-                                      y_format=",d", tips=[("tokens", ","), ("bytes per token", ".3f")], color="#2563eb")
+    return pa.table(data), steps_spec(
+        data,
+        title="Tokens in the corpus",
+        series=["tokens"],
+        y_title="tokens",
+        y_format=",d",
+        tips=[("tokens", ","), ("bytes per token", ".3f")],
+        color="#2563eb",
+    )
 
 
 def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:
@@ -196,8 +273,12 @@ def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:
             y=alt.Y("bytes per token:Q", title="bytes per token", scale=alt.Scale(zero=False)),
             color=alt.Color("run:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=400)),
             strokeDash=alt.StrokeDash("run:N", legend=None),
-            tooltip=["run", "step", alt.Tooltip("tokens:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
+            tooltip=[
+                "run",
+                "step",
+                alt.Tooltip("tokens:Q", format=","),
+                alt.Tooltip("bytes per token:Q", format=".3f"),
+            ],
         )
         .properties(height=300)
     )
-

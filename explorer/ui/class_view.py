@@ -46,7 +46,6 @@ from ..rooms import (
 )
 from ..trainer import Trainer
 from . import charts, data, follow, links, live_view, render, state, storage, train_view
-from .explain import explain
 
 __all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]
 
@@ -189,7 +188,8 @@ def _tally_html(question: Question, answers, style: render.TokenStyle, *, presen
     rows = "".join(
         f'<div class="cls-bar-row{" cls-right" if i in right else ""}"><div class="cls-bar-label">{label}</div>'
         f'<div class="cls-bar"><span style="width:{100 * n / top:.0f}%"></span></div><b>{n}</b></div>'
-        for i, (label, n) in enumerate(zip(labels, counts)))
+        for i, (label, n) in enumerate(zip(labels, counts))
+    )
     head = f'<div class="cls-count"><b>{len(answers)}</b> answers in / <b>{present}</b> students present</div>'
     return f'<div class="cls-tally">{head}{rows or render.caption("No answer yet.")}</div>'
 
@@ -200,10 +200,14 @@ def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
     rows = []
     for rank, s in enumerate(board[:limit], 1):
         mine = ' class="cls-me"' if me is not None and s.name == me else ""
-        rows.append(f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td>"
-                    f"<td>{s.seconds:.1f} s</td></tr>")
-    return ('<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
-            + "".join(rows) + "</table>")
+        rows.append(
+            f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
+        )
+    return (
+        '<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 _CSS = """
@@ -230,8 +234,10 @@ div.cls-code {font-size: 3.4rem; font-weight: 800; letter-spacing: .2em; line-he
 
 # ---- the panels, as the Train page draws them, at the room's step --------------------------------
 def _hidden_pairs() -> str:
-    return render.panel("Pair counts now", render.caption(
-        "Hidden until the reveal: which pair merges next is what the class is guessing."))
+    return render.panel(
+        "Pair counts now",
+        render.caption("Hidden until the reveal: which pair merges next is what the class is guessing."),
+    )
 
 
 def _history(live: state.Live, style: render.TokenStyle) -> str:
@@ -252,15 +258,30 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
         pairs = _hidden_pairs()
     else:
         table = trainer.records[live.view].top_pairs if live.view < live.trained else ()
-        pairs = render.panel("Pair counts now", render.pair_rows(table[: st.session_state["w_top_k"]], style=style),
-                             "Green: merges next. Yellow: tied with it.") if table else render.panel(
-            "Pair counts now", render.caption("Training finished: no pair is left to merge."))
-    words = render.panel("Words, segmented", train_view._words(live, style),
-                         "The most frequent words at this step; the outlined chip is the newest token.")
+        pairs = (
+            render.panel(
+                "Pair counts now",
+                render.pair_rows(table[: st.session_state["w_top_k"]], style=style),
+                "Green: merges next. Yellow: tied with it.",
+            )
+            if table
+            else render.panel("Pair counts now", render.caption("Training finished: no pair is left to merge."))
+        )
+    words = render.panel(
+        "Words, segmented",
+        train_view._words(live, style),
+        "The most frequent words at this step; the outlined chip is the newest token.",
+    )
     records = [trainer.records[i] for i in range(live.view)]
-    cols = charts.progress_columns(records, initial_tokens=trainer.initial_tokens,
-                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
-    chart = live_view.chart_data(cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit)
+    cols = charts.progress_columns(
+        records,
+        initial_tokens=trainer.initial_tokens,
+        corpus_bytes=trainer.corpus_bytes,
+        corpus_chars=trainer.corpus_chars,
+    )
+    chart = live_view.chart_data(
+        cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit
+    )
     live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
 
 
@@ -270,8 +291,10 @@ def _start_room() -> None:
     params.pop("step", None)
     live = state.live()
     if live.mode == "final" or live.oversize is not None:
-        st.session_state["class_error"] = ("A room steps through merges one at a time: choose a corpus under the "
-                                           "server's step-through limit, or its sample, on the Train page first.")
+        st.session_state["class_error"] = (
+            "A room steps through merges one at a time: choose a corpus under the "
+            "server's step-through limit, or its sample, on the Train page first."
+        )
         return
     if left_out:
         st.session_state["class_error"] = f"This corpus cannot be shared with a room: {left_out}."
@@ -310,18 +333,27 @@ def _lobby(code: str | None) -> None:
         if code:
             st.markdown(f"Room **{render.md_text(code)}**")
         else:
-            st.text_input("Room code", key="w_class_code", max_chars=12, placeholder="K7QX2M",
-                          help="The six characters on the teacher's screen.")
+            st.text_input(
+                "Room code",
+                key="w_class_code",
+                max_chars=12,
+                placeholder="K7QX2M",
+                help="The six characters on the teacher's screen.",
+            )
         st.text_input("Your name", key="w_class_name", max_chars=MAX_NAME, placeholder="as the class knows you")
         target = code or normalize_code(st.session_state.get("w_class_code", ""))
         st.button("Join", key="class_join", type="primary", on_click=_join, args=(target,), disabled=not target)
     with right.container(border=True):
         st.subheader("Start a room (teacher)")
         preset, config = state.current_config()
-        st.markdown(render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
-                    + " — the corpus and settings chosen on the Corpus and Train pages.")
-        st.caption("The room's page shows a code, a join link and its QR code for the projector; students follow "
-                   "your steps and answer your questions on their laptops.")
+        st.markdown(
+            render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
+            + " — the corpus and settings chosen on the Corpus and Train pages."
+        )
+        st.caption(
+            "The room's page shows a code, a join link and its QR code for the projector; students follow "
+            "your steps and answer your questions on their laptops."
+        )
         st.button("Start a room", key="class_start", on_click=_start_room)
 
 
@@ -357,11 +389,13 @@ def _ask_merge(code: str, key: str) -> None:
         record = trainer.records[room.step]
         if record.compact:
             raise RoomError("This step kept only its winning pair, not the pair table a question needs.")
-        options, counts, right = merge_options([(p.left, p.right, p.count) for p in record.top_pairs],
-                                               seed=secrets.token_hex(8))
+        options, counts, right = merge_options(
+            [(p.left, p.right, p.count) for p in record.top_pairs], seed=secrets.token_hex(8)
+        )
         show = st.session_state.get("w_class_counts", "read the table") == "read the table"
-        rooms().ask(code, key, Question(0, "merge", room.step, options=options, counts=counts, show_counts=show,
-                                        answer=right))
+        rooms().ask(
+            code, key, Question(0, "merge", room.step, options=options, counts=counts, show_counts=show, answer=right)
+        )
         st.session_state["class_playing"] = False
     except ExplorerError as err:
         st.session_state["class_error"] = str(err)
@@ -421,8 +455,12 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     head, qr = st.columns([5, 2], vertical_alignment="top")
     with head:
         st.html(f'<div class="cls-code" aria-label="room code">{html.escape(code)}</div>')
-        st.caption(render.md_text(f"Join at {join_url(code)} with the code {code}. "
-                                  "Keep this page's address to yourself: it holds the room's teacher key."))
+        st.caption(
+            render.md_text(
+                f"Join at {join_url(code)} with the code {code}. "
+                "Keep this page's address to yourself: it holds the room's teacher key."
+            )
+        )
         _show_error()
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         trainer = run.at(room.step)
@@ -434,8 +472,9 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         if playing:
             row.button("Pause", key="class_pause", on_click=lambda: st.session_state.update(class_playing=False))
         else:
-            row.button("Play", key="class_play", disabled=at_end,
-                       on_click=lambda: st.session_state.update(class_playing=True))
+            row.button(
+                "Play", key="class_play", disabled=at_end, on_click=lambda: st.session_state.update(class_playing=True)
+            )
     with qr:
         state.widget_default("w_class_qr", True)
         if st.toggle("Show the join code", key="w_class_qr"):
@@ -463,10 +502,17 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     left.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
     if len(trainer.records):
         st.session_state["w_class_step"] = room.step
-        right.slider("Step", 0, max(len(trainer.records), room.step), key="w_class_step", on_change=_on_slider,
-                     args=(code, key), label_visibility="collapsed",
-                     disabled=bool(st.session_state.get("class_playing")),
-                     help="Move the class to any step trained so far (everyone follows).")
+        right.slider(
+            "Step",
+            0,
+            max(len(trainer.records), room.step),
+            key="w_class_step",
+            on_change=_on_slider,
+            args=(code, key),
+            label_visibility="collapsed",
+            disabled=bool(st.session_state.get("class_playing")),
+            help="Move the class to any step trained so far (everyone follows).",
+        )
     live = _room_live(run, room)
     pending = _pending(room)
     quiz, board = st.columns([3, 2], gap="medium")
@@ -499,9 +545,14 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
     with st.container(border=True):
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         row.button("Ask: which pair merges next?", key="class_ask_merge", on_click=_ask_merge, args=(code, key))
-        row.radio("Counts", ["read the table", "intuition"], key="w_class_counts", horizontal=True,
-                  label_visibility="collapsed", help="Show the candidate pairs' counts, or let the class guess "
-                  "from the words alone.")
+        row.radio(
+            "Counts",
+            ["read the table", "intuition"],
+            key="w_class_counts",
+            horizontal=True,
+            label_visibility="collapsed",
+            help="Show the candidate pairs' counts, or let the class guess from the words alone.",
+        )
         row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
         state.widget_default("w_class_sentence", _default_sentence(live))
         row.text_input("Sentence", key="w_class_sentence", max_chars=MAX_SENTENCE, width=320)
@@ -517,10 +568,13 @@ def _default_sentence(live: state.Live) -> str:
 
 def _question_text(question: Question, style: render.TokenStyle) -> str:
     if question.kind == "merge":
-        return (f"which pair merges at step {question.step + 1:,}? "
-                + ("(counts shown)" if question.show_counts else "(intuition: no counts)"))
-    return (f"how many tokens will “{render.md_text(question.sentence)}” have after "
-            f"{question.merges:,} more merge{'s' * (question.merges != 1)}?")
+        return f"which pair merges at step {question.step + 1:,}? " + (
+            "(counts shown)" if question.show_counts else "(intuition: no counts)"
+        )
+    return (
+        f"how many tokens will “{render.md_text(question.sentence)}” have after "
+        f"{question.merges:,} more merge{'s' * (question.merges != 1)}?"
+    )
 
 
 def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
@@ -528,8 +582,7 @@ def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
     if question.kind == "merge":
         right = _pair_html(question.options[question.answer], style)
         return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right</div>'
-    return (f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of '
-            f"{len(answers)}</div>")
+    return f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of {len(answers)}</div>'
 
 
 # ---- a student -----------------------------------------------------------------------------------
@@ -572,14 +625,23 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     own_live = own[1] if own is not None and own[0] == code else None
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
-        row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
-                     f"teacher at step **{room.step:,}**")
-        row.button("Step ahead on my own", key="class_own", on_click=_step_ahead, args=(run, room),
-                   disabled=pending is not None, help="Your own copy of the room's training to step through; "
-                   "not while a question is open.")
+        row.markdown(
+            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
+            f"teacher at step **{room.step:,}**"
+        )
+        row.button(
+            "Step ahead on my own",
+            key="class_own",
+            on_click=_step_ahead,
+            args=(run, room),
+            disabled=pending is not None,
+            help="Your own copy of the room's training to step through; not while a question is open.",
+        )
     else:
-        row.markdown(f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
-                     f"**{own_live.view:,}** (the teacher is at {room.step:,})")
+        row.markdown(
+            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
+            f"**{own_live.view:,}** (the teacher is at {room.step:,})"
+        )
         row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))
         row.button("+10", key="class_own_step10", on_click=own_live.forward, args=(10,))
         row.button("Follow the teacher", key="class_follow", on_click=_follow_again)
@@ -604,37 +666,60 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
                     label = " + ".join(render.token_text(t, style) for t in pair)
                     if question.show_counts:
                         label += f" ({question.counts[i]:,})"
-                    row.button(render.md_text(label), key=f"class_opt_{question.qid}_{i}",
-                               type="primary" if mine is not None and mine.value == i else "secondary",
-                               on_click=_answer, args=(room.code, member.id, question.qid, i))
+                    row.button(
+                        render.md_text(label),
+                        key=f"class_opt_{question.qid}_{i}",
+                        type="primary" if mine is not None and mine.value == i else "secondary",
+                        on_click=_answer,
+                        args=(room.code, member.id, question.qid, i),
+                    )
             else:
-                st.html('<div class="cls-options">' + "".join(
-                    f'<div class="cls-option{" cls-right" if question.state == "revealed" and i == question.answer else ""}">'
-                    f'{_pair_html(pair, style)}{" · your answer" if mine is not None and mine.value == i else ""}</div>'
-                    for i, pair in enumerate(question.options)) + "</div>")
+                st.html(
+                    '<div class="cls-options">'
+                    + "".join(
+                        f'<div class="cls-option{" cls-right" if question.state == "revealed" and i == question.answer else ""}">'
+                        f"{_pair_html(pair, style)}{' · your answer' if mine is not None and mine.value == i else ''}</div>"
+                        for i, pair in enumerate(question.options)
+                    )
+                    + "</div>"
+                )
         else:
             tok = live.tokenizer(question.step) if question.step <= live.trained else None
             if tok is not None:
                 ids = tok.encode(question.sentence)
-                st.html(render.caption(f"Now, at step {question.step:,}: {len(ids)} tokens")
-                        + render.chips(tok.tokens(ids), style=style))
+                st.html(
+                    render.caption(f"Now, at step {question.step:,}: {len(ids)} tokens")
+                    + render.chips(tok.tokens(ids), style=style)
+                )
             if question.state == "open":
                 row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
                 state.widget_default(f"w_class_guess_{question.qid}", mine.value if mine else 0)
                 row.number_input("Your guess (tokens)", 0, 1_000_000, key=f"w_class_guess_{question.qid}", width=180)
-                row.button("Send my guess", key=f"class_send_{question.qid}", type="primary",
-                           on_click=_answer_count, args=(room.code, member.id, question.qid))
+                row.button(
+                    "Send my guess",
+                    key=f"class_send_{question.qid}",
+                    type="primary",
+                    on_click=_answer_count,
+                    args=(room.code, member.id, question.qid),
+                )
         if question.state == "open":
-            st.caption("Your answer: " + ("none yet" if mine is None else _answer_label(question, mine.value, style))
-                       + " — you can change it until the teacher closes the question.")
+            st.caption(
+                "Your answer: "
+                + ("none yet" if mine is None else _answer_label(question, mine.value, style))
+                + " — you can change it until the teacher closes the question."
+            )
         elif question.state == "closed":
             st.caption("Answers are closed: wait for the reveal.")
         else:
             won = member.id in winners(question, answers)
-            right = ("the pair " + " + ".join(render.token_text(t, style) for t in question.options[question.answer])
-                     if question.kind == "merge" else f"{question.answer:,} tokens")
-            (st.success if won else st.info)(render.md_text(
-                ("You got it! " if won else "Not this time. ") + f"The answer: {right}."))
+            right = (
+                "the pair " + " + ".join(render.token_text(t, style) for t in question.options[question.answer])
+                if question.kind == "merge"
+                else f"{question.answer:,} tokens"
+            )
+            (st.success if won else st.info)(
+                render.md_text(("You got it! " if won else "Not this time. ") + f"The answer: {right}.")
+            )
             board = _standings(room)
             st.html(_board_html(board, me=member.name, limit=5))
 
@@ -673,8 +758,10 @@ def class_page() -> None:
         room = rooms().get(code) if code else None
         if code and room is None:
             st.query_params.clear()
-            st.session_state["class_error"] = (f"No room has the code {code!r}: check the code on the teacher's "
-                                               "screen (rooms close after a few idle hours).")
+            st.session_state["class_error"] = (
+                f"No room has the code {code!r}: check the code on the teacher's "
+                "screen (rooms close after a few idle hours)."
+            )
             _lobby(None)
             return
         if room is None:
@@ -689,8 +776,10 @@ def class_page() -> None:
             if rooms().is_teacher(room.code, key):
                 _teacher(room, key, run)
                 return
-            st.error("This link's teacher key is wrong: only the teacher's own link drives the room. "
-                     "Join it as a student below.")
+            st.error(
+                "This link's teacher key is wrong: only the teacher's own link drives the room. "
+                "Join it as a student below."
+            )
         member = rooms().member(room.code, member_id) if member_id else None
         if member is None:
             if member_id:

@@ -16,9 +16,23 @@ from ..pretrained import PRETRAINED
 from ..tokenizer import Tokenizer
 from . import data, interop_view, links, render, server, state
 
-__all__ = ["Request", "request_form", "run", "curves_panel", "cross_panel", "overlap_panel", "lengths_panel",
-           "languages_panel", "language_table", "headlines", "summary", "PANELS", "METRICS", "link_params",
-           "apply_link"]
+__all__ = [
+    "Request",
+    "request_form",
+    "run",
+    "curves_panel",
+    "cross_panel",
+    "overlap_panel",
+    "lengths_panel",
+    "languages_panel",
+    "language_table",
+    "headlines",
+    "summary",
+    "PANELS",
+    "METRICS",
+    "link_params",
+    "apply_link",
+]
 
 MIN_CORPORA, MAX_CORPORA = 2, 6
 REFERENCE = "udhr_en.txt"
@@ -27,8 +41,16 @@ _PASTED = "pasted text (Corpus page)"
 _UPLOAD = "uploaded: "
 _REQUEST = "compare_request"
 _STOPPED = "compare_stopped"  # Stop was pressed: the page says so once
-_LANGUAGES = {"en": "English", "ar": "Arabic", "el": "Greek", "hi": "Hindi", "ja": "Japanese", "ko": "Korean",
-              "ru": "Russian", "zh_hans": "Chinese (simplified)"}
+_LANGUAGES = {
+    "en": "English",
+    "ar": "Arabic",
+    "el": "Greek",
+    "hi": "Hindi",
+    "ja": "Japanese",
+    "ko": "Korean",
+    "ru": "Russian",
+    "zh_hans": "Chinese (simplified)",
+}
 
 METRICS = r"""
 - **Bytes per token** $= \dfrac{\text{UTF-8 bytes of the text}}{\text{tokens}}$ and **characters per token**
@@ -66,15 +88,18 @@ def _sources() -> list[str]:
     """The labels of every text the page can compare: samples, the session's uploads and its
     pasted text (``_text`` gives a label's text)."""
     choice = state.corpus_choice()
-    return [*data.sample_names(), *(_UPLOAD + name for name, _ in choice.uploads),
-            *([_PASTED] if choice.pasted.strip() else [])]
+    return [
+        *data.sample_names(),
+        *(_UPLOAD + name for name, _ in choice.uploads),
+        *([_PASTED] if choice.pasted.strip() else []),
+    ]
 
 
 def _text(label: str) -> str:
     if label == _PASTED:
         return state.corpus_choice().pasted
     if label.startswith(_UPLOAD):
-        return dict(state.corpus_choice().uploads).get(label[len(_UPLOAD):], "")
+        return dict(state.corpus_choice().uploads).get(label[len(_UPLOAD) :], "")
     return data.sample_text(label)
 
 
@@ -82,8 +107,11 @@ def _submit() -> None:
     corpora = tuple(st.session_state["w_cmp_corpora"])
     mode = st.session_state["w_cmp_mode"]
     st.session_state[_REQUEST] = Request(
-        corpora, st.session_state["w_cmp_preset"] if mode == "train" else None, int(st.session_state["w_cmp_merges"]),
-        st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None)
+        corpora,
+        st.session_state["w_cmp_preset"] if mode == "train" else None,
+        int(st.session_state["w_cmp_merges"]),
+        st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None,
+    )
 
 
 def _pretrained(key: str) -> tuple[str, Tokenizer] | None:
@@ -110,20 +138,34 @@ def request_form() -> Request | None:
         st.session_state["w_cmp_pretrained"] = "cl100k_base"
     # two rows, so that the answer under them starts on the first screen at 1280x720
     with st.form("w_cmp_form", border=True):
-        st.multiselect(f"Corpora ({MIN_CORPORA} to {MAX_CORPORA})", sources, key="w_cmp_corpora",
-                       max_selections=MAX_CORPORA, help="Bundled texts, and the uploads and pasted text of the "
-                                                        "Corpus page.")
+        st.multiselect(
+            f"Corpora ({MIN_CORPORA} to {MAX_CORPORA})",
+            sources,
+            key="w_cmp_corpora",
+            max_selections=MAX_CORPORA,
+            help="Bundled texts, and the uploads and pasted text of the Corpus page.",
+        )
         c1, c2, c3, c4, c5 = st.columns([2.3, 1.3, 1.1, 1.6, 1], vertical_alignment="bottom")
-        c1.radio("Configuration", ["train", "pretrained"], key="w_cmp_mode", horizontal=True,
-                 format_func={"train": "train each corpus", "pretrained": "one pretrained"}.get,
-                 help="Train the preset on each corpus (a tokenizer each), or encode every corpus with one "
-                      "pretrained tokenizer.")
+        c1.radio(
+            "Configuration",
+            ["train", "pretrained"],
+            key="w_cmp_mode",
+            horizontal=True,
+            format_func={"train": "train each corpus", "pretrained": "one pretrained"}.get,
+            help="Train the preset on each corpus (a tokenizer each), or encode every corpus with one "
+            "pretrained tokenizer.",
+        )
         c2.selectbox("Preset", list(PRESETS), key="w_cmp_preset", help="When training.")
         c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
         # labels looked up, not computed: a format_func may be called outside the session's run
         labels = {k: interop_view.picker_label(k) for k in pretrained}
-        c4.selectbox("Pretrained", pretrained, key="w_cmp_pretrained", format_func=labels.__getitem__,
-                     help="When one pretrained tokenizer encodes all.  \n" + interop_view.picker_help())
+        c4.selectbox(
+            "Pretrained",
+            pretrained,
+            key="w_cmp_pretrained",
+            format_func=labels.__getitem__,
+            help="When one pretrained tokenizer encodes all.  \n" + interop_view.picker_help(),
+        )
         c5.form_submit_button("Compare", type="primary", on_click=_submit, width="stretch")
     return st.session_state.get(_REQUEST)
 
@@ -155,9 +197,13 @@ def run(request: Request) -> Comparison | None:
         return None
     pretrained = _pretrained(request.pretrained) if request.pretrained else None
     if request.pretrained and pretrained is None:
-        st.warning(render.md_text(f"{interop_view.imported_label(request.pretrained)} is no longer in this session "
-                                  "(a session keeps the last few imports): import it again on the Playground page, "
-                                  "or choose another tokenizer."))
+        st.warning(
+            render.md_text(
+                f"{interop_view.imported_label(request.pretrained)} is no longer in this session "
+                "(a session keeps the last few imports): import it again on the Playground page, "
+                "or choose another tokenizer."
+            )
+        )
         return None
     if pretrained:
         config, encoding = None, EncodeOptions()
@@ -174,8 +220,12 @@ def run(request: Request) -> Comparison | None:
     return result
 
 
-def _in_worker(corpora: dict[str, str], config: TrainerConfig | None, encoding: EncodeOptions,
-               pretrained: tuple[str, Tokenizer] | None) -> Comparison:
+def _in_worker(
+    corpora: dict[str, str],
+    config: TrainerConfig | None,
+    encoding: EncodeOptions,
+    pretrained: tuple[str, Tokenizer] | None,
+) -> Comparison:
     # a bundled table is named, not sent: the worker loads its own copy once
     sent = None if pretrained is None else (pretrained[0], None if pretrained[0] in PRETRAINED else pretrained[1])
     job = server.pool().submit(compare_job, corpora, config=config, encoding=encoding, pretrained=sent, progress=True)
@@ -196,32 +246,52 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
     vocabulary that travels worst, and the pair of vocabularies that share most."""
     out = []
     # the production tokenizers tell the story (a tokenizer trained on one corpus is lopsided by design)
-    parity = [r for r in rows if r.parity is not None and r.tokenizer in PRETRAINED] or \
-        [r for r in rows if r.parity is not None]
+    parity = [r for r in rows if r.parity is not None and r.tokenizer in PRETRAINED] or [
+        r for r in rows if r.parity is not None
+    ]
     if parity:
         first = parity[0].tokenizer  # GPT-2, the oldest
         worst = max((r for r in parity if r.tokenizer == first), key=lambda r: r.parity)
         same = [r for r in parity if r.language == worst.language and r.tokenizer != worst.tokenizer]
         best = min(same, key=lambda r: r.parity) if same else None
-        out.append(render.Headline(
-            "Parity", f"{worst.parity:.1f}×", f"{worst.language} costs {worst.tokenizer} {worst.parity:.1f}× the "
-            "tokens of the same English text" + (f"; {best.tokenizer} {best.parity:.1f}×" if best else "")))
-    bpt = {name: run.corpus_bytes / max(run.train_curve[-1][1], 1) for name, run in result.runs.items() if run.train_curve}
+        out.append(
+            render.Headline(
+                "Parity",
+                f"{worst.parity:.1f}×",
+                f"{worst.language} costs {worst.tokenizer} {worst.parity:.1f}× the "
+                "tokens of the same English text" + (f"; {best.tokenizer} {best.parity:.1f}×" if best else ""),
+            )
+        )
+    bpt = {
+        name: run.corpus_bytes / max(run.train_curve[-1][1], 1) for name, run in result.runs.items() if run.train_curve
+    }
     if bpt:
         top = max(bpt, key=bpt.get)
-        out.append(render.Headline(
-            "Compression", f"{bpt[top]:.2f}", "bytes per token: " + ", ".join(f"{n} {v:.2f}" for n, v in bpt.items())))
+        out.append(
+            render.Headline(
+                "Compression",
+                f"{bpt[top]:.2f}",
+                "bytes per token: " + ", ".join(f"{n} {v:.2f}" for n, v in bpt.items()),
+            )
+        )
     own = {b: e.bytes_per_token for (a, b), e in result.cross.items() if a == b}  # each corpus under its own tokenizer
     away = [(a, b, (e.bytes_per_token or 0.0) / own[b]) for (a, b), e in result.cross.items() if a != b and own.get(b)]
     if away:
         a, b, ratio = min(away, key=lambda t: t[2])
-        out.append(render.Headline(
-            "Cross-evaluation", f"{ratio:.0%}", f"{b} encoded with {a}'s tokenizer keeps {ratio:.0%} of the "
-            f"compression {b}'s own gives"))
+        out.append(
+            render.Headline(
+                "Cross-evaluation",
+                f"{ratio:.0%}",
+                f"{b} encoded with {a}'s tokenizer keeps {ratio:.0%} of the compression {b}'s own gives",
+            )
+        )
     if result.overlaps:
         o = max(result.overlaps, key=lambda o: o.jaccard)
-        out.append(render.Headline("Overlap", f"{o.jaccard:.3f}", f"Jaccard of {o.a} and {o.b}, the pair of "
-                                                                  "vocabularies that share most"))
+        out.append(
+            render.Headline(
+                "Overlap", f"{o.jaccard:.3f}", f"Jaccard of {o.a} and {o.b}, the pair of vocabularies that share most"
+            )
+        )
     return out
 
 
@@ -230,13 +300,21 @@ def summary(result: Comparison, rows: list[LanguageRow]) -> None:
     st.html(render.headline_cards(headlines(result, rows)))
 
 
-PANELS = ("Parity across languages", "Compression curves", "Cross-evaluation", "Vocabulary overlap",
-          "Token lengths", "What the numbers mean")
+PANELS = (
+    "Parity across languages",
+    "Compression curves",
+    "Cross-evaluation",
+    "Vocabulary overlap",
+    "Token lengths",
+    "What the numbers mean",
+)
 
 
 def _describe(request: Request) -> str:
     if request.pretrained:
-        name = request.pretrained if request.pretrained in PRETRAINED else interop_view.imported_label(request.pretrained)
+        name = (
+            request.pretrained if request.pretrained in PRETRAINED else interop_view.imported_label(request.pretrained)
+        )
         return f"one tokenizer for all: {name}"
     return f"{request.preset} trained on each corpus, {request.merges:,} merges at most"
 
@@ -255,9 +333,15 @@ def curves_frame(result: Comparison) -> pd.DataFrame:
 
 
 def curves_panel(result: Comparison, request: Request) -> None:
-    st.caption(render.md_text(_describe(request)) + ". Solid: the whole corpus; dashed: its last 10%, "
-               + ("which this tokenizer never needed to see." if result.pretrained else
-                  "encoded by a tokenizer trained on the first 90% (replayed merge by merge)."))
+    st.caption(
+        render.md_text(_describe(request))
+        + ". Solid: the whole corpus; dashed: its last 10%, "
+        + (
+            "which this tokenizer never needed to see."
+            if result.pretrained
+            else "encoded by a tokenizer trained on the first 90% (replayed merge by merge)."
+        )
+    )
     df = curves_frame(result)
     chart = (
         alt.Chart(df, title="Bytes per token after k merges")
@@ -266,10 +350,20 @@ def curves_panel(result: Comparison, request: Request) -> None:
             x=alt.X("merges:Q", title="merges", axis=alt.Axis(format=",d", tickMinStep=1)),
             y=alt.Y("bytes per token:Q", scale=alt.Scale(zero=False)),
             color=alt.Color("corpus:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=300)),
-            strokeDash=alt.StrokeDash("curve:N", legend=alt.Legend(orient="bottom", title=None), scale=alt.Scale(
-                domain=["as of merge k" if result.pretrained else "while training", "held-out 10%"],
-                range=[[1, 0], [6, 4]])),
-            tooltip=["corpus", "curve", alt.Tooltip("merges:Q", format=","), alt.Tooltip("bytes per token:Q", format=".3f")],
+            strokeDash=alt.StrokeDash(
+                "curve:N",
+                legend=alt.Legend(orient="bottom", title=None),
+                scale=alt.Scale(
+                    domain=["as of merge k" if result.pretrained else "while training", "held-out 10%"],
+                    range=[[1, 0], [6, 4]],
+                ),
+            ),
+            tooltip=[
+                "corpus",
+                "curve",
+                alt.Tooltip("merges:Q", format=","),
+                alt.Tooltip("bytes per token:Q", format=".3f"),
+            ],
         )
         .properties(height=340)
     )
@@ -278,8 +372,14 @@ def curves_panel(result: Comparison, request: Request) -> None:
 
 def cross_frame(result: Comparison) -> pd.DataFrame:
     rows = [
-        {"trained on": a, "encoded": b, "bytes per token": e.bytes_per_token, "tokens per word": e.tokens_per_word,
-         "tokens": e.tokens, "unk": e.unk}
+        {
+            "trained on": a,
+            "encoded": b,
+            "bytes per token": e.bytes_per_token,
+            "tokens per word": e.tokens_per_word,
+            "tokens": e.tokens,
+            "unk": e.unk,
+        }
         for (a, b), e in result.cross.items()
     ]
     return pd.DataFrame(rows)
@@ -290,8 +390,10 @@ def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str, *, rows: str) 
         x=alt.X("encoded:N", title="encoded corpus", sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
         y=alt.Y("trained on:N", title=rows, sort=None, axis=alt.Axis(labelLimit=160)),
     )
-    cells = base.mark_rect().encode(color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), legend=None),
-                                    tooltip=["trained on", "encoded", alt.Tooltip(f"{value}:Q", format=fmt)])
+    cells = base.mark_rect().encode(
+        color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), legend=None),
+        tooltip=["trained on", "encoded", alt.Tooltip(f"{value}:Q", format=fmt)],
+    )
     text = base.mark_text(fontSize=15, fontWeight="bold").encode(text=alt.Text(f"{value}:Q", format=fmt))
     return (cells + text).properties(title=value)
 
@@ -300,8 +402,10 @@ def cross_panel(result: Comparison) -> None:
     if result.pretrained:
         st.caption("One tokenizer for every corpus: one row per corpus (train a preset to see A on B).")
     else:
-        st.caption("Row A, column B: corpus B encoded with the tokenizer trained on A. The diagonal is each corpus "
-                   "under its own tokenizer; off the diagonal, how well a vocabulary travels.")
+        st.caption(
+            "Row A, column B: corpus B encoded with the tokenizer trained on A. The diagonal is each corpus "
+            "under its own tokenizer; off the diagonal, how well a vocabulary travels."
+        )
     df = cross_frame(result)
     height = 110 + 48 * df["trained on"].nunique()  # room for the rows and the slanted corpus names
     c1, c2 = st.columns(2)
@@ -311,10 +415,12 @@ def cross_panel(result: Comparison) -> None:
 
 
 def overlap_frame(result: Comparison) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"A": o.a, "B": o.b, "Jaccard": o.jaccard, "shared": o.shared, "only A": o.only_a, "only B": o.only_b}
-        for o in result.overlaps
-    ])
+    return pd.DataFrame(
+        [
+            {"A": o.a, "B": o.b, "Jaccard": o.jaccard, "shared": o.shared, "only A": o.only_a, "only B": o.only_b}
+            for o in result.overlaps
+        ]
+    )
 
 
 def _token_chips(tok: Tokenizer, tokens: tuple[str, ...]) -> str:
@@ -327,8 +433,12 @@ def overlap_panel(result: Comparison) -> None:
     st.caption(f"Pairs of corpora: Jaccard, shared and unique {what}. Pick a pair to see its longest tokens.")
     if not result.overlaps:
         return
-    st.dataframe(overlap_frame(result), hide_index=True, width="stretch",
-                 column_config={"Jaccard": st.column_config.NumberColumn(format="%.3f")})
+    st.dataframe(
+        overlap_frame(result),
+        hide_index=True,
+        width="stretch",
+        column_config={"Jaccard": st.column_config.NumberColumn(format="%.3f")},
+    )
     labels = [f"{o.a}  ↔  {o.b}" for o in result.overlaps]
     pick = st.selectbox("Pair", range(len(labels)), format_func=labels.__getitem__, key="w_cmp_pair")
     o = result.overlaps[min(pick or 0, len(labels) - 1)]
@@ -353,8 +463,10 @@ def lengths_frame(result: Comparison) -> pd.DataFrame:
 
 def lengths_panel(result: Comparison) -> None:
     unit = next(iter(result.runs.values())).tokenizer.config.unit
-    st.caption(f"How the tokens each corpus is cut into are spread over lengths (in {unit}s); share of the "
-               "corpus's tokens, so corpora of any size compare.")
+    st.caption(
+        f"How the tokens each corpus is cut into are spread over lengths (in {unit}s); share of the "
+        "corpus's tokens, so corpora of any size compare."
+    )
     df = lengths_frame(result)
     df = df[df["length"] <= 24]
     chart = (
@@ -390,11 +502,20 @@ def _language(sample: str) -> str:
 
 
 def languages_frame(rows: list[LanguageRow]) -> pd.DataFrame:
-    return pd.DataFrame([
-        {"language": r.language, "tokenizer": r.tokenizer, "tokens": r.evaluation.tokens, "words": r.evaluation.words,
-         "fertility": r.fertility, "parity": r.parity, "bytes per token": r.evaluation.bytes_per_token}
-        for r in rows
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "language": r.language,
+                "tokenizer": r.tokenizer,
+                "tokens": r.evaluation.tokens,
+                "words": r.evaluation.words,
+                "fertility": r.fertility,
+                "parity": r.parity,
+                "bytes per token": r.evaluation.bytes_per_token,
+            }
+            for r in rows
+        ]
+    )
 
 
 def _languages_trained_on(result: Comparison) -> str | None:
@@ -417,12 +538,16 @@ def language_table(result: Comparison) -> list[LanguageRow]:
 def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow]) -> None:
     name = _languages_trained_on(result)
     if name is not None:
-        st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts), under "
-                   + render.md_text(f"the {request.preset} tokenizer trained on {name} (\"trained here\")")
-                   + " and the three production tokenizers. Parity is against English with the same tokenizer.")
+        st.caption(
+            "The Universal Declaration of Human Rights in eight languages (parallel texts), under "
+            + render.md_text(f'the {request.preset} tokenizer trained on {name} ("trained here")')
+            + " and the three production tokenizers. Parity is against English with the same tokenizer."
+        )
     else:
-        st.caption("The Universal Declaration of Human Rights in eight languages (parallel texts) under the three "
-                   "production tokenizers. Parity is against English with the same tokenizer.")
+        st.caption(
+            "The Universal Declaration of Human Rights in eight languages (parallel texts) under the three "
+            "production tokenizers. Parity is against English with the same tokenizer."
+        )
     df = languages_frame(rows)
     chart = (
         alt.Chart(df, title="Parity: tokens for the same text, relative to English")
@@ -432,8 +557,13 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
             yOffset="tokenizer:N",
             x=alt.X("parity:Q", title="tokens / tokens in English"),
             color=alt.Color("tokenizer:N", legend=alt.Legend(orient="bottom", title=None)),
-            tooltip=["language", "tokenizer", alt.Tooltip("parity:Q", format=".2f"), alt.Tooltip("fertility:Q", format=".2f"),
-                     alt.Tooltip("tokens:Q", format=",")],
+            tooltip=[
+                "language",
+                "tokenizer",
+                alt.Tooltip("parity:Q", format=".2f"),
+                alt.Tooltip("fertility:Q", format=".2f"),
+                alt.Tooltip("tokens:Q", format=","),
+            ],
         )
         .properties(height=34 * df["language"].nunique() + 40)
     )
@@ -441,8 +571,10 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
     c1, c2 = st.columns(2)
     c1.altair_chart(chart + rule, width="stretch")
     # two narrow tables that fit the page instead of one wide grid that scrolls sideways
-    c2.html(render.language_grid(rows, "parity", title="Parity (tokens / English's)")
-            + render.language_grid(rows, "fertility", title="Fertility (tokens per word)"))
+    c2.html(
+        render.language_grid(rows, "parity", title="Parity (tokens / English's)")
+        + render.language_grid(rows, "fertility", title="Fertility (tokens per word)")
+    )
 
 
 # ---- the page's link -----------------------------------------------------------------------

@@ -17,8 +17,18 @@ from ..pipeline import inspect_str
 from ..pretokenizers import PRETOKENIZERS
 from . import data, interop_view, links, render, state, storage
 
-__all__ = ["choose", "uploads_panel", "restore_uploads", "forget_area", "stats", "preview_text", "preview",
-           "compare_patterns", "preview_params", "apply_preview_params"]
+__all__ = [
+    "choose",
+    "uploads_panel",
+    "restore_uploads",
+    "forget_area",
+    "stats",
+    "preview_text",
+    "preview",
+    "compare_patterns",
+    "preview_params",
+    "apply_preview_params",
+]
 
 _SIDE_BY_SIDE = ("whitespace", "gpt2", "cl100k", "o200k")
 
@@ -123,9 +133,15 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
     """The uploader, then every uploaded file with its size, how it was decoded (or a choice of
     decoding when UTF-8 fails) and a Remove button; returns the decoded (name, text, ref) triples."""
     key = f"upload_{st.session_state.get(_ROUND, 0)}"
-    st.file_uploader("Upload text files", accept_multiple_files=True, key=key, on_change=_on_upload, args=(key,),
-                     help="UTF-8 text; for other encodings you are asked how to decode. Files are kept on the server "
-                          "(by their content) so that links can name them, until you press Forget my uploads.")
+    st.file_uploader(
+        "Upload text files",
+        accept_multiple_files=True,
+        key=key,
+        on_change=_on_upload,
+        args=(key,),
+        help="UTF-8 text; for other encodings you are asked how to decode. Files are kept on the server "
+        "(by their content) so that links can name them, until you press Forget my uploads.",
+    )
     if _UPLOAD_ERROR in st.session_state:
         st.warning(render.md_text(st.session_state.pop(_UPLOAD_ERROR)))
     out = []
@@ -138,8 +154,16 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
         except ExplorerError as err:
             row.error(f"**{label}**: {render.md_text(str(err))}")
             choices = [d for d in DECODINGS if d != "utf-8"]
-            st.radio(f"How should {label} be decoded?", choices, key=f"w_decode_{uid}", index=None, horizontal=True,
-                     format_func=DECODINGS.__getitem__, on_change=_set_decoding, args=(uid,))
+            st.radio(
+                f"How should {label} be decoded?",
+                choices,
+                key=f"w_decode_{uid}",
+                index=None,
+                horizontal=True,
+                format_func=DECODINGS.__getitem__,
+                on_change=_set_decoding,
+                args=(uid,),
+            )
             continue
         how = f"decoded as {DECODINGS[decoded.encoding]}" if up.decoding else "UTF-8"
         row.caption(f"**{label}** · {len(up.raw):,} bytes · {how}")
@@ -165,16 +189,24 @@ def _forget() -> None:
     current = state.corpus_choice()
     state.set_corpus_choice(state.CorpusChoice(samples=current.samples or state.CorpusChoice().samples))
     st.session_state["w_samples"] = list(state.corpus_choice().samples)
-    st.session_state[_FORGOTTEN] = ("success", f"Removed {removed:,} file{'s' * (removed != 1)} of yours from the server; "
-                                               "links that name them no longer open them.")
+    st.session_state[_FORGOTTEN] = (
+        "success",
+        f"Removed {removed:,} file{'s' * (removed != 1)} of yours from the server; "
+        "links that name them no longer open them.",
+    )
 
 
 def forget_area() -> None:
     """The "Forget my uploads" button: every file this browser uploaded, pasted or imported
     goes from the server's store (and from this session)."""
-    st.button("Forget my uploads", key="forget_uploads", on_click=_forget, icon=":material/delete:",
-              help="Removes from the server every file you uploaded here, your pasted corpus text and the tokenizer "
-                   "files you imported. Links that name them then open without them.")
+    st.button(
+        "Forget my uploads",
+        key="forget_uploads",
+        on_click=_forget,
+        icon=":material/delete:",
+        help="Removes from the server every file you uploaded here, your pasted corpus text and the tokenizer "
+        "files you imported. Links that name them then open without them.",
+    )
     result = st.session_state.pop(_FORGOTTEN, None)
     if result is not None:
         (st.success if result[0] == "success" else st.error)(render.md_text(result[1]))
@@ -187,22 +219,38 @@ def choose() -> state.CorpusChoice:
     state.widget_default("w_samples", [n for n in current.samples if n in names])
     state.widget_default("w_pasted", current.pasted)
     descriptions = data.sample_descriptions()
-    st.multiselect("Bundled corpora", names, key="w_samples", help="Several can be combined; each file is its own sequence.",
-                   format_func=lambda n: n)
+    st.multiselect(
+        "Bundled corpora",
+        names,
+        key="w_samples",
+        help="Several can be combined; each file is its own sequence.",
+        format_func=lambda n: n,
+    )
     for name in st.session_state["w_samples"]:
         st.caption(f"**{render.md_text(name)}** — {render.md_text(descriptions.get(name, ''))}")
     uploads = uploads_panel()
     # one character more than the limit: Streamlit cuts a longer value to max_chars without a
     # word, and the cut text must still be seen as too long
-    st.text_area("Or paste text", key="w_pasted", height=120, max_chars=MAX_CORPUS_BYTES + 1,
-                 placeholder="Paste any text here (Ctrl+Enter to apply)")
+    st.text_area(
+        "Or paste text",
+        key="w_pasted",
+        height=120,
+        max_chars=MAX_CORPUS_BYTES + 1,
+        placeholder="Paste any text here (Ctrl+Enter to apply)",
+    )
     pasted = st.session_state["w_pasted"]
     if len(pasted.encode("utf-8", "surrogatepass")) > MAX_CORPUS_BYTES:
-        st.error(f"The pasted text is larger than {mib(MAX_CORPUS_BYTES)}, the limit for an uploaded file too. It is "
-                 "left out of the corpus: paste less, or upload it as a file.")
+        st.error(
+            f"The pasted text is larger than {mib(MAX_CORPUS_BYTES)}, the limit for an uploaded file too. It is "
+            "left out of the corpus: paste less, or upload it as a file."
+        )
         pasted = ""
-    choice = state.CorpusChoice(tuple(st.session_state["w_samples"]), tuple((n, t) for n, t, _ in uploads), pasted,
-                                tuple(r for _, _, r in uploads if r is not None))
+    choice = state.CorpusChoice(
+        tuple(st.session_state["w_samples"]),
+        tuple((n, t) for n, t, _ in uploads),
+        pasted,
+        tuple(r for _, _, r in uploads if r is not None),
+    )
     if choice != current or choice.upload_refs != current.upload_refs:
         state.set_corpus_choice(choice)
     return choice
@@ -211,19 +259,29 @@ def choose() -> state.CorpusChoice:
 def stats(texts: tuple[str, ...]) -> None:
     s = data.corpus_stats(texts, top=20)
     # a strip that wraps rather than metrics that cut a number short ("421,…") in narrow columns
-    st.html(render.stat_strip([
-        ("Bytes", f"{s.bytes:,}"), ("Characters", f"{s.chars:,}"), ("Lines", f"{s.lines:,}"), ("Words", f"{s.words:,}"),
-        ("Distinct words", f"{s.distinct_words:,}"), ("Alphabet (chars)", f"{s.alphabet_chars:,}"),
-        ("Alphabet (bytes)", f"{s.alphabet_bytes:,}"),
-    ]))
+    st.html(
+        render.stat_strip(
+            [
+                ("Bytes", f"{s.bytes:,}"),
+                ("Characters", f"{s.chars:,}"),
+                ("Lines", f"{s.lines:,}"),
+                ("Words", f"{s.words:,}"),
+                ("Distinct words", f"{s.distinct_words:,}"),
+                ("Alphabet (chars)", f"{s.alphabet_chars:,}"),
+                ("Alphabet (bytes)", f"{s.alphabet_bytes:,}"),
+            ]
+        )
+    )
     if s.top_words:
         df = pd.DataFrame(s.top_words, columns=["word", "count"])
         chart = (
             alt.Chart(df, title="Most frequent words (split on whitespace)")
             .mark_bar(color="#2563eb")
-            .encode(x=alt.X("count:Q", axis=alt.Axis(format=",d")),
-                    y=alt.Y("word:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=240)),
-                    tooltip=["word", alt.Tooltip("count:Q", format=",")])
+            .encode(
+                x=alt.X("count:Q", axis=alt.Axis(format=",d")),
+                y=alt.Y("word:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=240)),
+                tooltip=["word", alt.Tooltip("count:Q", format=",")],
+            )
             .properties(height=alt.Step(20))  # a row per word: every bar keeps its label
         )
         st.altair_chart(chart, width="stretch")
@@ -286,7 +344,9 @@ def preview(text: str) -> None:
         st.session_state["w_prev_start"] = last  # another text, shorter than where the last one was read
     c1, c2, c3, c4 = st.columns([1, 1, 0.8, 1.2])
     normalizer = c1.selectbox("Normalizer", list(NORMALIZERS), key="w_prev_norm", help=render.choices_help(NORMALIZERS))
-    pretok = c2.selectbox("Pre-tokenizer", list(PRETOKENIZERS), key="w_prev_pretok", help=render.choices_help(PRETOKENIZERS))
+    pretok = c2.selectbox(
+        "Pre-tokenizer", list(PRETOKENIZERS), key="w_prev_pretok", help=render.choices_help(PRETOKENIZERS)
+    )
     start = c3.number_input("From line", 1, last, key="w_prev_start", help=f"The text has {last:,} non-blank lines.")
     n = c4.slider("Lines", 1, 30, key="w_prev_lines")
     pattern = None
@@ -301,37 +361,60 @@ def preview(text: str) -> None:
         st.error(render.md_text(str(err)))
         return
     pieces = sum(len(line) for line in lines)
-    st.caption(f"{pieces:,} pieces in these {len(lines)} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge.")
+    st.caption(
+        f"{pieces:,} pieces in these {len(lines)} lines; each chip is one piece (· space, ↵ newline, → tab). Merges never cross a chip's edge."
+    )
     st.html(render.piece_preview(lines))
 
 
 def compare_patterns(text: str) -> None:
     """The same lines under every built-in pre-tokenizer, side by side."""
     sample = _lines_from(text, int(st.session_state.get("w_prev_start", 1)), st.session_state.get("w_prev_lines", 5))
-    columns = {name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char")) for name in _SIDE_BY_SIDE}
+    columns = {
+        name: _lines_of_pieces(sample, TrainerConfig(pretokenizer=name, sequences="lines", unit="char"))
+        for name in _SIDE_BY_SIDE
+    }
     n_lines = max((len(v) for v in columns.values()), default=0)
     head = "".join(f"<th>{html.escape(name)}</th>" for name in _SIDE_BY_SIDE)
     body = "".join(
-        "<tr>" + "".join(f'<td class="bpe-row">{render.chips(columns[name][i]) if i < len(columns[name]) else ""}</td>' for name in _SIDE_BY_SIDE) + "</tr>"
+        "<tr>"
+        + "".join(
+            f'<td class="bpe-row">{render.chips(columns[name][i]) if i < len(columns[name]) else ""}</td>'
+            for name in _SIDE_BY_SIDE
+        )
+        + "</tr>"
         for i in range(n_lines)
     )
     counts = " · ".join(f"{name}: {sum(map(len, columns[name])):,} pieces" for name in _SIDE_BY_SIDE)
     st.caption(counts)
-    st.html('<style>.bpe-cmp td{vertical-align:top;border-top:1px solid #e2e8f0;padding:4px;width:25%}'
-            '.bpe-cmp th{text-align:left}</style>' + f'<table class="bpe-cmp"><tr>{head}</tr>{body}</table>')
+    st.html(
+        "<style>.bpe-cmp td{vertical-align:top;border-top:1px solid #e2e8f0;padding:4px;width:25%}"
+        ".bpe-cmp th{text-align:left}</style>" + f'<table class="bpe-cmp"><tr>{head}</tr>{body}</table>'
+    )
 
 
 # ---- the page's link -----------------------------------------------------------------------
 # URL param -> widget key of the preview's settings (the corpus itself is in every link)
-_PREVIEW_PARAMS = {"normalizer_preview": "w_prev_norm", "pretokenizer_preview": "w_prev_pretok",
-                   "lines": "w_prev_lines", "from_line": "w_prev_start", "regex_preview": "w_prev_pattern",
-                   "previewing": "w_prev_text"}
+_PREVIEW_PARAMS = {
+    "normalizer_preview": "w_prev_norm",
+    "pretokenizer_preview": "w_prev_pretok",
+    "lines": "w_prev_lines",
+    "from_line": "w_prev_start",
+    "regex_preview": "w_prev_pattern",
+    "previewing": "w_prev_text",
+}
 
 
 def preview_params() -> dict[str, str]:
     """The preview's settings as URL params (only what differs from the page's defaults)."""
-    defaults = {"w_prev_norm": "none", "w_prev_pretok": "gpt2", "w_prev_lines": 5, "w_prev_start": 1,
-                "w_prev_pattern": r"\w+|[^\w\s]+|\s+", "w_prev_text": None}
+    defaults = {
+        "w_prev_norm": "none",
+        "w_prev_pretok": "gpt2",
+        "w_prev_lines": 5,
+        "w_prev_start": 1,
+        "w_prev_pattern": r"\w+|[^\w\s]+|\s+",
+        "w_prev_text": None,
+    }
     out = {}
     for param, key in _PREVIEW_PARAMS.items():
         value = st.session_state.get(key, defaults[key])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import streamlit as st
 
 from ..analysis import twin_configs
@@ -16,7 +15,13 @@ from ..trainer import Trainer
 from . import server
 
 __all__ = [
-    "CorpusStats", "corpus_stats", "sample_names", "sample_text", "word_counts", "sample_descriptions", "pretrained",
+    "CorpusStats",
+    "corpus_stats",
+    "sample_names",
+    "sample_text",
+    "word_counts",
+    "sample_descriptions",
+    "pretrained",
     "twins",
 ]
 
@@ -28,7 +33,9 @@ def sample_names() -> list[str]:
 
 @st.cache_data(show_spinner=False)
 def sample_descriptions() -> dict[str, str]:
-    return {s.name: f"{s.description} ({s.size:,} bytes)" if s.description else f"{s.size:,} bytes" for s in list_samples()}
+    return {
+        s.name: f"{s.description} ({s.size:,} bytes)" if s.description else f"{s.size:,} bytes" for s in list_samples()
+    }
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

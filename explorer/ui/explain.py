@@ -69,7 +69,11 @@ def explain(r: StepRecord, *, config: TrainerConfig, style: TokenStyle | None = 
 def byte_legend(style: TokenStyle) -> str:
     """How byte-level tokens are written on the page, in one sentence."""
     if style.gpt2_chars:
-        return ("Byte-level tokens are written with GPT-2's characters, as the vocabulary file has them: Ġ is a "
-                "space, Ċ a newline, ĉ a tab, and other bytes that are not printable have stand-ins too.")
-    return ("Byte level: each token shows the text its bytes spell (· space, ↵ newline, → tab); ⟨e0 a4⟩ are the "
-            "bytes of part of a character.")
+        return (
+            "Byte-level tokens are written with GPT-2's characters, as the vocabulary file has them: Ġ is a "
+            "space, Ċ a newline, ĉ a tab, and other bytes that are not printable have stand-ins too."
+        )
+    return (
+        "Byte level: each token shows the text its bytes spell (· space, ↵ newline, → tab); ⟨e0 a4⟩ are the "
+        "bytes of part of a character."
+    )

@@ -104,7 +104,7 @@ class Waiters:
             self._task = loop.create_task(self._check())
         try:
             await asyncio.wait_for(asyncio.shield(entry[2]), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         finally:
             left = [e for e in self.waiting.get(code, []) if e is not entry]
@@ -134,8 +134,9 @@ def watch(code: str, *, member: str | None = None, what: str = "rev", now: int, 
     """Rerun the enclosing fragment when the room's ``what`` ("rev" or "tally") differs from
     ``now`` (the value this run drew); -1 when the room is gone."""
     url = f"{ROUTE}?" + urlencode({"code": code, **({"member": member} if member else {})})
-    _poller(key=key, data={"url": url, "watch": what, "now": now}, default={"rev": None},
-            on_rev_change=_ignore, height=0)
+    _poller(
+        key=key, data={"url": url, "watch": what, "now": now}, default={"rev": None}, on_rev_change=_ignore, height=0
+    )
 
 
 def _ignore() -> None:

@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from ..config import make_config
-from ..trainer import Trainer, train
 from ..errors import ExplorerError
+from ..trainer import Trainer, train
 from . import charts, links, render, state
 from .explain import explain
 
@@ -42,13 +42,23 @@ def miniature() -> None:
     left, right = st.columns([1, 1])
     with left:
         # the merge list so far is the tokenizer itself
-        rows = [{"step": r.step, "pair": f"{r.left} + {r.right}", "new token": r.token, "count": r.count}
-                for r in trainer.records[:k]]
-        st.dataframe(pd.DataFrame(rows, columns=["step", "pair", "new token", "count"]), hide_index=True,
-                     height=min(38 + 35 * max(k, 1), 320), width="stretch")
+        rows = [
+            {"step": r.step, "pair": f"{r.left} + {r.right}", "new token": r.token, "count": r.count}
+            for r in trainer.records[:k]
+        ]
+        st.dataframe(
+            pd.DataFrame(rows, columns=["step", "pair", "new token", "count"]),
+            hide_index=True,
+            height=min(38 + 35 * max(k, 1), 320),
+            width="stretch",
+        )
     with right:
-        df = charts.progress_columns(trainer.records, initial_tokens=trainer.initial_tokens,
-                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+        df = charts.progress_columns(
+            trainer.records,
+            initial_tokens=trainer.initial_tokens,
+            corpus_bytes=trainer.corpus_bytes,
+            corpus_chars=trainer.corpus_chars,
+        )
         data, spec = charts.tokens_chart(df, k)
         st.vega_lite_chart(data, {**spec, "height": 200}, width="stretch")
 
@@ -86,12 +96,28 @@ text, apply the same merges in the same order.
     miniature()
     st.subheader("Explore")
     cards = [
-        ("pages/1_Corpus.py", "Corpus", "Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it."),
-        ("pages/2_Train.py", "Train", "Step through the merges; watch the pair counts, the words and the compression curve."),
-        ("pages/3_Playground.py", "Playground", "Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
-                                                "see why a word is split, a token's lineage, and char-level vs byte-level BPE."),
-        ("pages/4_Compare.py", "Compare", "Corpora and languages side by side: compression curves, how a vocabulary "
-                                          "travels, and what each language pays in tokens (fertility, parity)."),
+        (
+            "pages/1_Corpus.py",
+            "Corpus",
+            "Pick, upload or paste text; see its statistics and how each pre-tokenizer cuts it.",
+        ),
+        (
+            "pages/2_Train.py",
+            "Train",
+            "Step through the merges; watch the pair counts, the words and the compression curve.",
+        ),
+        (
+            "pages/3_Playground.py",
+            "Playground",
+            "Encode any text with your tokenizer and with GPT-2, cl100k_base and o200k_base; "
+            "see why a word is split, a token's lineage, and char-level vs byte-level BPE.",
+        ),
+        (
+            "pages/4_Compare.py",
+            "Compare",
+            "Corpora and languages side by side: compression curves, how a vocabulary "
+            "travels, and what each language pays in tokens (fertility, parity).",
+        ),
     ]
     for column, (page, title, what) in zip(st.columns(len(cards)), cards):
         with column:

@@ -21,9 +21,22 @@ from ..tokenizer import Tokenizer
 from . import render, server, state, storage
 
 __all__ = [
-    "Download", "download_area", "export_download", "download_name",
-    "Imported", "IMPORTED_PREFIX", "MAX_IMPORTED", "import_area", "import_tokenizer", "imported",
-    "imported_keys", "imported_label", "imported_tokenizer", "picker_label", "picker_help", "restore_imported",
+    "Download",
+    "download_area",
+    "export_download",
+    "download_name",
+    "Imported",
+    "IMPORTED_PREFIX",
+    "MAX_IMPORTED",
+    "import_area",
+    "import_tokenizer",
+    "imported",
+    "imported_keys",
+    "imported_label",
+    "imported_tokenizer",
+    "picker_label",
+    "picker_help",
+    "restore_imported",
 ]
 
 
@@ -115,8 +128,9 @@ def download_area(live: state.Live) -> None:
     with box:
         k = live.view
         state.widget_default("w_dl_format", "hf")
-        fmt = st.selectbox("Format", list(EXPORT_FORMATS), key="w_dl_format",
-                           format_func=lambda f: EXPORT_FORMATS[f].title)
+        fmt = st.selectbox(
+            "Format", list(EXPORT_FORMATS), key="w_dl_format", format_func=lambda f: EXPORT_FORMATS[f].title
+        )
         st.caption(render.md_text(EXPORT_FORMATS[fmt].description))
         if live.playing or live.running:
             st.caption("Pause to download: the step shown is moving.")
@@ -126,8 +140,15 @@ def download_area(live: state.Live) -> None:
             st.info(f"This format cannot hold this tokenizer: {render.md_text(got.problem)}.")
             return
         what = "merges" if k != 1 else "merge"
-        st.download_button(f"Download as of step {k:,} ({k:,} {what})", data=got.data, file_name=got.file_name,
-                           mime=got.mime, key="dl_button", on_click="ignore", icon=":material/download:")
+        st.download_button(
+            f"Download as of step {k:,} ({k:,} {what})",
+            data=got.data,
+            file_name=got.file_name,
+            mime=got.mime,
+            key="dl_button",
+            on_click="ignore",
+            icon=":material/download:",
+        )
         inside = f" holding {', '.join(got.files)}" if len(got.files) > 1 else ""
         st.caption(render.md_text(f"{got.file_name}{inside}, {len(got.data):,} bytes"))
 
@@ -168,7 +189,8 @@ class Imported:
         """The name under which server-wide caches (the Compare page's) keep its results: two
         sessions' "mine" with other merges must not share them."""
         return f"{self.name} (imported {self.format}, #{self.key.removeprefix(IMPORTED_PREFIX)[:16]}" + (
-            f" {self.pretokenizer})" if self.pretokenizer else ")")
+            f" {self.pretokenizer})" if self.pretokenizer else ")"
+        )
 
 
 def imported() -> dict[str, Imported]:
@@ -217,7 +239,9 @@ def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
         return next(iter(files.items()))
     flat: dict[str, bytes] = {}
     for file_name, data in files.items():
-        flat.update(unzip_files(file_name, data) if is_zip(data) or file_name.lower().endswith(".zip") else {file_name: data})
+        flat.update(
+            unzip_files(file_name, data) if is_zip(data) or file_name.lower().endswith(".zip") else {file_name: data}
+        )
     return f"{_slug(name)}.zip", zip_files(dict(sorted(flat.items())))
 
 
@@ -247,7 +271,9 @@ def _entry(name: str, digest: str, choice: str | None, report: ImportReport, ext
     return Imported(name, report.format, report.tokenizer, digest, choice, (*report.notes, *extra))
 
 
-def import_tokenizer(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> tuple[Imported, list[str]]:
+def import_tokenizer(
+    files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2"
+) -> tuple[Imported, list[str]]:
     """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
     tokenizer in the session under ``name`` (the files' names when empty); (the entry, names of
     imports let go beyond ``MAX_IMPORTED``). Raises ExplorerError (FormatError, ConfigError) with
@@ -299,23 +325,33 @@ def _on_import() -> None:
         return
     files = {f.name: f.getvalue() for f in uploaded}
     try:
-        entry, dropped = import_tokenizer(files, name=st.session_state.get("w_imp_name", ""),
-                                          pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"))
+        entry, dropped = import_tokenizer(
+            files,
+            name=st.session_state.get("w_imp_name", ""),
+            pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"),
+        )
     except ExplorerError as err:
         st.session_state[_RESULT] = ("error", str(err))
         return
     except Exception as err:  # noqa: BLE001 - a classroom's odd file must not end in a traceback
-        st.session_state[_RESULT] = ("error", f"these files could not be read ({type(err).__name__}); "
-                                              "check that they are one of the formats listed")
+        st.session_state[_RESULT] = (
+            "error",
+            f"these files could not be read ({type(err).__name__}); check that they are one of the formats listed",
+        )
         return
     tok = entry.tokenizer
-    ids = len(set(range(len(tok.vocab))) | set(tok.special_ids.values()))  # tiktoken's specials come past the vocabulary
+    ids = len(
+        set(range(len(tok.vocab))) | set(tok.special_ids.values())
+    )  # tiktoken's specials come past the vocabulary
     specials = len(tok.special_ids)
-    message = (f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
-               f"vocabulary {ids:,}" + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
-               + (f"; {', '.join(map(repr, dropped))} was let go (a session keeps {MAX_IMPORTED})" if dropped else "")
-               + ". It is now in the tokenizers below and on the Compare page."
-               + "".join(f" {note[:1].upper()}{note[1:].rstrip('.')}." for note in entry.notes))
+    message = (
+        f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
+        f"vocabulary {ids:,}"
+        + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
+        + (f"; {', '.join(map(repr, dropped))} was let go (a session keeps {MAX_IMPORTED})" if dropped else "")
+        + ". It is now in the tokenizers below and on the Compare page."
+        + "".join(f" {note[:1].upper()}{note[1:].rstrip('.')}." for note in entry.notes)
+    )
     st.session_state[_RESULT] = ("success", message)
     # show it at once: add it to the Playground's tokenizers when there is room
     chosen = [k for k in st.session_state.get("w_play_tokenizers", []) if k != entry.key]
@@ -336,18 +372,32 @@ def import_area() -> None:
     the last import's result under them."""
     result = st.session_state.get(_RESULT)
     with st.expander("Import a tokenizer", expanded=result is not None, icon=":material/upload:"):
-        st.file_uploader("Tokenizer files", accept_multiple_files=True, key=_uploader_key(), on_change=_on_files,
-                         help="One of: " + "; ".join(f"{f.title}: {f.files}" for f in IMPORT_FORMATS.values())
-                         + f". Up to {mib(MAX_CORPUS_BYTES)}, as for corpus uploads.")
+        st.file_uploader(
+            "Tokenizer files",
+            accept_multiple_files=True,
+            key=_uploader_key(),
+            on_change=_on_files,
+            help="One of: "
+            + "; ".join(f"{f.title}: {f.files}" for f in IMPORT_FORMATS.values())
+            + f". Up to {mib(MAX_CORPUS_BYTES)}, as for corpus uploads.",
+        )
         c1, c2 = st.columns(2)
         state.widget_default("w_imp_pretok", "gpt2")
-        c1.selectbox("Pre-tokenizer, for files that hold none", _PRETOKENIZERS, key="w_imp_pretok",
-                     help="vocab.json + merges.txt and a .tiktoken without its JSON do not say how text is cut "
-                          "into pieces before merging; other formats carry their own and ignore this.  \n"
-                          + render.choices_help({p: PRETOKENIZERS[p] for p in _PRETOKENIZERS}))
+        c1.selectbox(
+            "Pre-tokenizer, for files that hold none",
+            _PRETOKENIZERS,
+            key="w_imp_pretok",
+            help="vocab.json + merges.txt and a .tiktoken without its JSON do not say how text is cut "
+            "into pieces before merging; other formats carry their own and ignore this.  \n"
+            + render.choices_help({p: PRETOKENIZERS[p] for p in _PRETOKENIZERS}),
+        )
         uploaded = st.session_state.get(_uploader_key()) or []
-        c2.text_input("Name", key="w_imp_name", max_chars=60,
-                      placeholder=default_name([f.name for f in uploaded]) if uploaded else "from the file names")
+        c2.text_input(
+            "Name",
+            key="w_imp_name",
+            max_chars=60,
+            placeholder=default_name([f.name for f in uploaded]) if uploaded else "from the file names",
+        )
         st.button("Import", key="import_go", on_click=_on_import, type="primary")
         if result is not None:
             kind, message = result

@@ -29,8 +29,17 @@ from ..store import Blob
 from . import data, render, state, storage
 
 __all__ = [
-    "Link", "parse_link", "link_params", "open_link", "keep_current", "training_params", "corpus_ref",
-    "parse_corpus_ref", "pasted_ref", "count_param", "stored_parts",
+    "Link",
+    "parse_link",
+    "link_params",
+    "open_link",
+    "keep_current",
+    "training_params",
+    "corpus_ref",
+    "parse_corpus_ref",
+    "pasted_ref",
+    "count_param",
+    "stored_parts",
 ]
 
 _MAX_STEP = 200_000
@@ -38,8 +47,20 @@ _CHECKED = "link_checked"  # the URL's params were read once, on the session's f
 _TRAINING_KEYS = ("corpus", "preset", "seed", "step", "merges", "vocab", "tie", "big")
 # settings a link carries when they differ from the preset's (the stop rule and tie-break have
 # their own short names above)
-_SETTINGS = ("normalizer", "pretokenizer", "pattern", "sequences", "unit", "marker", "alphabet", "alphabet_order",
-             "special_tokens", "min_frequency", "reuse_ids", "specials_in_text")
+_SETTINGS = (
+    "normalizer",
+    "pretokenizer",
+    "pattern",
+    "sequences",
+    "unit",
+    "marker",
+    "alphabet",
+    "alphabet_order",
+    "special_tokens",
+    "min_frequency",
+    "reuse_ids",
+    "specials_in_text",
+)
 PageApply = Callable[[dict[str, str]], list[str]]
 
 
@@ -135,8 +156,11 @@ def _setting_value(field: str, raw: str) -> object:
 
 
 def _settings_params(config: TrainerConfig, base: TrainerConfig) -> dict[str, str]:
-    return {f: _setting_text(getattr(config, f)) for f in _SETTINGS
-            if getattr(config, f) != getattr(base, f) and getattr(config, f) is not None}
+    return {
+        f: _setting_text(getattr(config, f))
+        for f in _SETTINGS
+        if getattr(config, f) != getattr(base, f) and getattr(config, f) is not None
+    }
 
 
 # ---- the training part of every link -------------------------------------------------------
@@ -211,8 +235,11 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> tuple[Link | No
         custom = attempt(lambda: config.replace(**settings).validate())
         if custom is not None and custom != config:
             config, seed = custom, None
-    preset = base if config == (SEED_REPLAYS[seed].config(**sized) if seed is not None else
-                                corpus_config(base).replace(**sized)) else None
+    preset = (
+        base
+        if config == (SEED_REPLAYS[seed].config(**sized) if seed is not None else corpus_config(base).replace(**sized))
+        else None
+    )
     if seed is not None and preset is None:
         seed = None
     big = params.get("big")
@@ -223,8 +250,16 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> tuple[Link | No
     return Link(tuple(names) or (state.DEFAULT_SAMPLE,), preset, config, step, seed, base, big), problems
 
 
-def link_params(choice: state.CorpusChoice, preset: str | None, config: TrainerConfig, step: int, seed: str | None,
-                *, base: str | None = None, big: str | None = None) -> tuple[dict[str, str], str | None]:
+def link_params(
+    choice: state.CorpusChoice,
+    preset: str | None,
+    config: TrainerConfig,
+    step: int,
+    seed: str | None,
+    *,
+    base: str | None = None,
+    big: str | None = None,
+) -> tuple[dict[str, str], str | None]:
     """(the URL's params for this corpus and training, a note on what the link leaves out or None).
 
     >>> params, note = link_params(state.CorpusChoice(samples=("a.txt",)), "gpt2", corpus_config("gpt2"), 5, None)
@@ -270,8 +305,9 @@ def link_params(choice: state.CorpusChoice, preset: str | None, config: TrainerC
     return params, ("; ".join(notes) if notes else None)
 
 
-def stored_parts(names: tuple[str, ...], problems: list[str], *, again: str | None = None
-                 ) -> tuple[list[str], list[tuple[Blob, str | None]], str]:
+def stored_parts(
+    names: tuple[str, ...], problems: list[str], *, again: str | None = None
+) -> tuple[list[str], list[tuple[Blob, str | None]], str]:
     """What a link's corpus names: (bundled sample names, stored uploads with their decoding, the
     pasted text). A stored file that is gone is left out and said in ``problems`` (with what to
     do: ``again``, or upload or paste it again)."""
@@ -284,8 +320,13 @@ def stored_parts(names: tuple[str, ...], problems: list[str], *, again: str | No
         kind, digest, decoding = ref
         blob = storage.get(digest)
         if blob is None:
-            problems.append(storage.gone("an uploaded file" if kind == "upload" else "the pasted text", digest,
-                                         again=again or ("upload it again" if kind == "upload" else "paste it again")))
+            problems.append(
+                storage.gone(
+                    "an uploaded file" if kind == "upload" else "the pasted text",
+                    digest,
+                    again=again or ("upload it again" if kind == "upload" else "paste it again"),
+                )
+            )
             continue
         if kind == "pasted":
             pasted = blob.data.decode("utf-8", "replace")
@@ -300,8 +341,9 @@ def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.Corpus
 
     samples, restored, pasted = stored_parts(names, problems)
     uploads = corpus_view.restore_uploads(restored)
-    choice = state.CorpusChoice(tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted,
-                                tuple(r for _, _, r in uploads))
+    choice = state.CorpusChoice(
+        tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted, tuple(r for _, _, r in uploads)
+    )
     if not choice.texts():
         problems.append("nothing of its corpus is left, so it opens on the default corpus")
         choice = state.CorpusChoice()
@@ -343,8 +385,11 @@ def open_link(page: PageApply | None = None) -> None:
     except ExplorerError as err:  # the store could not be read: the default view
         problems.append(str(err))
     if problems:
-        notes.warning("This link cannot be opened as it is: " + render.md_text("; ".join(problems))
-                      + ". It shows the nearest view it allows.")
+        notes.warning(
+            "This link cannot be opened as it is: "
+            + render.md_text("; ".join(problems))
+            + ". It shows the nearest view it allows."
+        )
 
 
 def training_params() -> tuple[dict[str, str], str | None]:
@@ -354,8 +399,15 @@ def training_params() -> tuple[dict[str, str], str | None]:
     live: state.Live | None = st.session_state.get("live")
     pending = state.pending_step()
     step = pending if pending is not None else (live.view if live is not None else 0)
-    return link_params(state.corpus_choice(), preset, config, step, state.replayed_seed(),
-                       base=st.session_state.get("w_preset"), big=state.big_mode())
+    return link_params(
+        state.corpus_choice(),
+        preset,
+        config,
+        step,
+        state.replayed_seed(),
+        base=st.session_state.get("w_preset"),
+        big=state.big_mode(),
+    )
 
 
 def keep_current(page: dict[str, str] | None = None, *, note: bool = False) -> None:
@@ -369,4 +421,3 @@ def keep_current(page: dict[str, str] | None = None, *, note: bool = False) -> N
         st.query_params.from_dict(params)
     if note and left_out:
         st.caption(render.md_text(f"Link to this view: {left_out}."))
-

@@ -15,22 +15,32 @@ from ..analysis import RoundTrip, TextStats, round_trip, sample_segmentations, t
 from ..errors import ExplorerError
 from ..lineage import keyword_in_context, lineage, walk
 from ..pretrained import PRETRAINED
-from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..records import StepRecord
+from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..units import display_to_bytes
 from . import charts, data, interop_view, links, render, state, storage
 
 __all__ = [
-    "EXAMPLES", "Choice", "Encoded", "text_input", "choose_tokenizers", "compare_panel", "details_panel",
-    "display_options", "dropout_panel", "why_panel",
-    "char_byte_panel", "link_params", "apply_link",
+    "EXAMPLES",
+    "Choice",
+    "Encoded",
+    "text_input",
+    "choose_tokenizers",
+    "compare_panel",
+    "details_panel",
+    "display_options",
+    "dropout_panel",
+    "why_panel",
+    "char_byte_panel",
+    "link_params",
+    "apply_link",
 ]
 
 EXAMPLES: dict[str, str] = {
     "English prose": "It was on a dreary night of November that I beheld the accomplishment of my toils. "
-                     "Tokenizers don't read words; they read pieces.",
+    "Tokenizers don't read words; they read pieces.",
     "Code": 'def greet(name: str) -> str:\n    """Say hello."""\n    return f"Hello, {name}!"  # 42\n\n'
-            "for i in range(10):\n\tprint(greet('world'), i ** 2)\n",
+    "for i in range(10):\n\tprint(greet('world'), i ** 2)\n",
     "Emoji (ZWJ, skin tones)": "Family 👨‍👩‍👧‍👦, coder 🧑🏽‍💻, thumbs 👍🏻👍🏿, flag 🇰🇷, keycap 1️⃣, heart ❤️‍🔥",
     "Korean": "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다.",
     "Chinese": "人人生而自由，在尊严和权利上一律平等。他们赋有理性和良心。",
@@ -67,9 +77,16 @@ def _set_example(name: str) -> None:
 
 
 # the example buttons' short names, so that all of them fit one row at 1280x720
-_EXAMPLE_BUTTONS = {"English prose": "Prose", "Code": "Code", "Emoji (ZWJ, skin tones)": "Emoji",
-                    "Korean": "Korean", "Chinese": "Chinese", "Hindi": "Hindi", "Numbers and dates": "Numbers",
-                    "A special token": "Special token"}
+_EXAMPLE_BUTTONS = {
+    "English prose": "Prose",
+    "Code": "Code",
+    "Emoji (ZWJ, skin tones)": "Emoji",
+    "Korean": "Korean",
+    "Chinese": "Chinese",
+    "Hindi": "Hindi",
+    "Numbers and dates": "Numbers",
+    "A special token": "Special token",
+}
 assert set(_EXAMPLE_BUTTONS) == set(EXAMPLES)
 
 
@@ -80,9 +97,15 @@ def text_input() -> str:
     row.caption("Examples:")
     for i, name in enumerate(EXAMPLES):
         row.button(_EXAMPLE_BUTTONS[name], key=f"example_{i}", on_click=_set_example, args=(name,), help=name)
-    return st.text_area("Text to encode", key="w_play_text", height=86, max_chars=_MAX_CHARS,
-                        label_visibility="collapsed", placeholder="Type or paste any text",
-                        help="Press Ctrl+Enter (or click outside the box) to encode.")
+    return st.text_area(
+        "Text to encode",
+        key="w_play_text",
+        height=86,
+        max_chars=_MAX_CHARS,
+        label_visibility="collapsed",
+        placeholder="Type or paste any text",
+        help="Press Ctrl+Enter (or click outside the box) to encode.",
+    )
 
 
 def _label(key: str) -> str:
@@ -99,10 +122,16 @@ def choose_tokenizers() -> list[Choice]:
     # labels looked up, not computed: a format_func may be called outside the session's run
     labels = {k: _label(k) for k in options}
     pick, opts = st.columns([5, 1], vertical_alignment="bottom")
-    keys = pick.multiselect("Tokenizers (up to four)", options, key="w_play_tokenizers", format_func=labels.__getitem__,
-                            max_selections=4, label_visibility="collapsed", placeholder="Choose up to four tokenizers",
-                            help="trained in this session: the Train page's tokenizer, as of merge k  \n"
-                                 + interop_view.picker_help())
+    keys = pick.multiselect(
+        "Tokenizers (up to four)",
+        options,
+        key="w_play_tokenizers",
+        format_func=labels.__getitem__,
+        max_selections=4,
+        label_visibility="collapsed",
+        placeholder="Choose up to four tokenizers",
+        help="trained in this session: the Train page's tokenizer, as of merge k  \n" + interop_view.picker_help(),
+    )
     with opts.popover("Options", width="stretch"):
         display_options()
     out = []
@@ -137,23 +166,39 @@ def _trained_choice() -> Choice | None:
         state.widget_default("w_play_k", live.trained)
         if st.session_state["w_play_k"] > live.trained:
             st.session_state["w_play_k"] = live.trained
-        k = st.slider("Trained tokenizer as of merge k", 0, live.trained, key="w_play_k",
-                      help="The session's tokenizer after its first k merges: slide to watch the same text "
-                           "compress as the vocabulary grows.")
+        k = st.slider(
+            "Trained tokenizer as of merge k",
+            0,
+            live.trained,
+            key="w_play_k",
+            help="The session's tokenizer after its first k merges: slide to watch the same text "
+            "compress as the vocabulary grows.",
+        )
     else:
-        st.caption("The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
-                   "Until then it cuts the text into its base symbols.")
+        st.caption(
+            "The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
+            "Until then it cuts the text into its base symbols."
+        )
     label = f"trained, as of merge {k:,} of {live.trained:,}"
-    return Choice(TRAINED, label, live.tokenizer(k), trainer.records, state.corpus_choice().texts(),
-                  short=f"trained (merge {k:,})")
+    return Choice(
+        TRAINED,
+        label,
+        live.tokenizer(k),
+        trainer.records,
+        state.corpus_choice().texts(),
+        short=f"trained (merge {k:,})",
+    )
 
 
 def display_options() -> None:
     """How tokens are drawn (view settings): whitespace marks and special tokens."""
     state.widget_default("w_play_ws", True)
     st.toggle("Show whitespace (· space, ↵ newline, → tab)", key="w_play_ws")
-    st.toggle("Allow special tokens (e.g. <|endoftext|> as one id)", key="w_play_special",
-              help="Off: special-token text is encoded as plain text, as tiktoken's encode_ordinary does.")
+    st.toggle(
+        "Allow special tokens (e.g. <|endoftext|> as one id)",
+        key="w_play_special",
+        help="Off: special-token text is encoded as plain text, as tiktoken's encode_ordinary does.",
+    )
 
 
 @dataclass(frozen=True)
@@ -191,14 +236,28 @@ def compare_panel(choices: list[Choice], text: str, *, allow_special: bool, show
     if not encoded:
         return []
     fewest = min(e.stats.tokens for e in encoded)
-    rows = [render.ComparisonRow(e.choice.name, e.stats.tokens, e.stats.chars_per_token, e.stats.bytes_per_token,
-                                 e.stats.unknown, e.stats.tokens / fewest if fewest else 1.0, _trip_word(e.trip))
-            for e in encoded]
+    rows = [
+        render.ComparisonRow(
+            e.choice.name,
+            e.stats.tokens,
+            e.stats.chars_per_token,
+            e.stats.bytes_per_token,
+            e.stats.unknown,
+            e.stats.tokens / fewest if fewest else 1.0,
+            _trip_word(e.trip),
+        )
+        for e in encoded
+    ]
     st.html(render.comparison_table(rows))
-    strips = [render.token_strip(e.choice.name, f"{e.stats.tokens:,} tokens",
-                                 render.encoded_chips(e.choice.tokenizer, e.ids, show_ws=show_ws, limit=_CHIP_LIMIT),
-                                 more=len(e.ids) - _CHIP_LIMIT)
-              for e in encoded]
+    strips = [
+        render.token_strip(
+            e.choice.name,
+            f"{e.stats.tokens:,} tokens",
+            render.encoded_chips(e.choice.tokenizer, e.ids, show_ws=show_ws, limit=_CHIP_LIMIT),
+            more=len(e.ids) - _CHIP_LIMIT,
+        )
+        for e in encoded
+    ]
     if len(strips) == 2 and len(text) <= _SIDE_BY_SIDE_CHARS:
         for column, strip in zip(st.columns(2), strips):
             column.html(strip)
@@ -230,12 +289,16 @@ def _details(e: Encoded) -> None:
     if trip.exact:
         st.caption("Round trip: decode(encode(text)) gives the text back exactly.")
     elif trip.unknown:
-        st.warning(f"Round trip is lossy: {e.stats.unknown:,} symbol(s) became the unknown token; "
-                   f"{len(trip.unknown):,} distinct, listed below.")
+        st.warning(
+            f"Round trip is lossy: {e.stats.unknown:,} symbol(s) became the unknown token; "
+            f"{len(trip.unknown):,} distinct, listed below."
+        )
         st.dataframe(_unknown_frame(tok, trip.unknown), hide_index=True)
     else:
-        st.warning("Round trip differs: decoding does not give the text back (the normalizer or the word "
-                   "markers changed it). Decoded:")
+        st.warning(
+            "Round trip differs: decoding does not give the text back (the normalizer or the word "
+            "markers changed it). Decoded:"
+        )
         st.text(trip.decoded[:2000])
 
 
@@ -257,8 +320,14 @@ def dropout_panel(choices: list[Choice], text: str, *, show_ws: bool) -> None:
         choice = choices[at if at is not None and at < len(choices) else 0]
         c1, c2, c3 = st.columns(3)
         state.widget_default("w_drop_p", 0.1)
-        p = c1.slider("Dropout p", 0.0, 1.0, step=0.05, key="w_drop_p",
-                      help="Each applicable merge is skipped with probability p (Provilkov et al. 2020).")
+        p = c1.slider(
+            "Dropout p",
+            0.0,
+            1.0,
+            step=0.05,
+            key="w_drop_p",
+            help="Each applicable merge is skipped with probability p (Provilkov et al. 2020).",
+        )
         state.widget_default("w_drop_seed", 0)
         seed = int(c2.number_input("Seed", 0, 1_000_000, key="w_drop_seed"))
         state.widget_default("w_drop_n", 50)
@@ -272,15 +341,27 @@ def dropout_panel(choices: list[Choice], text: str, *, show_ws: bool) -> None:
         if st.button(f"Sample {n} segmentations", key="drop_sample"):
             counts = sample_segmentations(tok, sample, dropout=p, samples=n, seed=seed)
             st.caption(f"{len(counts):,} distinct segmentations in {n:,} samples (seeds {seed}…{seed + n - 1}).")
-            st.dataframe(pd.DataFrame([
-                {"times": k, "tokens": len(seg), "segmentation": " | ".join(render.token_label(tok, i) for i in seg)}
-                for seg, k in counts[:100]
-            ]), hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "times": k,
+                            "tokens": len(seg),
+                            "segmentation": " | ".join(render.token_label(tok, i) for i in seg),
+                        }
+                        for seg, k in counts[:100]
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
 
 
 # ---- why this split ----------------------------------------------------------------------------
 def _piece_label(pieces: list[EncodedPiece]):
-    return lambda i: f"{i + 1}: {render.visible(pieces[i].text)[:60]} ({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
+    return lambda i: (
+        f"{i + 1}: {render.visible(pieces[i].text)[:60]} ({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
+    )
 
 
 def _forget_piece() -> None:
@@ -291,8 +372,9 @@ def _forget_piece() -> None:
 def why_panel(choices: list[Choice], text: str) -> None:
     """The encode trace of one piece, and the lineage of one token."""
     names = [c.label for c in choices]
-    at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_why_tok",
-                      on_change=_forget_piece)
+    at = st.selectbox(
+        "Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_why_tok", on_change=_forget_piece
+    )
     choice = choices[at if at is not None and at < len(choices) else 0]
     tok = choice.tokenizer
     try:
@@ -304,21 +386,33 @@ def why_panel(choices: list[Choice], text: str) -> None:
         st.info("The text has no pieces to explain.")
         return
     # the piece that the most merges worked on, the most instructive to trace
-    default = max(range(min(len(pieces), 2_000)), key=lambda i: len(tok.base_tokens(pieces[i].text)) - len(pieces[i].ids))
+    default = max(
+        range(min(len(pieces), 2_000)), key=lambda i: len(tok.base_tokens(pieces[i].text)) - len(pieces[i].ids)
+    )
     state.widget_default("w_why_piece", default)
     if st.session_state["w_why_piece"] >= len(pieces):
         st.session_state["w_why_piece"] = default
-    i = st.selectbox("Piece (what the pre-tokenizer cut; merges never cross it)", range(len(pieces)),
-                     format_func=_piece_label(pieces), key="w_why_piece")
+    i = st.selectbox(
+        "Piece (what the pre-tokenizer cut; merges never cross it)",
+        range(len(pieces)),
+        format_func=_piece_label(pieces),
+        key="w_why_piece",
+    )
     piece = pieces[i]
     st.html(render.encoded_chips(tok, list(piece.ids)))
     trace_table(choice, piece.text)
     st.subheader("Lineage of a token")
     # the piece's tokens, the one built by the most merges first
-    token_ids = sorted(dict.fromkeys(piece.ids), key=lambda t: -len(tok.token_bytes(t)) if tok.merge_rank(t) is not None else 0)
+    token_ids = sorted(
+        dict.fromkeys(piece.ids), key=lambda t: -len(tok.token_bytes(t)) if tok.merge_rank(t) is not None else 0
+    )
     # keyed by tokenizer and piece: a picker whose options change must not keep showing an old label
-    j = st.selectbox("Token", range(len(token_ids)), key=f"w_why_token:{choice.key}:{i}",
-                     format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})")
+    j = st.selectbox(
+        "Token",
+        range(len(token_ids)),
+        key=f"w_why_token:{choice.key}:{i}",
+        format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})",
+    )
     typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {len(tok.vocab) - 1}")
     token_id = token_ids[j if j is not None and j < len(token_ids) else 0]
     typed = typed.strip()
@@ -353,10 +447,16 @@ def trace_table(choice: Choice, piece: str) -> None:
             row["learned at step"] = record.step
             row["pair count then"] = record.count
         rows.append(row)
-    st.caption(f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
-               + ("Rank r is the merge learned at step r + 1." if choice.records is not None
-                  else "Rank r is the file's merge r + 1." if choice.key.startswith(interop_view.IMPORTED_PREFIX)
-                  else "A table's rank is the token's id minus 256."))
+    st.caption(
+        f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+        + (
+            "Rank r is the merge learned at step r + 1."
+            if choice.records is not None
+            else "Rank r is the file's merge r + 1."
+            if choice.key.startswith(interop_view.IMPORTED_PREFIX)
+            else "A table's rank is the token's id minus 256."
+        )
+    )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
@@ -370,11 +470,15 @@ def lineage_panel(choice: Choice, token_id: int) -> None:
     tree = lineage(tok, token_id)
     size = sum(1 for _ in walk(tree))
     if tree.rank is None:
-        st.caption(f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}) is a base symbol: no merge made it.")
+        st.caption(
+            f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}) is a base symbol: no merge made it."
+        )
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.records is not None else f"merge rank {tree.rank:,}"
-        st.caption(f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
-                   f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols.")
+        st.caption(
+            f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
+            f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols."
+        )
     st.html(render.lineage_tree(tok, tree))
     if choice.records is not None and choice.corpus:
         rows = keyword_in_context(tok, choice.corpus, token_id)
@@ -390,8 +494,10 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
     """A character-level and a byte-level tokenizer trained alike on the session's corpus."""
     choice = state.corpus_choice()
     _, config = state.current_config()
-    st.caption(f"Both are trained on the session's corpus ({render.md_text(choice.label())}) with the Train page's normalizer "
-               f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs.")
+    st.caption(
+        f"Both are trained on the session's corpus ({render.md_text(choice.label())}) with the Train page's normalizer "
+        f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs."
+    )
     state.widget_default("w_cb_merges", 500)
     merges = int(st.number_input("Merges for each", 10, 5_000, step=50, key="w_cb_merges"))
     cols = st.columns(3)
@@ -416,7 +522,8 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
             b.metric("Vocabulary", f"{len(trainer.vocab):,}")
     frames = {
         f"{name} ({len(t.records):,} merges)": charts.progress_frame(
-            t.records, initial_tokens=t.initial_tokens, corpus_bytes=t.corpus_bytes, corpus_chars=t.corpus_chars)
+            t.records, initial_tokens=t.initial_tokens, corpus_bytes=t.corpus_bytes, corpus_chars=t.corpus_chars
+        )
         for name, t in (("character level", char_t), ("byte level", byte_t))
     }
     st.altair_chart(charts.twin_chart(frames), width="stretch")
@@ -429,17 +536,23 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
         st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
     trip = round_trip(char_tok, text, char_tok.encode(text))
     if trip.unknown:
-        st.warning(f"Character level cannot represent {len(trip.unknown):,} distinct character(s) of this text; "
-                   "byte level spells each one out of bytes:")
+        st.warning(
+            f"Character level cannot represent {len(trip.unknown):,} distinct character(s) of this text; "
+            "byte level spells each one out of bytes:"
+        )
         rows = []
         for ch, n in trip.unknown.most_common():
             ids = byte_tok.encode(ch)
-            rows.append({
-                "character": ch, "code point": f"U+{ord(ch):04X}", "count": n,
-                "UTF-8 bytes": " ".join(f"{b:02x}" for b in ch.encode("utf-8", "surrogatepass")),
-                "byte-level ids": ", ".join(map(str, ids)),
-                "byte-level tokens": " | ".join(render.token_label(byte_tok, i) for i in ids),
-            })
+            rows.append(
+                {
+                    "character": ch,
+                    "code point": f"U+{ord(ch):04X}",
+                    "count": n,
+                    "UTF-8 bytes": " ".join(f"{b:02x}" for b in ch.encode("utf-8", "surrogatepass")),
+                    "byte-level ids": ", ".join(map(str, ids)),
+                    "byte-level tokens": " | ".join(render.token_label(byte_tok, i) for i in ids),
+                }
+            )
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     else:
         st.success("Character level represents every character of this text; try the emoji or Korean example.")
@@ -462,7 +575,9 @@ def parse_ids(text: str) -> list[int]:
     out = []
     for k, part in enumerate(p for p in _ID_TEXT.split(text) if p):
         if not (part.isascii() and part.lstrip("-").isdigit()) or len(part) > 30:
-            raise ExplorerError(f"{part[:40]!r} (position {k}) is not a whole number: give token ids separated by spaces or commas")
+            raise ExplorerError(
+                f"{part[:40]!r} (position {k}) is not a whole number: give token ids separated by spaces or commas"
+            )
         out.append(int(part))
     return out
 
@@ -478,11 +593,19 @@ def decode_panel(choices: list[Choice], text: str) -> None:
     label = left.selectbox("Tokenizer", names, key="w_dec_tok")
     state.widget_default("w_dec_errors", "replace")
     # the mode's name fits the column at 1280x720; what each does is in the help
-    errors = right.selectbox("errors=", list(DECODE_ERRORS), key="w_dec_errors",
-                             help="  \n".join(f"{e}: {what}" for e, what in DECODE_ERRORS.items()))
+    errors = right.selectbox(
+        "errors=",
+        list(DECODE_ERRORS),
+        key="w_dec_errors",
+        help="  \n".join(f"{e}: {what}" for e, what in DECODE_ERRORS.items()),
+    )
     tok = next(c.tokenizer for c in choices if c.label == label)
-    typed = st.text_area("Token ids", key="w_dec_ids", height=90,
-                         placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text")
+    typed = st.text_area(
+        "Token ids",
+        key="w_dec_ids",
+        height=90,
+        placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text",
+    )
     try:
         ids = parse_ids(typed) if typed.strip() else tok.encode(text)[:_ID_LIMIT]
         decoded = tok.decode(ids, errors=errors)
@@ -494,8 +617,14 @@ def decode_panel(choices: list[Choice], text: str) -> None:
     rows = []
     for i in ids[:_DECODE_ROWS]:
         partial = isinstance(tok.token_text(i), bytes)
-        rows.append({"id": i, "token": render.token_label(tok, i), "bytes": tok.token_bytes(i).hex(" "),
-                     "note": "part of a character: its bytes in hex" if partial else ""})
+        rows.append(
+            {
+                "id": i,
+                "token": render.token_label(tok, i),
+                "bytes": tok.token_bytes(i).hex(" "),
+                "note": "part of a character: its bytes in hex" if partial else "",
+            }
+        )
     st.dataframe(pd.DataFrame(rows, columns=["id", "token", "bytes", "note"]), hide_index=True, width="stretch")
     if len(ids) > _DECODE_ROWS:
         st.caption(f"The first {_DECODE_ROWS:,} of {len(ids):,} tokens are listed.")
@@ -579,8 +708,11 @@ def apply_link(params: dict[str, str]) -> list[str]:
             if key == TRAINED or key in PRETRAINED:
                 keys.append(key)
                 continue
-            found = interop_view.restore_imported(key) if key.startswith(interop_view.IMPORTED_PREFIX) else (
-                f"{key[:60]!r} is no tokenizer this app knows")
+            found = (
+                interop_view.restore_imported(key)
+                if key.startswith(interop_view.IMPORTED_PREFIX)
+                else (f"{key[:60]!r} is no tokenizer this app knows")
+            )
             if isinstance(found, str):
                 problems.append(found)
             else:
@@ -609,8 +741,10 @@ def apply_link(params: dict[str, str]) -> list[str]:
         problems.append(f"view={params['view'][:20]!r} is not one of {', '.join(_VIEW_SLUGS.values())}")
     else:
         ss["w_play_view"] = view
-    for param, key, value in (("whitespace", "w_play_ws", params.get("whitespace") != "0"),
-                              ("special", "w_play_special", params.get("special") == "1")):
+    for param, key, value in (
+        ("whitespace", "w_play_ws", params.get("whitespace") != "0"),
+        ("special", "w_play_special", params.get("special") == "1"),
+    ):
         if param in params:
             ss[key] = value
     if "ids" in params:

@@ -15,11 +15,35 @@ from ..tokenizer import Tokenizer
 from ..units import display_to_bytes
 
 __all__ = [
-    "APP_CSS", "visible", "chips", "piece_preview", "word_row", "history_rows", "token_label", "token_title",
-    "encoded_chips", "kwic_rows", "md_text", "pair_rows", "TokenStyle", "PLAIN", "token_runs",
-    "token_text", "token_html", "style_of", "ComparisonRow", "comparison_table", "token_strip",
-    "Headline", "headline_cards", "language_grid", "stat_strip", "choices_help",
-    "lineage_tree", "panel", "caption",
+    "APP_CSS",
+    "visible",
+    "chips",
+    "piece_preview",
+    "word_row",
+    "history_rows",
+    "token_label",
+    "token_title",
+    "encoded_chips",
+    "kwic_rows",
+    "md_text",
+    "pair_rows",
+    "TokenStyle",
+    "PLAIN",
+    "token_runs",
+    "token_text",
+    "token_html",
+    "style_of",
+    "ComparisonRow",
+    "comparison_table",
+    "token_strip",
+    "Headline",
+    "headline_cards",
+    "language_grid",
+    "stat_strip",
+    "choices_help",
+    "lineage_tree",
+    "panel",
+    "caption",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -184,8 +208,10 @@ def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
             pass
     if data is None:
         return [(visible(token) if style.show_ws else token, True)]
-    return [((visible(run) if style.show_ws else run) if is_text else _hex(run), is_text)
-            for run, is_text in utf8_runs(data)]
+    return [
+        ((visible(run) if style.show_ws else run) if is_text else _hex(run), is_text)
+        for run, is_text in utf8_runs(data)
+    ]
 
 
 def token_text(token: str, style: TokenStyle = PLAIN) -> str:
@@ -204,12 +230,15 @@ def token_html(token: str, style: TokenStyle = PLAIN) -> str:
     >>> token_html("<b>"), token_html("à¤", TokenStyle(byte_level=True))
     ('&lt;b&gt;', '<span class="bpe-hex">e0 a4</span>')
     """
-    return "".join(html.escape(run) if is_text else f'<span class="bpe-hex">{run}</span>'
-                   for run, is_text in token_runs(token, style))
+    return "".join(
+        html.escape(run) if is_text else f'<span class="bpe-hex">{run}</span>'
+        for run, is_text in token_runs(token, style)
+    )
 
 
-def chips(tokens: Sequence[str], *, style: TokenStyle = PLAIN, highlight: Iterable[int] = (),
-          unknown: Iterable[int] = ()) -> str:
+def chips(
+    tokens: Sequence[str], *, style: TokenStyle = PLAIN, highlight: Iterable[int] = (), unknown: Iterable[int] = ()
+) -> str:
     """Tokens as coloured chips; ``highlight`` marks positions (e.g. a just-merged token).
 
     >>> chips(["<b>", "x"], highlight=[1])
@@ -221,12 +250,22 @@ def chips(tokens: Sequence[str], *, style: TokenStyle = PLAIN, highlight: Iterab
     out = []
     for i, tok in enumerate(tokens):
         cls = "bpe-chip" + (" bpe-new" if i in hi else "") + (" bpe-unk" if i in unk else "")
-        out.append(f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_html(tok, style)}</span>')
+        out.append(
+            f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_html(tok, style)}</span>'
+        )
     return "".join(out)
 
 
-def word_row(word: str, tokens: Sequence[str], freq: int | None = None, *, style: TokenStyle = PLAIN,
-             changed: bool = False, highlight: Iterable[int] = (), note: str = "") -> str:
+def word_row(
+    word: str,
+    tokens: Sequence[str],
+    freq: int | None = None,
+    *,
+    style: TokenStyle = PLAIN,
+    changed: bool = False,
+    highlight: Iterable[int] = (),
+    note: str = "",
+) -> str:
     """One segmented word: the word, its chips, its corpus frequency when given, and a note.
 
     >>> row = word_row("a<b", ["a<b"], 3, note="cut")
@@ -290,7 +329,7 @@ def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
         cls = f' class="bpe-{status}"' if status else ""
         rows.append(
             f'<tr{cls}><td class="num">{i + 1}</td><td>{chips([p.left], style=style)}</td>'
-            f'<td>{chips([p.right], style=style)}</td><td>{chips([p.left + p.right], style=style)}</td>'
+            f"<td>{chips([p.right], style=style)}</td><td>{chips([p.left + p.right], style=style)}</td>"
             f'<td class="num">{p.count:,}</td><td>{status}</td></tr>'
         )
     return f'<div class="bpe-scroll"><table class="bpe-pairs">{head}{"".join(rows)}</table></div>'
@@ -331,7 +370,9 @@ def token_title(tok: Tokenizer, token_id: int) -> str:
         return f"unknown symbol → {tok.encoding.unk_token} (id {token_id})"
     if tok.is_special(token_id):
         return f"id {token_id} · special token {tok.id_to_token(token_id)}"
-    return f"id {token_id} · bytes {_hex(tok.token_bytes(token_id))} · in the vocabulary file: {tok.id_to_token(token_id)}"
+    return (
+        f"id {token_id} · bytes {_hex(tok.token_bytes(token_id))} · in the vocabulary file: {tok.id_to_token(token_id)}"
+    )
 
 
 def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, limit: int | None = None) -> str:
@@ -354,7 +395,9 @@ def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, l
             cls += " bpe-special"
         body = token_html(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws))
         title = html.escape(token_title(tok, token_id), quote=True)
-        out.append(f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>')
+        out.append(
+            f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>'
+        )
     return f'<div class="bpe-row bpe-text">{"".join(out)}</div>'
 
 
@@ -378,8 +421,10 @@ def comparison_table(rows: Sequence[ComparisonRow]) -> str:
     >>> "&lt;a&gt;" in t and "<a>" not in t, t.count("<tr"), "2.50×" in t, t.count("bpe-best")
     (True, 3, True, 1)
     """
-    head = ("<tr><th>tokenizer</th><th>tokens</th><th>× fewest</th><th>chars / token</th><th>bytes / token</th>"
-            "<th>unknown</th><th>round trip</th></tr>")
+    head = (
+        "<tr><th>tokenizer</th><th>tokens</th><th>× fewest</th><th>chars / token</th><th>bytes / token</th>"
+        "<th>unknown</th><th>round trip</th></tr>"
+    )
     body = []
     for r in rows:
         best = ' class="bpe-best"' if r.vs_fewest == 1.0 else ""
@@ -388,7 +433,8 @@ def comparison_table(rows: Sequence[ComparisonRow]) -> str:
             f'<tr data-name="{html.escape(r.name, quote=True)}"{best}><td>{name}</td><td class="num">{r.tokens:,}</td>'
             f'<td class="num">{r.vs_fewest:.2f}×</td><td class="num">{r.chars_per_token:.2f}</td>'
             f'<td class="num">{r.bytes_per_token:.2f}</td><td class="num">{r.unknown:,}</td>'
-            f"<td>{html.escape(r.round_trip)}</td></tr>")
+            f"<td>{html.escape(r.round_trip)}</td></tr>"
+        )
     return f'<div class="bpe-scroll"><table class="bpe-cmp">{head}{"".join(body)}</table></div>'
 
 
@@ -400,8 +446,10 @@ def token_strip(name: str, note: str, chips_html: str, *, more: int = 0) -> str:
     '<div class="bpe-strip"><div class="bpe-strip-head"><b>&lt;x&gt;</b> · 3 tokens</div><div>chips</div><div class="bpe-freq">2 more tokens not drawn</div></div>'
     """
     tail = f'<div class="bpe-freq">{more:,} more tokens not drawn</div>' if more > 0 else ""
-    return (f'<div class="bpe-strip"><div class="bpe-strip-head"><b>{html.escape(name)}</b> · {html.escape(note)}</div>'
-            f"{chips_html}{tail}</div>")
+    return (
+        f'<div class="bpe-strip"><div class="bpe-strip-head"><b>{html.escape(name)}</b> · {html.escape(note)}</div>'
+        f"{chips_html}{tail}</div>"
+    )
 
 
 class Headline(NamedTuple):
@@ -418,11 +466,16 @@ def headline_cards(cards: Sequence[Headline]) -> str:
     >>> headline_cards([Headline("Parity", "4.9×", "Hindi <b> costs")])
     '<div class="bpe-cards"><div class="bpe-card"><div class="bpe-card-panel">Parity</div><div class="bpe-card-number">4.9×</div><div class="bpe-card-text">Hindi &lt;b&gt; costs</div></div></div>'
     """
-    return '<div class="bpe-cards">' + "".join(
-        f'<div class="bpe-card"><div class="bpe-card-panel">{html.escape(c.panel)}</div>'
-        f'<div class="bpe-card-number">{html.escape(c.number)}</div>'
-        f'<div class="bpe-card-text">{html.escape(c.sentence)}</div></div>'
-        for c in cards) + "</div>"
+    return (
+        '<div class="bpe-cards">'
+        + "".join(
+            f'<div class="bpe-card"><div class="bpe-card-panel">{html.escape(c.panel)}</div>'
+            f'<div class="bpe-card-number">{html.escape(c.number)}</div>'
+            f'<div class="bpe-card-text">{html.escape(c.sentence)}</div></div>'
+            for c in cards
+        )
+        + "</div>"
+    )
 
 
 def language_grid(rows: Sequence, metric: str, *, title: str) -> str:
@@ -440,14 +493,24 @@ def language_grid(rows: Sequence, metric: str, *, title: str) -> str:
     languages = list(dict.fromkeys(r.language for r in rows))
     value = {(r.language, r.tokenizer): getattr(r, metric) for r in rows}
     # "cl100k_base" -> "cl100k": five columns fit half a page at 1280x720
-    head = "<tr><th>language</th>" + "".join(f"<th>{html.escape(t.removesuffix('_base'))}</th>" for t in tokenizers) + "</tr>"
+    head = (
+        "<tr><th>language</th>"
+        + "".join(f"<th>{html.escape(t.removesuffix('_base'))}</th>" for t in tokenizers)
+        + "</tr>"
+    )
     body = "".join(
-        f"<tr><td>{html.escape(lang)}</td>" + "".join(
+        f"<tr><td>{html.escape(lang)}</td>"
+        + "".join(
             f'<td class="num">{"—" if value.get((lang, t)) is None else format(value[lang, t], ".2f")}</td>'
-            for t in tokenizers) + "</tr>"
-        for lang in languages)
-    return (f'<div class="bpe-grid-title">{html.escape(title)}</div>'
-            f'<div class="bpe-scroll"><table class="bpe-cmp">{head}{body}</table></div>')
+            for t in tokenizers
+        )
+        + "</tr>"
+        for lang in languages
+    )
+    return (
+        f'<div class="bpe-grid-title">{html.escape(title)}</div>'
+        f'<div class="bpe-scroll"><table class="bpe-cmp">{head}{body}</table></div>'
+    )
 
 
 def stat_strip(items: Sequence[tuple[str, str]]) -> str:
@@ -457,9 +520,15 @@ def stat_strip(items: Sequence[tuple[str, str]]) -> str:
     >>> stat_strip([("Bytes", "421,530"), ("<x>", "1")])
     '<div class="bpe-stats"><div class="bpe-stat"><div class="bpe-stat-value">421,530</div><div class="bpe-stat-label">Bytes</div></div><div class="bpe-stat"><div class="bpe-stat-value">1</div><div class="bpe-stat-label">&lt;x&gt;</div></div></div>'
     """
-    return '<div class="bpe-stats">' + "".join(
-        f'<div class="bpe-stat"><div class="bpe-stat-value">{html.escape(value)}</div>'
-        f'<div class="bpe-stat-label">{html.escape(label)}</div></div>' for label, value in items) + "</div>"
+    return (
+        '<div class="bpe-stats">'
+        + "".join(
+            f'<div class="bpe-stat"><div class="bpe-stat-value">{html.escape(value)}</div>'
+            f'<div class="bpe-stat-label">{html.escape(label)}</div></div>'
+            for label, value in items
+        )
+        + "</div>"
+    )
 
 
 def choices_help(options: dict[str, str]) -> str:
@@ -484,11 +553,14 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
     >>> html_.count("<li"), html_.count("bpe-lin-base"), 'data-id="4"' in html_
     (3, 2, True)
     """
+
     def node(n) -> str:
         base = n.rank is None
         meta = f"id {n.id:,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
-        chip = (f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">'
-                f"{token_html(n.token, _tokenizer_style(tok, n.id, True))}</span>")
+        chip = (
+            f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">'
+            f"{token_html(n.token, _tokenizer_style(tok, n.id, True))}</span>"
+        )
         kids = "" if base else f"<ul>{node(n.left)}{node(n.right)}</ul>"
         return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
 

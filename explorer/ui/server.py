@@ -26,8 +26,18 @@ from collections.abc import Iterator
 
 from ..workers import Job, Pool, default_workers
 
-__all__ = ["DEFAULT_STEP_MIB", "DEFAULT_IDLE_MINUTES", "DEFAULT_JOB_MIB", "step_limit", "idle_seconds", "Lane", "HEAVY",
-           "pool", "WORKER_MIN_BYTES", "wait_for"]
+__all__ = [
+    "DEFAULT_STEP_MIB",
+    "DEFAULT_IDLE_MINUTES",
+    "DEFAULT_JOB_MIB",
+    "step_limit",
+    "idle_seconds",
+    "Lane",
+    "HEAVY",
+    "pool",
+    "WORKER_MIN_BYTES",
+    "wait_for",
+]
 
 # A Step's script hands the GIL over at every message it sends (a socket write); with a heavy
 # thread running, each hand-back waits out the switch interval (5 ms by default): a Step beside a
@@ -141,8 +151,11 @@ def wait_for(job: Job, show, *, what: str = "") -> object:
         while not job.wait(0.1):
             fraction, text = job.progress
             queued = pool().waiting
-            show(min(1.0, fraction), f"{what}{text or 'waiting for a worker'}"
-                 + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""))
+            show(
+                min(1.0, fraction),
+                f"{what}{text or 'waiting for a worker'}"
+                + (f" ({queued} other job{'s' * (queued != 1)} waiting)" if queued else ""),
+            )
         return job.result()
     finally:
         job.cancel()

@@ -25,8 +25,17 @@ from . import render, state
 
 PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]  # rows of the pair table a view may ask for
 
-__all__ = ["preset_selector", "size_input", "advanced_form", "load_into_widgets", "seed_replay_picker", "size_label",
-           "sidebar", "big_text_toggle", "gpt2_chars_toggle"]
+__all__ = [
+    "preset_selector",
+    "size_input",
+    "advanced_form",
+    "load_into_widgets",
+    "seed_replay_picker",
+    "size_label",
+    "sidebar",
+    "big_text_toggle",
+    "gpt2_chars_toggle",
+]
 
 _SIZE_ERROR = "size_error"  # why the last size typed in the sidebar was refused (shown once)
 
@@ -54,8 +63,16 @@ def load_into_widgets(config: TrainerConfig) -> None:
         st.session_state[_key(field)] = getattr(config, field)
     st.session_state[_key("pattern")] = config.pattern or ""
     st.session_state[_key("special")] = ", ".join(config.special_tokens)
-    st.session_state[_key("stop")] = "vocab size" if config.vocab_size is not None else ("merges" if config.num_merges is not None else "until no pair is left")
-    st.session_state[_key("amount")] = config.vocab_size if config.vocab_size is not None else (config.num_merges if config.num_merges is not None else 1000)
+    st.session_state[_key("stop")] = (
+        "vocab size"
+        if config.vocab_size is not None
+        else ("merges" if config.num_merges is not None else "until no pair is left")
+    )
+    st.session_state[_key("amount")] = (
+        config.vocab_size
+        if config.vocab_size is not None
+        else (config.num_merges if config.num_merges is not None else 1000)
+    )
     st.session_state[_key("min_frequency")] = config.min_frequency
     st.session_state[_key("reuse_ids")] = config.reuse_ids
     st.session_state["w_size"] = _size_of(config)
@@ -128,8 +145,13 @@ def size_input() -> None:
     _, config = state.current_config()
     state.widget_default("w_size", _size_of(config))
     by_vocab = config.num_merges is None and config.vocab_size is not None
-    st.number_input("Vocabulary size" if by_vocab else "Merges", step=100, key="w_size", on_change=_on_size,
-                    help="Training stops here, or sooner when no pair is left to merge. Changing it restarts training.")
+    st.number_input(
+        "Vocabulary size" if by_vocab else "Merges",
+        step=100,
+        key="w_size",
+        on_change=_on_size,
+        help="Training stops here, or sooner when no pair is left to merge. Changing it restarts training.",
+    )
     if _SIZE_ERROR in st.session_state:
         st.error(render.md_text(st.session_state.pop(_SIZE_ERROR)))
 
@@ -145,9 +167,12 @@ def gpt2_chars_toggle() -> None:
     write them, instead of the text their bytes spell (a view setting: training is untouched)."""
     _, config = state.current_config()
     if config.unit == "byte":
-        st.toggle("Show byte-level tokens as GPT-2 characters (Ġ = space)", key=state.GPT2_CHARS,
-                  help="Off: a token shows the text its bytes spell, in any script, and bytes that are only part "
-                       "of a character in hex. On: the characters GPT-2's files (and seed 003) write, one per byte.")
+        st.toggle(
+            "Show byte-level tokens as GPT-2 characters (Ġ = space)",
+            key=state.GPT2_CHARS,
+            help="Off: a token shows the text its bytes spell, in any script, and bytes that are only part "
+            "of a character in hex. On: the characters GPT-2's files (and seed 003) write, one per byte.",
+        )
 
 
 def sidebar() -> None:
@@ -195,15 +220,20 @@ def advanced_form() -> None:
         for field, (label, options) in _CHOICES.items():
             # the short name in the box (never cut off in the sidebar), what each does in the help
             st.selectbox(label, list(options), key=_key(field), help=render.choices_help(options))
-        st.text_input("Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+")
+        st.text_input(
+            "Custom regex (for the 'regex' pre-tokenizer)", key=_key("pattern"), placeholder=r"\w+|[^\w\s]+|\s+"
+        )
         st.text_input("Special tokens (comma-separated, given the first ids)", key=_key("special"))
         st.radio("Stop at", ["vocab size", "merges", "until no pair is left"], key=_key("stop"), horizontal=True)
         # no min/max here: an out-of-range number reaches the check below and gets its message
         st.number_input("Vocab size / merges", step=100, key=_key("amount"))
-        st.number_input("Min frequency", key=_key("min_frequency"),
-                        help="Stop when the best pair occurs fewer times than this.")
-        st.checkbox("Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
-                    key=_key("reuse_ids"))
+        st.number_input(
+            "Min frequency", key=_key("min_frequency"), help="Stop when the best pair occurs fewer times than this."
+        )
+        st.checkbox(
+            "Reuse the id when a merge makes a string that already is a token (HF); off: every merge mints an id (minbpe)",
+            key=_key("reuse_ids"),
+        )
         submitted = st.form_submit_button("Apply and restart training", type="primary")
     if submitted:
         try:
@@ -213,8 +243,11 @@ def advanced_form() -> None:
             return
         preset = st.session_state.get("w_preset")
         seed = state.replayed_seed()
-        same = preset in PRESETS and state.preset_config(preset).replace(
-            vocab_size=config.vocab_size, num_merges=config.num_merges) == config
+        same = (
+            preset in PRESETS
+            and state.preset_config(preset).replace(vocab_size=config.vocab_size, num_merges=config.num_merges)
+            == config
+        )
         state.set_config(preset if same else None, config, seed=seed if same else None)
         st.rerun()
 
@@ -234,9 +267,13 @@ def _replay() -> None:
 
 def seed_replay_picker() -> None:
     """Load a seed notebook's own corpus and settings, to replay its merges."""
-    seed = st.selectbox("Replay a seed notebook", ["—", *SEED_REPLAYS], key="w_seed",
-                        format_func=lambda s: s if s == "—" else f"seed {s} ({SEED_REPLAYS[s].preset})",
-                        help=render.choices_help({f"seed {k}": r.title for k, r in SEED_REPLAYS.items()}))
+    seed = st.selectbox(
+        "Replay a seed notebook",
+        ["—", *SEED_REPLAYS],
+        key="w_seed",
+        format_func=lambda s: s if s == "—" else f"seed {s} ({SEED_REPLAYS[s].preset})",
+        help=render.choices_help({f"seed {k}": r.title for k, r in SEED_REPLAYS.items()}),
+    )
     if seed in SEED_REPLAYS:
         st.caption(render.md_text(SEED_REPLAYS[seed].title))
     st.button("Load this notebook's corpus and settings", key="replay", disabled=seed == "—", on_click=_replay)
@@ -245,6 +282,8 @@ def seed_replay_picker() -> None:
         _, config = state.current_config()
         note = f"Replaying seed {replaying} with the notebook's own settings ({size_label(config)})."
         if config.unit == "byte" and config.alphabet == "present":
-            note += (" As in the notebook, the alphabet is only the bytes present in its corpus: any other byte "
-                     "becomes <unk>. Choose a preset to train with all 256 bytes.")
+            note += (
+                " As in the notebook, the alphabet is only the bytes present in its corpus: any other byte "
+                "becomes <unk>. Choose a preset to train with all 256 bytes."
+            )
         st.caption(render.md_text(note))

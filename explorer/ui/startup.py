@@ -22,8 +22,16 @@ __all__ = ["lifespan", "warm_up", "warm_state", "ROUTES"]
 _log = logging.getLogger(__name__)
 
 # the page modules a first visit imports (pandas, altair and pyarrow come with them)
-_MODULES = ("explorer.ui.nav", "explorer.ui.home_view", "explorer.ui.corpus_view", "explorer.ui.train_view",
-            "explorer.ui.playground_view", "explorer.ui.compare_view", "explorer.ui.links", "explorer.ui.class_view")
+_MODULES = (
+    "explorer.ui.nav",
+    "explorer.ui.home_view",
+    "explorer.ui.corpus_view",
+    "explorer.ui.train_view",
+    "explorer.ui.playground_view",
+    "explorer.ui.compare_view",
+    "explorer.ui.links",
+    "explorer.ui.class_view",
+)
 
 _state: dict = {"ready": False, "started": None, "done": [], "seconds": None}
 _lock = threading.Lock()
@@ -130,8 +138,12 @@ async def _room_rev_route(request):
 
     try:
         revs = await run_in_threadpool(read)
-        if revs is not None and what in ("rev", "tally") and re.fullmatch(r"-?[0-9]{1,15}", seen) \
-                and revs[0 if what == "rev" else 1] == int(seen):
+        if (
+            revs is not None
+            and what in ("rev", "tally")
+            and re.fullmatch(r"-?[0-9]{1,15}", seen)
+            and revs[0 if what == "rev" else 1] == int(seen)
+        ):
             if not _waiters:
                 _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
             await _waiters[0].moved(code, what, int(seen))

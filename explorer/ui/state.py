@@ -93,7 +93,9 @@ class CorpusChoice:
         return tuple(text for _, text in self.parts())
 
     def label(self) -> str:
-        parts = list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
+        parts = (
+            list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
+        )
         return ", ".join(parts) if parts else "nothing"
 
     def size(self) -> int:
@@ -359,8 +361,15 @@ def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _trained_to(corpus_key: str, preset: str | None, config: TrainerConfig, mode: Mode, steps: int,
-                _choice: CorpusChoice, kept: tuple[int, int]) -> Trainer:
+def _trained_to(
+    corpus_key: str,
+    preset: str | None,
+    config: TrainerConfig,
+    mode: Mode,
+    steps: int,
+    _choice: CorpusChoice,
+    kept: tuple[int, int],
+) -> Trainer:
     """A trainer trained ``steps`` merges, shared read-only by every session that opens a link to
     the same corpus, settings and step (``corpus_key`` names the texts): thirty students opening
     the teacher's link train once, and each takes a copy (~10x cheaper than training 1,000 merges).
@@ -398,8 +407,10 @@ def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
     current.trainer, current.released_at = trainer, None
     current.view = min(current.view, current.trained)
     minutes = server.idle_seconds() / 60
-    current.notice = (f"This session was idle for over {minutes:g} minutes, so its trainer was let go to free the "
-                      f"server's memory; it has been rebuilt at step {steps:,} with the same merges.")
+    current.notice = (
+        f"This session was idle for over {minutes:g} minutes, so its trainer was let go to free the "
+        f"server's memory; it has been rebuilt at step {steps:,} with the same merges."
+    )
 
 
 def live(*, reset: bool = False) -> Live:
@@ -426,14 +437,18 @@ def live(*, reset: bool = False) -> Live:
         try:
             require_text(choice.texts())
         except ExplorerError as err:
-            raise ExplorerError(f"{err}; choose a sample, upload a file or paste some text on the Corpus page") from None
+            raise ExplorerError(
+                f"{err}; choose a sample, upload a file or paste some text on the Corpus page"
+            ) from None
         if mode == "step" and size > limit:
             fresh = Live(None, choice.key(), config, oversize=size)
         else:
             steps = st.session_state.pop(_PENDING, None) or 0
             fresh = Live(_build_at(choice, preset, config, mode, steps), choice.key(), config, mode=mode)
             fresh.view = fresh.trained
-            fresh.running = mode == "final" and not fresh.trainer.done  # nothing to step through: train to the end at once
+            fresh.running = (
+                mode == "final" and not fresh.trainer.done
+            )  # nothing to step through: train to the end at once
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh
@@ -445,9 +460,13 @@ def big_corpus_note(live: Live) -> str | None:
     """What the page says about a corpus over the step-through limit, once a choice is made."""
     limit = server.step_limit()
     if live.mode == "sample":
-        return (f"Stepping through the first {mib(limit)} of this {mib(corpus_choice().size())} corpus "
-                f"(the server's step-through limit per session).")
+        return (
+            f"Stepping through the first {mib(limit)} of this {mib(corpus_choice().size())} corpus "
+            f"(the server's step-through limit per session)."
+        )
     if live.mode == "final":
-        return (f"Trained on the whole {mib(corpus_choice().size())} corpus without step records: each step keeps "
-                f"only its winning pair, no pair table and no example words.")
+        return (
+            f"Trained on the whole {mib(corpus_choice().size())} corpus without step records: each step keeps "
+            f"only its winning pair, no pair table and no example words."
+        )
     return None

@@ -77,8 +77,10 @@ def gone(what: str, digest: str, *, again: str) -> str:
     >>> gone("the text", "ab" * 32, again="paste it again")[:44]
     'the text it names (abababababab…) is no long'
     """
-    return (f"{what} it names ({digest[:12]}…) is no longer on this server (the store makes room by dropping "
-            f"the least recently used files); {again}")
+    return (
+        f"{what} it names ({digest[:12]}…) is no longer on this server (the store makes room by dropping "
+        f"the least recently used files); {again}"
+    )
 
 
 def forget_mine() -> int:

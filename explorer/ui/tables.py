@@ -27,12 +27,24 @@ def matching(records: Sequence[StepRecord], query: str, style: TokenStyle = PLAI
     if not q:
         return list(records)
     shown = (lambda t: token_text(t, style).lower()) if style.byte_level and not style.gpt2_chars else None
-    return [r for r in records if q in r.token.lower() or q in r.left.lower() or q in r.right.lower()
-            or (shown is not None and q in shown(r.token))]
+    return [
+        r
+        for r in records
+        if q in r.token.lower()
+        or q in r.left.lower()
+        or q in r.right.lower()
+        or (shown is not None and q in shown(r.token))
+    ]
 
 
-def history_table(records: Sequence[StepRecord], current: int, query: str = "", *, newest_first: bool = False,
-                  style: TokenStyle = PLAIN) -> pd.DataFrame:
+def history_table(
+    records: Sequence[StepRecord],
+    current: int,
+    query: str = "",
+    *,
+    newest_first: bool = False,
+    style: TokenStyle = PLAIN,
+) -> pd.DataFrame:
     """Merge history, one row per step; ``query`` keeps rows whose pair or token contains it.
     Tokens are written as every panel writes them (``style``).
 
@@ -53,7 +65,9 @@ def history_table(records: Sequence[StepRecord], current: int, query: str = "", 
         }
         for r in (reversed(found) if newest_first else found)
     ]
-    return pd.DataFrame(rows, columns=["now", "step", "left", "right", "new token", "id", "count", "replaced", "tokens after"])
+    return pd.DataFrame(
+        rows, columns=["now", "step", "left", "right", "new token", "id", "count", "replaced", "tokens after"]
+    )
 
 
 def style_history(df: pd.DataFrame):

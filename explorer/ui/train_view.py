@@ -8,16 +8,25 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ..corpora import mib
 from ..errors import ExplorerError
 from ..tokenizer import Tokenizer
 from ..trainer import PairStat, Trainer, train_to_end
 from ..units import display_to_bytes
-from ..corpora import mib
 from . import charts, clicks, interop_view, links, live_view, render, server, state, tables
 from .explain import byte_legend, explain, tie_rule_sentence
 
-__all__ = ["token_style", "live_area", "view_tools", "controls", "status", "run_to_end", "big_corpus_offer", "session_notes",
-           "current_merge"]
+__all__ = [
+    "token_style",
+    "live_area",
+    "view_tools",
+    "controls",
+    "status",
+    "run_to_end",
+    "big_corpus_offer",
+    "session_notes",
+    "current_merge",
+]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
@@ -49,8 +58,10 @@ def _stop_run() -> None:
     live = state.live()
     with live.lock:  # waits for the chunk in progress, so the view lands on the last merge
         if live.running and live.mode == "final":
-            live.notice = ("Training stopped before the end. A run without step records trains in a worker "
-                           "process and keeps its merges when it finishes; press Run to end to start it again.")
+            live.notice = (
+                "Training stopped before the end. A run without step records trains in a worker "
+                "process and keeps its merges when it finishes; press Run to end to start it again."
+            )
         live.running = False
         live.view = live.trained
     _sync_slider(live)
@@ -132,9 +143,16 @@ def status(live: state.Live) -> None:
     left.markdown(status)
     if st.session_state.get("view_slider") != live.view:
         _sync_slider(live)
-    right.slider("Step shown", 0, live.trained, key="view_slider", on_change=_on_slider, label_visibility="collapsed",
-                 disabled=live.playing, help="Jump to any step already trained (pause first while playing); the "
-                 "panels show the corpus as it was then.")
+    right.slider(
+        "Step shown",
+        0,
+        live.trained,
+        key="view_slider",
+        on_change=_on_slider,
+        label_visibility="collapsed",
+        disabled=live.playing,
+        help="Jump to any step already trained (pause first while playing); the panels show the corpus as it was then.",
+    )
 
 
 def _vocab_at(live: state.Live) -> int:
@@ -160,16 +178,29 @@ def big_corpus_offer(live: state.Live) -> None:
     """A corpus over the server's step-through limit: say so, and offer a sample or a run to
     the end without step records (the corpus is not counted until the user chooses)."""
     limit = server.step_limit()
-    st.warning(f"This corpus is {mib(live.oversize or 0)}: stepping through it merge by merge is limited to "
-               f"{mib(limit)} per session on this server (the step records and the live panels of a bigger "
-               "corpus would take too much of the server that the whole class shares).")
+    st.warning(
+        f"This corpus is {mib(live.oversize or 0)}: stepping through it merge by merge is limited to "
+        f"{mib(limit)} per session on this server (the step records and the live panels of a bigger "
+        "corpus would take too much of the server that the whole class shares)."
+    )
     row = st.container(horizontal=True, gap="small")
-    row.button(f"Step through its first {mib(limit)}", key="big_sample", type="primary",
-               on_click=state.choose_big_mode, args=("sample",))
-    row.button("Train on all of it, to the end, without step records", key="big_final",
-               on_click=state.choose_big_mode, args=("final",))
-    st.caption("Or choose a smaller corpus on the Corpus page. The limit is set by whoever runs the server "
-               "(BPE_EXPLORER_STEP_MIB).")
+    row.button(
+        f"Step through its first {mib(limit)}",
+        key="big_sample",
+        type="primary",
+        on_click=state.choose_big_mode,
+        args=("sample",),
+    )
+    row.button(
+        "Train on all of it, to the end, without step records",
+        key="big_final",
+        on_click=state.choose_big_mode,
+        args=("final",),
+    )
+    st.caption(
+        "Or choose a smaller corpus on the Corpus page. The limit is set by whoever runs the server "
+        "(BPE_EXPLORER_STEP_MIB)."
+    )
 
 
 def session_notes(live: state.Live) -> None:
@@ -213,8 +244,12 @@ def run_to_end(live: state.Live) -> None:
         done = len(trainer.records)
         frac = min(1.0, done / target) if target else 0.0
         queued = server.HEAVY.waiting
-        bar.progress(frac, text=f"Training… {done:,} merges" + (f" of {target:,}" if target else "")
-                     + (f" (taking turns with {queued} other session{'s' * (queued != 1)})" if queued else ""))
+        bar.progress(
+            frac,
+            text=f"Training… {done:,} merges"
+            + (f" of {target:,}" if target else "")
+            + (f" (taking turns with {queued} other session{'s' * (queued != 1)})" if queued else ""),
+        )
     with live.lock:
         live.running = False
         live.view = live.trained
@@ -227,8 +262,9 @@ def _run_in_worker(live: state.Live, bar) -> None:
     back trained (a few hundred KB). Stop, or leaving the page, ends the job."""
     job = server.pool().submit(train_to_end, live.trainer, progress=True)
     try:
-        trained = server.wait_for(job, lambda fraction, text: bar.progress(fraction, text=text),
-                                  what="Training in a worker process… ")
+        trained = server.wait_for(
+            job, lambda fraction, text: bar.progress(fraction, text=text), what="Training in a worker process… "
+        )
     except ExplorerError as err:
         with live.lock:
             live.running = False
@@ -301,9 +337,13 @@ def _prepare(live: state.Live) -> _View:
     state.widget_default("w_top_k", 10)
     style = token_style(live)
     pairs = _next_table(live)[: st.session_state["w_top_k"]]
-    return _View(style, _pair_panel(live, pairs, style),
-                 _history_panel(live, st.session_state.get("w_history_search", ""), style),
-                 _words_panel(live, style, st.session_state.get("w_word_search", "")), _charts(live))
+    return _View(
+        style,
+        _pair_panel(live, pairs, style),
+        _history_panel(live, st.session_state.get("w_history_search", ""), style),
+        _words_panel(live, style, st.session_state.get("w_word_search", "")),
+        _charts(live),
+    )
 
 
 def current_merge(live: state.Live, style: render.TokenStyle) -> None:
@@ -313,10 +353,14 @@ def current_merge(live: state.Live, style: render.TokenStyle) -> None:
         unit = " (bytes)" if trainer.config.unit == "byte" else ""
         if trainer.done and not trainer.records:
             # Step is disabled: say why instead of inviting a click
-            st.warning(f"No merge can be made: {_stop_reason(trainer)}. Every word stays as its characters{unit}; "
-                       "raise the number of merges or choose another corpus.")
+            st.warning(
+                f"No merge can be made: {_stop_reason(trainer)}. Every word stays as its characters{unit}; "
+                "raise the number of merges or choose another corpus."
+            )
         else:
-            st.info(f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge.")
+            st.info(
+                f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge."
+            )
         return
     record = trainer.records[live.view - 1]
     st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config, style=style)))
@@ -338,14 +382,21 @@ def _pair_panel(live: state.Live, pairs: tuple[PairStat, ...], style: render.Tok
         return render.panel("Pair counts now", done)
     table = render.pair_rows(pairs, style=style)
     if live.view < live.trained and trainer.records[live.view].compact:
-        return render.panel("Pair counts now", table, note=(
-            f"A long run keeps the full pair table for the first {trainer.records.full:,} steps only; this step kept "
-            "its winning pair (its count and the number of pairs tied with it are exact)."))
+        return render.panel(
+            "Pair counts now",
+            table,
+            note=(
+                f"A long run keeps the full pair table for the first {trainer.records.full:,} steps only; this step kept "
+                "its winning pair (its count and the number of pairs tied with it are exact)."
+            ),
+        )
     tied = sum(1 for p in pairs[1:] if p.count == pairs[0].count)
     rule = trainer.config.tie_break
     if tied:
-        caption = (f"{tied} pair(s) shown tie with the winner; tie-break {rule}: the winner is chosen because "
-                   f"{tie_rule_sentence(rule)}.")
+        caption = (
+            f"{tied} pair(s) shown tie with the winner; tie-break {rule}: the winner is chosen because "
+            f"{tie_rule_sentence(rule)}."
+        )
     else:
         caption = f"Green: merges next. Yellow: tied with it (tie-break {rule})."
     return render.panel("Pair counts now", table, caption)
@@ -369,14 +420,25 @@ def _words(live: state.Live, style: render.TokenStyle) -> str:
             word = word[:_WORD_CHARS]
         ids = now.encode_piece(word)
         changed = live.view > 0 and ids != before.encode_piece(word)
-        rows.append(render.word_row(word, now.tokens(ids), trainer.freqs[i], style=style, changed=changed,
-                                    highlight=[j for j, t in enumerate(ids) if t == new_id], note=note))
+        rows.append(
+            render.word_row(
+                word,
+                now.tokens(ids),
+                trainer.freqs[i],
+                style=style,
+                changed=changed,
+                highlight=[j for j, t in enumerate(ids) if t == new_id],
+                note=note,
+            )
+        )
     return "".join(rows)
 
 
 def _words_panel(live: state.Live, style: render.TokenStyle, query: str) -> str:
     body = _words(live, style)
-    caption = "The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token."
+    caption = (
+        "The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token."
+    )
     found = _lookup(live.tokenizer(live.view), query, style) if query.strip() else ""
     return render.panel("Words, segmented", body, caption) + found
 
@@ -397,7 +459,8 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
             body += "".join(
                 f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
                 f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
-                for s in steps[:40])
+                for s in steps[:40]
+            )
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
             note = f"{unknown} symbol(s) never appeared in the training corpus and became {tok.encoding.unk_token}."
@@ -414,7 +477,7 @@ def _lengths(live: state.Live, k: int) -> list[int]:
     byte = live.trainer.config.unit == "byte"
     known = live.memo.setdefault("token_lengths", {})
     out = []
-    for t in tok.vocab[tok.n_special:]:
+    for t in tok.vocab[tok.n_special :]:
         n = known.get(t)
         if n is None:
             n = known[t] = len(display_to_bytes(t)) if byte else len(t)
@@ -426,8 +489,12 @@ def _charts(live: state.Live) -> list[dict]:
     """The four charts' data at the step shown: tokens, compression, winning count, token lengths."""
     trainer = live.trainer
     assert trainer is not None
-    cols = charts.progress_columns(trainer.records, initial_tokens=trainer.initial_tokens,
-                                   corpus_bytes=trainer.corpus_bytes, corpus_chars=trainer.corpus_chars)
+    cols = charts.progress_columns(
+        trainer.records,
+        initial_tokens=trainer.initial_tokens,
+        corpus_bytes=trainer.corpus_bytes,
+        corpus_chars=trainer.corpus_chars,
+    )
     return live_view.chart_data(cols, live.view, lengths=_lengths(live, live.view), unit=trainer.config.unit)
 
 
@@ -445,7 +512,7 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
         shown = shown[-_HISTORY_MATCHES:]
     else:
         hi = min(live.trained, live.view + 2)
-        shown = records[max(0, hi - _HISTORY_WINDOW):hi]
+        shown = records[max(0, hi - _HISTORY_WINDOW) : hi]
         caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
     body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
     return render.panel("Merge history", body, caption)
@@ -455,20 +522,32 @@ def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     """The whole history in a scrollable grid, when the sidebar asks for it (20,000 rows cost
     ~0.1 s per rerun: built and sent only on request)."""
     if st.session_state.get("w_full_history"):
-        df = tables.history_table(live.trainer.records, live.view, st.session_state.get("w_history_search", ""),
-                                  newest_first=True, style=style)
+        df = tables.history_table(
+            live.trainer.records,
+            live.view,
+            st.session_state.get("w_history_search", ""),
+            newest_first=True,
+            style=style,
+        )
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
 def view_tools(live: state.Live) -> None:
     """The sidebar's tools for looking at the run (none of them retrains or redraws on a Step):
     a search of the history, a word look-up, the full history grid and the download."""
-    st.text_input("Search the history", key="w_history_search", placeholder="a token, e.g. th",
-                  help="Keeps the merges whose pair or new token contains this text.")
-    st.text_input("Look up a word", key="w_word_search", placeholder="type any word or phrase",
-                  help="Segments it with the tokenizer as of the step shown, merge by merge (under the words).")
-    st.toggle("Full history", key="w_full_history",
-              help="Every merge in a grid under the merge history.")
+    st.text_input(
+        "Search the history",
+        key="w_history_search",
+        placeholder="a token, e.g. th",
+        help="Keeps the merges whose pair or new token contains this text.",
+    )
+    st.text_input(
+        "Look up a word",
+        key="w_word_search",
+        placeholder="type any word or phrase",
+        help="Segments it with the tokenizer as of the step shown, merge by merge (under the words).",
+    )
+    st.toggle("Full history", key="w_full_history", help="Every merge in a grid under the merge history.")
     interop_view.download_area(live)
 
 
