@@ -49,7 +49,7 @@ import re
 import secrets
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -281,7 +281,7 @@ def winners(question: Question, answers: Sequence[Answer]) -> set[str]:
 
 
 def leaderboard(
-    members: Sequence[Member], questions: Sequence[Question], answers: dict[int, Sequence[Answer]]
+    members: Sequence[Member], questions: Sequence[Question], answers: Mapping[int, Sequence[Answer]]
 ) -> list[Standing]:
     """Points (one per question won), ties broken by the time the winning answers took (less is
     better), then by name.
@@ -410,8 +410,12 @@ class _Base:
     @staticmethod
     def _answering(question: Question | None, current: int | None) -> Question:
         if question is None or question.qid != current or question.state != "open":
-            raise RoomError("This question is closed: the teacher has stopped taking answers.")
+            raise _Base._closed()
         return question
+
+    @staticmethod
+    def _closed() -> RoomError:
+        return RoomError("This question is closed: the teacher has stopped taking answers.")
 
 
 # ---- SQLite ----------------------------------------------------------------------------------
@@ -1038,7 +1042,7 @@ class RedisRooms(_Base):
         if question is None:
             if self.get(code) is None:
                 raise self._no_room(code)
-            raise self._answering(None, None)
+            raise self._closed()
         checked = self._check_value(question, value)
         outcome = self._script("answer", code, [member_id, int(qid), checked])
         if outcome == "gone":
@@ -1046,7 +1050,7 @@ class RedisRooms(_Base):
         if outcome == "stranger":
             raise RoomError("You are not a member of this room: join it again with its code.")
         if outcome == "closed":
-            raise self._answering(None, None)
+            raise self._closed()
 
     def close_question(self, code: str, key: str, qid: int) -> Question:
         question = self._teacher_question(code, key, qid)

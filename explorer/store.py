@@ -929,9 +929,9 @@ def _redis_place(url: str) -> tuple[str, tuple[str, ...]]:
         raise StoreError(f"The app's store was given a URL that is not a Redis one; use {_REDIS_URL_FORMS}.")
     parts = urlsplit(url)
     raw = parts.password or ""
-    secrets = [unquote(raw), raw] if raw else []
-    secrets += [value for key, value in _query_pairs(parts.query) if key == "password" and value]
-    secrets = tuple(dict.fromkeys(secrets))
+    found = [unquote(raw), raw] if raw else []
+    found += [value for key, value in _query_pairs(parts.query) if key == "password" and value]
+    secrets = tuple(dict.fromkeys(found))
     if parts.scheme == "unix":
         return unquote(parts.path) or "(no socket path)", secrets
     try:

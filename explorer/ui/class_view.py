@@ -117,7 +117,7 @@ def room_run(code: str, view_json: str) -> RoomRun:
         choice = _room_corpus(link.corpus, problems)
         if problems:
             return RoomRun(None, "; ".join(problems))
-        mode = "sample" if link.big == "sample" else "step"
+        mode: state.Mode = "sample" if link.big == "sample" else "step"
         return RoomRun(state._build(choice, link.preset, link.config, mode))
     except ExplorerError as err:
         return RoomRun(None, str(err))
@@ -233,6 +233,18 @@ div.cls-code {font-size: 3.4rem; font-weight: 800; letter-spacing: .2em; line-he
 
 
 # ---- the panels, as the Train page draws them, at the room's step --------------------------------
+def _trainer(live: state.Live) -> Trainer:
+    """The trainer a room's view reads (a room's Live always has one)."""
+    assert live.trainer is not None
+    return live.trainer
+
+
+def _answer_of(question: Question) -> int:
+    """The right option's index, or the true count (set when the question is asked)."""
+    assert question.answer is not None
+    return question.answer
+
+
 def _hidden_pairs() -> str:
     return render.panel(
         "Pair counts now",
@@ -242,7 +254,7 @@ def _hidden_pairs() -> str:
 
 def _history(live: state.Live, style: render.TokenStyle) -> str:
     """The merges made so far, newest first (never the one trained ahead of the room's step)."""
-    records = live.trainer.records
+    records = _trainer(live).records
     shown = [records[i] for i in range(max(0, live.view - 12), live.view)]
     body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
     return render.panel("Merge history", body, f"{live.view:,} merges made in this room")
@@ -253,7 +265,7 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     style = train_view.token_style(live)
     train_view.current_merge(live, style)
     state.widget_default("w_top_k", 10)
-    trainer = live.trainer
+    trainer = _trainer(live)
     if quiz:
         pairs = _hidden_pairs()
     else:
@@ -562,7 +574,7 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
 
 
 def _default_sentence(live: state.Live) -> str:
-    words = [live.trainer.words[i] for i in live.top_words(6)]
+    words = [_trainer(live).words[i] for i in live.top_words(6)]
     return " ".join(w.strip() for w in words if w.strip())[:80] or "the lowest newest widest"
 
 
@@ -580,7 +592,7 @@ def _question_text(question: Question, style: render.TokenStyle) -> str:
 def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
     won = len(winners(question, answers))
     if question.kind == "merge":
-        right = _pair_html(question.options[question.answer], style)
+        right = _pair_html(question.options[_answer_of(question)], style)
         return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right</div>'
     return f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of {len(answers)}</div>'
 
@@ -713,7 +725,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
         else:
             won = member.id in winners(question, answers)
             right = (
-                "the pair " + " + ".join(render.token_text(t, style) for t in question.options[question.answer])
+                "the pair " + " + ".join(render.token_text(t, style) for t in question.options[_answer_of(question)])
                 if question.kind == "merge"
                 else f"{question.answer:,} tokens"
             )
