@@ -23,28 +23,26 @@ if chromium_path() is None:
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 
+def run_bench(*args: str) -> subprocess.CompletedProcess:
+    """bench/load.py with these options, bounded in time (its own --deadline is shorter)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "load.py"), *args], capture_output=True, text=True, timeout=150, cwd=ROOT
+    )
+
+
+def require_haproxy() -> None:
+    """Skip without Debian's haproxy, except in CI, where that is an error (.ci/run installs it)."""
+    try:
+        find_haproxy()
+    except ExplorerError:
+        if os.environ.get("CI"):
+            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)") from None
+        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+
+
 def test_a_small_classroom_steps_without_errors_or_leaks():
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "load.py"),
-            "--sessions",
-            "3",
-            "--seconds",
-            "4",
-            "--merges",
-            "60",
-            "--bursts",
-            "1",
-            "--browsers",
-            "1",
-            "--deadline",
-            "100",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        cwd=ROOT,
+    proc = run_bench(
+        "--sessions", "3", "--seconds", "4", "--merges", "60", "--bursts", "1", "--browsers", "1", "--deadline", "100"
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
@@ -60,42 +58,24 @@ def test_a_small_classroom_steps_without_errors_or_leaks():
     assert "run to end: 3 sessions pressed Run to end together; 3 reached their last step" in proc.stdout, report
 
 
-def require_haproxy() -> None:
-    """Skip without Debian's haproxy, except in CI, where that is an error (.ci/run installs it)."""
-    try:
-        find_haproxy()
-    except ExplorerError:
-        if os.environ.get("CI"):
-            raise RuntimeError("CI must install Debian's haproxy (see .ci/run)") from None
-        pytest.skip("haproxy is not installed (apt-get install haproxy)")
-
-
 def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leaks():
     require_haproxy()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "load.py"),
-            "--sessions",
-            "4",
-            "--servers",
-            "2",
-            "--proxy",
-            "--browsers",
-            "1",
-            "--seconds",
-            "4",
-            "--merges",
-            "60",
-            "--bursts",
-            "1",
-            "--deadline",
-            "100",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        cwd=ROOT,
+    proc = run_bench(
+        "--sessions",
+        "4",
+        "--servers",
+        "2",
+        "--proxy",
+        "--browsers",
+        "1",
+        "--seconds",
+        "4",
+        "--merges",
+        "60",
+        "--bursts",
+        "1",
+        "--deadline",
+        "100",
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
@@ -119,28 +99,20 @@ def test_a_small_class_follows_answers_once_and_sits_idle_without_errors():
     """``--class`` in a tiny room on SQLite: 3 protocol students and one Chromium student follow
     3 steps, the 3 answers are counted once each, the servers idle."""
     require_haproxy()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "load.py"),
-            "--class",
-            "--store",
-            "sqlite",
-            "--students",
-            "3",
-            "--steps",
-            "3",
-            "--browsers",
-            "1",
-            "--idle-seconds",
-            "3",
-            "--deadline",
-            "100",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=150,
-        cwd=ROOT,
+    proc = run_bench(
+        "--class",
+        "--store",
+        "sqlite",
+        "--students",
+        "3",
+        "--steps",
+        "3",
+        "--browsers",
+        "1",
+        "--idle-seconds",
+        "3",
+        "--deadline",
+        "100",
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
