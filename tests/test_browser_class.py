@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import time
 import urllib.request
 from urllib.parse import parse_qs, urlparse
 
@@ -73,6 +74,8 @@ class Browser:
         page.on("pageerror", lambda e: self.errors.append(f"{who}: {e}"))
         follow_runs(page)
         page.follow_requests = set()  # the page's requests to /room-rev still waiting for an answer
+        page.follow_urls = []  # every request to /room-rev the page made, in order
+        page.on("request", lambda r: "/room-rev" in r.url and page.follow_urls.append(r.url))
         page.on("request", lambda r: "/room-rev" in r.url and page.follow_requests.add(r))
         page.on("requestfinished", lambda r: page.follow_requests.discard(r))
         page.on("requestfailed", lambda r: page.follow_requests.discard(r))
@@ -370,4 +373,35 @@ def _lesson(b: Browser, url: str) -> float:
     idle(teacher, settle=0)
     teacher.wait_for_timeout(300)  # the columns and the slider take the new width
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1920x1080.png"))
+
+    # a hidden tab asks without being held (browsers keep six connections per server: background
+    # tabs must leave them to the visible one); it still follows, and is held again once shown
+    quiet = students[0]
+    set_visibility(quiet, "hidden")
+    since = len(quiet.follow_urls)
+    click(
+        teacher,
+        teacher.get_by_role("button", name="Step", exact=True),
+        until=teacher.get_by_text(re.compile(r"^Step 5 ·")),
+    )
+    visible(quiet, quiet.get_by_text(following(5)))
+    asked_hidden = quiet.follow_urls[since:]
+    assert asked_hidden and not any("seen=" in u for u in asked_hidden), asked_hidden
+    shown_at = len(quiet.follow_urls)
+    set_visibility(quiet, "visible")
+    deadline = time.monotonic() + FOLLOW_S
+    while not any("seen=" in u for u in quiet.follow_urls[shown_at:]) and time.monotonic() < deadline:
+        quiet.wait_for_timeout(100)
+    assert any("seen=" in u for u in quiet.follow_urls[shown_at:]), quiet.follow_urls[shown_at:]
     return code_px
+
+
+def set_visibility(page, state: str) -> None:
+    """Make the page's document report ``state`` ("hidden" or "visible"), as a tab in the background does."""
+    page.evaluate(
+        """(state) => {
+            Object.defineProperty(document, "visibilityState", {configurable: true, get: () => state});
+            document.dispatchEvent(new Event("visibilitychange"));
+        }""",
+        state,
+    )
