@@ -49,7 +49,7 @@ import re
 import secrets
 import time
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
@@ -414,6 +414,10 @@ class _Base:
         return question
 
     @staticmethod
+    def _never_asked() -> RoomError:
+        return RoomError("That question was never asked in this room.")
+
+    @staticmethod
     def _closed() -> RoomError:
         return RoomError("This question is closed: the teacher has stopped taking answers.")
 
@@ -657,7 +661,7 @@ class SqliteRooms(_Base):
             room = self._teacher_room(conn, code, key)
             question = self._question(conn, room.code, qid)
             if question is None:
-                raise RoomError("That question was never asked in this room.")
+                raise self._never_asked()
             if question.state == "open":
                 question = dataclasses.replace(question, state="closed")
                 self._put_question(conn, room.code, question)
@@ -671,7 +675,7 @@ class SqliteRooms(_Base):
             room = self._teacher_room(conn, code, key)
             question = self._question(conn, room.code, qid)
             if question is None:
-                raise RoomError("That question was never asked in this room.")
+                raise self._never_asked()
             if question.state != "revealed":
                 self._put_question(conn, room.code, dataclasses.replace(question, state="revealed"))
                 self._bump(conn, room.code, rev=1, tally=1, step=max(room.step, question.step + question.merges))
@@ -801,68 +805,39 @@ return touched(tonumber(ARGV[7]))
 )
 
 
+_LUA = {"create": _LUA_CREATE, "join": _LUA_JOIN, "answer": _LUA_ANSWER, "teach": _LUA_TEACH}
+
+
 class RedisRooms(_Base):
     """Rooms on a Redis server, for app processes on several machines. The checks that decide
     a write (the room alive, the key, the question open, the name free) run inside the write's
     Lua script, so two servers answering at once cannot both pass a check the other changes."""
 
-    def __init__(
-        self,
-        url: str,
-        *,
-        prefix: str = "bpe-explorer:",
-        limits: Limits | None = None,
-        clock: Callable[[], float] = time.time,
-    ):
+    def __init__(self, store, *, limits: Limits | None = None, clock: Callable[[], float] = time.time):
         super().__init__(limits=limits, clock=clock)
-        self.url = url
-        self.prefix = prefix
-        self._client = None
-        self._pid = os.getpid()
+        self.store = store  # a RedisStore: its clients, its prefix, its errors (StoreError, no password)
+        self.prefix = store.prefix
         self._scripts: dict[str, Any] = {}
 
     def close(self) -> None:
-        client, self._client = self._client, None
-        if client is not None and self._pid == os.getpid():
-            with contextlib.suppress(Exception):
-                client.close()
+        self.store.close()
 
     # -- plumbing --
-    def _redis(self):
-        if self._client is None or self._pid != os.getpid():
-            import redis
-
-            self._client = redis.Redis.from_url(
-                self.url, decode_responses=True, socket_timeout=10, socket_connect_timeout=5, health_check_interval=30
-            )
-            self._pid = os.getpid()
-            self._scripts = {
-                name: self._client.register_script(body)
-                for name, body in (
-                    ("create", _LUA_CREATE),
-                    ("join", _LUA_JOIN),
-                    ("answer", _LUA_ANSWER),
-                    ("teach", _LUA_TEACH),
-                )
-            }
-        return self._client
-
-    @contextlib.contextmanager
-    def _errors(self) -> Iterator[None]:
-        import redis
-
-        try:
-            yield
-        except redis.RedisError as err:
-            where = self.url.rsplit("@", 1)[-1]  # never a password
-            raise RoomError(f"The rooms' store (Redis at {where}) failed ({type(err).__name__}); try again.") from err
+    def _call(self, op: Callable[[Any], Any]) -> Any:
+        """``op`` on the store's client that replies in str."""
+        return self.store._call(lambda client, _: op(client), text=True)
 
     def _script(self, name: str, code: str, args: Sequence[object]) -> str:
         """Run a script on the room: code, now, ttl and the idle limit first, then ``args``."""
         head = [normalize_code(code), repr(self.clock()), self._ttl, self.limits.idle_seconds]
-        with self._errors():
-            self._redis()
-            return self._scripts[name](keys=[self._index, self._key(code)], args=[str(a) for a in (*head, *args)])
+
+        def op(client) -> str:
+            if name not in self._scripts:  # a script object is bound to no connection: client= picks one
+                self._scripts[name] = client.register_script(_LUA[name])
+            keys, argv = [self._index, self._key(code)], [str(a) for a in (*head, *args)]
+            return self._scripts[name](keys=keys, args=argv, client=client)
+
+        return self._call(op)
 
     @property
     def _index(self) -> str:
@@ -876,8 +851,7 @@ class RedisRooms(_Base):
         return int(self.limits.idle_seconds) + 3600
 
     def _fields(self, code: str) -> dict[str, str] | None:
-        with self._errors():
-            raw = self._redis().hgetall(self._key(code))
+        raw = self._call(lambda client: client.hgetall(self._key(code)))
         if not raw or self._expired(float(raw["active"])):
             return None
         return raw
@@ -895,12 +869,17 @@ class RedisRooms(_Base):
             float(raw["active"]),
         )
 
-    def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
+    def _teacher_fields(self, code: str, key: str | None) -> dict[str, str]:
+        """The room's fields, read for the holder of its key."""
         raw = self._fields(code)
         if raw is None:
             raise self._no_room(code)
         if not _key_matches(key, raw["key_hash"]):
             raise self._not_teacher()
+        return raw
+
+    def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
+        """A teacher's change: its script checks the room and the key where it writes."""
         args: list[object] = [_hash_key(key or ""), rev, tally]
         for name, value in fields.items():
             args += [name, value]
@@ -911,19 +890,14 @@ class RedisRooms(_Base):
             raise self._not_teacher()
 
     def _teacher_question(self, code: str, key: str | None, qid: int) -> Question:
-        raw = self._fields(code)
-        if raw is None:
-            raise self._no_room(code)
-        if not _key_matches(key, raw["key_hash"]):
-            raise self._not_teacher()
+        self._teacher_fields(code, key)
         question = self.question(code, qid)
         if question is None:
-            raise RoomError("That question was never asked in this room.")
+            raise self._never_asked()
         return question
 
     def _put_question(self, code: str, question: Question) -> None:
-        with self._errors():
-            self._redis().hset(self._key(code, "questions"), str(question.qid), question.to_json())
+        self._call(lambda client: client.hset(self._key(code, "questions"), str(question.qid), question.to_json()))
 
     # -- the interface --
     def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
@@ -943,8 +917,7 @@ class RedisRooms(_Base):
         return None if raw is None else self._room_of(code, raw)
 
     def revs(self, code: str) -> tuple[int, int] | None:
-        with self._errors():
-            rev, tally, active = self._redis().hmget(self._key(code), "rev", "tally", "active")
+        rev, tally, active = self._call(lambda client: client.hmget(self._key(code), "rev", "tally", "active"))
         if rev is None or self._expired(float(active)):
             return None
         return int(rev), int(tally)
@@ -954,11 +927,9 @@ class RedisRooms(_Base):
         return raw is not None and _key_matches(key, raw["key_hash"])
 
     def set_step(self, code: str, key: str, step: int) -> Room:
-        room = self.get(code)
-        if room is not None and room.step == int(step):
-            if not self.is_teacher(code, key):
-                raise self._not_teacher()
-            return room
+        raw = self._teacher_fields(code, key)
+        if int(raw["step"]) == int(step):
+            return self._room_of(code, raw)
         self._teach(code, key, rev=1, tally=0, step=int(step))
         return self._must(code)
 
@@ -974,8 +945,7 @@ class RedisRooms(_Base):
             raise self._no_room(code)
         taken: set[str] = set()
         while True:
-            with self._errors():
-                taken |= set(self._redis().hkeys(self._key(code, "names")))
+            taken |= set(self._call(lambda client: client.hkeys(self._key(code, "names"))))
             kept = _suffixed(name, taken)
             member = Member(secrets.token_urlsafe(16), kept, self.clock())
             body = json.dumps({"name": kept, "joined": member.joined}, ensure_ascii=False)
@@ -991,8 +961,7 @@ class RedisRooms(_Base):
     def member(self, code: str, member_id: str) -> Member | None:
         if not member_id or self.get(code) is None:
             return None
-        with self._errors():
-            body = self._redis().hget(self._key(code, "members"), member_id)
+        body = self._call(lambda client: client.hget(self._key(code, "members"), member_id))
         if body is None:
             return None
         raw = json.loads(body)
@@ -1001,8 +970,7 @@ class RedisRooms(_Base):
     def members(self, code: str) -> list[Member]:
         if self.get(code) is None:
             raise self._no_room(code)
-        with self._errors():
-            raw = self._redis().hgetall(self._key(code, "members"))
+        raw = self._call(lambda client: client.hgetall(self._key(code, "members")))
         out = [
             Member(mid, body["name"], float(body["joined"]))
             for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
@@ -1010,24 +978,19 @@ class RedisRooms(_Base):
         return sorted(out, key=lambda m: (m.joined, m.name))
 
     def seen(self, code: str, member_id: str) -> None:
-        with self._errors():
-            client = self._redis()
+        def op(client) -> None:
             if client.hexists(self._key(code, "members"), member_id):
                 client.zadd(self._key(code, "seen"), {member_id: self.clock()})
 
+        self._call(op)
+
     def present(self, code: str) -> int:
-        with self._errors():
-            return int(self._redis().zcount(self._key(code, "seen"), self.clock() - PRESENT_S, "+inf"))
+        return int(self._call(lambda client: client.zcount(self._key(code, "seen"), self.clock() - PRESENT_S, "+inf")))
 
     def ask(self, code: str, key: str, question: Question) -> Question:
         self._check_question(question)
-        raw = self._fields(code)
-        if raw is None:
-            raise self._no_room(code)
-        if not _key_matches(key, raw["key_hash"]):
-            raise self._not_teacher()
-        with self._errors():
-            qid = int(self._redis().hincrby(self._key(code), "qids", 1))
+        raw = self._teacher_fields(code, key)
+        qid = int(self._call(lambda client: client.hincrby(self._key(code), "qids", 1)))
         if raw.get("question"):
             old = self.question(code, int(raw["question"]))
             if old is not None and old.state == "open":  # closed unrevealed: it scores nothing
@@ -1071,18 +1034,15 @@ class RedisRooms(_Base):
         return self._must(code)
 
     def question(self, code: str, qid: int) -> Question | None:
-        with self._errors():
-            body = self._redis().hget(self._key(code, "questions"), str(int(qid)))
+        body = self._call(lambda client: client.hget(self._key(code, "questions"), str(int(qid))))
         return None if body is None else Question.from_json(body)
 
     def questions(self, code: str) -> list[Question]:
-        with self._errors():
-            raw = self._redis().hvals(self._key(code, "questions"))
+        raw = self._call(lambda client: client.hvals(self._key(code, "questions")))
         return sorted((Question.from_json(body) for body in raw), key=lambda q: q.qid)
 
     def answers(self, code: str, qid: int) -> list[Answer]:
-        with self._errors():
-            raw = self._redis().hgetall(self._key(code, f"answers:{int(qid)}"))
+        raw = self._call(lambda client: client.hgetall(self._key(code, f"answers:{int(qid)}")))
         out = [
             Answer(mid, int(body["value"]), float(body["at"]))
             for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
@@ -1092,8 +1052,8 @@ class RedisRooms(_Base):
     def purge(self) -> int:
         """Forget the rooms idle past the limit (Redis also expires their keys by itself)."""
         cutoff = self.clock() - self.limits.idle_seconds
-        with self._errors():
-            client = self._redis()
+
+        def op(client) -> int:
             gone = client.zrangebyscore(self._index, "-inf", cutoff)
             for code in gone:
                 room = self._key(code)
@@ -1104,12 +1064,13 @@ class RedisRooms(_Base):
                     *(f"{room}:answers:{q}" for q in range(1, qids + 1)),
                 )
                 client.zrem(self._index, code)
-        return len(gone)
+            return len(gone)
+
+        return self._call(op)
 
 
 def rooms_for(store) -> Rooms:
     """The rooms kept in the same place as ``store``'s files: its SQLite file, or its Redis."""
-    url = getattr(store, "url", None)
-    if url is not None:
-        return RedisRooms(url, prefix=getattr(store, "prefix", "bpe-explorer:"))
-    return SqliteRooms(store)
+    from .store import RedisStore
+
+    return RedisRooms(store) if isinstance(store, RedisStore) else SqliteRooms(store)

@@ -765,6 +765,7 @@ class RedisStore:
         self.session_quota = int(session_quota)
         self._lock = threading.Lock()  # guards making the client; the client itself is thread-safe
         self._client: redis.Redis | None = None
+        self._text_client: redis.Redis | None = None
         self._scripts: dict[str, Any] = {}
         self._pid = os.getpid()
 
@@ -854,27 +855,34 @@ class RedisStore:
     def close(self) -> None:
         """Close the client's connections (the next call makes a new client)."""
         with self._lock:
-            client, self._client, self._scripts = self._client, None, {}
-            if client is not None and self._pid == os.getpid():
-                with contextlib.suppress(self._redis.RedisError, OSError):
-                    client.close()
+            clients = (self._client, self._text_client)
+            self._client, self._text_client, self._scripts = None, None, {}
+            for client in clients:
+                if client is not None and self._pid == os.getpid():
+                    with contextlib.suppress(self._redis.RedisError, OSError):
+                        client.close()
 
     # -- the client ----------------------------------------------------------------------------
 
-    def _connection(self) -> tuple[redis.Redis, dict[str, Any]]:
-        """The client and its scripts, made on first use, after :meth:`close` and in a forked
-        child (which must not share its parent's sockets)."""
+    def _connection(self, *, text: bool = False) -> tuple[redis.Redis, dict[str, Any]]:
+        """The client and the store's scripts, made on first use, after :meth:`close` and in a
+        forked child (which must not share its parent's sockets). ``text``: a second client
+        whose replies are str, for the rooms kept beside the files (``explorer.rooms``)."""
         with self._lock:
             if self._pid != os.getpid():
-                self._client, self._scripts, self._pid = None, {}, os.getpid()
+                self._client, self._text_client, self._scripts, self._pid = None, None, {}, os.getpid()
             if self._client is None:
                 self._client = self._new_client()
                 self._scripts = {
                     name: self._client.register_script(_LUA_COMMON + body) for name, body in _LUA_SCRIPTS.items()
                 }
+            if text:
+                if self._text_client is None:
+                    self._text_client = self._new_client(decode_responses=True)
+                return self._text_client, self._scripts
             return self._client, self._scripts
 
-    def _new_client(self) -> redis.Redis:
+    def _new_client(self, *, decode_responses: bool = False) -> redis.Redis:
         """A client for the URL (connecting later, on its first command); options given in the
         URL's query (``?socket_timeout=...``) win over the defaults here."""
         retry = self._redis.retry.Retry(
@@ -882,16 +890,21 @@ class RedisStore:
         )
         try:
             return self._redis.Redis.from_url(
-                self.url, socket_connect_timeout=_REDIS_CONNECT_TIMEOUT_S, socket_timeout=_REDIS_TIMEOUT_S, retry=retry
+                self.url,
+                socket_connect_timeout=_REDIS_CONNECT_TIMEOUT_S,
+                socket_timeout=_REDIS_TIMEOUT_S,
+                retry=retry,
+                decode_responses=decode_responses,
             )
         except ValueError as err:
             raise StoreError(
                 f"The Redis URL of the app's store is malformed ({_scrub(str(err), self._secrets)})."
             ) from err
 
-    def _call(self, op: Callable[[redis.Redis, dict[str, Any]], T]) -> T:
-        """``op`` on the client and its scripts; any redis error leaves as a StoreError."""
-        client, scripts = self._connection()
+    def _call(self, op: Callable[[redis.Redis, dict[str, Any]], T], *, text: bool = False) -> T:
+        """``op`` on the client (``text``: the one replying in str) and the store's scripts; any
+        redis error leaves as a StoreError."""
+        client, scripts = self._connection(text=text)
         try:
             return op(client, scripts)
         except self._redis.RedisError as err:

@@ -4,6 +4,7 @@ one machine) and Redis (Debian's redis-server on a loopback port). Every test ru
 from __future__ import annotations
 
 import multiprocessing
+import socket
 import uuid
 
 import pytest
@@ -23,7 +24,7 @@ from explorer.rooms import (
     leaderboard,
     merge_options,
 )
-from explorer.store import SqliteStore
+from explorer.store import RedisStore, SqliteStore, StoreError
 
 HOSTILE = "<img src=x onerror=alert(1)> **bold** $x$"
 
@@ -49,7 +50,7 @@ def make_rooms(backend: str, where: str, *, limits: Limits, clock=None, prefix: 
     extra = {} if clock is None else {"clock": clock}
     if backend == "sqlite":
         return SqliteRooms(SqliteStore(where, cap_bytes=2**20, session_quota=2**20), limits=limits, **extra)
-    return RedisRooms(where, prefix=prefix, limits=limits, **extra)
+    return RedisRooms(RedisStore(where, cap_bytes=2**20, session_quota=2**20, prefix=prefix), limits=limits, **extra)
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -285,4 +286,16 @@ def test_answers_from_two_processes_at_once_are_counted_once_each(backend):
     answers = rooms.answers(room.code, 1)
     assert sorted(a.member for a in answers) == sorted(members)  # 30 answers: none lost, none twice
     assert {a.member: a.value for a in answers} == {m: (rounds - 1 + len(m)) % 4 for m in members}
+    rooms.close()
+
+
+def test_an_unreachable_redis_gives_a_sentence_without_its_password():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nobody listens once the socket is closed
+    store = RedisStore(f"redis://127.0.0.1:{port}/0?password=s3cret-pw", cap_bytes=2**20, session_quota=2**20)
+    rooms = RedisRooms(store, limits=Limits())
+    with pytest.raises(StoreError) as caught:
+        rooms.get("ABCDEF")
+    assert f"127.0.0.1:{port}" in str(caught.value) and "s3cret-pw" not in str(caught.value)
     rooms.close()
