@@ -23,6 +23,7 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -123,6 +124,10 @@ def room_run(code: str, view_json: str) -> RoomRun:
         return RoomRun(None, str(err))
 
 
+def _run_of(room: Room) -> RoomRun:
+    return room_run(room.code, json.dumps(room.view, sort_keys=True))
+
+
 def _room_live(run: RoomRun, room: Room) -> state.Live:
     """This session's view of the shared trainer at the room's step (its caches kept while the
     room's trainer stays the same)."""
@@ -165,6 +170,11 @@ def _qr_png(url: str) -> bytes:
 
 
 # ---- HTML pieces (every string from a user or a corpus escaped) ---------------------------------
+def _pair_text(pair: tuple[str, str], style: render.TokenStyle) -> str:
+    """A pair as plain text (button labels, sentences): ``e + s``."""
+    return " + ".join(render.token_text(t, style) for t in pair)
+
+
 def _pair_html(pair: tuple[str, str], style: render.TokenStyle) -> str:
     left, right = pair
     return f"{render.chips([left], style=style)} + {render.chips([right], style=style)}"
@@ -370,11 +380,16 @@ def _lobby(code: str | None) -> None:
 
 
 # ---- the teacher ---------------------------------------------------------------------------------
-def _set_step(code: str, key: str, step: int) -> None:
+def _attempt(action: Callable[..., object], *args: object) -> None:
+    """A button's action on the room; what the room refuses is said on the next run."""
     try:
-        rooms().set_step(code, key, max(0, step))
+        action(*args)
     except ExplorerError as err:
         st.session_state["class_error"] = str(err)
+
+
+def _set_step(code: str, key: str, step: int) -> None:
+    _attempt(rooms().set_step, code, key, max(0, step))
 
 
 def _step_by(code: str, key: str, n: int) -> None:
@@ -389,71 +404,53 @@ def _on_slider(code: str, key: str) -> None:
     _set_step(code, key, int(st.session_state["w_class_step"]))
 
 
-def _ask_merge(code: str, key: str) -> None:
-    room = rooms().get(code)
-    if room is None:
-        return
-    run = room_run(code, json.dumps(room.view, sort_keys=True))
+def _merge_question(room: Room, run: RoomRun) -> Question:
+    """Which pair merges next, among the true next merge and the next most frequent pairs."""
     trainer = run.at(room.step)
-    try:
-        if room.step >= len(trainer.records):
-            raise RoomError("Training has finished: no merge is left to guess.")
-        record = trainer.records[room.step]
-        if record.compact:
-            raise RoomError("This step kept only its winning pair, not the pair table a question needs.")
-        options, counts, right = merge_options(
-            [(p.left, p.right, p.count) for p in record.top_pairs], seed=secrets.token_hex(8)
-        )
-        show = st.session_state.get("w_class_counts", "read the table") == "read the table"
-        rooms().ask(
-            code, key, Question(0, "merge", room.step, options=options, counts=counts, show_counts=show, answer=right)
-        )
-        st.session_state["class_playing"] = False
-    except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+    if room.step >= len(trainer.records):
+        raise RoomError("Training has finished: no merge is left to guess.")
+    record = trainer.records[room.step]
+    if record.compact:
+        raise RoomError("This step kept only its winning pair, not the pair table a question needs.")
+    options, counts, right = merge_options(
+        [(p.left, p.right, p.count) for p in record.top_pairs], seed=secrets.token_hex(8)
+    )
+    show = st.session_state.get("w_class_counts", "read the table") == "read the table"
+    return Question(0, "merge", room.step, options=options, counts=counts, show_counts=show, answer=right)
 
 
-def _ask_count(code: str, key: str) -> None:
-    room = rooms().get(code)
-    if room is None:
-        return
+def _count_question(room: Room, run: RoomRun) -> Question:
+    """How many tokens the teacher's sentence has after the next N merges."""
     sentence = str(st.session_state.get("w_class_sentence", "")).strip()[:MAX_SENTENCE]
     n = int(st.session_state.get("w_class_ahead", 10))
-    run = room_run(code, json.dumps(room.view, sort_keys=True))
-    try:
-        if not sentence:
-            raise RoomError("Type the sentence whose tokens the class should count.")
-        trainer = run.at(room.step + n - 1)
-        n = min(n, len(trainer.records) - room.step)
-        if n < 1:
-            raise RoomError("Training has finished: no merge is left to count ahead.")
-        answer = len(trainer.tokenizer(room.step + n).encode(sentence))
-        rooms().ask(code, key, Question(0, "count", room.step, sentence=sentence, merges=n, answer=answer))
-        st.session_state["class_playing"] = False
-    except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+    if not sentence:
+        raise RoomError("Type the sentence whose tokens the class should count.")
+    trainer = run.at(room.step + n - 1)
+    n = min(n, len(trainer.records) - room.step)
+    if n < 1:
+        raise RoomError("Training has finished: no merge is left to count ahead.")
+    answer = len(trainer.tokenizer(room.step + n).encode(sentence))
+    return Question(0, "count", room.step, sentence=sentence, merges=n, answer=answer)
 
 
-def _close(code: str, key: str, qid: int) -> None:
-    try:
-        rooms().close_question(code, key, qid)
-    except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+def _ask(code: str, key: str, build: Callable[[Room, RoomRun], Question]) -> None:
+    def ask() -> None:
+        room = rooms().get(code)
+        if room is not None:
+            rooms().ask(code, key, build(room, _run_of(room)))
+            st.session_state["class_playing"] = False
+
+    _attempt(ask)
 
 
-def _reveal(code: str, key: str, qid: int) -> None:
-    try:
-        rooms().reveal(code, key, qid)
-    except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+def _current(room: Room) -> Question | None:
+    """The room's current question (None before the first)."""
+    return rooms().question(room.code, room.question) if room.question else None
 
 
-def _pending(room: Room) -> Question | None:
-    """The current question while it is not revealed (the pair table stays hidden then)."""
-    if room.question is None:
-        return None
-    question = rooms().question(room.code, room.question)
-    return question if question is not None and question.state != "revealed" else None
+def _hides_pairs(current: Question | None) -> bool:
+    """A question not yet revealed hides the pair table (and what would give its answer away)."""
+    return current is not None and current.state != "revealed"
 
 
 def _standings(room: Room):
@@ -526,20 +523,19 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
             help="Move the class to any step trained so far (everyone follows).",
         )
     live = _room_live(run, room)
-    pending = _pending(room)
+    current = _current(room)
     quiz, board = st.columns([3, 2], gap="medium")
     with quiz:
-        _teacher_question(room, key, live, pending, present)
+        _teacher_question(room, key, live, current, present)
     with board:
         st.markdown("**Leaderboard**")
         st.html(_board_html(_standings(room)))
-    _panels(live, quiz=pending is not None, key="class_panels_t")
+    _panels(live, quiz=_hides_pairs(current), key="class_panels_t")
 
 
-def _teacher_question(room: Room, key: str, live: state.Live, pending: Question | None, present: int) -> None:
+def _teacher_question(room: Room, key: str, live: state.Live, current: Question | None, present: int) -> None:
     code = room.code
     style = train_view.token_style(live)
-    current = rooms().question(code, room.question) if room.question else None
     if current is not None:
         answers = rooms().answers(code, current.qid)
         # the question, then its buttons, then the bars: Reveal stays on a 1280x720 first screen
@@ -547,8 +543,19 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
         if current.state != "revealed":
             row = st.container(horizontal=True, gap="small")
             if current.state == "open":
-                row.button("Close answers", key="class_close", on_click=_close, args=(code, key, current.qid))
-            row.button("Reveal", key="class_reveal", type="primary", on_click=_reveal, args=(code, key, current.qid))
+                row.button(
+                    "Close answers",
+                    key="class_close",
+                    on_click=_attempt,
+                    args=(rooms().close_question, code, key, current.qid),
+                )
+            row.button(
+                "Reveal",
+                key="class_reveal",
+                type="primary",
+                on_click=_attempt,
+                args=(rooms().reveal, code, key, current.qid),
+            )
         else:
             st.html(_reveal_html(current, answers, style))
         st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
@@ -556,7 +563,9 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
             return
     with st.container(border=True):
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-        row.button("Ask: which pair merges next?", key="class_ask_merge", on_click=_ask_merge, args=(code, key))
+        row.button(
+            "Ask: which pair merges next?", key="class_ask_merge", on_click=_ask, args=(code, key, _merge_question)
+        )
         row.radio(
             "Counts",
             ["read the table", "intuition"],
@@ -570,7 +579,9 @@ def _teacher_question(room: Room, key: str, live: state.Live, pending: Question 
         row.text_input("Sentence", key="w_class_sentence", max_chars=MAX_SENTENCE, width=320)
         state.widget_default("w_class_ahead", 10)
         row.number_input("merges ahead", 1, 1000, key="w_class_ahead", width=120)
-        row.button("Ask: how many tokens after them?", key="class_ask_count", on_click=_ask_count, args=(code, key))
+        row.button(
+            "Ask: how many tokens after them?", key="class_ask_count", on_click=_ask, args=(code, key, _count_question)
+        )
 
 
 def _default_sentence(live: state.Live) -> str:
@@ -598,15 +609,8 @@ def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
 
 
 # ---- a student -----------------------------------------------------------------------------------
-def _answer(code: str, member: str, qid: int, value: int) -> None:
-    try:
-        rooms().answer(code, member, qid, value)
-    except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
-
-
 def _answer_count(code: str, member: str, qid: int) -> None:
-    _answer(code, member, qid, int(st.session_state.get(f"w_class_guess_{qid}", 0)))
+    _attempt(rooms().answer, code, member, qid, int(st.session_state.get(f"w_class_guess_{qid}", 0)))
 
 
 def _step_ahead(run: RoomRun, room: Room) -> None:
@@ -630,8 +634,8 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         return
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
-    pending = _pending(room)
-    if pending is not None:
+    current = _current(room)
+    if _hides_pairs(current):
         st.session_state.pop(_OWN, None)  # stepping on would show the answer: back to following
     own = st.session_state.get(_OWN)
     own_live = own[1] if own is not None and own[0] == code else None
@@ -646,7 +650,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
             key="class_own",
             on_click=_step_ahead,
             args=(run, room),
-            disabled=pending is not None,
+            disabled=_hides_pairs(current),
             help="Your own copy of the room's training to step through; not while a question is open.",
         )
     else:
@@ -659,10 +663,9 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         row.button("Follow the teacher", key="class_follow", on_click=_follow_again)
     _show_error()
     live = own_live or _room_live(run, room)
-    current = rooms().question(code, room.question) if room.question else None
     if current is not None:
         _student_question(room, member, current, live)
-    _panels(live, quiz=pending is not None, key="class_panels_s")
+    _panels(live, quiz=_hides_pairs(current), key="class_panels_s")
 
 
 def _student_question(room: Room, member: Member, question: Question, live: state.Live) -> None:
@@ -675,15 +678,15 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
             if question.state == "open":
                 row = st.container(horizontal=True, gap="small")
                 for i, pair in enumerate(question.options):
-                    label = " + ".join(render.token_text(t, style) for t in pair)
+                    label = _pair_text(pair, style)
                     if question.show_counts:
                         label += f" ({question.counts[i]:,})"
                     row.button(
                         render.md_text(label),
                         key=f"class_opt_{question.qid}_{i}",
                         type="primary" if mine is not None and mine.value == i else "secondary",
-                        on_click=_answer,
-                        args=(room.code, member.id, question.qid, i),
+                        on_click=_attempt,
+                        args=(rooms().answer, room.code, member.id, question.qid, i),
                     )
             else:
                 st.html(
@@ -725,7 +728,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
         else:
             won = member.id in winners(question, answers)
             right = (
-                "the pair " + " + ".join(render.token_text(t, style) for t in question.options[_answer_of(question)])
+                "the pair " + _pair_text(question.options[_answer_of(question)], style)
                 if question.kind == "merge"
                 else f"{question.answer:,} tokens"
             )
@@ -738,7 +741,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
 
 def _answer_label(question: Question, value: int, style: render.TokenStyle) -> str:
     if question.kind == "merge":
-        return render.md_text(" + ".join(render.token_text(t, style) for t in question.options[value]))
+        return render.md_text(_pair_text(question.options[value], style))
     return f"{value:,} tokens"
 
 
@@ -780,7 +783,7 @@ def class_page() -> None:
             _lobby(None)
             return
         key, member_id = params.get("key"), params.get("member")
-        run = room_run(room.code, json.dumps(room.view, sort_keys=True))
+        run = _run_of(room)
         if run.error or run.trainer is None:
             st.error(render.md_text(f"The room's corpus cannot be opened: {run.error}"))
             return
