@@ -877,14 +877,41 @@ async def run(args, out: Printer, res: Results, specs, refs, urls: list[str], mo
         await asyncio.gather(*(s.close() for s in sessions))
 
 
+def time_left(deadline: float):
+    """``left(limit)``: a wait's timeout, ``limit`` at most and never past the run's deadline (1 s at least)."""
+
+    def left(limit: float) -> float:
+        return max(1.0, min(limit, deadline - time.monotonic()))
+
+    return left
+
+
+def start_worker(res, ctx, target, args: tuple, name: str):
+    """The browsers' process, started (and kept in ``res`` to be stopped at the end)."""
+    worker = ctx.Process(target=target, args=args, name=name, daemon=True)
+    worker.start()
+    res.worker = worker
+    return worker
+
+
+async def open_all(sessions, timeout: float, what: str) -> list[float | None]:
+    """Open every protocol page at once; each one's time to open, None (and its error) when it did not."""
+
+    async def open_one(s) -> float | None:
+        try:
+            return await s.open(timeout)
+        except Exception as exc:  # noqa: BLE001 - counted as an error
+            s.error(f"could not open {what}: {exc!r}")
+            return None
+
+    return await asyncio.gather(*(open_one(s) for s in sessions))
+
+
 async def _phases(
     args, out: Printer, res: Results, specs, refs, urls: list[str], monitor: ServerMonitor, sessions
 ) -> None:
     errors = res.errors
-    deadline = args._deadline
-
-    def left(limit: float) -> float:
-        return max(1.0, min(limit, deadline - time.monotonic()))
+    left = time_left(args._deadline)
 
     # browsers: their own process, loading their pages while the protocol sessions open
     browser_specs = session_specs(len(specs) + args.browsers, args.merges)[len(specs) :]
@@ -892,24 +919,12 @@ async def _phases(
     if args.browsers:
         ctx = multiprocessing.get_context("spawn")
         results_q, go, go_at = ctx.Queue(), ctx.Event(), ctx.Value("d", 0.0)
-        worker = ctx.Process(
-            target=browser_worker,
-            args=(urls, browser_specs, results_q, go, go_at, args.seconds),
-            name="load-browsers",
-            daemon=True,
+        worker = start_worker(
+            res, ctx, browser_worker, (urls, browser_specs, results_q, go, go_at, args.seconds), "load-browsers"
         )
-        worker.start()
-        res.worker = worker
 
     # 2. open every session at once
-    async def open_one(s: Session) -> float | None:
-        try:
-            return await s.open(left(OPEN_TIMEOUT))
-        except Exception as exc:  # noqa: BLE001 - counted as an error
-            s.error(f"could not open the Train link: {exc!r}")
-            return None
-
-    opened = await asyncio.gather(*(open_one(s) for s in sessions))
+    opened = await open_all(sessions, left(OPEN_TIMEOUT), "the Train link")
     live = [s for s, t in zip(sessions, opened) if t is not None]
     bad_start = [s for s in live if s.status.step != 0]
     for s in bad_start:
@@ -955,7 +970,7 @@ async def _phases(
                 skipped += 1
                 continue
             await asyncio.sleep(at - time.monotonic())
-            if time.monotonic() > deadline or await s.step("steady", left(STEP_TIMEOUT)) is None:
+            if time.monotonic() > args._deadline or await s.step("steady", left(STEP_TIMEOUT)) is None:
                 return
 
     await asyncio.sleep(max(0.0, start - time.monotonic() - 0.05))
@@ -1005,7 +1020,7 @@ async def _phases(
     c0 = monitor.cpu()
     for _ in range(args.bursts):
         await asyncio.sleep(2.0)
-        if time.monotonic() > deadline - STEP_TIMEOUT:
+        if time.monotonic() > args._deadline - STEP_TIMEOUT:
             break
         at = time.monotonic() + 0.5
         sent: list[float] = []
@@ -1045,7 +1060,7 @@ async def _phases(
     running = True
 
     async def step_beside(s: Session) -> None:
-        while running and time.monotonic() < deadline - STEP_TIMEOUT:
+        while running and time.monotonic() < args._deadline - STEP_TIMEOUT:
             t0 = time.monotonic()
             if await s.step("beside", left(STEP_TIMEOUT)) is None:
                 return
@@ -1523,10 +1538,8 @@ async def class_phases(
     browser_members,
     redis_pid: int | None,
 ) -> None:
-    errors, deadline = res.errors, args._deadline
-
-    def left(limit: float) -> float:
-        return max(1.0, min(limit, deadline - time.monotonic()))
+    errors = res.errors
+    left = time_left(args._deadline)
 
     code = room.code
     teacher = ClassSession(
@@ -1589,24 +1602,12 @@ async def _class_run(
         ctx = multiprocessing.get_context("spawn")
         results_q, stop = ctx.Queue(), ctx.Event()
         paths = [f"/Class?{urllib.parse.urlencode({'room': code, 'member': m.id})}" for m in browser_members]
-        worker = ctx.Process(
-            target=class_browser_worker,
-            args=(url, paths, results_q, stop, args.steps, room.step),
-            name="load-class-browsers",
-            daemon=True,
+        worker = start_worker(
+            res, ctx, class_browser_worker, (url, paths, results_q, stop, args.steps, room.step), "load-class-browsers"
         )
-        worker.start()
-        res.worker = worker
-
-    async def open_one(s: ClassSession) -> float | None:
-        try:
-            return await s.open(left(OPEN_TIMEOUT))
-        except Exception as exc:  # noqa: BLE001 - counted as an error
-            s.error(f"could not open the Class page: {exc!r}")
-            return None
 
     t_open = time.monotonic()
-    opened = await asyncio.gather(*(open_one(s) for s in everyone))
+    opened = await open_all(everyone, left(OPEN_TIMEOUT), "the Class page")
     out(
         f"open: {sum(t is not None for t in opened)} of {len(everyone)} protocol pages (the teacher and "
         f"{len(pupils)} students) opened at once: {spread([t for t in opened if t is not None])}"
