@@ -151,6 +151,9 @@ def test_a_question_hides_the_pair_table_until_the_reveal_and_scores_the_right_p
     t.run()
     tally = " ".join(h.proto.body for h in t.get("html") if "cls-tally" in h.proto.body)
     assert re.sub(r"<[^>]+>", "", tally).startswith("2 answers in / 2 students present")
+    t.button(key="class_close").click().run()
+    for at in (t, ana.run()):  # closed is not revealed: the table stays hidden
+        assert "Hidden until the reveal" in panels_text(at)
     t.button(key="class_reveal").click().run()
     assert class_view.rooms().get(code).step == 2
     ana.run(), bo.run()
