@@ -83,14 +83,14 @@ def train_tokenizer(out: Printer):
 
 
 def timed_replay(tok, text: str) -> tuple[float, list[int]]:
-    from explorer.evaluate import piece_counts, replay
+    from explorer.analysis.evaluate import piece_counts, replay
 
     gc.collect()
     return timed(lambda: replay(tok, piece_counts(tok, text)))
 
 
 def bench_replay(out: Printer, tok) -> None:
-    from explorer.evaluate import curve_points
+    from explorer.analysis.evaluate import curve_points
 
     text = read_corpus(HELDOUT_CORPUS)
     points = curve_points(tok.num_merges, POINTS)
@@ -146,7 +146,7 @@ def bench_replay(out: Printer, tok) -> None:
 
 def bench_compare_page(out: Printer) -> None:
     from explorer import PRESETS, corpus_config, load_pretrained
-    from explorer.compare import Memo, compare_corpora
+    from explorer.analysis.compare import Memo, compare_corpora
 
     texts = {name: read_corpus(name) for name in COMPARE_CORPORA}
     total = sum(nbytes(t) for t in texts.values())
@@ -193,7 +193,7 @@ def bench_compare_page(out: Printer) -> None:
 def press(warmed: bool) -> dict[str, object]:
     """One press of Compare in this (fresh) process: the tables loaded first, then the clock."""
     from explorer import PRESETS, corpus_config, load_pretrained
-    from explorer.compare import (
+    from explorer.analysis.compare import (
         Memo,
         compare_corpora,
         language_rows,
@@ -201,7 +201,7 @@ def press(warmed: bool) -> dict[str, object]:
         table_language_rows,
         warm_languages,
     )
-    from explorer.pretrained import PRETRAINED
+    from explorer.formats.pretrained import PRETRAINED
 
     loads = {}
     for name in PRETRAINED:

@@ -102,7 +102,7 @@ def tiktoken_encoding(name: str, folder: Path):
     import tiktoken.load
 
     from explorer import PATTERNS
-    from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+    from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR
 
     spec = PRETRAINED[name]
     os.environ["TIKTOKEN_CACHE_DIR"] = str(folder / "cache")  # ours, empty: no stale copy
@@ -124,7 +124,7 @@ def tiktoken_encoding(name: str, folder: Path):
 def bench_pretrained(out: Printer, corpora: list[tuple[str, str]], folder: Path) -> float:
     """Each bundled table on each corpus; returns the worst cold ratio."""
     from explorer import load_pretrained
-    from explorer.pretrained import PRETRAINED
+    from explorer.formats.pretrained import PRETRAINED
 
     worst = 0.0
     for name in PRETRAINED:

@@ -75,7 +75,7 @@ def bench_tiktoken(out: Printer, text: str) -> None:
     # table (already loaded above, as a server has it after its first Playground visit)
     import gzip
 
-    from explorer.pretrained import PRETRAINED_DIR
+    from explorer.formats.pretrained import PRETRAINED_DIR
 
     raw = gzip.decompress((PRETRAINED_DIR / "tiktoken" / "cl100k_base.tiktoken.gz").read_bytes())
     bare_s, bare = best_of(REPS, import_files, {"cl100k_base.tiktoken": raw})

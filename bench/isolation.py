@@ -173,7 +173,7 @@ def main() -> int:
     errors: list[str] = []
     with tempfile.TemporaryDirectory() as data:
         os.environ["BPE_EXPLORER_DATA"] = data
-        from explorer.store import default_store
+        from explorer.serving.store import default_store
 
         digest = default_store().put(big_corpus(), kind="upload", name="big.txt", owner="bench")
         with open(Path(data) / "server.log", "w") as log, app_process(log=log) as (url, proc):

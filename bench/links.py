@@ -30,8 +30,8 @@ def bench_open(out: Printer, text: str, steps: int) -> None:
     from tokenizers import models, pre_tokenizers, trainers
 
     from explorer import corpus_config
-    from explorer.pipeline import count_words
-    from explorer.trainer import Trainer
+    from explorer.bpe.trainer import Trainer
+    from explorer.stages.pipeline import count_words
     from explorer.ui.state import FULL_RECORDS, RECORDED_PAIRS
 
     config = corpus_config("gpt2")  # the app's default budget of 1,000 merges is only a stop rule here
@@ -65,7 +65,7 @@ def bench_open(out: Printer, text: str, steps: int) -> None:
 
 
 def bench_store(out: Printer, data: bytes) -> None:
-    from explorer.store import SqliteStore
+    from explorer.serving.store import SqliteStore
 
     with tempfile.TemporaryDirectory() as tmp:
         store = SqliteStore(os.path.join(tmp, "store"), cap_bytes=1 << 30, session_quota=1 << 30)

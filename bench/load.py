@@ -72,7 +72,7 @@ The Class page (``--class``): one teacher and a room of students::
 ``python -m explorer serve --servers 2`` runs with a fresh data folder (``BPE_EXPLORER_DATA``);
 with ``--store redis`` also Debian's ``redis-server`` on a free loopback port, named to the servers
 by ``BPE_EXPLORER_STORE``. The room (``english_frankenstein.txt``, gpt2, 1,000 merges) and its
-members are made directly in the same store (``explorer.rooms``). Then:
+members are made directly in the same store (``explorer.serving.rooms``). Then:
 
 1. The teacher (``/Class?room=CODE&key=KEY``) and ``--students`` students
    (``/Class?room=CODE&member=ID``) open their pages at once as protocol sessions, each loading
@@ -131,8 +131,8 @@ from dataclasses import dataclass, field
 import psutil
 from _common import CORPUS_NAME, ROOT, SAMPLES, Printer, fmt_s, write_section, yes_no
 
-from explorer.serve import COOKIE as PROXY_COOKIE
-from explorer.serve import SERVED_BY
+from explorer.serving.serve import COOKIE as PROXY_COOKIE
+from explorer.serving.serve import SERVED_BY
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import CHROMIUM_ARGS, _free_port, app_process, chromium_path  # noqa: E402
@@ -195,8 +195,8 @@ def reference(spec: Spec) -> dict:
     words ``count_words`` gives, ``Trainer(words, config, top_k=..., encoding=...)`` (how many
     steps keep their full records changes what a record holds, not the merges)."""
     from explorer import PRESETS, Trainer
-    from explorer.corpora import list_samples, read_sample
-    from explorer.pipeline import count_words
+    from explorer.formats.corpora import list_samples, read_sample
+    from explorer.stages.pipeline import count_words
     from explorer.ui.links import parse_link
     from explorer.ui.render import style_of, token_text
     from explorer.ui.state import RECORDED_PAIRS
@@ -1829,8 +1829,8 @@ async def _class_run(
 
 
 def class_main(args) -> int:
-    from explorer.rooms import Limits, RedisRooms, SqliteRooms
-    from explorer.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, SqliteStore
+    from explorer.serving.rooms import Limits, RedisRooms, SqliteRooms
+    from explorer.serving.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, SqliteStore
 
     t_start = time.monotonic()
     budget = args.deadline if args.deadline is not None else 240 + STEP_GAP * args.steps + args.idle_seconds

@@ -51,7 +51,7 @@ def _ids_digest(ids: list[int]) -> str:
 def _child(side: str, name: str, folder: str, with_ids: bool) -> dict:
     """One load in this (fresh) process; imports first, outside the timing."""
     from explorer import PATTERNS, load_pretrained
-    from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+    from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR
 
     spec = PRETRAINED[name]
     if side == "ours":
@@ -103,7 +103,7 @@ def _run(side: str, name: str, folder: str, with_ids: bool) -> dict:
 def table_lines(names: list[str] | None = None, *, runs: int = RUNS) -> list[str]:
     """One line per table: our load and tiktoken's (best of ``runs`` fresh processes each), the
     ratio against TARGET_RATIO, and whether the ids are identical on the sample."""
-    from explorer.pretrained import PRETRAINED, PRETRAINED_DIR
+    from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR
 
     sample_bytes = len(_sample_text().encode("utf-8"))
     lines = []

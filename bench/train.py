@@ -156,7 +156,7 @@ def bench_seed000(out: Printer, text: str) -> None:
     from seed_loops import hf_course_train
 
     from explorer import Trainer, count_words
-    from explorer.pipeline import word_symbols
+    from explorer.stages.pipeline import word_symbols
 
     # the seed's tie-break (first pair seen wins) so the merges can be compared
     cfg = gpt2_config(1_000, tie_break="first-seen")

@@ -9,8 +9,18 @@ pandas or altair.
 [('l', 'o', 4), ('lo', 'w', 4), ('low', '</w>', 3)]
 """
 
-from .analysis import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats, twin_configs, unknown_symbols
-from .config import (
+from .analysis.evaluate import Evaluation, curve, evaluate, piece_counts, replay
+from .analysis.lineage import KeywordInContext, Lineage, keyword_in_context, lineage
+from .analysis.text import (
+    RoundTrip,
+    TextStats,
+    round_trip,
+    sample_segmentations,
+    text_stats,
+    twin_configs,
+    unknown_symbols,
+)
+from .bpe.config import (
     DEFAULT_MERGES,
     PRESETS,
     SEED_REPLAYS,
@@ -21,20 +31,18 @@ from .config import (
     corpus_config,
     make_config,
 )
+from .bpe.ranks import recover_merges, tokenizer_from_ranks
+from .bpe.records import PairStat, StepLog, StepRecord
+from .bpe.tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
+from .bpe.trainer import Trainer, train
 from .errors import ConfigError, CorpusError, DecodeError, ExplorerError, FormatError
-from .evaluate import Evaluation, curve, evaluate, piece_counts, replay
-from .exporters import EXPORT_FORMATS, export_files
-from .importers import IMPORT_FORMATS, import_files
-from .lineage import KeywordInContext, Lineage, keyword_in_context, lineage
-from .normalizers import NORMALIZERS, normalize_str
-from .pipeline import count_words, inspect_str
-from .pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
-from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
-from .ranks import recover_merges, tokenizer_from_ranks
-from .records import PairStat, StepLog, StepRecord
-from .tokenizer import ENCODING_RULES, EncodedPiece, Tokenizer, TraceStep
-from .trainer import Trainer, train
-from .units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
+from .formats.exporters import EXPORT_FORMATS, export_files
+from .formats.importers import IMPORT_FORMATS, import_files
+from .formats.pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
+from .stages.normalizers import NORMALIZERS, normalize_str
+from .stages.pipeline import count_words, inspect_str
+from .stages.pretokenizers import PATTERNS, PRETOKENIZERS, Piece, pre_tokenize_str, split_sequences
+from .stages.units import BYTE_TO_UNICODE, bytes_to_display, display_to_bytes
 
 __all__ = [
     "BYTE_TO_UNICODE",

@@ -25,21 +25,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
-from .corpora import read_text_file, require_text
+from .analysis.evaluate import curve, evaluate
+from .bpe.config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
+from .bpe.tokenizer import Tokenizer
+from .bpe.trainer import Trainer
 from .errors import ExplorerError
-from .evaluate import curve, evaluate
-from .exporters import EXPORT_FORMATS, export_files
-from .formats import load_trace, save_trace, trace_from_tokenizer, write_trace
-from .importers import IMPORT_FORMATS, import_report
-from .markers import MARKERS
-from .normalizers import NORMALIZERS
-from .pretokenizers import PRETOKENIZERS
-from .pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
-from .serve import serve
-from .tokenizer import Tokenizer
-from .trainer import Trainer
-from .units import UNITS
+from .formats.corpora import read_text_file, require_text
+from .formats.exporters import EXPORT_FORMATS, export_files
+from .formats.importers import IMPORT_FORMATS, import_report
+from .formats.pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
+from .formats.trace import load_trace, save_trace, trace_from_tokenizer, write_trace
+from .serving.serve import serve
+from .stages.markers import MARKERS
+from .stages.normalizers import NORMALIZERS
+from .stages.pretokenizers import PRETOKENIZERS
+from .stages.units import UNITS
 
 __all__ = ["main"]
 

@@ -80,7 +80,7 @@ def _shown_slowly(token: str) -> str:
     bytes from the engine's GPT-2 table, itself checked against HF's and tiktoken's): a byte
     that starts a whole UTF-8 character within the token is shown as that character, any other
     is written in hex; neighbouring hex bytes share one ⟨⟩."""
-    from explorer.units import display_to_bytes
+    from explorer.stages.units import display_to_bytes
 
     data = display_to_bytes(token)
     out, hexes, i = [], [], 0

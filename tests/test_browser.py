@@ -545,8 +545,8 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
     from tokenizers import Tokenizer as HFTokenizer
 
     from explorer import Trainer, corpus_config
-    from explorer.exporters import EXPORT_FORMATS
-    from explorer.pipeline import count_words
+    from explorer.formats.exporters import EXPORT_FORMATS
+    from explorer.stages.pipeline import count_words
 
     nav(page, "Train")
     for i in (10, 20):

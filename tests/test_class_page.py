@@ -11,9 +11,9 @@ from conftest import ROOT, read_sample, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
-from explorer.pipeline import count_words
-from explorer.rooms import Limits, SqliteRooms
-from explorer.store import SqliteStore
+from explorer.serving.rooms import Limits, SqliteRooms
+from explorer.serving.store import SqliteStore
+from explorer.stages.pipeline import count_words
 from explorer.ui import class_view
 from explorer.ui.render import style_of, token_text
 from explorer.ui.state import CorpusChoice
@@ -215,7 +215,7 @@ def test_a_full_room_says_so_and_an_empty_name_is_asked_for():
 
 
 def test_a_room_on_an_uploaded_corpus_gives_students_its_merges():
-    from explorer.store import default_store
+    from explorer.serving.store import default_store
 
     text = "low lower lowest newer newest wider widest " * 50
     digest = default_store().put(text.encode(), kind="corpus", name="mine.txt")

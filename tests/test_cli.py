@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, SAMPLES
 
 from explorer.cli import main
-from explorer.exporters import zip_files
+from explorer.formats.exporters import zip_files
 
 
 def run(*argv: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -306,7 +306,7 @@ def test_a_bad_out_is_reported_before_training(make_out, message, tmp_path, monk
 
 
 def test_size_limits_are_the_same_in_the_cli_and_the_app_and_stated_in_mib(tmp_path):
-    from explorer.corpora import MAX_CORPUS_BYTES, decode_bytes, read_text_file
+    from explorer.formats.corpora import MAX_CORPUS_BYTES, decode_bytes, read_text_file
 
     big = tmp_path / "big.txt"
     big.write_bytes(b"a" * (MAX_CORPUS_BYTES + 1))  # 20 MiB and one byte
@@ -587,7 +587,7 @@ def test_import_of_arrow_merges_prints_what_was_assumed_after_the_summary(small_
 def test_a_bare_cl100k_base_tiktoken_imports_as_the_bundled_tokenizer(tmp_path):
     import gzip
 
-    from explorer.pretrained import PRETRAINED_DIR
+    from explorer.formats.pretrained import PRETRAINED_DIR
 
     table = tmp_path / "cl100k_base.tiktoken"
     table.write_bytes(gzip.decompress((PRETRAINED_DIR / "tiktoken" / "cl100k_base.tiktoken.gz").read_bytes()))

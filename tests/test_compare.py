@@ -12,9 +12,9 @@ from conftest import ROOT, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import explorer.compare as compare_module
+import explorer.analysis.compare as compare_module
 from explorer import PRESETS, Tokenizer, corpus_config, load_pretrained
-from explorer.compare import (
+from explorer.analysis.compare import (
     HELDOUT_FRACTION,
     Memo,
     compare_corpora,

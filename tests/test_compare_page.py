@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 from test_pretrained import oracle  # noqa: F401  (the tiktoken oracle fixture)
 
 from explorer import PRESETS, Trainer, corpus_config
-from explorer.compare import heldout_split
-from explorer.pipeline import count_words
+from explorer.analysis.compare import heldout_split
+from explorer.stages.pipeline import count_words
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")

@@ -1,4 +1,4 @@
-"""Evaluation (explorer/evaluate.py) and ``python -m explorer evaluate``.
+"""Evaluation (explorer/analysis/evaluate.py) and ``python -m explorer evaluate``.
 
 What is checked against what:
 
@@ -45,12 +45,12 @@ from explorer import (
     make_config,
     train,
 )
+from explorer.analysis.evaluate import Evaluation, curve, curve_points, evaluate, piece_counts, replay
+from explorer.bpe.ranks import tokenizer_from_ranks
 from explorer.cli import main
-from explorer.evaluate import Evaluation, curve, curve_points, evaluate, piece_counts, replay
-from explorer.formats import load_tokenizer
-from explorer.pretrained import PRETRAINED
-from explorer.ranks import tokenizer_from_ranks
-from explorer.units import bytes_to_display
+from explorer.formats.pretrained import PRETRAINED
+from explorer.formats.trace import load_tokenizer
+from explorer.stages.units import bytes_to_display
 
 KEYS = ["file", "bytes", "chars", "words", "tokens", "unk", "bytes_per_token", "chars_per_token", "tokens_per_word"]
 TABLES = list(PRETRAINED)

@@ -10,14 +10,14 @@ from conftest import ROOT, read_sample
 from tokenizers import Tokenizer as HFTokenizer
 
 from explorer import ConfigError, make_config, train
-from explorer.exporters import (
+from explorer.formats.exporters import (
     to_arrow_merges,
     to_hf_tokenizer_json,
     to_subword_nmt_codes,
     to_tiktoken,
     to_tiktoken_meta,
 )
-from explorer.formats import load_tokenizer, write_trace
+from explorer.formats.trace import load_tokenizer, write_trace
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_subword_nmt_and_arrow_merge_files_follow_their_layouts():
 
 def test_encoding_options_travel_in_the_trace_and_older_traces_still_load(tmp_path):
     from explorer import PRESETS, EncodeOptions, TrainerConfig
-    from explorer.formats import tokenizer_from_trace, trace_dict
+    from explorer.formats.trace import tokenizer_from_trace, trace_dict
 
     text = read_sample("demo_sentences.txt")
     trainer = train(text, make_config("suffix-marker", vocab_size=200), encoding=PRESETS["suffix-marker"].encoding)

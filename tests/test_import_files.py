@@ -26,10 +26,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from explorer import FormatError, Tokenizer, corpus_config, load_pretrained, train
-from explorer.corpora import MAX_CORPUS_BYTES
-from explorer.exporters import EXPORT_FORMATS, export_files, export_problem, zip_files
-from explorer.formats import trace_dict
-from explorer.importers import (
+from explorer.formats.corpora import MAX_CORPUS_BYTES
+from explorer.formats.exporters import EXPORT_FORMATS, export_files, export_problem, zip_files
+from explorer.formats.importers import (
     IMPORT_FORMATS,
     ZIP_MAX_MEMBERS,
     import_files,
@@ -37,7 +36,8 @@ from explorer.importers import (
     import_with_format,
     needs_pretokenizer,
 )
-from explorer.pretrained import PRETRAINED_DIR, TIKTOKEN_TABLES, bundled_table
+from explorer.formats.pretrained import PRETRAINED_DIR, TIKTOKEN_TABLES, bundled_table
+from explorer.formats.trace import trace_dict
 
 TRAIN_TEXT = read_sample("udhr_en.txt")
 # held out: other English, other scripts and emoji (outside a character-level alphabet), and the

@@ -40,11 +40,11 @@ from explorer import (
     make_config,
     train,
 )
-from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
-from explorer.importers import IMPORT_FORMATS, import_files
-from explorer.markers import EOW, G_SUFFIX, SP_PREFIX
-from explorer.normalizers import normalize_str
-from explorer.units import byte_alphabet
+from explorer.formats.exporters import EXPORT_FORMATS, export_files, export_problem
+from explorer.formats.importers import IMPORT_FORMATS, import_files
+from explorer.stages.markers import EOW, G_SUFFIX, SP_PREFIX
+from explorer.stages.normalizers import normalize_str
+from explorer.stages.units import byte_alphabet
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -208,7 +208,7 @@ def test_hf_gives_our_ids_on_generated_text(name, data):
 
 
 def test_the_exported_whitespace_class_is_exactly_pythons_whitespace():
-    from explorer.exporters import PY_SPACE
+    from explorer.formats.exporters import PY_SPACE
 
     every = "".join(map(chr, range(0x110000)))
     assert re.findall(PY_SPACE, every) == [c for c in every if c.isspace()]
@@ -409,7 +409,7 @@ def test_bundled_cl100k_round_trips_through_tiktoken_files():
 
 
 def test_bundled_gpt2_round_trips_through_vocab_json_and_merges_txt_files():
-    from explorer.importers import tokenizer_from_gpt2_files
+    from explorer.formats.importers import tokenizer_from_gpt2_files
 
     tok = load_pretrained("gpt2")
     files = export_files(tok, "gpt2")
@@ -868,7 +868,7 @@ def test_strict_decode_raises_exactly_when_the_bytes_are_not_utf8(name, data):
 
 
 def test_a_pre_tokenizer_choice_is_used_only_by_files_that_name_no_regex():
-    from explorer.importers import needs_pretokenizer
+    from explorer.formats.importers import needs_pretokenizer
 
     tiktoken_files = exported("gpt4", "tiktoken")
     rank_file = {"tokenizer.tiktoken": tiktoken_files["tokenizer.tiktoken"]}

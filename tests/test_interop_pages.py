@@ -16,10 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
 from explorer.errors import FormatError
-from explorer.exporters import EXPORT_FORMATS, export_files, export_problem
-from explorer.formats import trace_dict
-from explorer.importers import import_files
-from explorer.pipeline import count_words
+from explorer.formats.exporters import EXPORT_FORMATS, export_files, export_problem
+from explorer.formats.importers import import_files
+from explorer.formats.trace import trace_dict
+from explorer.stages.pipeline import count_words
 from explorer.ui import interop_view
 from explorer.ui.render import md_text
 from explorer.ui.state import RECORDED_PAIRS, CorpusChoice
@@ -337,8 +337,8 @@ def test_every_download_at_step_20_imports_on_the_playground_as_the_tokenizer_it
 
 
 def test_a_zip_beside_a_loose_file_imports_and_is_stored_as_one_flat_zip():
-    from explorer.exporters import zip_files
-    from explorer.store import default_store
+    from explorer.formats.exporters import zip_files
+    from explorer.serving.store import default_store
 
     files = export_files(engine(20).tokenizer(20), "gpt2")
     at = playground()

@@ -14,9 +14,9 @@ from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
-from explorer.exporters import export_files
-from explorer.pipeline import count_words
-from explorer.store import default_store
+from explorer.formats.exporters import export_files
+from explorer.serving.store import default_store
+from explorer.stages.pipeline import count_words
 from explorer.ui.state import RECORDED_PAIRS
 
 APP = str(ROOT / "app.py")

@@ -15,7 +15,7 @@ from appserver import chromium_path
 from conftest import ROOT
 
 from explorer.errors import ExplorerError
-from explorer.serve import find_haproxy
+from explorer.serving.serve import find_haproxy
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -21,7 +21,7 @@ def high_water_mb():
         return int(re.search(r"VmHWM:\\s+(\\d+) kB", f.read()).group(1)) / 1024
 
 from explorer import Trainer, corpus_config
-from explorer.pipeline import count_words
+from explorer.stages.pipeline import count_words
 size = {mib} * 2**20
 text = (open({corpus!r}, encoding="utf-8").read() * 40)[:size]
 base = high_water_mb()
@@ -55,7 +55,7 @@ def test_a_finished_trainer_lets_its_position_index_go():
     from conftest import read_sample
 
     from explorer import Trainer, corpus_config
-    from explorer.pipeline import count_words
+    from explorer.stages.pipeline import count_words
 
     config = corpus_config("bytes").replace(num_merges=20, vocab_size=None)
     words = count_words((read_sample("udhr_ru.txt"),), config)

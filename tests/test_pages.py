@@ -24,7 +24,7 @@ from conftest import (
 from streamlit.testing.v1 import AppTest
 
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
-from explorer.pipeline import count_words
+from explorer.stages.pipeline import count_words
 from explorer.ui.render import visible
 from explorer.ui.state import CorpusChoice
 

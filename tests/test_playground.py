@@ -15,8 +15,8 @@ from conftest import ROOT, Panel, encode_view, is_utf8, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config, load_pretrained
-from explorer.analysis import sample_segmentations, twin_configs
-from explorer.pipeline import count_words
+from explorer.analysis.text import sample_segmentations, twin_configs
+from explorer.stages.pipeline import count_words
 from explorer.ui.render import APP_CSS, token_label
 from explorer.ui.state import CorpusChoice
 

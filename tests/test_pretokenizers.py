@@ -12,7 +12,7 @@ from conftest import SAMPLE_FILES, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.pretokenizers import PATTERNS, PATTERNS_COMPILED, builtin_pieces
+from explorer.stages.pretokenizers import PATTERNS, PATTERNS_COMPILED, builtin_pieces
 
 # characters on which the patterns' alternatives disagree: whitespace in and out of \s,
 # apostrophes and contraction letters in both cases, digits, punctuation, the "/" o200k keeps

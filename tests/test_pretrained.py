@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_oracles import _unicode_table_differences, _version_stable_text
 
-import explorer.pretrained as pretrained_module
+import explorer.formats.pretrained as pretrained_module
 from explorer import (
     PATTERNS,
     ConfigError,
@@ -52,11 +52,11 @@ from explorer import (
     load_pretrained,
     recover_merges,
 )
+from explorer.analysis.evaluate import piece_counts, replay
 from explorer.cli import main as cli_main
-from explorer.evaluate import piece_counts, replay
-from explorer.importers import tokenizer_from_gpt2
-from explorer.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
-from explorer.units import byte_alphabet, bytes_to_display
+from explorer.formats.importers import tokenizer_from_gpt2
+from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
+from explorer.stages.units import byte_alphabet, bytes_to_display
 
 TABLES = list(PRETRAINED)
 RANK_TABLES = [name for name in TABLES if name != "gpt2"]  # the .tiktoken ones: ranks only, merges recovered

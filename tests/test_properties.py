@@ -32,9 +32,9 @@ from explorer import (
     split_sequences,
     train,
 )
-from explorer.markers import apply_marker
-from explorer.pipeline import word_symbols
-from explorer.units import base_symbols
+from explorer.stages.markers import apply_marker
+from explorer.stages.pipeline import word_symbols
+from explorer.stages.units import base_symbols
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import read_sample
 
 from explorer import StepLog, Trainer, corpus_config
-from explorer.pipeline import count_words
+from explorer.stages.pipeline import count_words
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_a_copied_trainer_goes_on_exactly_as_the_original_and_apart_from_it(pres
     from conftest import read_sample
 
     from explorer import corpus_config
-    from explorer.pipeline import count_words
+    from explorer.stages.pipeline import count_words
 
     config = corpus_config(preset, merges=300)
     words = count_words((read_sample("udhr_en.txt"),), config)

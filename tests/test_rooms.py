@@ -1,4 +1,4 @@
-"""Rooms (explorer.rooms) on both backends: SQLite (the store's file, shared by the processes of
+"""Rooms (explorer.serving.rooms) on both backends: SQLite (the store's file, shared by the processes of
 one machine) and Redis (Debian's redis-server on a loopback port). Every test runs on both."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import uuid
 import pytest
 from redisserver import redis_server, require_redis
 
-from explorer.rooms import (
+from explorer.serving.rooms import (
     CODE_LENGTH,
     Limits,
     NoSuchRoom,
@@ -24,7 +24,7 @@ from explorer.rooms import (
     leaderboard,
     merge_options,
 )
-from explorer.store import RedisStore, SqliteStore, StoreError
+from explorer.serving.store import RedisStore, SqliteStore, StoreError
 
 HOSTILE = "<img src=x onerror=alert(1)> **bold** $x$"
 

@@ -22,7 +22,7 @@ from appserver import CHROMIUM_ARGS, _free_port, chromium_path, wait_idle
 from conftest import ROOT
 
 from explorer.errors import ExplorerError
-from explorer.serve import COOKIE, SERVED_BY, find_haproxy
+from explorer.serving.serve import COOKIE, SERVED_BY, find_haproxy
 
 sys.path.insert(0, str(ROOT / "bench"))
 import load  # noqa: E402  (bench/load.py: a protocol session, as a browser's frontend speaks it)
@@ -212,7 +212,7 @@ def test_sigterm_stops_haproxy_and_every_server(launched):
 def _serve_without_haproxy(*extra: str) -> subprocess.CompletedProcess:
     """The launcher where no haproxy can be found: PATH without it, and not its usual sbin folders."""
     code = (
-        "import sys; import explorer.serve as s; s._SBIN = (); from explorer.cli import main; "
+        "import sys; import explorer.serving.serve as s; s._SBIN = (); from explorer.cli import main; "
         "sys.exit(main(sys.argv[1:]))"
     )
     return subprocess.run(

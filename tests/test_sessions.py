@@ -11,8 +11,8 @@ from conftest import ROOT, read_sample, shown, step_chart, train_text, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
-from explorer.corpora import leading_sample
-from explorer.pipeline import count_words
+from explorer.formats.corpora import leading_sample
+from explorer.stages.pipeline import count_words
 from explorer.ui import server, state
 from explorer.ui.state import CorpusChoice
 

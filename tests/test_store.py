@@ -1,4 +1,4 @@
-"""The store (explorer.store): files kept by content hash across sessions, processes and
+"""The store (explorer.serving.store): files kept by content hash across sessions, processes and
 restarts, bounded in size, per owner, and recreated when its file is damaged or deleted.
 
 The behaviour both backends share runs on each (the ``store`` and ``backend`` fixtures: SQLite in
@@ -23,9 +23,9 @@ from typing import NamedTuple
 import pytest
 from redisserver import redis_server, require_redis
 
-from explorer import store as store_module
 from explorer.errors import ExplorerError
-from explorer.store import (
+from explorer.serving import store as store_module
+from explorer.serving.store import (
     DEFAULT_SESSION_MIB,
     DEFAULT_STORE_MIB,
     RECREATED_NOTICE,
@@ -601,7 +601,7 @@ def test_a_malformed_redis_url_is_a_store_error(url):
 def test_the_engine_imports_and_keeps_its_sqlite_store_without_redis(tmp_path):
     code = (
         "import sys; sys.modules['redis'] = None\n"  # as if redis were not installed
-        "import explorer, explorer.store as s\n"
+        "import explorer, explorer.serving.store as s\n"
         "store = s.default_store(); print(type(store).__name__, store.get(store.put(b'x', kind='t')).data)\n"
         "try:\n    s.RedisStore('redis://127.0.0.1:6379/0', cap_bytes=1, session_quota=1)\n"
         "except s.StoreError as err:\n    print(err)\n"
@@ -669,7 +669,7 @@ def test_default_store_is_one_per_process_sized_by_the_environment(fresh_default
 def test_default_store_falls_back_on_bad_sizes_with_a_warning(fresh_default, monkeypatch, caplog, bad):
     monkeypatch.setenv("BPE_EXPLORER_STORE_MIB", bad)
     monkeypatch.setenv("BPE_EXPLORER_SESSION_MIB", bad)
-    with caplog.at_level(logging.WARNING, logger="explorer.store"):
+    with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
         made = default_store()
     assert (made.cap_bytes, made.session_quota) == (DEFAULT_STORE_MIB * 2**20, DEFAULT_SESSION_MIB * 2**20)
     assert "BPE_EXPLORER_STORE_MIB" in caplog.text and "BPE_EXPLORER_SESSION_MIB" in caplog.text

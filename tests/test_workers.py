@@ -10,7 +10,7 @@ import time
 import pytest
 
 from explorer.errors import ConfigError
-from explorer.workers import JobCancelled, JobError, Pool
+from explorer.serving.workers import JobCancelled, JobError, Pool
 
 
 # ---- jobs (module-level: a worker imports them by name) ----
@@ -124,9 +124,9 @@ def test_a_job_over_its_memory_budget_is_stopped_with_a_message(pool):
 def test_a_trainer_sent_to_a_worker_comes_back_trained_with_the_same_merges(pool):
     from conftest import read_sample
 
-    from explorer.config import corpus_config
-    from explorer.pipeline import count_words
-    from explorer.trainer import Trainer, train_to_end
+    from explorer.bpe.config import corpus_config
+    from explorer.bpe.trainer import Trainer, train_to_end
+    from explorer.stages.pipeline import count_words
 
     config = corpus_config("gpt2", merges=300)
     words = count_words((read_sample("udhr_hi.txt"),), config)
@@ -145,8 +145,8 @@ def test_an_import_of_200000_ranks_read_in_a_worker_encodes_as_tiktoken_does(poo
     from conftest import ROOT, read_sample
     from tiktoken.load import load_tiktoken_bpe
 
-    from explorer.importers import import_report
-    from explorer.pretokenizers import O200K_PATTERN
+    from explorer.formats.importers import import_report
+    from explorer.stages.pretokenizers import O200K_PATTERN
 
     path = ROOT / "explorer" / "data" / "pretrained" / "tiktoken" / "o200k_base.tiktoken.gz"
     # one rank fewer than the bundled table, so that it is read as a stranger's file (merges recovered)

@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 import pyarrow as pa
 
-from ..records import StepLog, StepRecord
+from ..bpe.records import StepLog, StepRecord
 
 __all__ = [
     "progress_columns",

@@ -8,7 +8,7 @@ Who is who comes from the page's address, so a refresh keeps everyone where they
     /Class?room=K7QX2M&member=<id>  a student in the room (the id is the student's secret)
     /Class?room=K7QX2M&key=<key>    the teacher (the key is the room's secret: 192 bits)
 
-The room itself (step, members, questions, answers) lives in the store (``explorer.rooms``), so
+The room itself (step, members, questions, answers) lives in the store (``explorer.serving.rooms``), so
 students on other app processes, or other machines on Redis, see the same room. Each process
 trains the room's merges once, in one trainer every session in the room reads
 (:class:`RoomRun`); following students train nothing. A student who steps ahead gets a copy.
@@ -29,9 +29,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ..corpora import decode_bytes
+from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..rooms import (
+from ..formats.corpora import decode_bytes
+from ..serving.rooms import (
     MAX_NAME,
     MAX_SENTENCE,
     Member,
@@ -45,7 +46,6 @@ from ..rooms import (
     rooms_for,
     winners,
 )
-from ..trainer import Trainer
 from . import charts, data, follow, links, live_view, render, state, storage, train_view
 
 __all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]

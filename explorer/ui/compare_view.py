@@ -9,11 +9,19 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..compare import Comparison, LanguageRow, Memo, compare_job, comparison_key, language_rows, table_language_rows
-from ..config import PRESETS, EncodeOptions, TrainerConfig, corpus_config
+from ..analysis.compare import (
+    Comparison,
+    LanguageRow,
+    Memo,
+    compare_job,
+    comparison_key,
+    language_rows,
+    table_language_rows,
+)
+from ..bpe.config import PRESETS, EncodeOptions, TrainerConfig, corpus_config
+from ..bpe.tokenizer import Tokenizer
 from ..errors import ExplorerError
-from ..pretrained import PRETRAINED
-from ..tokenizer import Tokenizer
+from ..formats.pretrained import PRETRAINED
 from . import data, interop_view, links, render, server, state
 
 __all__ = [

@@ -9,12 +9,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..config import TrainerConfig
-from ..corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
+from ..bpe.config import TrainerConfig
 from ..errors import ExplorerError
-from ..normalizers import NORMALIZERS
-from ..pipeline import inspect_str
-from ..pretokenizers import PRETOKENIZERS
+from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
+from ..stages.normalizers import NORMALIZERS
+from ..stages.pipeline import inspect_str
+from ..stages.pretokenizers import PRETOKENIZERS
 from . import data, interop_view, links, render, state, storage
 
 __all__ = [

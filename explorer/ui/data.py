@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..analysis import twin_configs
-from ..config import TrainerConfig
-from ..corpora import CorpusStats, list_samples, read_sample
-from ..corpora import corpus_stats as engine_corpus_stats
-from ..pipeline import count_words
-from ..pretrained import load_pretrained
-from ..tokenizer import Tokenizer
-from ..trainer import Trainer
+from ..analysis.text import twin_configs
+from ..bpe.config import TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.trainer import Trainer
+from ..formats.corpora import CorpusStats, list_samples, read_sample
+from ..formats.corpora import corpus_stats as engine_corpus_stats
+from ..formats.pretrained import load_pretrained
+from ..stages.pipeline import count_words
 from . import server
 
 __all__ = [
@@ -45,7 +45,7 @@ def sample_text(name: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def corpus_stats(texts: tuple[str, ...], top: int = 30) -> CorpusStats:
-    """Sizes and the most frequent words of a corpus (``explorer.corpora.corpus_stats``), in a
+    """Sizes and the most frequent words of a corpus (``explorer.formats.corpora.corpus_stats``), in a
     worker process for a big one."""
     if sum(map(len, texts)) > server.WORKER_MIN_BYTES:
         return server.pool().run(engine_corpus_stats, texts, top)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..config import TrainerConfig
-from ..trainer import StepRecord
+from ..bpe.config import TrainerConfig
+from ..bpe.trainer import StepRecord
 from .render import TokenStyle, style_of, token_text, visible
 
 __all__ = ["explain", "tie_rule_sentence", "byte_legend"]

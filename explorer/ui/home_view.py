@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ..config import make_config
+from ..bpe.config import make_config
+from ..bpe.trainer import Trainer, train
 from ..errors import ExplorerError
-from ..trainer import Trainer, train
 from . import charts, links, render, state
 from .explain import explain
 

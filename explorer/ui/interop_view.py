@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..corpora import MAX_CORPUS_BYTES, mib
+from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, ExplorerError
-from ..exporters import EXPORT_FORMATS, export_files, zip_files
-from ..formats import trace_dict
-from ..importers import IMPORT_FORMATS, ImportReport, import_report, is_zip, needs_pretokenizer, unzip_files
-from ..pretokenizers import PRETOKENIZERS
-from ..pretrained import PRETRAINED
-from ..tokenizer import Tokenizer
+from ..formats.corpora import MAX_CORPUS_BYTES, mib
+from ..formats.exporters import EXPORT_FORMATS, export_files, zip_files
+from ..formats.importers import IMPORT_FORMATS, ImportReport, import_report, is_zip, needs_pretokenizer, unzip_files
+from ..formats.pretrained import PRETRAINED
+from ..formats.trace import trace_dict
+from ..stages.pretokenizers import PRETOKENIZERS
 from . import render, server, state, storage
 
 __all__ = [

@@ -10,7 +10,7 @@ What every page writes (the session's corpus and training, so its tokenizer foll
 and what each page adds for its own view (the Playground's text, tokenizers, merge k and view;
 the Compare page's corpora and configuration), through :func:`open_link` and
 :func:`keep_current`. Files are named by content hash and read back from the store
-(``explorer.store``); a link whose file was evicted, or whose values are bad, opens the nearest
+(``explorer.serving.store``); a link whose file was evicted, or whose values are bad, opens the nearest
 valid view and says what it left out in one line.
 """
 
@@ -22,10 +22,10 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
-from ..corpora import DECODINGS
+from ..bpe.config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
 from ..errors import ConfigError, ExplorerError
-from ..store import Blob
+from ..formats.corpora import DECODINGS
+from ..serving.store import Blob
 from . import data, render, state, storage
 
 __all__ = [

@@ -11,13 +11,13 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from ..analysis import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
+from ..analysis.lineage import keyword_in_context, lineage, walk
+from ..analysis.text import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
+from ..bpe.records import StepRecord
+from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..errors import ExplorerError
-from ..lineage import keyword_in_context, lineage, walk
-from ..pretrained import PRETRAINED
-from ..records import StepRecord
-from ..tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
-from ..units import display_to_bytes
+from ..formats.pretrained import PRETRAINED
+from ..stages.units import display_to_bytes
 from . import charts, data, interop_view, links, render, state, storage
 
 __all__ = [

@@ -9,10 +9,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..analysis import utf8_runs
-from ..lineage import KeywordInContext
-from ..tokenizer import Tokenizer
-from ..units import display_to_bytes
+from ..analysis.lineage import KeywordInContext
+from ..analysis.text import utf8_runs
+from ..bpe.tokenizer import Tokenizer
+from ..stages.units import display_to_bytes
 
 __all__ = [
     "APP_CSS",
@@ -482,8 +482,8 @@ def language_grid(rows: Sequence, metric: str, *, title: str) -> str:
     """One measure (``"parity"`` or ``"fertility"``) of LanguageRows as a language × tokenizer
     table, narrow enough for half a page.
 
-    >>> from explorer.compare import LanguageRow
-    >>> from explorer.evaluate import Evaluation
+    >>> from explorer.analysis.compare import LanguageRow
+    >>> from explorer.analysis.evaluate import Evaluation
     >>> e = Evaluation(bytes=10, chars=10, words=2, tokens=4, unk=0)
     >>> grid = language_grid([LanguageRow("gpt2", "Hindi", e, 4.912)], "parity", title="Parity")
     >>> ">Hindi<" in grid and ">4.91<" in grid and ">gpt2<" in grid
@@ -542,7 +542,7 @@ def choices_help(options: dict[str, str]) -> str:
 
 
 def lineage_tree(tok: Tokenizer, tree) -> str:
-    """A token's merge tree (:func:`explorer.lineage.lineage`) as nested HTML lists drawn as a
+    """A token's merge tree (:func:`explorer.analysis.lineage.lineage`) as nested HTML lists drawn as a
     tree: each node a chip as every panel writes the token, with its id and merge rank, its
     two parts under it. The text keeps its size however wide the tree is: a wide one scrolls
     inside its box instead of shrinking, as an SVG scaled to the page would.

@@ -24,7 +24,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 
-from ..workers import Job, Pool, default_workers
+from ..serving.workers import Job, Pool, default_workers
 
 __all__ = [
     "DEFAULT_STEP_MIB",

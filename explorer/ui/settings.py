@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..config import (
+from ..bpe.config import (
     ALPHABET_ORDERS,
     ALPHABETS,
     PRESETS,
@@ -17,10 +17,10 @@ from ..config import (
     corpus_config,
 )
 from ..errors import ExplorerError
-from ..markers import MARKERS
-from ..normalizers import NORMALIZERS
-from ..pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
-from ..units import UNITS
+from ..stages.markers import MARKERS
+from ..stages.normalizers import NORMALIZERS
+from ..stages.pretokenizers import PRETOKENIZERS, SEQUENCE_MODES
+from ..stages.units import UNITS
 from . import render, state
 
 PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]  # rows of the pair table a view may ask for

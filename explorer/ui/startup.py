@@ -51,8 +51,8 @@ def _mark(step: str) -> None:
 
 def _warm() -> None:
     # each step on its own: a failure leaves that part to the first page that needs it
-    from ..compare import warm_languages
-    from ..pretrained import warm_pretrained
+    from ..analysis.compare import warm_languages
+    from ..formats.pretrained import warm_pretrained
 
     t0 = time.monotonic()
     steps = (

@@ -15,10 +15,10 @@ from typing import Literal
 
 import streamlit as st
 
-from ..config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
-from ..corpora import leading_sample, mib, require_text, utf8_size
+from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
+from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..trainer import Trainer
+from ..formats.corpora import leading_sample, mib, require_text, utf8_size
 from . import data, server
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The sessions' side of the store (``explorer.store``): whose files are whose, and what the
+"""The sessions' side of the store (``explorer.serving.store``): whose files are whose, and what the
 links name.
 
 A link names a stored file by its content hash (``upload:<sha256>``); anyone holding the link
@@ -20,7 +20,7 @@ import secrets
 import streamlit as st
 
 from ..errors import ExplorerError
-from ..store import Blob, Store, default_store
+from ..serving.store import Blob, Store, default_store
 
 __all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest"]
 

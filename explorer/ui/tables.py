@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ..trainer import StepRecord
+from ..bpe.trainer import StepRecord
 from .render import PLAIN, TokenStyle, token_text
 
 __all__ = ["matching", "history_table", "style_history"]

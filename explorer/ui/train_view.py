@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..corpora import mib
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.trainer import PairStat, Trainer, train_to_end
 from ..errors import ExplorerError
-from ..tokenizer import Tokenizer
-from ..trainer import PairStat, Trainer, train_to_end
-from ..units import display_to_bytes
+from ..formats.corpora import mib
+from ..stages.units import display_to_bytes
 from . import charts, clicks, interop_view, links, live_view, render, server, state, tables
 from .explain import byte_legend, explain, tie_rule_sentence
 

@@ -2,7 +2,7 @@
 
 The tables live in ``explorer/data/pretrained`` (with their SOURCES.md and licences); each file
 read is checked against its sha256 on load. GPT-2 keeps its own merges (``vocab.bpe``); the two
-``.tiktoken`` tables list ranks only, so their merges were recovered (:mod:`explorer.ranks`) once
+``.tiktoken`` tables list ranks only, so their merges were recovered (:mod:`explorer.bpe.ranks`) once
 and ship beside them (``NAME.merges.json.gz``, derived: ``derive_merges``), and a table loads from
 those: its tokens are made by its merges. All three encode with tiktoken's rules, so their ids
 are tiktoken's. ``warm_pretrained`` loads them in the background (the app's server, at start).
@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import ConfigError, FormatError
-from .formats import load_tokenizer
+from ..bpe.ranks import merges_file, read_merges_file, tokenizer_from_merges
+from ..bpe.tokenizer import Tokenizer
+from ..errors import ConfigError, FormatError
 from .importers import read_tiktoken, tokenizer_from_gpt2
-from .ranks import merges_file, read_merges_file, tokenizer_from_merges
-from .tokenizer import Tokenizer
+from .trace import load_tokenizer
 
 __all__ = [
     "PRETRAINED",
@@ -39,14 +39,14 @@ __all__ = [
     "warm_pretrained",
 ]
 
-PRETRAINED_DIR = Path(__file__).resolve().parent / "data" / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parent.parent / "data" / "pretrained"
 
 
 class PretrainedSpec(NamedTuple):
     name: str
     title: str
     description: str
-    pretokenizer: str  # one of the built-in patterns (explorer.pretokenizers.PATTERNS)
+    pretokenizer: str  # one of the built-in patterns (explorer.stages.pretokenizers.PATTERNS)
     files: dict[str, str]  # the table as published: path under PRETRAINED_DIR -> sha256 (as in SOURCES.md)
     special_ids: dict[str, int]  # tiktoken's special_tokens for this encoding
     # a .tiktoken table's merges file, derived here from ``files``: (path, sha256), as in SOURCES.md
@@ -144,7 +144,7 @@ def _merges_source(name: str) -> str:
 
 def derive_merges(name: str) -> bytes:
     """A bundled ``.tiktoken`` table's merges file as shipped (``spec.derived``): the merges
-    recovered from the table (:func:`explorer.ranks.merges_file`), gzipped without a timestamp.
+    recovered from the table (:func:`explorer.bpe.ranks.merges_file`), gzipped without a timestamp.
     SOURCES.md says how to write it back; the gzip bytes may differ with another zlib, the text
     inside may not.
 

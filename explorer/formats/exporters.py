@@ -21,12 +21,12 @@ import zipfile
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from .errors import ConfigError
-from .formats import TRACE_FILE, trace_from_tokenizer
-from .markers import SP_PREFIX
-from .pretokenizers import PATTERNS
-from .tokenizer import Tokenizer
-from .units import byte_alphabet
+from ..bpe.tokenizer import Tokenizer
+from ..errors import ConfigError
+from ..stages.markers import SP_PREFIX
+from ..stages.pretokenizers import PATTERNS
+from ..stages.units import byte_alphabet
+from .trace import TRACE_FILE, trace_from_tokenizer
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -421,7 +421,7 @@ def to_merges_csv(trace: Mapping) -> str:
     imported rather than trained here).
 
     >>> from explorer import make_config, train
-    >>> from explorer.formats import trace_dict
+    >>> from explorer.formats.trace import trace_dict
     >>> print(to_merges_csv(trace_dict(train("a,a a,a", make_config("hf-course", num_merges=1)))), end="")
     step,left,right,token,id,count,tokens_after,words_affected,n_tied
     1,a,",","a,",3,2,4,1,1

@@ -3,7 +3,7 @@
 A teacher starts a room from a corpus and its settings (the link's params, ``view``); the room
 keeps the step the class is at, who joined, the questions asked and every answer. Students read
 the room; only the holder of the teacher's key changes it. Everything lives in the store
-(:mod:`explorer.store`), so every app process sharing the store sees the same room: SQLite in
+(:mod:`explorer.serving.store`), so every app process sharing the store sees the same room: SQLite in
 the data folder for the processes of one machine, Redis for several machines.
 
 What a room holds (both backends keep the same records)::
@@ -24,7 +24,7 @@ its SHA-256 and compared in constant time. A room idle for ``idle_hours`` is gon
 rooms and of members per room is bounded.
 
 >>> import tempfile
->>> from explorer.store import SqliteStore
+>>> from explorer.serving.store import SqliteStore
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     rooms = SqliteRooms(SqliteStore(folder, cap_bytes=2**20, session_quota=2**20))
 ...     room, key = rooms.create({"corpus": "toy.txt"}, step=0)
@@ -53,7 +53,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
-from .errors import ExplorerError
+from ..errors import ExplorerError
 
 __all__ = [
     "ALPHABET",
@@ -444,7 +444,7 @@ _ROOM_COLUMNS = "code, view, step, rev, tally, question, created, active"
 
 
 class SqliteRooms(_Base):
-    """Rooms in the SQLite store's file (:class:`explorer.store.SqliteStore`): its connection, its
+    """Rooms in the SQLite store's file (:class:`explorer.serving.store.SqliteStore`): its connection, its
     lock and its recovery from a damaged file; four tables of their own. Every change is one
     write transaction (``BEGIN IMMEDIATE``), so processes writing at once queue, and an answer
     is an upsert keyed by (room, question, member): counted once however many arrive together."""

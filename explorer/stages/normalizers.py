@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["NORMALIZERS", "normalize_str"]
 

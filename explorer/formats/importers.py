@@ -37,16 +37,16 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import eq
 from typing import NamedTuple
 
-from .config import EncodeOptions, TrainerConfig
+from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.ranks import tokenizer_from_ranks
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.vocab import Vocab
+from ..errors import ConfigError, FormatError
+from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
+from ..stages.units import byte_alphabet, bytes_to_display
 from .corpora import MAX_CORPUS_BYTES, mib
-from .errors import ConfigError, FormatError
 from .exporters import HF_NORMALIZERS, HF_WHITESPACE, SUBWORD_NMT_VERSIONS, TIKTOKEN_PATTERNS
-from .formats import TRACE_FORMAT, tokenizer_from_trace
-from .markers import EOW, G_SUFFIX, SP_PREFIX
-from .ranks import tokenizer_from_ranks
-from .tokenizer import Tokenizer
-from .units import byte_alphabet, bytes_to_display
-from .vocab import Vocab
+from .trace import TRACE_FORMAT, tokenizer_from_trace
 
 __all__ = [
     "IMPORT_FORMATS",
@@ -1073,7 +1073,7 @@ def unzip_files(name: str, data: bytes, *, limit: int = MAX_CORPUS_BYTES) -> dic
     skipped; a name leading out of the zip, an encrypted or nested zip member, a compression
     other than deflate or none, and a damaged zip are FormatErrors that say so.
 
-    >>> from explorer.exporters import zip_files
+    >>> from explorer.formats.exporters import zip_files
     >>> unzip_files("t.zip", zip_files({"a/vocab.json": b"{}", "merges.txt": b"#version: 0.2"}))
     {'vocab.json': b'{}', 'merges.txt': b'#version: 0.2'}
     """
@@ -1320,7 +1320,7 @@ def import_files(
     merges and the CSV: gpt2 for byte level, whitespace for character level).
 
     >>> from explorer import make_config, train
-    >>> from explorer.exporters import export_files
+    >>> from explorer.formats.exporters import export_files
     >>> tok = train("low lower lowest", make_config("gpt4", num_merges=4)).tokenizer()
     >>> import_files(export_files(tok, "hf")).merges == tok.merges
     True
@@ -1344,7 +1344,7 @@ def import_report(
     and the names of the files read. A zip among the files counts as the files it holds.
 
     >>> from explorer import make_config, train
-    >>> from explorer.exporters import export_files, zip_files
+    >>> from explorer.formats.exporters import export_files, zip_files
     >>> tok = train("low lower lowest", make_config("gpt4", num_merges=4)).tokenizer()
     >>> report = import_report({"bpe.zip": zip_files(export_files(tok, "gpt2"))}, pretokenizer="cl100k")
     >>> report.format, report.members, report.tokenizer.merges == tok.merges

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from .markers import strip_markers
-from .tokenizer import Tokenizer
+from ..bpe.tokenizer import Tokenizer
+from ..stages.markers import strip_markers
 
 __all__ = ["Lineage", "KeywordInContext", "lineage", "walk", "token_surface", "keyword_in_context"]
 

@@ -70,8 +70,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
-from .corpora import mib
-from .errors import ExplorerError
+from ..errors import ExplorerError
+from ..formats.corpora import mib
 
 if TYPE_CHECKING:  # redis is imported only when a Redis store is made
     import redis
@@ -867,7 +867,7 @@ class RedisStore:
     def _connection(self, *, text: bool = False) -> tuple[redis.Redis, dict[str, Any]]:
         """The client and the store's scripts, made on first use, after :meth:`close` and in a
         forked child (which must not share its parent's sockets). ``text``: a second client
-        whose replies are str, for the rooms kept beside the files (``explorer.rooms``)."""
+        whose replies are str, for the rooms kept beside the files (``explorer.serving.rooms``)."""
         with self._lock:
             if self._pid != os.getpid():
                 self._client, self._text_client, self._scripts, self._pid = None, None, {}, os.getpid()

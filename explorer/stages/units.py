@@ -11,7 +11,7 @@ the display string of their merge, for both units.
 
 from __future__ import annotations
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "BYTE_TO_UNICODE",

@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from .config import TrainerConfig
-from .errors import CorpusError
+from ..bpe.config import TrainerConfig
+from ..errors import CorpusError
 from .markers import apply_marker
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences

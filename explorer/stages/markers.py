@@ -13,7 +13,7 @@ sp-prefix      ▁ l o w                     SentencePiece: a prefix character
 
 from __future__ import annotations
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = ["MARKERS", "EOW", "G_SUFFIX", "SP_PREFIX", "apply_marker", "strip_markers"]
 

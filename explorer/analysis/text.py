@@ -14,9 +14,9 @@ import dataclasses
 from collections import Counter
 from typing import NamedTuple
 
-from .config import TrainerConfig
-from .pipeline import word_symbols
-from .tokenizer import Tokenizer
+from ..bpe.config import TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from ..stages.pipeline import word_symbols
 
 __all__ = [
     "TextStats",

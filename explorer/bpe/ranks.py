@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from ..errors import FormatError
+from ..stages.units import byte_alphabet, bytes_to_display
 from .config import TrainerConfig
-from .errors import FormatError
 from .tokenizer import Tokenizer
-from .units import byte_alphabet, bytes_to_display
 
 __all__ = [
     "bpe_parts",

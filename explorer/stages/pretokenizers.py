@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import regex
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "GPT2_PATTERN",

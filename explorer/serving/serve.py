@@ -41,8 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, TextIO
 
-from .errors import ExplorerError
-from .paths import app_root
+from ..errors import ExplorerError
+from ..paths import app_root
 
 __all__ = ["COOKIE", "SERVED_BY", "haproxy_config", "find_haproxy", "serve"]
 

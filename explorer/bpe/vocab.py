@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..errors import FormatError
+from ..stages.units import UNICODE_TO_BYTE, byte_alphabet
 from .config import TrainerConfig
-from .errors import FormatError
-from .units import UNICODE_TO_BYTE, byte_alphabet
 
 __all__ = ["Vocab", "build_alphabet", "hf_alphabet_ranks"]
 

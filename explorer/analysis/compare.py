@@ -30,15 +30,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from .config import EncodeOptions, TrainerConfig
-from .corpora import list_samples, read_sample
-from .errors import ConfigError
+from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.trainer import Trainer
+from ..errors import ConfigError
+from ..formats.corpora import list_samples, read_sample
+from ..formats.pretrained import PRETRAINED, load_pretrained
+from ..stages.pipeline import count_words
+from ..stages.units import display_to_bytes
 from .evaluate import Evaluation, curve_points, evaluate, evaluate_ids, piece_counts, replay
-from .pipeline import count_words
-from .pretrained import PRETRAINED, load_pretrained
-from .tokenizer import Tokenizer
-from .trainer import Trainer
-from .units import display_to_bytes
 
 __all__ = [
     "HELDOUT_FRACTION",
@@ -482,7 +482,7 @@ def compare_job(
     points: int = 60,
     progress: Callable[[float, str], None] | None = None,
 ) -> Comparison:
-    """``compare_corpora`` as a worker process's job (``explorer.workers``): a bundled table is
+    """``compare_corpora`` as a worker process's job (``explorer.serving.workers``): a bundled table is
     named, not sent (``(name, None)``: the worker loads it once), and the runs come back without
     the pretrained tokenizer (``tokenizer=None``: the caller puts back its own; a table costs
     more to send than to keep). ``progress`` gets (fraction, what is being done)."""

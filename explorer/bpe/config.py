@@ -10,11 +10,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .errors import ConfigError
-from .markers import MARKERS
-from .normalizers import NORMALIZERS
-from .pretokenizers import PRETOKENIZERS, SEQUENCE_MODES, compile_pattern
-from .units import UNITS
+from ..errors import ConfigError
+from ..stages.markers import MARKERS
+from ..stages.normalizers import NORMALIZERS
+from ..stages.pretokenizers import PRETOKENIZERS, SEQUENCE_MODES, compile_pattern
+from ..stages.units import UNITS
 
 __all__ = [
     "ALPHABETS",

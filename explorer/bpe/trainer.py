@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import cached_property, partial
 from operator import itemgetter
 
+from ..errors import ConfigError
+from ..stages.pipeline import count_words, word_symbols
+from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig
-from .errors import ConfigError
-from .pipeline import count_words, word_symbols
 from .records import PairStat, StepLog, StepRecord
-from .units import BYTE_TO_UNICODE, byte_alphabet
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
 
 __all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "train_to_end", "DEFAULT_TOP_K", "MAX_TOP_K"]

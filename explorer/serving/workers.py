@@ -39,14 +39,20 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
-from .errors import ExplorerError
+from ..errors import ExplorerError
 
 __all__ = ["Pool", "Job", "JobError", "JobCancelled", "default_workers", "PRELOAD"]
 
 JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 
 # what the fork server imports once, so that every worker forked from it starts warm
-PRELOAD = ["explorer", "explorer.trainer", "explorer.compare", "explorer.pipeline", "explorer.workers"]
+PRELOAD = [
+    "explorer",
+    "explorer.bpe.trainer",
+    "explorer.analysis.compare",
+    "explorer.stages.pipeline",
+    "explorer.serving.workers",
+]
 _PROGRESS_EVERY_S = 0.05
 _POLL_S = 0.05
 _log = logging.getLogger(__name__)

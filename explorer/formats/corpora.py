@@ -12,8 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import CorpusError
-from .paths import app_root
+from ..errors import CorpusError
+from ..paths import app_root
 
 __all__ = [
     "DECODINGS",

@@ -18,8 +18,8 @@
 Merges are the source of truth: a loaded tokenizer re-derives every id and checks it against
 the file. A tokenizer that was not trained here (imported, or a bundled table) has a trace too:
 its merges without counts, and, when it has them, ``"special_ids"`` (special tokens with ids past
-the vocabulary, name -> id) and ``"rules": "tiktoken"``. :mod:`explorer.exporters` writes the
-formats other tools read, :mod:`explorer.importers` reads them.
+the vocabulary, name -> id) and ``"rules": "tiktoken"``. :mod:`explorer.formats.exporters` writes the
+formats other tools read, :mod:`explorer.formats.importers` reads them.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .config import EncodeOptions, TrainerConfig
-from .errors import ConfigError, FormatError
-from .tokenizer import Tokenizer
-from .trainer import StepRecord, Trainer
+from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.trainer import StepRecord, Trainer
+from ..errors import ConfigError, FormatError
 
 __all__ = [
     "TRACE_FILE",

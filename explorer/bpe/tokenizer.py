@@ -17,12 +17,12 @@ from itertools import chain, repeat
 from operator import add, lshift, or_
 from typing import Literal, NamedTuple
 
+from ..errors import ConfigError, DecodeError
+from ..stages.markers import apply_marker, strip_markers
+from ..stages.normalizers import normalize_str
+from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
+from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from .config import EncodeOptions, TrainerConfig
-from .errors import ConfigError, DecodeError
-from .markers import apply_marker, strip_markers
-from .normalizers import normalize_str
-from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
-from .units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from .vocab import Vocab
 
 __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
