@@ -398,6 +398,10 @@ def compare_corpora(
         report(what, done / total)
         done += 1
 
+    def trained(part: str) -> tuple[Tokenizer, tuple[tuple[int, int], ...]]:
+        assert config is not None  # no pretrained tokenizer: a training config (checked above)
+        return _trained(part, config, encoding, points)
+
     runs: dict[str, CorpusRun] = {}
     own: dict[str, Evaluation] = {}  # each corpus under its own tokenizer
     for name in names:
@@ -409,16 +413,12 @@ def compare_corpora(
             tok = pretrained[1]
             train_curve = cache.get(_key(spec, "replay", points, text), lambda: _replayed(tok, text, points))
         else:
-            tok, train_curve = cache.get(
-                _key(spec, "train", points, text), lambda: _trained(text, config, encoding, points)
-            )
+            tok, train_curve = cache.get(_key(spec, "train", points, text), lambda: trained(text))
         tick(f"{name}: held-out curve")
         if pretrained:
             held_tok = tok
         else:
-            held_tok = cache.get(
-                _key(spec, "train", points, train_part), lambda: _trained(train_part, config, encoding, points)
-            )[0]
+            held_tok = cache.get(_key(spec, "train", points, train_part), lambda: trained(train_part))[0]
         heldout_curve = cache.get(
             _key(spec, "heldout", points, train_part, held), lambda: _replayed(held_tok, held, points)
         )
@@ -486,18 +486,22 @@ def compare_job(
     named, not sent (``(name, None)``: the worker loads it once), and the runs come back without
     the pretrained tokenizer (``tokenizer=None``: the caller puts back its own; a table costs
     more to send than to keep). ``progress`` gets (fraction, what is being done)."""
-    if pretrained is not None and pretrained[1] is None:
-        pretrained = (pretrained[0], load_pretrained(pretrained[0]))
+    table: tuple[str, Tokenizer] | None = None
+    if pretrained is not None:
+        name, tok = pretrained
+        table = (name, tok if tok is not None else load_pretrained(name))
     report = None if progress is None else (lambda what, frac: progress(frac, what))
     result = compare_corpora(
         corpora,
         config=config,
         encoding=encoding,
-        pretrained=pretrained,
+        pretrained=table,
         points=points,
         progress=report,
         memo=_WORKER_MEMO,
     )
     if pretrained is None:
         return result
-    return replace(result, runs={name: replace(run, tokenizer=None) for name, run in result.runs.items()})
+    # the one place a run holds no tokenizer: on its way back from a worker, until the caller
+    # puts its own table back (see the docstring)
+    return replace(result, runs={name: replace(run, tokenizer=None) for name, run in result.runs.items()})  # type: ignore[arg-type]

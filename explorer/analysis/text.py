@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
@@ -142,7 +142,9 @@ def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, 
     >>> (char.unit, char.alphabet, char.num_merges), (byte.unit, byte.alphabet, byte.pretokenizer)
     (('char', 'present', 100), ('byte', 'full-bytes', 'cl100k'))
     """
-    shared = dict(vocab_size=None, num_merges=merges, marker="none", alphabet_order="sorted", min_frequency=0)
+    shared: dict[str, Any] = dict(
+        vocab_size=None, num_merges=merges, marker="none", alphabet_order="sorted", min_frequency=0
+    )
     char = dataclasses.replace(config, unit="char", alphabet="present", **shared).validate()
     byte = dataclasses.replace(config, unit="byte", alphabet="full-bytes", **shared).validate()
     return char, byte

@@ -32,7 +32,7 @@ class PairStat(NamedTuple):
     right_id: int
     left: str
     right: str
-    count: int
+    count: int  # type: ignore[assignment]  # the table's column: shadows tuple.count on purpose
 
 
 @dataclass(frozen=True, slots=True)

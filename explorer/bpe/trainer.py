@@ -115,8 +115,8 @@ class Trainer:
             ranks = hf_alphabet_ranks([s for s in self.alphabet if s not in specials])
             n_special = self._vocab.n_special
             self._hf_rank = list(range(len(self._vocab)))
-            for sym, rank in ranks.items():
-                self._hf_rank[ids[sym]] = n_special + rank
+            for symbol, rank in ranks.items():
+                self._hf_rank[ids[symbol]] = n_special + rank
         self._neg_keys: dict[int, tuple[int, ...]] = {}
         self._rows: dict[tuple[int, int], PairStat] = {}  # (pair, count) -> its table row
 

@@ -164,8 +164,8 @@ def _load(spec: PretrainedSpec) -> Tokenizer:
     # every token of the bundled tables is rebuilt by its own merges (tests check it), so
     # tiktoken's rules need no more than their merges: own_merges_suffice
     if spec.derived is None:
-        encoder, merges = (_read(spec, rel, digest).decode("utf-8") for rel, digest in spec.files.items())
-        return tokenizer_from_gpt2(encoder, merges, pretokenizer=spec.pretokenizer, own_merges_suffice=True)
+        encoder, merges_txt = (_read(spec, rel, digest).decode("utf-8") for rel, digest in spec.files.items())
+        return tokenizer_from_gpt2(encoder, merges_txt, pretokenizer=spec.pretokenizer, own_merges_suffice=True)
     rel, digest = spec.derived
     text = gzip.decompress(_read(spec, rel, digest)).decode("ascii")
     singles, merges = read_merges_file(text, source=_merges_source(spec.name), name=rel)

@@ -170,7 +170,8 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
 class _Worker:
     """One worker process and our end of its pipe."""
 
-    def __init__(self, ctx: multiprocessing.context.BaseContext, memory_bytes: int | None, name: str):
+    # ctx: what multiprocessing.get_context gives (its Process is typed on the concrete contexts only)
+    def __init__(self, ctx: Any, memory_bytes: int | None, name: str):
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, memory_bytes), name=name, daemon=True)
         self.process.start()
