@@ -68,7 +68,8 @@ def nbytes(text: str) -> int:
 
 
 def train_tokenizer(out: Printer):
-    from explorer import PRESETS, Trainer, corpus_config, count_words
+    from explorer import PRESETS, Trainer, corpus_config
+    from explorer.stages.pipeline import count_words
 
     text = read_corpus(TRAIN_CORPUS)
     cfg = corpus_config("gpt2", merges=MERGES)

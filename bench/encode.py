@@ -46,7 +46,8 @@ PRESETS = (("gpt2", "gpt2"), ("gpt4", "cl100k"))  # (our preset, pattern name)
 def bench_pattern(out: Printer, text: str, preset: str, *, corpus: str = "") -> list[float]:
     import tiktoken
 
-    from explorer import PATTERNS, Trainer, make_config
+    from explorer import Trainer, make_config
+    from explorer.stages.pretokenizers import PATTERNS
 
     cfg = make_config(preset, alphabet="full-bytes", tie_break="hf", vocab_size=VOCAB, special_tokens=())
     pattern = cfg.pretokenizer
@@ -101,8 +102,8 @@ def tiktoken_encoding(name: str, folder: Path):
     import tiktoken
     import tiktoken.load
 
-    from explorer import PATTERNS
     from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR
+    from explorer.stages.pretokenizers import PATTERNS
 
     spec = PRETRAINED[name]
     os.environ["TIKTOKEN_CACHE_DIR"] = str(folder / "cache")  # ours, empty: no stale copy

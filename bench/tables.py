@@ -50,8 +50,9 @@ def _ids_digest(ids: list[int]) -> str:
 
 def _child(side: str, name: str, folder: str, with_ids: bool) -> dict:
     """One load in this (fresh) process; imports first, outside the timing."""
-    from explorer import PATTERNS, load_pretrained
+    from explorer import load_pretrained
     from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR
+    from explorer.stages.pretokenizers import PATTERNS
 
     spec = PRETRAINED[name]
     if side == "ours":

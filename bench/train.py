@@ -155,8 +155,8 @@ def bench_seed002(out: Printer, text: str) -> None:
 def bench_seed000(out: Printer, text: str) -> None:
     from seed_loops import hf_course_train
 
-    from explorer import Trainer, count_words
-    from explorer.stages.pipeline import word_symbols
+    from explorer import Trainer
+    from explorer.stages.pipeline import count_words, word_symbols
 
     # the seed's tie-break (first pair seen wins) so the merges can be compared
     cfg = gpt2_config(1_000, tie_break="first-seen")

@@ -33,23 +33,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_pretrained import _bundled_file  # tiktoken's downloads answered from the bundled files
 
-from explorer import (
-    PATTERNS,
-    PRESETS,
-    Tokenizer,
-    Trainer,
-    TrainerConfig,
-    corpus_config,
-    count_words,
-    load_pretrained,
-    make_config,
-    train,
-)
+from explorer import PRESETS, Tokenizer, Trainer, TrainerConfig, corpus_config, load_pretrained, make_config, train
 from explorer.analysis.evaluate import Evaluation, curve, curve_points, evaluate, piece_counts, replay
 from explorer.bpe.ranks import tokenizer_from_ranks
 from explorer.cli import main
 from explorer.formats.pretrained import PRETRAINED
 from explorer.formats.trace import load_tokenizer
+from explorer.stages.pipeline import count_words
+from explorer.stages.pretokenizers import PATTERNS
 from explorer.stages.units import bytes_to_display
 
 KEYS = ["file", "bytes", "chars", "words", "tokens", "unk", "bytes_per_token", "chars_per_token", "tokens_per_word"]

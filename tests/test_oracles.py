@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 from tokenizers import Regex, models, normalizers, pre_tokenizers, trainers
 from tokenizers import Tokenizer as HFTokenizer
 
-from explorer import PATTERNS, bytes_to_display, make_config, pre_tokenize_str, train
+from explorer import make_config, train
+from explorer.stages.pretokenizers import PATTERNS, pre_tokenize_str
+from explorer.stages.units import bytes_to_display
 
 EOT = ("<|endoftext|>",)
 THREE = ("<s>", "<pad>", "</s>")

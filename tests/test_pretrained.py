@@ -42,21 +42,14 @@ from hypothesis import strategies as st
 from test_oracles import _unicode_table_differences, _version_stable_text
 
 import explorer.formats.pretrained as pretrained_module
-from explorer import (
-    PATTERNS,
-    ConfigError,
-    FormatError,
-    Tokenizer,
-    TrainerConfig,
-    display_to_bytes,
-    load_pretrained,
-    recover_merges,
-)
+from explorer import ConfigError, FormatError, Tokenizer, TrainerConfig, load_pretrained
 from explorer.analysis.evaluate import piece_counts, replay
+from explorer.bpe.ranks import recover_merges
 from explorer.cli import main as cli_main
 from explorer.formats.importers import tokenizer_from_gpt2
 from explorer.formats.pretrained import PRETRAINED, PRETRAINED_DIR, TIKTOKEN_TABLES, warm_pretrained
-from explorer.stages.units import byte_alphabet, bytes_to_display
+from explorer.stages.pretokenizers import PATTERNS
+from explorer.stages.units import byte_alphabet, bytes_to_display, display_to_bytes
 
 TABLES = list(PRETRAINED)
 RANK_TABLES = [name for name in TABLES if name != "gpt2"]  # the .tiktoken ones: ranks only, merges recovered

@@ -21,20 +21,12 @@ from conftest import read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import (
-    BYTE_TO_UNICODE,
-    ConfigError,
-    EncodeOptions,
-    count_words,
-    make_config,
-    normalize_str,
-    pre_tokenize_str,
-    split_sequences,
-    train,
-)
+from explorer import ConfigError, EncodeOptions, make_config, train
 from explorer.stages.markers import apply_marker
-from explorer.stages.pipeline import word_symbols
-from explorer.stages.units import base_symbols
+from explorer.stages.normalizers import normalize_str
+from explorer.stages.pipeline import count_words, word_symbols
+from explorer.stages.pretokenizers import pre_tokenize_str, split_sequences
+from explorer.stages.units import BYTE_TO_UNICODE, base_symbols
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -24,16 +24,8 @@ from conftest import SAMPLE_FILES, read_sample
 from seed_loops import seed000_loop, seed001_loop, seed002_encode, seed002_loop, seed003_loop, seed004_loop
 from tokenizers.pre_tokenizers import ByteLevel
 
-from explorer import (
-    PRESETS,
-    SEED_REPLAYS,
-    EncodeOptions,
-    Trainer,
-    bytes_to_display,
-    display_to_bytes,
-    make_config,
-    train,
-)
+from explorer import PRESETS, SEED_REPLAYS, EncodeOptions, Trainer, make_config, train
+from explorer.stages.units import bytes_to_display, display_to_bytes
 
 # =================================================================================================
 # Helpers

@@ -547,7 +547,8 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
     two parts under it. The text keeps its size however wide the tree is: a wide one scrolls
     inside its box instead of shrinking, as an SVG scaled to the page would.
 
-    >>> from explorer import make_config, train, lineage
+    >>> from explorer import make_config, train
+    >>> from explorer.analysis.lineage import lineage
     >>> tok = train("low " * 5, make_config("sennrich", num_merges=2)).tokenizer()
     >>> html_ = lineage_tree(tok, lineage(tok, tok.token_to_id("lo")))
     >>> html_.count("<li"), html_.count("bpe-lin-base"), 'data-id="4"' in html_
@@ -593,7 +594,7 @@ def panel(title: str, body: str, caption_text: str = "", *, note: str = "") -> s
 def kwic_rows(rows: Sequence[KeywordInContext]) -> str:
     """Keyword-in-context lines: left context right-aligned, the token marked, all escaped.
 
-    >>> from explorer import KeywordInContext
+    >>> from explorer.analysis.lineage import KeywordInContext
     >>> kwic_rows([KeywordInContext(3, "a <i>", "low", "er")])
     '<div class="bpe-kwic"><span class="n">line 3</span><span class="l">a &lt;i&gt;</span><mark>low</mark>er</div>'
     """
