@@ -22,7 +22,7 @@ from ..bpe.config import PRESETS, EncodeOptions, TrainerConfig, corpus_config
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
-from . import data, interop_view, links, render, server, state
+from . import catalog, data, links, render, server, state
 
 __all__ = [
     "Request",
@@ -123,12 +123,10 @@ def _submit() -> None:
 
 
 def _pretrained(key: str) -> tuple[str, Tokenizer] | None:
-    """(name, tokenizer) of a bundled or imported tokenizer; the name keys the server-wide memo,
-    so an imported one's names its content, not only what the user called it."""
-    if key in PRETRAINED:
-        return key, data.pretrained(key)
-    found = interop_view.imported_tokenizer(key)
-    return None if found is None else (found.cache_name, found.tokenizer)
+    """(key, tokenizer) of a bundled or imported tokenizer of the catalog; the key keys the
+    server-wide memo, so an imported one's names its content, not what the user called it."""
+    entry = catalog.get(key)
+    return None if entry is None else (entry.key, entry.tokenizer)
 
 
 def request_form() -> Request | None:
@@ -141,7 +139,7 @@ def request_form() -> Request | None:
     state.widget_default("w_cmp_merges", 1000)
     state.widget_default("w_cmp_pretrained", "cl100k_base")
     st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
-    pretrained = [*PRETRAINED, *interop_view.imported_keys()]  # the bundled ones and the session's imports
+    pretrained = catalog.keys(trained=False)  # the bundled ones and the session's imports
     if st.session_state["w_cmp_pretrained"] not in pretrained:
         st.session_state["w_cmp_pretrained"] = "cl100k_base"
     # two rows, so that the answer under them starts on the first screen at 1280x720
@@ -166,13 +164,13 @@ def request_form() -> Request | None:
         c2.selectbox("Preset", list(PRESETS), key="w_cmp_preset", help="When training.")
         c3.number_input("Merges", min_value=10, max_value=20_000, step=100, key="w_cmp_merges")
         # labels looked up, not computed: a format_func may be called outside the session's run
-        labels = {k: interop_view.picker_label(k) for k in pretrained}
+        labels = {k: catalog.label(k) for k in pretrained}
         c4.selectbox(
             "Pretrained",
             pretrained,
             key="w_cmp_pretrained",
             format_func=labels.__getitem__,
-            help="When one pretrained tokenizer encodes all.  \n" + interop_view.picker_help(),
+            help="When one pretrained tokenizer encodes all.  \n" + catalog.picker_help(),
         )
         c5.form_submit_button("Compare", type="primary", on_click=_submit, width="stretch")
     return st.session_state.get(_REQUEST)
@@ -207,7 +205,7 @@ def run(request: Request) -> Comparison | None:
     if request.pretrained and pretrained is None:
         st.warning(
             render.md_text(
-                f"{interop_view.imported_label(request.pretrained)} is no longer in this session "
+                f"{catalog.label(request.pretrained)} is no longer in this session "
                 "(a session keeps the last few imports): import it again on the Playground page, "
                 "or choose another tokenizer."
             )
@@ -223,8 +221,9 @@ def run(request: Request) -> Comparison | None:
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
         return None
-    if pretrained:  # the worker sends the runs back without the table: this process has it
-        result = replace(result, runs={n: replace(r, tokenizer=pretrained[1]) for n, r in result.runs.items()})
+    if pretrained:  # the worker sends the runs back without the table: this process has it; named as shown
+        runs = {n: replace(r, tokenizer=pretrained[1]) for n, r in result.runs.items()}
+        result = replace(result, runs=runs, pretrained=catalog.label(pretrained[0]))
     return result
 
 
@@ -320,10 +319,7 @@ PANELS = (
 
 def _describe(request: Request) -> str:
     if request.pretrained:
-        name = (
-            request.pretrained if request.pretrained in PRETRAINED else interop_view.imported_label(request.pretrained)
-        )
-        return f"one tokenizer for all: {name}"
+        return f"one tokenizer for all: {catalog.label(request.pretrained)}"
     return f"{request.preset} trained on each corpus, {request.merges:,} merges at most"
 
 
@@ -630,13 +626,12 @@ def apply_link(params: dict[str, str]) -> list[str]:
         else:
             problems.append(f"it compares a text that is neither bundled nor in the link's corpus: {ref[:40]!r}")
     pretrained = params.get("compare_tokenizer")
-    if pretrained is not None and pretrained not in PRETRAINED:
-        found = interop_view.restore_imported(pretrained)
-        if isinstance(found, str):
-            problems.append(found)
+    if pretrained is not None:
+        try:
+            pretrained = catalog.restore(pretrained)
+        except ExplorerError as err:
+            problems.append(str(err))
             pretrained = "cl100k_base"
-        else:
-            pretrained = found.key
     preset = params.get("compare_preset", "gpt2")
     if preset not in PRESETS:
         problems.append(f"compare_preset={preset[:20]!r} is not one of {', '.join(PRESETS)}")

@@ -15,7 +15,7 @@ from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..stages.normalizers import NORMALIZERS
 from ..stages.pipeline import inspect_str
 from ..stages.pretokenizers import PRETOKENIZERS
-from . import data, interop_view, links, render, state, storage
+from . import catalog, data, links, render, state, storage
 
 __all__ = [
     "choose",
@@ -185,7 +185,7 @@ def _forget() -> None:
         return
     _uploads().clear()
     st.session_state["w_pasted"] = ""
-    interop_view.imported().clear()
+    catalog.forget_imports()
     current = state.corpus_choice()
     state.set_corpus_choice(state.CorpusChoice(samples=current.samples or state.CorpusChoice().samples))
     st.session_state["w_samples"] = list(state.corpus_choice().samples)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -13,16 +12,15 @@ import streamlit as st
 
 from ..analysis.lineage import keyword_in_context, lineage, walk
 from ..analysis.text import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
-from ..bpe.records import StepRecord
 from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
 from ..stages.units import display_to_bytes
-from . import charts, data, interop_view, links, render, state, storage
+from . import catalog, charts, data, links, render, state, storage
+from .catalog import Entry
 
 __all__ = [
     "EXAMPLES",
-    "Choice",
     "Encoded",
     "text_input",
     "choose_tokenizers",
@@ -48,28 +46,10 @@ EXAMPLES: dict[str, str] = {
     "Numbers and dates": "On 2024-03-15 at 09:45 the total was 1234567.89 (≈1.23e6); call +1 (555) 010-9999.",
     "A special token": "First document ends here.<|endoftext|>The second one starts here.",
 }
-TRAINED = "trained"
 _MAX_CHARS = 200_000
 _CHIP_LIMIT = 3_000
 _ID_LIMIT = 20_000
 _VIEWS = ("Encode", "Why this split", "Char vs byte", "Decode ids")
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A tokenizer as the page shows it: its label, the tokenizer and, for the session's
-    trained one, the step records (what each merge's rank was learned from)."""
-
-    key: str
-    label: str
-    tokenizer: Tokenizer
-    records: Sequence[StepRecord] | None = None  # the trainer's log: rank r was learned at step r + 1
-    corpus: tuple[str, ...] = ()
-    short: str = ""  # a few words for a table's row (the label when empty)
-
-    @property
-    def name(self) -> str:
-        return self.short or self.label
 
 
 def _set_example(name: str) -> None:
@@ -108,19 +88,15 @@ def text_input() -> str:
     )
 
 
-def _label(key: str) -> str:
-    return "trained in this session" if key == TRAINED else interop_view.picker_label(key)
-
-
-def choose_tokenizers() -> list[Choice]:
-    """Up to four tokenizers: the session's trained one (as of merge k), the bundled ones and
-    the ones imported in this session."""
-    options = [TRAINED, *PRETRAINED, *interop_view.imported_keys()]
-    state.widget_default("w_play_tokenizers", [TRAINED, "cl100k_base"])
+def choose_tokenizers() -> list[Entry]:
+    """Up to four of the catalog's tokenizers: the session's trained one (as of merge k), the
+    bundled ones and the ones imported in this session."""
+    options = catalog.keys()
+    state.widget_default("w_play_tokenizers", [catalog.TRAINED, "cl100k_base"])
     # an imported tokenizer let go (a newer one took its place) leaves the selection
     st.session_state["w_play_tokenizers"] = [k for k in st.session_state["w_play_tokenizers"] if k in options]
     # labels looked up, not computed: a format_func may be called outside the session's run
-    labels = {k: _label(k) for k in options}
+    labels = {k: catalog.label(k) for k in options}
     pick, opts = st.columns([5, 1], vertical_alignment="bottom")
     keys = pick.multiselect(
         "Tokenizers (up to four)",
@@ -130,28 +106,25 @@ def choose_tokenizers() -> list[Choice]:
         max_selections=4,
         label_visibility="collapsed",
         placeholder="Choose up to four tokenizers",
-        help="trained in this session: the Train page's tokenizer, as of merge k  \n" + interop_view.picker_help(),
+        help="trained in this session: the Train page's tokenizer, as of merge k  \n" + catalog.picker_help(),
     )
     with opts.popover("Options", width="stretch"):
         display_options()
     out = []
     for key in keys:
-        if key == TRAINED:
-            choice = _trained_choice()
-            if choice is not None:
-                out.append(choice)
+        if key == catalog.TRAINED:
+            entry = _trained_choice()
         elif key in PRETRAINED:
             with st.spinner(f"Loading {key}'s table (once per server)…"):
-                out.append(Choice(key, key, data.pretrained(key)))
+                entry = catalog.get(key)
         else:
-            found = interop_view.imported_tokenizer(key)
-            if found is not None:
-                # keyed by content: a re-import under the same name resets the pickers keyed by it
-                out.append(Choice(found.key, found.label, found.tokenizer))
+            entry = catalog.get(key)  # keyed by content: a re-import resets the pickers keyed by it
+        if entry is not None:
+            out.append(entry)
     return out
 
 
-def _trained_choice() -> Choice | None:
+def _trained_choice() -> Entry | None:
     with st.spinner("Counting the corpus's words…"):
         live = state.live()
     if live.oversize is not None:
@@ -160,7 +133,6 @@ def _trained_choice() -> Choice | None:
     if live.trainer is None:
         st.warning(f"The session's trainer could not start: {render.md_text(live.error or '')}")
         return None
-    trainer = live.trainer
     k = live.trained
     if live.trained:
         state.widget_default("w_play_k", live.trained)
@@ -179,15 +151,7 @@ def _trained_choice() -> Choice | None:
             "The session's tokenizer has no merges yet: press Step or Run to end on the Train page. "
             "Until then it cuts the text into its base symbols."
         )
-    label = f"trained, as of merge {k:,} of {live.trained:,}"
-    return Choice(
-        TRAINED,
-        label,
-        live.tokenizer(k),
-        trainer.records,
-        state.corpus_choice().texts(),
-        short=f"trained (merge {k:,})",
-    )
+    return catalog.get(catalog.trained_key(k))
 
 
 def display_options() -> None:
@@ -205,13 +169,13 @@ def display_options() -> None:
 class Encoded:
     """One tokenizer's encoding of the text, and what the comparison shows of it."""
 
-    choice: Choice
+    choice: Entry
     ids: list[int]
     stats: TextStats
     trip: RoundTrip
 
 
-def _encode(choice: Choice, text: str, allow_special: bool) -> Encoded | None:
+def _encode(choice: Entry, text: str, allow_special: bool) -> Encoded | None:
     try:
         ids = choice.tokenizer.encode(text, allow_special=allow_special)
     except ExplorerError as err:
@@ -228,7 +192,7 @@ def _trip_word(trip: RoundTrip) -> str:
 _SIDE_BY_SIDE_CHARS = 280  # two tokenizers on a text this short: their chips in two columns
 
 
-def compare_panel(choices: list[Choice], text: str, *, allow_special: bool, show_ws: bool) -> list[Encoded]:
+def compare_panel(choices: list[Entry], text: str, *, allow_special: bool, show_ws: bool) -> list[Encoded]:
     """The answer first: one row per tokenizer (tokens, characters and bytes per token, unknown
     symbols, round trip, and how many times the fewest tokens it takes), then each one's chips
     in a wrapped strip (two side by side when the text is short)."""
@@ -238,7 +202,7 @@ def compare_panel(choices: list[Choice], text: str, *, allow_special: bool, show
     fewest = min(e.stats.tokens for e in encoded)
     rows = [
         render.ComparisonRow(
-            e.choice.name,
+            e.choice.short,
             e.stats.tokens,
             e.stats.chars_per_token,
             e.stats.bytes_per_token,
@@ -251,7 +215,7 @@ def compare_panel(choices: list[Choice], text: str, *, allow_special: bool, show
     st.html(render.comparison_table(rows))
     strips = [
         render.token_strip(
-            e.choice.name,
+            e.choice.short,
             f"{e.stats.tokens:,} tokens",
             render.encoded_chips(e.choice.tokenizer, e.ids, show_ws=show_ws, limit=_CHIP_LIMIT),
             more=len(e.ids) - _CHIP_LIMIT,
@@ -275,7 +239,7 @@ def details_panel(encoded: list[Encoded]) -> None:
     if not box.open:
         return
     with box:
-        for tab, e in zip(st.tabs([e.choice.name for e in encoded]), encoded):
+        for tab, e in zip(st.tabs([e.choice.short for e in encoded]), encoded):
             with tab:
                 _details(e)
 
@@ -312,7 +276,7 @@ def _unknown_frame(tok: Tokenizer, unknown) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def dropout_panel(choices: list[Choice], text: str, *, show_ws: bool) -> None:
+def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
     """BPE-dropout: one sampled segmentation and the frequency of distinct segmentations."""
     with st.expander("BPE-dropout: sample segmentations"):
         names = [c.label for c in choices]
@@ -369,7 +333,7 @@ def _forget_piece() -> None:
     st.session_state.pop("w_why_piece", None)
 
 
-def why_panel(choices: list[Choice], text: str) -> None:
+def why_panel(choices: list[Entry], text: str) -> None:
     """The encode trace of one piece, and the lineage of one token."""
     names = [c.label for c in choices]
     at = st.selectbox(
@@ -426,7 +390,7 @@ def why_panel(choices: list[Choice], text: str) -> None:
     lineage_panel(choice, token_id)
 
 
-def trace_table(choice: Choice, piece: str) -> None:
+def trace_table(choice: Entry, piece: str) -> None:
     tok = choice.tokenizer
     steps = tok.encode_trace(piece)
     if not steps:
@@ -442,8 +406,8 @@ def trace_table(choice: Choice, piece: str) -> None:
             "new token": _label_of(tok, s.token),
             "tokens after": " | ".join(_label_of(tok, t) for t in s.tokens),
         }
-        if choice.records is not None:
-            record = choice.records[s.rank]
+        if choice.trainer is not None:
+            record = choice.trainer.records[s.rank]
             row["learned at step"] = record.step
             row["pair count then"] = record.count
         rows.append(row)
@@ -451,9 +415,9 @@ def trace_table(choice: Choice, piece: str) -> None:
         f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
         + (
             "Rank r is the merge learned at step r + 1."
-            if choice.records is not None
+            if choice.trainer is not None
             else "Rank r is the file's merge r + 1."
-            if choice.key.startswith(interop_view.IMPORTED_PREFIX)
+            if choice.kind == "imported"
             else "A table's rank is the token's id minus 256."
         )
     )
@@ -465,7 +429,7 @@ def _label_of(tok: Tokenizer, display: str) -> str:
     return render.visible(display) if token_id is None else render.token_label(tok, token_id)
 
 
-def lineage_panel(choice: Choice, token_id: int) -> None:
+def lineage_panel(choice: Entry, token_id: int) -> None:
     tok = choice.tokenizer
     tree = lineage(tok, token_id)
     size = sum(1 for _ in walk(tree))
@@ -474,13 +438,13 @@ def lineage_panel(choice: Choice, token_id: int) -> None:
             f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}) is a base symbol: no merge made it."
         )
     else:
-        where = f"learned at step {tree.rank + 1:,}" if choice.records is not None else f"merge rank {tree.rank:,}"
+        where = f"learned at step {tree.rank + 1:,}" if choice.trainer is not None else f"merge rank {tree.rank:,}"
         st.caption(
             f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
             f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols."
         )
     st.html(render.lineage_tree(tok, tree))
-    if choice.records is not None and choice.corpus:
+    if choice.trainer is not None and choice.corpus:
         rows = keyword_in_context(tok, choice.corpus, token_id)
         if rows:
             st.caption("Where it occurs in the training corpus (keyword in context):")
@@ -582,7 +546,7 @@ def parse_ids(text: str) -> list[int]:
     return out
 
 
-def decode_panel(choices: list[Choice], text: str) -> None:
+def decode_panel(choices: list[Entry], text: str) -> None:
     """Ids back to text: paste ids (or take the text's own), pick how bytes that are not UTF-8
     are treated, and see each token's text, or its bytes when it holds part of a character."""
     names = [c.label for c in choices]
@@ -665,7 +629,7 @@ def link_params() -> dict[str, str]:
     ss = st.session_state
     params = _text_param(ss.get("w_play_text", EXAMPLES["English prose"]))
     params["tokenizers"] = ",".join(ss.get("w_play_tokenizers", []))
-    if TRAINED in ss.get("w_play_tokenizers", []) and "w_play_k" in ss:
+    if catalog.TRAINED in ss.get("w_play_tokenizers", []) and "w_play_k" in ss:
         params["k"] = str(ss["w_play_k"])
     view = ss.get("w_play_view", _VIEWS[0])
     if view != _VIEWS[0]:
@@ -704,19 +668,16 @@ def apply_link(params: dict[str, str]) -> list[str]:
         ss["w_play_text"] = params["text"][:_MAX_CHARS]
     if "tokenizers" in params:
         keys = []
-        for key in (k for k in params["tokenizers"].split(",") if k):
-            if key == TRAINED or key in PRETRAINED:
-                keys.append(key)
+        for named in (k for k in params["tokenizers"].split(",") if k):
+            try:
+                key = catalog.restore(named)
+            except ExplorerError as err:
+                problems.append(str(err))
                 continue
-            found = (
-                interop_view.restore_imported(key)
-                if key.startswith(interop_view.IMPORTED_PREFIX)
-                else (f"{key[:60]!r} is no tokenizer this app knows")
-            )
-            if isinstance(found, str):
-                problems.append(found)
-            else:
-                keys.append(found.key)
+            parts = catalog.parse(key)
+            if parts is not None and parts.kind == "trained" and parts.k is not None:
+                ss["w_play_k"], key = parts.k, catalog.TRAINED  # the page's slider holds the merge
+            keys.append(key)
         if len(keys) > 4:
             problems.append("it names more than four tokenizers; the first four are shown")
         ss["w_play_tokenizers"] = list(dict.fromkeys(keys))[:4]

@@ -8,7 +8,8 @@ restart; without the cookie (AppTest, XSRF protection off) a session is its own 
 
     owner       "b:" + 32 hex digits (a browser) or "s:" + 32 hex digits (one session)
     ref         "upload:<64 hex>[:<decoding>]" | "pasted:<64 hex>"   (a corpus part)
-                "imported:<64 hex>"                                    (a tokenizer's files)
+                "imported:<64 hex>[:<pre-tokenizer>]"                  (a tokenizer's files: a key of
+                                                                       ``catalog``, whose grammar it is)
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import streamlit as st
 from ..errors import ExplorerError
 from ..serving.store import Blob, Store, default_store
 
-__all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest"]
+__all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest", "slug"]
 
 _OWNER = "store_owner"
 _XSRF_COOKIE = "_streamlit_xsrf"
@@ -36,6 +37,17 @@ def is_digest(text: str) -> bool:
     (True, False, False)
     """
     return bool(_DIGEST.fullmatch(text))
+
+
+def slug(text: str, limit: int = 40) -> str:
+    """Names (a corpus label, an import's name) as part of a file name.
+
+    >>> slug("english_frankenstein.txt, my notes.txt")
+    'english_frankenstein+my-notes'
+    """
+    stems = [re.sub(r"\.(txt|md|csv|json)$", "", part.strip(), flags=re.I) for part in text.split(",")]
+    name = re.sub(r"[^A-Za-z0-9_.+-]+", "-", "+".join(s for s in stems if s)).strip("-.")
+    return name[:limit].rstrip("-.+") or "corpus"
 
 
 def store() -> Store:

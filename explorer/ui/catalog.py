@@ -1,0 +1,339 @@
+"""The session's tokenizers in one catalog, under one key scheme: the session's trainer as of a
+merge, the bundled tables and the tokenizers imported from files. The Playground's picker, the
+Compare page's one pretrained tokenizer, the Train page's download and every link name a
+tokenizer by its key; a view reads the tokenizer with :func:`get` and shows the key to a user
+with :func:`label`. No view keeps tokenizers of its own.
+
+A key::
+
+    key      = trained | bundled | imported
+    trained  = "trained" [ "@" k ]             the session's trainer as of merge k (k = 0..200,000);
+                                               without k, as of the merge the page shows
+    bundled  = "gpt2" | "cl100k_base" | "o200k_base"      as the CLI names them (formats.pretrained)
+    imported = "imported:" sha256 [ ":" pre-tokenizer ]   sha256: 64 lowercase hex, of the files as
+                                               the store keeps them (one file as it is, several as
+                                               one zip of them); the pre-tokenizer chosen for files
+                                               that hold none (vocab.json + merges.txt, a lone .tiktoken)
+
+    trained    trained@120    gpt2    imported:3f2a…(64 hex)    imported:3f2a…(64 hex):cl100k
+
+A key is the tokenizer's identity everywhere: in links (``tokenizers=trained,gpt2`` beside ``k=``,
+``compare_tokenizer=imported:…``), in the session and in the server-wide caches (an import's key
+names its content, so two sessions' "mine" with other merges never share a result). Links written
+before the catalog carried these same keys, so they open as they did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import streamlit as st
+
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.trainer import Trainer
+from ..errors import ConfigError, ExplorerError
+from ..formats.corpora import MAX_CORPUS_BYTES, mib
+from ..formats.exporters import zip_files
+from ..formats.importers import ImportReport, import_report, is_zip, needs_pretokenizer, unzip_files
+from ..formats.pretrained import PRETRAINED
+from ..stages.pretokenizers import PRETOKENIZERS
+from . import data, render, server, state, storage
+
+__all__ = [
+    "Kind",
+    "Key",
+    "TRAINED",
+    "IMPORTED",
+    "MAX_IMPORTED",
+    "parse",
+    "key_of",
+    "trained_key",
+    "Entry",
+    "Imported",
+    "keys",
+    "label",
+    "picker_help",
+    "get",
+    "imported",
+    "add_import",
+    "restore",
+    "forget_imports",
+    "default_name",
+]
+
+Kind = Literal["trained", "bundled", "imported"]
+TRAINED = "trained"
+IMPORTED = "imported:"
+MAX_IMPORTED = 3  # an imported o200k_base holds 200,000 merges: a session keeps a few at most
+_MAX_K = 200_000  # the furthest step a link may name (links.count_param's bound)
+_IMPORTS = "imported_tokenizers"  # session: {key: Imported}, oldest first
+
+
+# ---- keys ----------------------------------------------------------------------------------
+class Key(NamedTuple):
+    """A key read into its parts."""
+
+    kind: Kind
+    name: str  # "trained", the bundled table's name, or the imported files' sha256
+    k: int | None = None  # trained: the merge (None: the one the page shows)
+    pretokenizer: str | None = None  # imported: the choice for files that hold none
+
+
+def parse(key: str) -> Key | None:
+    """A key's parts, or None when it is no key (see the grammar above).
+
+    >>> parse("trained"), parse("trained@12"), parse("gpt2")
+    (Key(kind='trained', name='trained', k=None, pretokenizer=None), Key(kind='trained', name='trained', k=12, pretokenizer=None), Key(kind='bundled', name='gpt2', k=None, pretokenizer=None))
+    >>> parse("imported:" + "ab" * 32 + ":cl100k")[::3]
+    ('imported', 'cl100k')
+    >>> [parse(bad) for bad in ("gpt9", "trained@", "trained@-1", "trained@1e3", "imported:../x", "imported:" + "ab" * 32 + ":x")]
+    [None, None, None, None, None, None]
+    """
+    if key == TRAINED:
+        return Key("trained", TRAINED)
+    head, at, k = key.partition("@")
+    if head == TRAINED and at:
+        ok = k.isascii() and k.isdigit() and len(k) <= 7 and int(k) <= _MAX_K
+        return Key("trained", TRAINED, int(k)) if ok else None
+    if key in PRETRAINED:
+        return Key("bundled", key)
+    if key.startswith(IMPORTED):
+        digest, _, choice = key.removeprefix(IMPORTED).partition(":")
+        if storage.is_digest(digest) and (not choice or choice in PRETOKENIZERS):
+            return Key("imported", digest, pretokenizer=choice or None)
+    return None
+
+
+def key_of(parts: Key) -> str:
+    """The key of these parts (:func:`parse` read backwards).
+
+    >>> keys = ["trained", "trained@12", "o200k_base", "imported:" + "ab" * 32, "imported:" + "ab" * 32 + ":none"]
+    >>> [key_of(parse(k)) for k in keys] == keys
+    True
+    """
+    if parts.kind == "trained":
+        return TRAINED if parts.k is None else f"{TRAINED}@{parts.k}"
+    if parts.kind == "bundled":
+        return parts.name
+    return IMPORTED + parts.name + (f":{parts.pretokenizer}" if parts.pretokenizer else "")
+
+
+def trained_key(k: int | None = None) -> str:
+    """The session's trainer as of merge k (None: as of the merge the page shows).
+
+    >>> trained_key(30), trained_key()
+    ('trained@30', 'trained')
+    """
+    return key_of(Key("trained", TRAINED, k))
+
+
+# ---- what a key holds ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Imported:
+    """A tokenizer read from files, as the session keeps it. ``digest`` is the SHA-256 of the
+    files as stored; with the pre-tokenizer chosen for files that hold none it makes the key,
+    never the name (a name is what the user called it)."""
+
+    name: str
+    format: str
+    tokenizer: Tokenizer
+    digest: str
+    pretokenizer: str | None = None  # the choice, only for files that hold no pre-tokenizer
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return key_of(Key("imported", self.digest, pretokenizer=self.pretokenizer))
+
+    @property
+    def label(self) -> str:
+        return f"imported: {self.name} ({self.format})"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A tokenizer of the catalog as views read it: its key, how it is shown (:func:`label`, and
+    its short form for a table's row), the tokenizer and, for the session's trainer, the trainer
+    (rank r of its merges was learned at step r + 1) and the texts it learned from."""
+
+    key: str
+    kind: Kind
+    label: str
+    short: str
+    tokenizer: Tokenizer
+    trainer: Trainer | None = None
+    corpus: tuple[str, ...] = ()
+
+
+def imported() -> dict[str, Imported]:
+    """The session's imported tokenizers by key, oldest first."""
+    return st.session_state.setdefault(_IMPORTS, {})
+
+
+def keys(*, trained: bool = True) -> list[str]:
+    """What a picker offers: the session's trainer (unless ``trained=False``), the bundled
+    tables, then the session's imports, oldest first."""
+    return [*([TRAINED] if trained else []), *PRETRAINED, *imported()]
+
+
+def _live() -> state.Live | None:
+    """The session's trainer if it has one already (a label never builds it)."""
+    return st.session_state.get("live")
+
+
+def label(key: str, *, short: bool = False) -> str:
+    """How a page shows a key to a user: a bundled table by its name (short enough never to be
+    cut off; :func:`picker_help` says what each is), an import by the name it was given and its
+    format, the session's trainer by the merge it stands at (``short``: a few words for a row of
+    a table). A key that names nothing of this session is shown as it is."""
+    parts = parse(key)
+    if parts is None or parts.kind == "bundled":
+        return key
+    if parts.kind == "imported":
+        found = imported().get(key)
+        return found.label if found is not None else key
+    if parts.k is None:
+        return "trained" if short else "trained in this session"
+    if short:
+        return f"trained (merge {parts.k:,})"
+    live = _live()
+    return f"trained, as of merge {parts.k:,}" + (f" of {live.trained:,}" if live is not None else "")
+
+
+def picker_help() -> str:
+    """What each bundled tokenizer is, for a picker's help."""
+    return render.choices_help({name: spec.description for name, spec in PRETRAINED.items()})
+
+
+def get(key: str) -> Entry | None:
+    """The tokenizer a key names in this session; None when it names none (yet): a session whose
+    trainer is not built or stands short of merge k, an import let go or never made here. The
+    trainer without k comes back under the key of the merge it stands at (``trained@k``)."""
+    parts = parse(key)
+    if parts is None:
+        return None
+    if parts.kind == "bundled":
+        return Entry(key, "bundled", key, key, data.pretrained(key))
+    if parts.kind == "imported":
+        found = imported().get(key)
+        return None if found is None else Entry(key, "imported", found.label, found.label, found.tokenizer)
+    live = state.live()
+    k = live.view if parts.k is None else parts.k
+    if live.trainer is None or k > live.trained:
+        return None
+    corpus = state.corpus_choice().texts()
+    shown = trained_key(k)
+    return Entry(shown, "trained", label(shown), label(shown, short=True), live.tokenizer(k), live.trainer, corpus)
+
+
+# ---- imports -------------------------------------------------------------------------------
+def default_name(names: list[str]) -> str:
+    """A name from the uploaded files' names.
+
+    >>> default_name(["vocab.json", "merges.txt"]), default_name(["cl100k_base.tiktoken"]), default_name([])
+    ('vocab+merges', 'cl100k_base', 'tokenizer')
+    """
+    stems = list(dict.fromkeys(re.sub(r"\.[A-Za-z0-9]+$", "", n) for n in names))
+    return "+".join(stems)[:60] or "tokenizer"
+
+
+def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
+    """(file name, bytes) as the store keeps an import: one file as it is, several as one zip
+    of them (a zip among them unpacked into it: a zip inside a zip is refused on reading)."""
+    if len(files) == 1:
+        return next(iter(files.items()))
+    flat: dict[str, bytes] = {}
+    for file_name, blob in files.items():
+        flat.update(
+            unzip_files(file_name, blob) if is_zip(blob) or file_name.lower().endswith(".zip") else {file_name: blob}
+        )
+    return f"{storage.slug(name)}.zip", zip_files(dict(sorted(flat.items())))
+
+
+@st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
+def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> ImportReport:
+    """One reading of stored files, shared by every session that opens them. Big files are read
+    in a worker process: 200,000 ranks that are not a bundled table take ~3 s to turn into
+    merges, which would hold the server's interpreter; the tokenizer comes back in ~0.3 s."""
+    if sum(map(len, _files.values())) > server.WORKER_MIN_BYTES:
+        return server.pool().run(import_report, _files, pretokenizer=pretokenizer)
+    return import_report(_files, pretokenizer=pretokenizer)
+
+
+def _keep(entry: Imported) -> list[str]:
+    """Keep an import in the session (replacing one of the same name or key); the names let go."""
+    kept = imported()
+    for key in [k for k, e in kept.items() if e.name == entry.name or k == entry.key]:
+        kept.pop(key)
+    kept[entry.key] = entry
+    dropped = []
+    while len(kept) > MAX_IMPORTED:
+        dropped.append(kept.pop(next(iter(kept))).name)
+    return dropped
+
+
+def _entry(name: str, digest: str, choice: str | None, report: ImportReport, extra: list[str]) -> Imported:
+    return Imported(name, report.format, report.tokenizer, digest, choice, (*report.notes, *extra))
+
+
+def add_import(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> tuple[Imported, list[str]]:
+    """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
+    tokenizer in the session under ``name`` (the files' names when empty); (the import, names of
+    imports let go beyond ``MAX_IMPORTED``). Raises ExplorerError (FormatError, ConfigError) with
+    the sentence to show; the session's imports are then as they were."""
+    total = sum(len(d) for d in files.values())
+    if total > MAX_CORPUS_BYTES:
+        raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
+    name = " ".join(name.split())[:60] or default_name(list(files))
+    choice = pretokenizer if needs_pretokenizer(files) else None
+    file_name, blob = _stored_form(files, name)
+    digest = hashlib.sha256(blob).hexdigest()
+    report = _read(digest, choice, {file_name: blob})
+    notes = []
+    try:
+        storage.put(blob, kind="tokenizer", name=file_name, meta={"label": name})
+    except ExplorerError as err:
+        notes.append(f"it is used in this session but not kept on the server, so links do not name it: {err}")
+    entry = _entry(name, digest, choice, report, notes)
+    return entry, _keep(entry)
+
+
+def _restore_import(key: str, parts: Key) -> str:
+    """An import a link names, read back from the store into the session; its key."""
+    if key in imported():
+        return key
+    blob = storage.get(parts.name)
+    if blob is None:
+        raise ExplorerError(
+            storage.gone("the imported tokenizer", parts.name, again="import it again on the Playground")
+        )
+    try:
+        report = _read(parts.name, parts.pretokenizer, {blob.name: blob.data})
+    except ExplorerError as err:
+        raise ExplorerError(f"the imported tokenizer it names cannot be read: {err}") from err
+    name = str(blob.meta.get("label") or default_name([blob.name]))
+    entry = _entry(name, parts.name, parts.pretokenizer, report, [])
+    _keep(entry)
+    return entry.key
+
+
+def restore(key: str) -> str:
+    """A key a link names, made ready for this session (an import read back from the store);
+    the key to select. Raises ConfigError (no key) or ExplorerError (files gone from the store,
+    or unreadable) with the sentence to show."""
+    parts = parse(key)
+    if parts is None:
+        if key.startswith(IMPORTED):
+            raise ConfigError(f"{key[:90]!r} names no tokenizer")
+        raise ConfigError(f"{key[:60]!r} is no tokenizer this app knows")
+    if parts.kind == "imported":
+        return _restore_import(key_of(parts), parts)
+    return key_of(parts)
+
+
+def forget_imports() -> None:
+    """Let go of the session's imports (their files were removed from the store)."""
+    imported().clear()
