@@ -46,7 +46,7 @@ from ..serving.rooms import (
     rooms_for,
     winners,
 )
-from . import charts, data, follow, links, live_view, render, state, storage, train_view
+from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
 
 __all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]
 
@@ -170,9 +170,9 @@ def _qr_png(url: str) -> bytes:
 
 
 # ---- HTML pieces (every string from a user or a corpus escaped) ---------------------------------
-def _pair_text(pair: tuple[str, str], style: render.TokenStyle) -> str:
-    """A pair as plain text (button labels, sentences): ``e + s``."""
-    return " + ".join(render.token_text(t, style) for t in pair)
+def _pair_text(pair: tuple[str, str], style: render.TokenStyle, *, into: render.Into = "text") -> str:
+    """A pair as text (button labels, sentences): ``e + s``."""
+    return " + ".join(render.token_text(t, style, into=into) for t in pair)
 
 
 def _pair_html(pair: tuple[str, str], style: render.TokenStyle) -> str:
@@ -264,9 +264,8 @@ def _hidden_pairs() -> str:
 
 def _history(live: state.Live, style: render.TokenStyle) -> str:
     """The merges made so far, newest first (never the one trained ahead of the room's step)."""
-    records = _trainer(live).records
-    shown = [records[i] for i in range(max(0, live.view - 12), live.view)]
-    body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
+    shown = tables.recent(_trainer(live).records, live.view, window=12)
+    body = tables.history_html(tables.history_rows(shown, live.view), style=style) if shown else ""
     return render.panel("Merge history", body, f"{live.view:,} merges made in this room")
 
 
@@ -678,11 +677,11 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
             if question.state == "open":
                 row = st.container(horizontal=True, gap="small")
                 for i, pair in enumerate(question.options):
-                    label = _pair_text(pair, style)
+                    label = _pair_text(pair, style, into="markdown")
                     if question.show_counts:
                         label += f" ({question.counts[i]:,})"
                     row.button(
-                        render.md_text(label),
+                        label,
                         key=f"class_opt_{question.qid}_{i}",
                         type="primary" if mine is not None and mine.value == i else "secondary",
                         on_click=_attempt,
@@ -741,7 +740,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
 
 def _answer_label(question: Question, value: int, style: render.TokenStyle) -> str:
     if question.kind == "merge":
-        return render.md_text(_pair_text(question.options[value], style))
+        return _pair_text(question.options[value], style, into="markdown")
     return f"{value:,} tokens"
 
 

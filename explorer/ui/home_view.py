@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from ..bpe.config import make_config
 from ..bpe.trainer import Trainer, train
 from ..errors import ExplorerError
-from . import charts, links, render, state
+from . import charts, links, render, state, tables
 from .explain import explain
 
 __all__ = ["miniature", "home", "params", "apply_params", "toy"]
@@ -42,12 +41,9 @@ def miniature() -> None:
     left, right = st.columns([1, 1])
     with left:
         # the merge list so far is the tokenizer itself
-        rows = [
-            {"step": r.step, "pair": f"{r.left} + {r.right}", "new token": r.token, "count": r.count}
-            for r in trainer.records[:k]
-        ]
+        rows = tables.history_rows(trainer.records[:k], k, newest_first=False)
         st.dataframe(
-            pd.DataFrame(rows, columns=["step", "pair", "new token", "count"]),
+            tables.history_table(rows, columns=("step", "pair", "new token", "count")),
             hide_index=True,
             height=min(38 + 35 * max(k, 1), 320),
             width="stretch",

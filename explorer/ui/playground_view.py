@@ -426,7 +426,9 @@ def trace_table(choice: Entry, piece: str) -> None:
 
 def _label_of(tok: Tokenizer, display: str) -> str:
     token_id = tok.token_to_id(display)
-    return render.visible(display) if token_id is None else render.token_label(tok, token_id)
+    if token_id is None:  # a step's part that is no token of the vocabulary: written by the unit's rule
+        return render.token_text(display, render.style_of(tok.config.unit))
+    return render.token_label(tok, token_id)
 
 
 def lineage_panel(choice: Entry, token_id: int) -> None:
@@ -435,12 +437,12 @@ def lineage_panel(choice: Entry, token_id: int) -> None:
     size = sum(1 for _ in walk(tree))
     if tree.rank is None:
         st.caption(
-            f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}) is a base symbol: no merge made it."
+            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}) is a base symbol: no merge made it."
         )
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.trainer is not None else f"merge rank {tree.rank:,}"
         st.caption(
-            f"{render.md_text(render.token_label(tok, token_id))} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
+            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
             f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols."
         )
     st.html(render.lineage_tree(tok, tree))

@@ -7,7 +7,7 @@ import html
 import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..analysis.lineage import KeywordInContext
 from ..analysis.text import utf8_runs
@@ -20,7 +20,6 @@ __all__ = [
     "chips",
     "piece_preview",
     "word_row",
-    "history_rows",
     "token_label",
     "token_title",
     "encoded_chips",
@@ -31,7 +30,8 @@ __all__ = [
     "PLAIN",
     "token_runs",
     "token_text",
-    "token_html",
+    "Into",
+    "escape",
     "style_of",
     "ComparisonRow",
     "comparison_table",
@@ -214,26 +214,41 @@ def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
     ]
 
 
-def token_text(token: str, style: TokenStyle = PLAIN) -> str:
-    """A token as plain text (tables, pickers, sentences, graph labels): bytes that are only
-    part of a character in ⟨⟩.
+# where a page puts text: st.html, Streamlit's Markdown (captions, buttons, boxes), or a widget
+# that shows text as it is (a table's cell, a picker's option)
+Into = Literal["html", "markdown", "text"]
 
-    >>> token_text("à¤¦à¥ĩà¤µà¤", TokenStyle(byte_level=True)), token_text("a b")
-    ('देव⟨e0 a4⟩', 'a·b')
+
+def escape(text: str, *, into: Into) -> str:
+    """User text (a token, a word, a name) made safe for where a page puts it: ``html.escape``
+    for st.html, :func:`md_text` for Markdown, nothing for a widget that shows text as it is.
+
+    >>> print(escape("<b>$x$</b>", into="html"), escape("<b>$x$</b>", into="markdown"), escape("<b>$x$</b>", into="text"))
+    &lt;b&gt;$x$&lt;/b&gt; \\<b\\>\\$x\\$\\<\\/b\\> <b>$x$</b>
     """
-    return "".join(run if is_text else f"⟨{run}⟩" for run, is_text in token_runs(token, style))
+    if into == "html":
+        return html.escape(text)
+    return md_text(text) if into == "markdown" else text
 
 
-def token_html(token: str, style: TokenStyle = PLAIN) -> str:
-    """A token as escaped HTML (inside a chip): bytes that are part of a character in a hex box.
+def token_text(token: str, style: TokenStyle = PLAIN, *, into: Into = "text") -> str:
+    """A token as every page shows it, the one helper: the rule of :func:`token_runs` (whitespace
+    visible when the view's ``style`` says so), escaped for where it goes (:func:`escape`).
+    Bytes that are only part of a character are written in ⟨⟩, or in a hex box in HTML.
 
-    >>> token_html("<b>"), token_html("à¤", TokenStyle(byte_level=True))
+    >>> token_text("à¤¦à¥ĩà¤µà¤", TokenStyle(byte_level=True)), token_text("a b"), token_text("a b", TokenStyle(show_ws=False))
+    ('देव⟨e0 a4⟩', 'a·b', 'a b')
+    >>> token_text("<b>", into="html"), token_text("à¤", TokenStyle(byte_level=True), into="html")
     ('&lt;b&gt;', '<span class="bpe-hex">e0 a4</span>')
+    >>> print(token_text("$x$ <b>", into="markdown"))
+    \\$x\\$·\\<b\\>
     """
-    return "".join(
-        html.escape(run) if is_text else f'<span class="bpe-hex">{run}</span>'
-        for run, is_text in token_runs(token, style)
-    )
+    runs = token_runs(token, style)
+    if into == "html":
+        return "".join(
+            escape(run, into=into) if is_text else f'<span class="bpe-hex">{run}</span>' for run, is_text in runs
+        )
+    return escape("".join(run if is_text else f"⟨{run}⟩" for run, is_text in runs), into=into)
 
 
 def chips(
@@ -251,7 +266,7 @@ def chips(
     for i, tok in enumerate(tokens):
         cls = "bpe-chip" + (" bpe-new" if i in hi else "") + (" bpe-unk" if i in unk else "")
         out.append(
-            f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_html(tok, style)}</span>'
+            f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_text(tok, style, into="html")}</span>'
         )
     return "".join(out)
 
@@ -285,30 +300,6 @@ def word_row(
 def piece_preview(lines: Sequence[Sequence[str]]) -> str:
     """Lines of pre-tokenized pieces, each piece a chip, so chunk boundaries show."""
     return "".join(f'<div class="bpe-row">{chips(pieces)}</div>' for pieces in lines)
-
-
-def history_rows(records, current: int, *, style: TokenStyle = PLAIN) -> str:
-    """Merge-history rows as an HTML table; the current step highlighted, steps ahead of it
-    (trained, but not yet shown) greyed.
-
-    >>> from explorer import make_config, train
-    >>> t = train("aaab", make_config("bytes", vocab_size=None, num_merges=2))
-    >>> "bpe-now" in history_rows(t.records, 2) and history_rows(t.records, 2).count("<tr") == 3
-    True
-
-    Five columns, so that it fits half a page at 1280x720 in big text too; the id and the
-    occurrences replaced are in the full history grid (and the id in the new token's hover).
-    """
-    head = "<tr><th>step</th><th>pair</th><th>new token</th><th>count</th><th>tokens after</th></tr>"
-    rows = []
-    for r in records:
-        cls = ' class="bpe-now"' if r.step == current else (' class="bpe-ahead"' if r.step > current else "")
-        rows.append(
-            f'<tr{cls}><td class="num">{r.step:,}</td><td>{chips([r.left, r.right], style=style)}</td>'
-            f'<td title="id {r.token_id:,}">{chips([r.token], style=style)}</td><td class="num">{r.count:,}</td>'
-            f'<td class="num">{r.tokens_after:,}</td></tr>'
-        )
-    return f'<div class="bpe-scroll"><table class="bpe-hist">{head}{"".join(rows)}</table></div>'
 
 
 def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
@@ -345,17 +336,17 @@ def _tokenizer_style(tok: Tokenizer, token_id: int, show_ws: bool) -> TokenStyle
     return TokenStyle(byte_level=byte, show_ws=show_ws)
 
 
-def token_label(tok: Tokenizer, token_id: int, *, show_ws: bool = True) -> str:
-    """A token of a tokenizer as plain text for tables and pickers (:func:`token_text`): byte-level
-    tokens as the text they stand for, bytes that are not a whole UTF-8 character as hex in ⟨⟩,
-    never as U+FFFD.
+def token_label(tok: Tokenizer, token_id: int, *, show_ws: bool = True, into: Into = "text") -> str:
+    """A token of a tokenizer by id, written by :func:`token_text` in its tokenizer's style:
+    byte-level tokens as the text they stand for, bytes that are not a whole UTF-8 character as
+    hex, never as U+FFFD; special tokens and the unknown token as they are written.
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
     >>> [token_label(tok, i) for i in tok.encode(" 你好")]
     ['·', '⟨e4 bd⟩', '⟨a0⟩', '⟨e5 a5⟩', '⟨bd⟩']
     """
-    return token_text(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws))
+    return token_text(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws), into=into)
 
 
 def token_title(tok: Tokenizer, token_id: int) -> str:
@@ -393,7 +384,7 @@ def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, l
             cls += " bpe-unk"
         elif tok.is_special(token_id):
             cls += " bpe-special"
-        body = token_html(tok.id_to_token(token_id), _tokenizer_style(tok, token_id, show_ws))
+        body = token_label(tok, token_id, show_ws=show_ws, into="html")
         title = html.escape(token_title(tok, token_id), quote=True)
         out.append(
             f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>'
@@ -558,10 +549,7 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
     def node(n) -> str:
         base = n.rank is None
         meta = f"id {n.id:,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
-        chip = (
-            f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">'
-            f"{token_html(n.token, _tokenizer_style(tok, n.id, True))}</span>"
-        )
+        chip = f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">{token_label(tok, n.id, into="html")}</span>'
         kids = "" if base else f"<ul>{node(n.left)}{node(n.right)}</ul>"
         return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
 

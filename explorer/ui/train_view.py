@@ -507,14 +507,13 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
     those matching the sidebar's search."""
     records = live.trainer.records
     if query.strip():
-        shown = tables.matching(records, query, style)
-        caption = f"{len(shown):,} of {live.trained:,} merges match {query.strip()[:60]!r}"
-        shown = shown[-_HISTORY_MATCHES:]
+        found = tables.matching(records, query, style)
+        caption = f"{len(found):,} of {live.trained:,} merges match {query.strip()[:60]!r}"
+        shown = found[-_HISTORY_MATCHES:]
     else:
-        hi = min(live.trained, live.view + 2)
-        shown = records[max(0, hi - _HISTORY_WINDOW) : hi]
+        shown = tables.recent(records, live.view, window=_HISTORY_WINDOW, ahead=2)
         caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
-    body = render.history_rows(list(reversed(shown)), live.view, style=style) if shown else ""
+    body = tables.history_html(tables.history_rows(shown, live.view), style=style) if shown else ""
     return render.panel("Merge history", body, caption)
 
 
@@ -522,13 +521,8 @@ def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     """The whole history in a scrollable grid, when the sidebar asks for it (20,000 rows cost
     ~0.1 s per rerun: built and sent only on request)."""
     if st.session_state.get("w_full_history"):
-        df = tables.history_table(
-            live.trainer.records,
-            live.view,
-            st.session_state.get("w_history_search", ""),
-            newest_first=True,
-            style=style,
-        )
+        found = tables.matching(live.trainer.records, st.session_state.get("w_history_search", ""), style)
+        df = tables.history_table(tables.history_rows(found, live.view), style=style)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
 
