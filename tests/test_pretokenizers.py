@@ -1,5 +1,6 @@
 """The built-in patterns' fast path (ASCII lines in the stdlib engine, the rest in `regex`)
-cuts every text exactly as the pinned patterns do in `regex` alone."""
+cuts every text exactly as the pinned patterns do in `regex` alone; the stdlib twins are derived
+from the patterns, and each built-in pattern gets one."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from conftest import SAMPLE_FILES, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.stages.pretokenizers import PATTERNS, PATTERNS_COMPILED, builtin_pieces
+from explorer.stages.pretokenizers import PATTERNS, PATTERNS_COMPILED, PRETOKENIZER_REGISTRY, builtin_pieces
 
 # characters on which the patterns' alternatives disagree: whitespace in and out of \s,
 # apostrophes and contraction letters in both cases, digits, punctuation, the "/" o200k keeps
@@ -22,6 +23,13 @@ TRICKY = " \n\r\t\x0b\x0c\x1c'sStTlLdDmMvVrReExyAZ09./,-!é\u0301—\u2003\x85ſ
 
 def reference(text: str, name: str) -> list[str]:
     return PATTERNS_COMPILED[name].findall(text)
+
+
+@pytest.mark.parametrize("name", list(PATTERNS))
+def test_every_built_in_pattern_has_its_fast_path_on_every_text(name):
+    # without it every check below would compare `regex` with itself
+    stage = PRETOKENIZER_REGISTRY[name]
+    assert stage.fast is not None and stage.stretches
 
 
 @pytest.mark.parametrize("name", list(PATTERNS))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..errors import ConfigError
 from ..stages.markers import MARKERS
@@ -17,6 +17,15 @@ from ..stages.pretokenizers import PRETOKENIZERS, SEQUENCE_MODES, compile_patter
 from ..stages.units import UNITS
 
 __all__ = [
+    "AlphabetName",
+    "AlphabetOrderName",
+    "DropoutStyleName",
+    "MarkerName",
+    "NormalizerName",
+    "SequencesName",
+    "SpecialsInTextName",
+    "TieBreakName",
+    "UnitName",
     "ALPHABETS",
     "ALPHABET_ORDERS",
     "DROPOUT_STYLES",
@@ -32,6 +41,19 @@ __all__ = [
     "DEFAULT_MERGES",
     "corpus_config",
 ]
+
+# The names a field takes. The stages' names are their registries' entries (a test checks that
+# they agree); the pre-tokenizer is a plain str, since a regex pre-tokenizer is added with one
+# registry entry (explorer.stages.pretokenizers.PRETOKENIZER_REGISTRY) and no type changes.
+NormalizerName = Literal["none", "nfc", "nfkc", "lowercase", "collapse-whitespace"]
+SequencesName = Literal["text", "lines", "documents"]
+UnitName = Literal["char", "byte"]
+MarkerName = Literal["none", "eow", "eow-glued", "g-suffix", "sp-prefix"]
+AlphabetName = Literal["present", "full-bytes"]
+AlphabetOrderName = Literal["sorted", "first-seen", "byte"]
+TieBreakName = Literal["first-seen", "hf", "subword-nmt"]
+SpecialsInTextName = Literal["split", "text", "refuse"]
+DropoutStyleName = Literal["retry", "once"]
 
 ALPHABETS: dict[str, str] = {
     "present": "the symbols that occur in the corpus",
@@ -66,21 +88,21 @@ MAX_VOCAB_SIZE = 1_000_000
 class TrainerConfig:
     """Every dimension of a BPE variant. Defaults are the GPT-2 style byte-level setup."""
 
-    normalizer: str = "none"
-    pretokenizer: str = "gpt2"
+    normalizer: NormalizerName = "none"
+    pretokenizer: str = "gpt2"  # a name in PRETOKENIZER_REGISTRY, which is open
     pattern: str | None = None
-    sequences: str = "text"
-    unit: str = "byte"
-    marker: str = "none"
-    alphabet: str = "present"
-    alphabet_order: str = "sorted"
+    sequences: SequencesName = "text"
+    unit: UnitName = "byte"
+    marker: MarkerName = "none"
+    alphabet: AlphabetName = "present"
+    alphabet_order: AlphabetOrderName = "sorted"
     special_tokens: tuple[str, ...] = ()
-    tie_break: str = "first-seen"
+    tie_break: TieBreakName = "first-seen"
     vocab_size: int | None = 1000
     num_merges: int | None = None
     min_frequency: int = 0
     reuse_ids: bool = True
-    specials_in_text: str = "split"
+    specials_in_text: SpecialsInTextName = "split"
 
     def validate(self) -> TrainerConfig:
         """Raise ConfigError for unknown values or impossible combinations; return self."""
@@ -151,7 +173,7 @@ class EncodeOptions:
     symbol it has no id for, and which BPE-dropout rule ``encode(dropout=p)`` follows."""
 
     unk_token: str = "<unk>"
-    dropout_style: str = "retry"
+    dropout_style: DropoutStyleName = "retry"
 
     def validate(self) -> EncodeOptions:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -345,7 +367,7 @@ def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> 
     ('full-bytes', 'present')
     """
     base = make_config(preset)
-    sized = {"num_merges": merges, "vocab_size": None}
+    sized: dict[str, object] = {"num_merges": merges, "vocab_size": None}
     if base.unit == "byte":
         sized["alphabet"] = "full-bytes"
     return base.replace(**{**sized, **overrides}).validate()

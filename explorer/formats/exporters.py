@@ -21,18 +21,19 @@ import zipfile
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
+from ..bpe.config import MarkerName
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
-from ..stages.markers import SP_PREFIX
-from ..stages.pretokenizers import PATTERNS
-from ..stages.units import byte_alphabet
+from ..stages.markers import MARKER_REGISTRY
+from ..stages.normalizers import NORMALIZER_REGISTRY, PY_SPACE
+from ..stages.pretokenizers import MINBPE_PATTERNS, PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY, TIKTOKEN_PATTERNS
+from ..stages.registry import either
+from ..stages.units import UNIT_REGISTRY, byte_alphabet
 from .trace import TRACE_FILE, trace_from_tokenizer
 
 __all__ = [
     "EXPORT_FORMATS",
     "ExportFormat",
-    "HF_NORMALIZERS",
-    "HF_WHITESPACE",
     "PY_SPACE",
     "export_files",
     "export_problem",
@@ -97,79 +98,29 @@ def _byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
 
 
 # ---- Hugging Face tokenizers ----------------------------------------------------------------
-# Our whitespace is Python's (``str.split``, ``re``'s ``\s``, ``str.isspace``): Unicode White_Space
-# plus U+001C-U+001F, which HF's WhitespaceSplit, Strip and Oniguruma's \s leave alone; so the
-# export spells the class out. Written here rather than derived at import time (a scan of every
-# code point, ~60 ms on each start); a test derives it from str.isspace and compares.
-PY_SPACE = "[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028-\u2029\u202f\u205f\u3000]"
-# our normalizers as HF normalizer objects (collapse-whitespace: runs of whitespace to one space,
-# both ends stripped; after the Replace only spaces can be left at the ends for Strip)
-HF_NORMALIZERS: dict[str, dict | None] = {
-    "none": None,
-    "nfc": {"type": "NFC"},
-    "nfkc": {"type": "NFKC"},
-    "lowercase": {"type": "Lowercase"},
-    "collapse-whitespace": {
-        "type": "Sequence",
-        "normalizers": [
-            {"type": "Replace", "pattern": {"Regex": PY_SPACE + "+"}, "content": " "},
-            {"type": "Strip", "strip_left": True, "strip_right": True},
-        ],
-    },
-}
-# encoding cuts "lines" and "documents" alike: after each newline, which stays with its line
-HF_LINES = {"type": "Split", "pattern": {"Regex": "\n"}, "behavior": "MergedWithPrevious", "invert": False}
-HF_WHITESPACE = {"type": "Split", "pattern": {"Regex": PY_SPACE + "+"}, "behavior": "Removed", "invert": False}
-HF_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
-HF_GPT2_BYTE_LEVEL = {**HF_BYTE_LEVEL, "use_regex": True}  # ByteLevel's own regex is GPT-2's
-HF_METASPACE = {"type": "Metaspace", "replacement": SP_PREFIX, "prepend_scheme": "always", "split": False}
-
-
-def hf_split(pattern: str) -> dict:
-    """HF's Split keeps the text between matches as pieces too, as our regex pre-tokenizer does."""
-    return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
-
-
 def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
-    """(pre_tokenizer, decoder, end_of_word_suffix) for a config, or ConfigError naming what HF
-    cannot do."""
+    """(pre_tokenizer, decoder, end_of_word_suffix) for a config, from its stages' HF forms, or
+    ConfigError naming what HF cannot do."""
     cfg = tok.config
-    steps: list[dict] = [HF_LINES] if cfg.sequences != "text" else []
-    if cfg.unit == "byte" and cfg.pretokenizer == "gpt2":
-        steps.append(HF_GPT2_BYTE_LEVEL)
-    else:
-        if cfg.pretokenizer == "whitespace":
-            steps.append(HF_WHITESPACE)
-        elif cfg.pretokenizer == "regex":
-            steps.append(hf_split(cfg.pattern or ""))
-        elif cfg.pretokenizer in PATTERNS:
-            steps.append(hf_split(PATTERNS[cfg.pretokenizer]))
-        if cfg.unit == "byte":
-            steps.append(HF_BYTE_LEVEL)
-    suffix = None
-    if cfg.unit == "byte":
-        decoder: dict | None = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
-    elif cfg.marker == "none":
-        decoder = {"type": "Fuse"}
-    elif cfg.marker == "eow-glued":
-        suffix = "</w>"
-        decoder = {"type": "BPEDecoder", "suffix": suffix}
-    elif cfg.marker == "sp-prefix":
-        _need(
-            cfg.pretokenizer == "whitespace",
-            "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
-            f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
-        )
-        steps.append(HF_METASPACE)
-        decoder = dict(HF_METASPACE)  # the Metaspace decoder takes the same options
-    else:
+    pre = PRETOKENIZER_REGISTRY.stage(cfg.pretokenizer)
+    unit = UNIT_REGISTRY.stage(cfg.unit).to_hf(pre.to_hf(pattern=cfg.pattern))
+    marker = MARKER_REGISTRY.stage(cfg.marker).to_hf()
+    if marker is None:
         raise ConfigError(
             f"HF tokenizers cannot write the {cfg.marker!r} word marker "
             "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
             "choose marker eow-glued or sp-prefix)"
         )
-    pre = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
-    return pre, decoder, suffix
+    _need(
+        not (marker.pre_tokenizers and pre.spaces_in_pieces),
+        "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
+        f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
+    )
+    sequences = SEQUENCE_REGISTRY.stage(cfg.sequences).to_hf()
+    steps = [*([] if sequences is None else [sequences]), *unit.pre_tokenizers, *marker.pre_tokenizers]
+    pre_tokenizer = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
+    # a byte-level unit decodes with its own ByteLevel; characters with the marker's decoder
+    return pre_tokenizer, unit.decoder or marker.decoder, marker.end_of_word_suffix
 
 
 def _added_tokens(tok: Tokenizer) -> list[dict]:
@@ -223,7 +174,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
         "truncation": None,
         "padding": None,
         "added_tokens": _added_tokens(tok),
-        "normalizer": HF_NORMALIZERS[tok.config.normalizer],
+        "normalizer": NORMALIZER_REGISTRY.stage(tok.config.normalizer).to_hf(),
         "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": decoder,
@@ -264,7 +215,7 @@ def to_gpt2_merges(tok: Tokenizer) -> str:
 
 
 # ---- subword-nmt, seed 004 ------------------------------------------------------------------
-SUBWORD_NMT_VERSIONS = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
+SUBWORD_NMT_VERSIONS: dict[MarkerName, str] = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
 
 
 def to_subword_nmt_codes(tok: Tokenizer) -> str:
@@ -307,17 +258,15 @@ def to_arrow_merges(tok: Tokenizer) -> str:
 
 
 # ---- minbpe ---------------------------------------------------------------------------------
-# minbpe's pattern line for each pre-tokenizer it can represent ("" = BasicTokenizer, no split)
-_MINBPE_PATTERNS = {**PATTERNS, "none": ""}
 
 
 def _minbpe_check(tok: Tokenizer) -> None:
     cfg = tok.config
     _byte_pipeline_only(tok, "minbpe")
     _need(
-        cfg.pretokenizer in _MINBPE_PATTERNS,
+        cfg.pretokenizer in MINBPE_PATTERNS,
         f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
-        "(use gpt2, cl100k, o200k or none)",
+        f"(use {either(MINBPE_PATTERNS)})",
     )
     _need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
     _need(
@@ -344,7 +293,7 @@ def to_minbpe_model(tok: Tokenizer) -> str:
     256 97
     """
     _minbpe_check(tok)
-    lines = ["minbpe v1", _MINBPE_PATTERNS[tok.config.pretokenizer], str(len(tok.special_ids))]
+    lines = ["minbpe v1", MINBPE_PATTERNS[tok.config.pretokenizer], str(len(tok.special_ids))]
     lines += [f"{t} {i}" for t, i in tok.special_ids.items()]
     lines += [f"{a} {b}" for a, b in tok.merges]
     return "\n".join(lines) + "\n"
@@ -387,11 +336,6 @@ def to_tiktoken(tok: Tokenizer) -> str:
     )
 
 
-# what tiktoken's pat_str is for each pre-tokenizer it can represent: tiktoken encodes only the
-# regex's matches, so "none" is one match over the whole text
-TIKTOKEN_PATTERNS = {**PATTERNS, "none": r"[\s\S]+"}
-
-
 def to_tiktoken_meta(tok: Tokenizer) -> dict:
     """The JSON file that goes beside a ``.tiktoken``: tiktoken's own keys ``pat_str`` and
     ``special_tokens`` (name -> id), so that ``tiktoken.Encoding(name, pat_str=...,
@@ -407,7 +351,7 @@ def to_tiktoken_meta(tok: Tokenizer) -> dict:
     if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
         raise ConfigError(
             f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
-            "keeps other text too (use gpt2, cl100k, o200k or none)"
+            f"keeps other text too (use {either(TIKTOKEN_PATTERNS)})"
         )
     return {"pat_str": TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}
 

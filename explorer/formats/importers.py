@@ -37,15 +37,17 @@ from collections.abc import Callable, Mapping, Sequence
 from operator import eq
 from typing import NamedTuple
 
-from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.config import EncodeOptions, MarkerName, TrainerConfig, UnitName
 from ..bpe.ranks import tokenizer_from_ranks
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
-from ..stages.units import byte_alphabet, bytes_to_display
+from ..stages.normalizers import NORMALIZER_REGISTRY
+from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, TIKTOKEN_PATTERNS
+from ..stages.units import HF_BYTE_LEVEL_REGEX, byte_alphabet, bytes_to_display
 from .corpora import MAX_CORPUS_BYTES, mib
-from .exporters import HF_NORMALIZERS, HF_WHITESPACE, SUBWORD_NMT_VERSIONS, TIKTOKEN_PATTERNS
+from .exporters import SUBWORD_NMT_VERSIONS
 from .trace import TRACE_FORMAT, tokenizer_from_trace
 
 __all__ = [
@@ -80,8 +82,8 @@ def _require(cond: bool, message: str) -> None:
 
 
 def pretokenizer_of_pattern(pattern: str) -> tuple[str, str | None]:
-    """(pre-tokenizer, custom pattern) for a regex found in a file: a built-in name when the
-    regex is one of ours.
+    """(pre-tokenizer, custom pattern) for a regex found in a file: a registered name when the
+    regex is one of ours (its tiktoken form).
 
     >>> pretokenizer_of_pattern(r"[\\s\\S]+"), pretokenizer_of_pattern(r"\\w+")
     (('none', None), ('regex', '\\\\w+'))
@@ -201,8 +203,9 @@ def tokenizer_from_vocab_merges(
 
 # ---- Hugging Face tokenizer.json ------------------------------------------------------------
 def _hf_normalizer(norm: object) -> str:
-    for name, hf in HF_NORMALIZERS.items():
-        if norm == hf:
+    """The registered normalizer whose HF form this is."""
+    for name, stage in NORMALIZER_REGISTRY.items():
+        if norm == stage.to_hf():
             return name
     kind = norm.get("type") if isinstance(norm, dict) else norm
     raise FormatError(
@@ -237,7 +240,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
     for step in rest:
         kind = step.get("type")
         if (
-            (kind == "WhitespaceSplit" or step == HF_WHITESPACE)
+            (kind == "WhitespaceSplit" or step == PRETOKENIZER_REGISTRY.stage("whitespace").to_hf())
             and out["pretokenizer"] == "none"
             and out["unit"] == "char"
         ):
@@ -264,7 +267,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                     "tokenizer.json 'pre_tokenizer': ByteLevel with use_regex=true "
                     "after another split is not supported",
                 )
-                out["pretokenizer"] = "gpt2"
+                out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
             out["unit"] = "byte"
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
             _require(
@@ -559,7 +562,7 @@ def tokenizer_from_tiktoken(
     _require(
         pretokenizer is not None,
         f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
-        "pre-tokenizer (gpt2, cl100k, o200k, none)",
+        f"pre-tokenizer ({', '.join(TIKTOKEN_PATTERNS)})",
     )
     first, last = ranked[0][1], ranked[-1][1]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
@@ -830,8 +833,8 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
 
 
 class _Layout(NamedTuple):
-    unit: str
-    marker: str
+    unit: UnitName
+    marker: MarkerName
 
 
 def _guess_layout(merges: Sequence[tuple[str, str]], alphabet: Sequence[str]) -> _Layout:

@@ -8,16 +8,45 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-from ..bpe.config import TrainerConfig
 from ..errors import CorpusError
 from .markers import apply_marker
 from .normalizers import normalize_str
 from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from .units import base_symbols
 
-__all__ = ["InspectedPiece", "count_words", "inspect_str", "word_symbols", "iter_sequences", "split_specials"]
+__all__ = [
+    "InspectedPiece",
+    "PipelineConfig",
+    "count_words",
+    "inspect_str",
+    "word_symbols",
+    "iter_sequences",
+    "split_specials",
+]
+
+
+class PipelineConfig(Protocol):
+    """The settings the stages read, by name in their registries (``TrainerConfig`` has them;
+    the stages depend on nothing of the BPE core)."""
+
+    @property
+    def normalizer(self) -> str: ...
+    @property
+    def sequences(self) -> str: ...
+    @property
+    def pretokenizer(self) -> str: ...
+    @property
+    def pattern(self) -> str | None: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def marker(self) -> str: ...
+    @property
+    def special_tokens(self) -> tuple[str, ...]: ...
+    @property
+    def specials_in_text(self) -> str: ...
 
 
 class InspectedPiece(NamedTuple):
@@ -30,12 +59,13 @@ class InspectedPiece(NamedTuple):
     symbols: tuple[str, ...]
 
 
-def split_specials(text: str, config: TrainerConfig) -> list[str]:
+def split_specials(text: str, config: PipelineConfig) -> list[str]:
     """The text around the special tokens it contains: with ``specials_in_text="split"`` they
     are cut out (before normalization, as HF does when it encodes: a special token is never
     merged into a neighbour), with ``"text"`` they stay plain text, with ``"refuse"`` a text
     holding one is a CorpusError.
 
+    >>> from explorer import TrainerConfig
     >>> split_specials("a<s>b<s>", TrainerConfig(special_tokens=("<s>",)))
     ['a', 'b']
     >>> split_specials("a<s>b", TrainerConfig(special_tokens=("<s>",), specials_in_text="refuse"))
@@ -57,10 +87,11 @@ def split_specials(text: str, config: TrainerConfig) -> list[str]:
     return [part for part in specials.split(text) if part]
 
 
-def iter_sequences(texts: str | Iterable[str], config: TrainerConfig) -> Iterable[str]:
+def iter_sequences(texts: str | Iterable[str], config: PipelineConfig) -> Iterable[str]:
     """Normalized sequences of one text or of several (each text is cut on its own, and at
     every special token it holds, see ``split_specials``).
 
+    >>> from explorer import TrainerConfig
     >>> list(iter_sequences(["a\\nb", "c"], TrainerConfig(sequences="documents")))
     ['a', 'b', 'c']
     """
@@ -71,18 +102,20 @@ def iter_sequences(texts: str | Iterable[str], config: TrainerConfig) -> Iterabl
             yield from split_sequences(normalize_str(part, normalizer=config.normalizer), mode=config.sequences)
 
 
-def word_symbols(word: str, config: TrainerConfig) -> list[str]:
+def word_symbols(word: str, config: PipelineConfig) -> list[str]:
     """A piece's base symbols with the word marker written in.
 
+    >>> from explorer import TrainerConfig
     >>> word_symbols("low", TrainerConfig(unit="char", marker="eow"))
     ['l', 'o', 'w', '</w>']
     """
     return apply_marker(base_symbols(word, config.unit), config.marker)
 
 
-def count_words(texts: str | Iterable[str], config: TrainerConfig) -> dict[str, int]:
+def count_words(texts: str | Iterable[str], config: PipelineConfig) -> dict[str, int]:
     """Piece -> frequency, in order of first appearance (the trainer's input).
 
+    >>> from explorer import TrainerConfig
     >>> count_words("low low lower", TrainerConfig(pretokenizer="whitespace", unit="char"))
     {'low': 2, 'lower': 1}
     """
@@ -94,10 +127,11 @@ def count_words(texts: str | Iterable[str], config: TrainerConfig) -> dict[str, 
     return dict(counts)
 
 
-def inspect_str(text: str, config: TrainerConfig, *, max_pieces: int | None = None) -> list[InspectedPiece]:
+def inspect_str(text: str, config: PipelineConfig, *, max_pieces: int | None = None) -> list[InspectedPiece]:
     """Every piece of a text after normalizer, sequences and pre-tokenizer, with offsets into
     its normalized sequence and its base symbols.
 
+    >>> from explorer import TrainerConfig
     >>> [(p.text, p.symbols) for p in inspect_str("Hi there", TrainerConfig())]
     [('Hi', ('H', 'i')), (' there', ('Ġ', 't', 'h', 'e', 'r', 'e'))]
     """

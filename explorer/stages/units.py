@@ -7,23 +7,33 @@ strings HF ``tokenizers`` writes into ``tokenizer.json``.
 
 A token's identity is its display string: concatenating the display strings of two tokens gives
 the display string of their merge, for both units.
+
+Each unit is one entry of ``UNIT_REGISTRY``: ``apply`` (piece -> base symbols), ``decode`` (the
+tokens' display strings, joined -> text) and its HF ``tokenizer.json`` form.
 """
 
 from __future__ import annotations
 
-from ..errors import ConfigError
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from .pretokenizers import GPT2_PATTERN, hf_split
+from .registry import HfParts, Registry
 
 __all__ = [
     "BYTE_TO_UNICODE",
     "UNICODE_TO_BYTE",
     "UNITS",
+    "UNIT_REGISTRY",
+    "ByteUnit",
+    "CharUnit",
+    "HF_BYTE_LEVEL_REGEX",
+    "Unit",
     "base_symbols",
     "byte_alphabet",
     "display_to_bytes",
     "bytes_to_display",
 ]
-
-UNITS = ("char", "byte")
 
 
 def _bytes_to_unicode() -> dict[int, str]:
@@ -76,6 +86,88 @@ def byte_alphabet() -> list[str]:
     return [BYTE_TO_UNICODE[b] for b in range(256)]
 
 
+class Unit(ABC):
+    """What a registry entry does: ``apply`` turns a piece into the base symbols BPE starts from,
+    ``decode`` turns the joined display strings of tokens back into text, ``to_hf`` gives the
+    unit's share of an HF ``tokenizer.json``."""
+
+    __slots__ = ()
+    description: str
+
+    @abstractmethod
+    def apply(self, piece: str) -> list[str]: ...
+
+    @abstractmethod
+    def decode(self, tokens: str) -> str: ...
+
+    @abstractmethod
+    def to_hf(self, split: dict | None) -> HfParts:
+        """The pre-tokenizer steps of this unit around ``split`` (the pre-tokenizer's step), and
+        its decoder (None: the word marker's)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CharUnit(Unit):
+    """Unicode code points.
+
+    >>> CharUnit("").apply("hé"), CharUnit("").to_hf({"type": "Split"})
+    (['h', 'é'], HfParts(pre_tokenizers=({'type': 'Split'},), decoder=None, end_of_word_suffix=None))
+    """
+
+    description: str
+
+    def apply(self, piece: str) -> list[str]:
+        return list(piece)
+
+    def decode(self, tokens: str) -> str:
+        return tokens
+
+    def to_hf(self, split: dict | None) -> HfParts:
+        return HfParts(() if split is None else (split,))
+
+
+# HF's ByteLevel pre-tokenizer with use_regex=true splits with GPT-2's regex first, so one such
+# step stands for a Split on this pattern followed by ByteLevel with use_regex=false
+HF_BYTE_LEVEL_REGEX = GPT2_PATTERN
+_HF_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+_HF_BYTE_LEVEL_DECODER = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}
+
+
+@dataclass(frozen=True, slots=True)
+class ByteUnit(Unit):
+    """UTF-8 bytes, each shown through GPT-2's table (HF: ByteLevel).
+
+    >>> ByteUnit("").apply(" hé"), ByteUnit("").decode("ĠhÃ©")
+    (['Ġ', 'h', 'Ã', '©'], ' hé')
+    >>> [s["use_regex"] for s in ByteUnit("").to_hf(hf_split(GPT2_PATTERN)).pre_tokenizers]
+    [True]
+    """
+
+    description: str
+
+    def apply(self, piece: str) -> list[str]:
+        # lone surrogates (not valid in UTF-8) pass through as their 3 bytes instead of raising
+        return list(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
+
+    def decode(self, tokens: str) -> str:
+        return display_to_bytes(tokens).decode("utf-8", errors="replace")
+
+    def to_hf(self, split: dict | None) -> HfParts:
+        if split == hf_split(HF_BYTE_LEVEL_REGEX):
+            steps: tuple[dict, ...] = ({**_HF_BYTE_LEVEL, "use_regex": True},)
+        else:
+            steps = (*(() if split is None else (split,)), dict(_HF_BYTE_LEVEL))
+        return HfParts(steps, dict(_HF_BYTE_LEVEL_DECODER))
+
+
+UNIT_REGISTRY: Registry[Unit] = Registry(
+    "unit",
+    {"char": CharUnit("Unicode characters"), "byte": ByteUnit("UTF-8 bytes (byte-level BPE, as GPT-2)")},
+)
+UNITS: dict[str, str] = UNIT_REGISTRY.descriptions  # name -> what it is, live
+_UNIT = UNIT_REGISTRY.stage
+
+
 def base_symbols(piece: str, unit: str) -> list[str]:
     """A piece's base symbols as display strings.
 
@@ -84,9 +176,4 @@ def base_symbols(piece: str, unit: str) -> list[str]:
     >>> base_symbols(" hé", "byte")
     ['Ġ', 'h', 'Ã', '©']
     """
-    if unit == "char":
-        return list(piece)
-    if unit == "byte":
-        # lone surrogates (not valid in UTF-8) pass through as their 3 bytes instead of raising
-        return list(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
-    raise ConfigError(f"unknown unit {unit!r}; choose one of {', '.join(UNITS)}")
+    return _UNIT(unit).apply(piece)

@@ -14,7 +14,7 @@ from ..errors import ExplorerError
 from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..stages.normalizers import NORMALIZERS
 from ..stages.pipeline import inspect_str
-from ..stages.pretokenizers import PRETOKENIZERS
+from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
 from . import catalog, data, links, render, state, storage
 
 __all__ = [
@@ -30,7 +30,7 @@ __all__ = [
     "apply_preview_params",
 ]
 
-_SIDE_BY_SIDE = ("whitespace", "gpt2", "cl100k", "o200k")
+_SIDE_BY_SIDE = ("whitespace", *PATTERNS)  # every pre-tokenizer that cuts text by itself
 
 
 @dataclass(frozen=True)

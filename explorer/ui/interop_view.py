@@ -14,7 +14,7 @@ from ..formats.corpora import MAX_CORPUS_BYTES, mib
 from ..formats.exporters import EXPORT_FORMATS, export_files, zip_files
 from ..formats.importers import IMPORT_FORMATS
 from ..formats.trace import trace_dict
-from ..stages.pretokenizers import PRETOKENIZERS
+from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
 from . import catalog, render, state, storage
 
 __all__ = ["Download", "download_area", "export_download", "download_name", "import_area"]
@@ -126,7 +126,7 @@ def download_area(live: state.Live) -> None:
 _RESULT = "import_result"  # ("success" | "error", message) of the last Import click
 _ROUND = "import_round"  # bumped to give the uploader a new key, which empties it
 # the choice for files that hold no pre-tokenizer (vocab.json + merges.txt, a lone .tiktoken)
-_PRETOKENIZERS = ("gpt2", "cl100k", "o200k", "none")
+_PRETOKENIZERS = (*PATTERNS, "none")  # the regex pre-tokenizers (the first is the default), or none
 
 
 def _uploader_key() -> str:
