@@ -122,7 +122,9 @@ def test_the_hf_export_holds_its_regex_in_a_split_and_hf_encodes_as_we_do(digits
 
 
 def test_tiktoken_and_minbpe_exports_carry_its_pattern(digits_apart):
-    tok = train(read_sample("udhr_en.txt"), config(alphabet_order="byte", reuse_ids=False, special_tokens=())).tokenizer()
+    tok = train(
+        read_sample("udhr_en.txt"), config(alphabet_order="byte", reuse_ids=False, special_tokens=())
+    ).tokenizer()
     assert json.loads(export_files(tok, "tiktoken")["tokenizer.json"])["pat_str"] == PATTERN
     model = export_files(tok, "minbpe")["tokenizer.model"]
     assert (model if isinstance(model, str) else model.decode()).split("\n")[1] == PATTERN
