@@ -453,7 +453,8 @@ _NEWLINE_LETTER = re.compile(r"\n[A-Za-z]")
 # A cut that every built-in pattern also makes: a lone "\n" between a non-space and an ASCII
 # letter ("…word.\nNext"). No piece holds a newline followed by a letter, and a lone newline is
 # the same piece whether or not the text goes on, so scanning the two sides apart changes nothing.
-# (A pattern for which this fails on the probes below gets no fast path.)
+# (A pattern for which this fails on the probes below is not scanned in stretches: a text with a
+# non-ASCII character goes to `regex` whole.)
 def _is_cut(text: str, j: int) -> bool:
     """Whether text[j] is a newline after which every built-in pattern cuts."""
     return j > 0 and not text[j - 1].isspace() and text[j + 1 : j + 2] in _ASCII_LETTERS
