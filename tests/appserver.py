@@ -17,6 +17,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+__all__ = [
+    "ARTIFACTS",
+    "CHROMIUM_ARGS",
+    "AppRuns",
+    "SharedChromium",
+    "app_process",
+    "browser_page",
+    "chromium_path",
+    "follow_runs",
+    "full_screenshot",
+    "launch_chromium",
+    "require_chromium",
+    "serve_app",
+    "wait_idle",
+]
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
@@ -122,25 +138,76 @@ def app_process(
             proc.wait(timeout=10)
 
 
-@contextlib.contextmanager
-def browser_page(*, width: int = 1400, height: int = 1000):
-    """A Playwright page in headless Debian chromium; page errors are collected in ``page.errors``,
-    and the app's runs are followed (``page.app_runs``, in the page too) for :func:`wait_idle`."""
-    from playwright.sync_api import sync_playwright
-
+def launch_chromium(pw):
+    """Debian's chromium, headless, launched through a started Playwright ``pw``."""
     exe = chromium_path()
     if exe is None:
         raise RuntimeError("Debian's chromium is not installed (apt-get install chromium)")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+    return pw.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+
+
+@contextlib.contextmanager
+def browser_page(*, width: int = 1400, height: int = 1000, browser=None):
+    """A Playwright page in a browser context of its own (its own cookies, storage and so its own
+    app sessions), closed after; page errors are collected in ``page.errors``, and the app's runs
+    are followed (``page.app_runs``, in the page too) for :func:`wait_idle`.
+
+    ``browser``: a running Chromium to open the context in (the test suite's shared one, see
+    :class:`SharedChromium`); without it, Playwright and a Chromium are started for this page alone.
+    """
+    if browser is None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as pw:
+            own = launch_chromium(pw)
+            try:
+                with browser_page(width=width, height=height, browser=own) as page:
+                    yield page
+            finally:
+                own.close()
+        return
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.errors = []
+        page.on("pageerror", lambda e: page.errors.append(str(e)))
+        follow_runs(page)
+        yield page
+    finally:
+        context.close()
+
+
+class SharedChromium:
+    """One Playwright and one Chromium for a test process, started on first use and kept for every
+    browser test that follows (about 3 s saved per test: Playwright's driver and the browser start
+    once); each test opens contexts of its own in it. :meth:`stop` ends both: a live sync
+    Playwright holds an asyncio loop running in its thread, so ``asyncio.run`` fails until then
+    (the suite stops it before any test that does not ask for it)."""
+
+    def __init__(self) -> None:
+        self._playwright = None
+        self._browser = None
+
+    def browser(self):
+        """The running Chromium (started again if it crashed or was stopped)."""
+        if self._browser is not None and not self._browser.is_connected():
+            self.stop()
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = launch_chromium(self._playwright)
+        return self._browser
+
+    def stop(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            page.errors = []
-            page.on("pageerror", lambda e: page.errors.append(str(e)))
-            follow_runs(page)
-            yield page
+            if browser is not None and browser.is_connected():
+                browser.close()
         finally:
-            browser.close()
+            if playwright is not None:
+                playwright.stop()
 
 
 class AppRuns:

@@ -1,8 +1,11 @@
-"""Shared fixtures: the bundled sample corpora, and a data folder of the test session's own."""
+"""Shared fixtures: the bundled sample corpora, a data folder of the test session's own, the app
+served once and Chromium started once per test process (each xdist worker), and the hypothesis
+budget every property test runs under."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import json
 import os
@@ -12,6 +15,25 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pytest
+from appserver import SharedChromium, app_process, browser_page, require_chromium
+from hypothesis import settings
+
+# ---- hypothesis: one profile for every @given test -------------------------------------------
+# A test's budget is the max_examples written at its @settings (100 where none is). Every test
+# runs without a deadline (a loaded two-core CI machine is not a slow engine) and without an
+# example database (CI starts fresh; a failure prints the seed and blob to replay it). Examples are
+# random on each run, so that runs over time explore more than one fixed set. A test may set its
+# budget and the health checks it suppresses, nothing else: tests/test_suite.py checks that.
+SUITE_PROFILE = "suite"
+settings.register_profile(
+    SUITE_PROFILE,
+    max_examples=100,
+    deadline=None,
+    database=None,
+    derandomize=False,
+    print_blob=True,
+)
+settings.load_profile(SUITE_PROFILE)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_corpora"
@@ -47,6 +69,60 @@ def private_data_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sample():
     return read_sample
+
+
+# ---- the app and Chromium, shared by the browser tests of a test process ----------------------
+class Served(NamedTuple):
+    """The app served for the test process: its base URL and the file its output goes to."""
+
+    url: str
+    log: Path
+
+
+@pytest.fixture(scope="session")
+def app_server(private_data_dir, tmp_path_factory) -> Served:
+    """``streamlit run app.py`` once per test process, for every browser test that needs no server
+    of its own (a fresh one, another data folder, a restart): its first run's imports and tables
+    are paid once, not once a module. Its output is kept in ``log`` (a module reads from where it
+    started, see :func:`log_since`)."""
+    log_path = tmp_path_factory.mktemp("app-server") / "server.log"
+    with open(log_path, "w") as log, app_process(log=log) as (url, _proc):
+        yield Served(url, log_path)
+
+
+def log_since(served: Served, offset: int) -> str:
+    """What the shared server wrote from byte ``offset`` of its log on."""
+    with open(served.log, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
+
+
+_CHROMIUM = SharedChromium()
+
+
+@pytest.fixture
+def chromium():
+    """The test process's Chromium (started at the first test that asks, kept while the next test
+    asks too): a test opens contexts of its own in it, so no cookie or app session is shared."""
+    require_chromium()
+    return _CHROMIUM.browser()
+
+
+@pytest.fixture
+def new_page(chromium):
+    """``with new_page(width=1280, height=720) as page``: a page in a fresh context of the shared
+    Chromium (see :func:`appserver.browser_page`)."""
+    return functools.partial(browser_page, browser=chromium)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After a test's own teardown: stop Playwright and Chromium unless the next test uses them (a
+    live sync Playwright keeps an asyncio loop running, and ``asyncio.run`` refuses to start)."""
+    result = yield
+    if nextitem is None or "chromium" not in nextitem.fixturenames:
+        _CHROMIUM.stop()
+    return result
 
 
 def is_utf8(data: bytes) -> bool:

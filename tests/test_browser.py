@@ -14,7 +14,7 @@ import re
 import time
 
 import pytest
-from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
+from appserver import ARTIFACTS, full_screenshot, require_chromium, serve_app, wait_idle
 from conftest import read_sample
 
 pytestmark = pytest.mark.browser
@@ -42,15 +42,14 @@ HEADINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    with serve_app() as url:
-        yield url
+@pytest.fixture()
+def app_url(app_server):
+    return app_server.url  # the test process's app (tests/conftest.py)
 
 
 @pytest.fixture()
-def page(app_url):
-    with browser_page() as page:
+def page(app_url, new_page):
+    with new_page() as page:
         page.goto(app_url)
         wait_idle(page, timeout=90, until=heading(page, "Home"))
         yield page
@@ -335,9 +334,9 @@ def _ellipsized_buttons(page) -> list[str]:
         .flatMap(b => [...b.querySelectorAll('p, div, span')].filter(e => e.scrollWidth > e.clientWidth + 1).map(() => b.innerText))""")
 
 
-def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it():
+def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it(new_page):
     # its own server: the first visit of a fresh server is the link itself (no Home page first)
-    with serve_app() as url, browser_page(width=1280, height=720) as page:
+    with serve_app() as url, new_page(width=1280, height=720) as page:
         page.goto(f"{url}/Train?corpus=demo_sennrich_low_lower.txt&preset=sennrich&step=3")
         wait_status(page, r"^Step 3 of 3 trained", timeout=90)
         assert status_text(page).startswith("Step 3 of 3 trained")
@@ -355,9 +354,11 @@ def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it()
 
 
 @pytest.mark.parametrize("width, height, zoom", [(1280, 720, 1.0), (1920, 1080, 1.5)])
-def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_screen(app_url, width, height, zoom):
+def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_screen(
+    app_url, new_page, width, height, zoom
+):
     # 150% browser zoom on 1920x1080 is a 1280x720 CSS viewport with bigger pixels
-    with browser_page(width=round(width / zoom), height=round(height / zoom)) as page:
+    with new_page(width=round(width / zoom), height=round(height / zoom)) as page:
         page.goto(f"{app_url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=2")
         step = page.get_by_role("button", name="Step", exact=True)
         explanation = page.get_by_text(re.compile(r"^Step 2\. ")).first
@@ -370,6 +371,7 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
         assert not page.errors, page.errors
 
 
+@pytest.mark.load  # a pace measured over thirty seconds: .ci/run's load step, alone on the machine
 def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
     nav(page, "Train")
     speed = page.get_by_role("combobox", name="Speed")

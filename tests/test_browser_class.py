@@ -27,13 +27,13 @@ import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from appserver import ARTIFACTS, CHROMIUM_ARGS, app_process, chromium_path, follow_runs, require_chromium, wait_idle
+from appserver import ARTIFACTS, app_process, follow_runs, require_chromium, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402  (after the skip)
+from playwright.sync_api import expect  # noqa: E402  (after the skip)
 
 PROJECTOR = {"width": 1280, "height": 720}
 WIDE = {"width": 1920, "height": 1080}
@@ -57,17 +57,21 @@ def server(tmp_path_factory):
 
 
 class Browser:
-    """One Chromium, a context (its own cookies and session) per person, every page watched for
-    dialogs (dismissed and recorded) and script errors."""
+    """One Chromium (the test process's, tests/conftest.py), a context (its own cookies and
+    session) per person, every page watched for dialogs (dismissed and recorded) and script
+    errors."""
 
-    def __init__(self, pw, url: str) -> None:
+    def __init__(self, chromium, url: str) -> None:
         self.url = url
-        self.browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        self.browser = chromium
+        self.contexts: list = []
         self.dialogs: list[str] = []
         self.errors: list[str] = []
 
     def page(self, who: str, context=None):
-        context = context or self.browser.new_context(viewport=dict(PROJECTOR))
+        if context is None:
+            context = self.browser.new_context(viewport=dict(PROJECTOR))
+            self.contexts.append(context)
         page = context.new_page()
         page.who = who
         page.on("dialog", lambda d: (self.dialogs.append(f"{who}: {d.type}: {d.message}"), d.dismiss()))
@@ -82,7 +86,8 @@ class Browser:
         return page
 
     def close(self) -> None:
-        self.browser.close()
+        for context in self.contexts:
+            context.close()
 
 
 def idle(page, *, timeout: float = FOLLOW_S, **kw) -> None:
@@ -203,15 +208,14 @@ def room_rev(url: str, code: str) -> int:
         return json.loads(r.read())["rev"]
 
 
-def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server):
+def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server, chromium):
     url, log_path = server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        b = Browser(pw, url)
-        try:
-            code_px = _lesson(b, url)
-        finally:
-            b.close()
+    b = Browser(chromium, url)
+    try:
+        code_px = _lesson(b, url)
+    finally:
+        b.close()
     assert not b.dialogs, f"dialogs opened: {b.dialogs}"
     assert not b.errors, f"script errors: {b.errors}"
     log = log_path.read_text(errors="replace")

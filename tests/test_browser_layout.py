@@ -11,7 +11,7 @@ import re
 from urllib.parse import quote
 
 import pytest
-from appserver import ARTIFACTS, browser_page, full_screenshot, require_chromium, serve_app, wait_idle
+from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -27,10 +27,9 @@ FOUR = "trained,gpt2,cl100k_base,o200k_base"
 WAIT = 120.0
 
 
-@pytest.fixture(scope="module")
-def app_url():
-    with serve_app() as url:
-        yield url
+@pytest.fixture()
+def app_url(app_server):
+    return app_server.url  # the test process's app (tests/conftest.py)
 
 
 def open_page(page, url: str, until) -> None:
@@ -79,8 +78,8 @@ def cut_short(page) -> list[str]:
     return page.evaluate(_CUT)
 
 
-def test_playground_korean_with_four_tokenizers_shows_every_count_on_the_first_screen(app_url):
-    with browser_page(**PROJECTOR) as page:
+def test_playground_korean_with_four_tokenizers_shows_every_count_on_the_first_screen(app_url, new_page):
+    with new_page(**PROJECTOR) as page:
         rows = page.locator("table.bpe-cmp tr[data-name]")
         open_page(page, f"{app_url}/Playground?text={quote(KOREAN)}&tokenizers={FOUR}", until=rows.nth(3))
         expect(rows).to_have_count(4, timeout=WAIT * 1000)
@@ -95,8 +94,8 @@ def test_playground_korean_with_four_tokenizers_shows_every_count_on_the_first_s
         assert not page.errors, page.errors
 
 
-def test_compare_shows_the_parity_headline_on_the_first_screen_after_compare(app_url):
-    with browser_page(**PROJECTOR) as page:
+def test_compare_shows_the_parity_headline_on_the_first_screen_after_compare(app_url, new_page):
+    with new_page(**PROJECTOR) as page:
         open_page(page, f"{app_url}/Compare", until=page.get_by_role("button", name="Compare", exact=True))
         chosen = page.locator('[data-testid="stMultiSelect"]').first.inner_text()
         assert all(name in chosen for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt"))
@@ -118,8 +117,8 @@ def test_compare_shows_the_parity_headline_on_the_first_screen_after_compare(app
 
 
 @pytest.mark.parametrize("big", [False, True], ids=["normal-text", "big-text"])
-def test_train_at_step_1000_keeps_every_table_inside_its_column(app_url, big):
-    with browser_page(**PROJECTOR) as page:
+def test_train_at_step_1000_keeps_every_table_inside_its_column(app_url, new_page, big):
+    with new_page(**PROJECTOR) as page:
         status = page.get_by_text(re.compile(r"^Step 1,000 of 1,000 trained"))
         open_page(page, f"{app_url}/Train?step=1000", until=[status, page.locator("table.bpe-hist tr.bpe-now")])
         if big:
@@ -136,8 +135,8 @@ def test_train_at_step_1000_keeps_every_table_inside_its_column(app_url, big):
         assert not page.errors, page.errors
 
 
-def test_a_long_tokens_lineage_keeps_its_text_at_least_12_px(app_url):
-    with browser_page(**PROJECTOR) as page:
+def test_a_long_tokens_lineage_keeps_its_text_at_least_12_px(app_url, new_page):
+    with new_page(**PROJECTOR) as page:
         why = f"{app_url}/Playground?tokenizers=o200k_base&view=why"
         open_page(page, why, until=page.get_by_role("heading", name="Lineage of a token"))
         # the English example's most merged piece under o200k_base is " accomplishment"
@@ -166,8 +165,8 @@ PAGES = {
 
 
 @pytest.mark.parametrize("size", [PROJECTOR, WIDE], ids=["1280x720", "1920x1080"])
-def test_every_page_fits_and_shows_real_glyphs_in_every_script(app_url, size):
-    with browser_page(**size) as page:
+def test_every_page_fits_and_shows_real_glyphs_in_every_script(app_url, new_page, size):
+    with new_page(**size) as page:
         for name, (path, ready) in PAGES.items():
             open_page(page, app_url + path, until=ready(page))
             assert cut_short(page) == [], name

@@ -1,12 +1,13 @@
 """A lesson survives (headless Chromium at 1280x720): a reload on any page shows the same view, and
-a link to an uploaded corpus still opens after the server restarts, in another browser."""
+a link to an uploaded corpus still opens on a new server, in a browser context (no cookie, no
+storage, no cache) that never saw the app."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
-from appserver import ARTIFACTS, app_process, browser_page, full_screenshot, require_chromium, wait_idle
+from appserver import ARTIFACTS, app_process, full_screenshot, require_chromium, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -35,8 +36,9 @@ def chips(page) -> list[str]:
     return page.locator(".bpe-chip").all_inner_texts()
 
 
-def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view():
-    with app_process() as (url, _proc), browser_page(**PROJECTOR) as page:
+def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view(app_server, new_page):
+    url = app_server.url
+    with new_page(**PROJECTOR) as page:
         page.goto(f"{url}/Train?corpus=udhr_en.txt&preset=gpt2&step=20")
         see(page, re.compile(r"^Step 20 of 20 trained"))
         step = page.get_by_role("button", name="Step", exact=True)
@@ -71,9 +73,10 @@ def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view():
         assert not page.errors, page.errors
 
 
-def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_browser():
+def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_browser(app_server, new_page):
     text = ("The lesson survives a restart. " * 30 + "Zürich ünïcode naïve café\n").encode()
-    with app_process() as (url, _proc), browser_page(**PROJECTOR) as page:
+    url = app_server.url
+    with new_page(**PROJECTOR) as page:
         page.goto(f"{url}/Corpus")
         see(page, "Pick bundled texts")
         page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
@@ -89,8 +92,9 @@ def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_br
         page.wait_for_url(re.compile(r"step=3"), timeout=WAIT)
         address = page.url
         merges = page.locator("table.bpe-hist tr").all_inner_texts()
-    # the server is stopped: a new one (the same data folder) and a browser that never saw the app
-    with app_process() as (url2, _proc), browser_page(**PROJECTOR) as fresh:
+    # a new server (the same data folder, none of the first one's memory) and a browser context
+    # that never saw the app (no cookie, no storage)
+    with app_process() as (url2, _proc), new_page(**PROJECTOR) as fresh:
         port = re.match(r"http://127\.0\.0\.1:(\d+)", address).group(1)
         fresh.goto(address.replace(f"127.0.0.1:{port}", url2.removeprefix("http://")))
         see(fresh, re.compile(r"^Step 3 of 3 trained"))

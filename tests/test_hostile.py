@@ -16,7 +16,8 @@ import zipfile
 from io import BytesIO
 
 import pytest
-from appserver import app_process, browser_page, require_chromium, wait_idle
+from appserver import require_chromium, wait_idle
+from conftest import log_since
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -27,17 +28,16 @@ STEP_STATUS = re.compile(r"^Step (\d[\d,]*) of")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    log_path = tmp_path_factory.mktemp("hostile") / "server.log"
-    with open(log_path, "w") as log, app_process(log=log) as (url, _proc):
-        yield url, log_path
+def server(app_server):
+    """The test process's app (tests/conftest.py), and where its log stood when this module began:
+    what the inputs here make the server write is read from there on."""
+    return app_server, app_server.log.stat().st_size
 
 
 @pytest.fixture()
-def page(server):
-    url, _ = server
-    with browser_page(width=1280, height=720) as page:
-        page.app_url = url
+def page(server, new_page):
+    with new_page(width=1280, height=720) as page:
+        page.app_url = server[0].url
         yield page
 
 
@@ -79,8 +79,7 @@ def jobs(page) -> dict:
 
 
 def server_log_clean(server) -> list[str]:
-    _, log_path = server
-    text = log_path.read_text(errors="replace")
+    text = log_since(*server)
     return [
         f"server log: {line}" for line in text.splitlines() if "Traceback" in line or "Uncaught app exception" in line
     ]

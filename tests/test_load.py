@@ -17,7 +17,7 @@ from conftest import ROOT
 from explorer.errors import ExplorerError
 from explorer.serving.serve import find_haproxy
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.load]
 
 if chromium_path() is None:
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)

@@ -7,7 +7,10 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import ROOT
+
+pytestmark = pytest.mark.load  # measured alone on the machine: .ci/run's load step
 
 # Train a few merges on MIB MiB of text without pre-tokenization (the bytes preset: one
 # position per byte, the trainer's worst case) and report its memory high-water mark.
@@ -39,6 +42,7 @@ def _training_mb(mib: int) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_a_20_mib_corpus_without_pre_tokenization_trains_in_under_600_mb():
     # the whole process, interpreter and text included. As lists of int objects the trainer
     # took ~150 bytes a position (20 MiB: over 3 GB); with flat arrays for the positions and for

@@ -18,7 +18,7 @@ import urllib.request
 
 import psutil
 import pytest
-from appserver import CHROMIUM_ARGS, _free_port, chromium_path, wait_idle
+from appserver import _free_port, wait_idle
 from conftest import ROOT
 
 from explorer.errors import ExplorerError
@@ -140,28 +140,16 @@ def test_two_sessions_get_different_servers_and_each_keeps_its_own(launched):
 @needs_haproxy
 @pytest.mark.slow
 @pytest.mark.browser
-def test_browsers_step_and_upload_through_the_proxy_each_on_its_own_server(launched):
-    if chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must install Debian's chromium for the browser tests (see .ci/run)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        try:
-            _step_and_upload(launched.url, *(browser.new_page(viewport={"width": 1400, "height": 1000}) for _ in "ab"))
-        finally:
-            browser.close()
+def test_browsers_step_and_upload_through_the_proxy_each_on_its_own_server(launched, new_page):
+    with new_page() as train, new_page() as corpus:
+        _step_and_upload(launched.url, train, corpus)
 
 
 def _step_and_upload(url: str, train, corpus) -> None:
     """Two pages in browser contexts of their own (no cookies shared): Step twice on one,
     upload a file on the other."""
     answers = {id(page): [] for page in (train, corpus)}
-    for page in (train, corpus):
-        page.errors = []
-        page.on("pageerror", lambda e, page=page: page.errors.append(str(e)))
+    for page in (train, corpus):  # each collects its script errors in page.errors (tests/appserver.py)
         page.on(
             "response",
             lambda r, page=page: (

@@ -1,0 +1,129 @@
+"""The suite's own rules. Every property test runs under conftest's hypothesis profile: its budget
+(``max_examples``) and the health checks it suppresses are written at the test, and nothing else
+(no deadline, no example database, random examples) differs from test to test. CI runs every test
+in one of its two steps: the suite without the ``load`` marker, then the load, memory and timing
+measurements alone on the machine."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import re
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SUITE_PROFILE
+from hypothesis import settings
+
+TESTS = Path(__file__).resolve().parent
+# what a test may set for itself; the rest is the profile's
+OWN_SETTINGS = ("max_examples", "suppress_health_check")
+
+
+def property_tests() -> Iterator[tuple[str, object]]:
+    """``(module::name, test)`` for every @given test of the suite's modules (a module that skips
+    itself at import, as the browser modules do without Chromium, is left out)."""
+    for path in sorted(TESTS.glob("test_*.py")):
+        try:
+            module = importlib.import_module(path.stem)  # the module pytest imported, by the same name
+        except pytest.skip.Exception:
+            continue
+        for name, test in vars(module).items():
+            if name.startswith("test_") and hasattr(test, "hypothesis"):
+                yield f"{path.stem}::{name}", test
+
+
+def settings_apart(test, profile: settings) -> dict[str, tuple]:
+    """The settings a @given test runs under that differ from ``profile``, besides its own
+    (``OWN_SETTINGS``): ``{name: (the test's, the profile's)}``."""
+    used = test._hypothesis_internal_use_settings
+    return {
+        name: (getattr(used, name), getattr(profile, name))
+        for name in inspect.signature(settings).parameters
+        if name not in ("parent", *OWN_SETTINGS) and getattr(used, name) != getattr(profile, name)
+    }
+
+
+def test_every_property_test_runs_under_the_suite_profile_with_its_budget_at_the_test():
+    profile = settings.get_profile(SUITE_PROFILE)
+    assert profile.deadline is None and profile.database is None and not profile.derandomize
+    found = dict(property_tests())
+    assert len(found) >= 25, sorted(found)  # the suite's @given tests were found
+    apart = {name: diff for name, test in found.items() if (diff := settings_apart(test, profile))}
+    assert not apart, apart
+    budgets = {name: test._hypothesis_internal_use_settings.max_examples for name, test in found.items()}
+    assert all(1 <= n <= 500 for n in budgets.values()), budgets
+
+
+def pytest_commands(script: Path) -> list[list[str]]:
+    """The ``python -m pytest`` command lines of a shell script, as argument lists.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "run").write_text("set -e\\npython -m pytest -m 'not load'  # the suite\\n")
+    ...     pytest_commands(Path(d) / "run")
+    [['-m', 'not load']]
+    """
+    commands = []
+    for line in script.read_text().splitlines():
+        words = shlex.split(line, comments=True)
+        if words[:3] == ["python", "-m", "pytest"]:
+            commands.append(words[3:])
+    return commands
+
+
+def marker_expression(args: list[str]) -> str | None:
+    """The ``-m`` expression of a pytest command line (None: every test).
+
+    >>> marker_expression(["-m", "not load", "-q"]), marker_expression(["-q"])
+    ('not load', None)
+    """
+    return args[args.index("-m") + 1] if "-m" in args else None
+
+
+def test_ci_runs_the_suite_then_the_load_measurements_and_so_every_test():
+    commands = pytest_commands(ROOT / ".ci" / "run")
+    assert [marker_expression(args) for args in commands] == ["not load", "load"], commands
+    # the load step alone on the machine: one process, no worker competing with the measurements
+    assert re.search(r"-n 0|-p no:xdist", " ".join(commands[1])), commands[1]
+
+
+def marks(obj) -> set[str]:
+    """The names of the pytest marks set on a module (its ``pytestmark``) or a test function."""
+    found = getattr(obj, "pytestmark", [])
+    return {mark.name for mark in (found if isinstance(found, list) else [found])}
+
+
+@pytest.mark.parametrize("module", ["test_load", "test_memory"])
+def test_the_load_and_memory_modules_carry_the_load_marker(module):
+    assert "load" in marks(importlib.import_module(module))
+
+
+def test_thirty_seconds_of_autoplay_is_a_load_measurement():
+    browser = pytest.importorskip("test_browser", reason="the browser tests skip themselves without Chromium")
+    assert "load" in marks(browser.test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds)
+
+
+# ---- the test process's Chromium: shared by consecutive browser tests, stopped after them -----
+# (these three run in this order, in one process: pytest keeps a file's order, xdist a file whole)
+_SHARED: list = []
+
+
+def test_a_browser_test_gets_the_test_processs_chromium(chromium):
+    assert chromium.is_connected()
+    _SHARED.append(chromium)
+
+
+def test_the_next_browser_test_gets_the_same_chromium(chromium):
+    assert _SHARED and chromium is _SHARED[-1]  # not a second Playwright and browser
+
+
+def test_a_test_after_them_can_run_asyncio():
+    # a live sync Playwright keeps its asyncio loop running in this thread: asyncio.run would refuse
+    async def answer() -> int:
+        return 42
+
+    assert asyncio.run(answer()) == 42
