@@ -5,27 +5,27 @@ token, and fertility, tokens per (whitespace) word (Rust et al. 2021). ``replay`
 text with every truncation of a tokenizer at once: the token count after 0, 1, ..., K merges,
 so a held-out compression curve over 5,000 merges costs about one encode, not 5,000.
 
-The replay is the encoder's own rule run over the whole corpus together. Data shapes, as in the
-trainer (positions index flat arrays over the distinct pieces):
+The replay is the encoder's own rule (``merging.chain_merges``) run over every distinct piece
+of the corpus at once. Popping the heap in (rank, position) order merges each piece as the
+encoder would, and a piece never sees a pair of a rank below the one being merged except when a
+merge makes one (a split that tiktoken's rules rank lower): that pair is popped next, as the
+encoder would. So when the merges first reach rank k, every piece is what
+``tokenizer.truncate(k)`` makes of it, and the count of tokens then is ``out[k]``. Data shapes::
 
-    sym[p]  token id at position p, -1 once merged into its left neighbour
-    nxt[p], prv[p]  the live neighbours in the same piece, -1 at its ends
-    heap    (rank, new id, p): the pair starting at p merges at that rank (stale entries skipped)
-
-Encoding one piece merges the lowest-ranked pair, leftmost first, until none is left. Popping
-the heap in (rank, position) order does exactly that in every piece at once, and a piece never
-sees a pair of a rank below the one being merged except when a merge makes one (a split that
-tiktoken's rules rank lower): that pair is popped next, as the encoder would. So when the heap
-first reaches rank k, every piece is what ``tokenizer.truncate(k)`` makes of it.
+    chain   every piece's ids, as linked lists over flat positions (``merging.Chain``)
+    owner[p]        the piece that position p belongs to
+    freqs[w], live[w]   piece w's count in the text and its tokens now (freq 0 once it is whole)
+    wholes  [(rank, w), ...]: pieces that are themselves tokens, taken whole from that rank on
 """
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 
+from ..bpe.merging import ID_BITS, Chain, chain_merges, pack, packed_rules
 from ..bpe.tokenizer import Tokenizer
 
 __all__ = ["Evaluation", "evaluate", "evaluate_ids", "piece_counts", "replay", "curve", "curve_points"]
@@ -127,77 +127,45 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
     >>> [len(tok.truncate(k).encode("aab aab ab c")) for k in range(4)]
     [9, 7, 5, 4]
     """
-    rules = tokenizer.merge_rules()
     n_merges = tokenizer.num_merges
-    sym: list[int] = []
-    nxt: list[int] = []
-    prv: list[int] = []
-    wof: list[int] = []
+    pieces_chain = Chain()
+    owner: list[int] = []
     freqs: list[int] = []
-    live: list[int] = []  # tokens left in each piece
-    heap: list[tuple[int, int, int]] = []
-    wholes: dict[int, int] = {}  # piece index -> its id, for pieces that are themselves tokens
+    live: list[int] = []
+    wholes: list[tuple[int, int]] = []
     total = 0
-    for wi, (piece, freq) in enumerate(pieces.items()):
+    for w, (piece, freq) in enumerate(pieces.items()):
         ids = tokenizer.initial_ids(piece)
-        base, n = len(sym), len(ids)
-        sym.extend(ids)
-        nxt.extend(range(base + 1, base + n))
-        if n:  # an empty piece has no positions
-            nxt.append(-1)
-            prv.append(-1)
-        prv.extend(range(base, base + n - 1))
-        wof.extend([wi] * n)
+        pieces_chain.add(ids)
+        owner.extend(repeat(w, len(ids)))
         freqs.append(freq)
-        live.append(n)
-        total += n * freq
-        for p in range(base, base + n - 1):
-            rule = rules.get((ids[p - base], ids[p - base + 1]))
-            if rule is not None:
-                heap.append((rule[0], rule[1], p))
-        whole = tokenizer.whole_token(piece) if n > 1 else None
+        live.append(len(ids))
+        total += len(ids) * freq
+        whole = tokenizer.whole_token(piece) if len(ids) > 1 else None
         if whole is not None:
-            # tiktoken takes a piece that is a token whole: from that token's rank on, one token
-            wholes[wi] = whole
-            heap.append((tokenizer.merge_rank(whole), -1 - wi, base))
-    heapq.heapify(heap)
+            wholes.append((tokenizer.merge_rank(whole), w))
+    wholes.append((n_merges + 1, -1))  # past every step: never taken
+    wholes.sort(reverse=True)  # lowest rank last, popped first
 
     out = [total]
-    pop, push, get = heapq.heappop, heapq.heappush, rules.get
-    while heap:
-        rank, new, p = pop(heap)
+    next_whole = wholes[-1][0]
+    # one step past every rank settles the counts still open and the wholes not yet taken
+    steps = chain_merges(pieces_chain, packed_rules(tokenizer.merge_rules()).get)
+    for packed, p, _, _ in chain(steps, [(pack(n_merges, 0), -1, -1, -1)]):
+        rank = packed >> ID_BITS
+        while rank >= next_whole:
+            # tiktoken takes a piece that is a token whole: one token from that token's rank on
+            at, w = wholes.pop()
+            out.extend([total] * (at + 1 - len(out)))
+            total -= (live[w] - 1) * freqs[w]
+            freqs[w] = 0  # what else merges in it changes nothing
+            next_whole = wholes[-1][0]
         if rank >= len(out):  # every merge below this rank is done: the counts up to it are final
-            out.extend([total] * (min(rank, n_merges) + 1 - len(out)))
-        if new < 0:  # the whole-piece rule
-            wi = -1 - new
-            if live[wi] > 1:
-                total -= (live[wi] - 1) * freqs[wi]
-                live[wi] = 1
-                q = nxt[p]
-                while q >= 0:
-                    sym[q], q = -1, nxt[q]
-                sym[p], nxt[p] = wholes[wi], -1
-            continue
-        a = sym[p]
-        q = nxt[p] if a >= 0 else -1
-        if q < 0 or get((a, sym[q])) != (rank, new):
-            continue  # stale: this pair was merged away or changed
-        r = nxt[q]
-        sym[p], sym[q], nxt[p] = new, -1, r
-        wi = wof[p]
-        total -= freqs[wi]
-        live[wi] -= 1
-        if r >= 0:
-            prv[r] = p
-            rule = get((new, sym[r]))
-            if rule is not None:
-                push(heap, (rule[0], rule[1], p))
-        left = prv[p]
-        if left >= 0:
-            rule = get((sym[left], new))
-            if rule is not None:
-                push(heap, (rule[0], rule[1], left))
-    out.extend([total] * (n_merges + 1 - len(out)))
+            out.extend([total] * (rank + 1 - len(out)))
+        if p >= 0:
+            w = owner[p]
+            total -= freqs[w]
+            live[w] -= 1
     return out
 
 

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from ..errors import FormatError
 from ..stages.units import byte_alphabet, bytes_to_display
 from .config import TrainerConfig
+from .merging import lowest_first
 from .tokenizer import Tokenizer
 
 __all__ = [
@@ -45,7 +46,8 @@ __all__ = [
 
 def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
     """Rank-based BPE on one byte string with only the ranks below ``max_rank``: repeatedly merge
-    the neighbours whose concatenation has the lowest rank, leftmost first.
+    the neighbours whose concatenation has the lowest rank, leftmost first (the encoder's rule,
+    ``merging.lowest_first`` on bytes joined: here a rank is all there is to a merge).
 
     >>> ranks = {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4, b"abc": 5}
     >>> bpe_parts(b"abc", ranks, 5), bpe_parts(b"abc", ranks, 4)
@@ -53,17 +55,7 @@ def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[b
     >>> bpe_parts(b"abc", ranks, 3)
     [b'a', b'b', b'c']
     """
-    parts = [token[i : i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best, at = max_rank, -1
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and r < best:
-                best, at = r, i
-        if at < 0:
-            break
-        parts[at : at + 2] = [parts[at] + parts[at + 1]]
-    return parts
+    return lowest_first([token[i : i + 1] for i in range(len(token))], ranks.get, joined=True, below=max_rank)
 
 
 def recover_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:

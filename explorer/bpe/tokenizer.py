@@ -9,12 +9,11 @@ own segmentation of every training word (until a merge reuses an existing token'
 
 from __future__ import annotations
 
-import heapq
 import random
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
-from operator import add, lshift, or_
+from operator import lshift, or_
 from typing import Literal, NamedTuple
 
 from ..errors import ConfigError, DecodeError
@@ -22,7 +21,9 @@ from ..stages.markers import apply_marker, strip_markers
 from ..stages.normalizers import normalize_str
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
+from . import merging
 from .config import EncodeOptions, TrainerConfig
+from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
 from .vocab import Vocab
 
 __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
@@ -41,15 +42,6 @@ ENCODING_RULES: dict[str, str] = {
 }
 
 _CACHE_LIMIT = 200_000
-
-# Pieces up to this many symbols are merged by rescanning a list of pair ranks (fast in C);
-# longer ones (no pre-tokenization) use the heap over a linked list.
-_SHORT_PIECE = 64
-# A merge packed into one int, rank above the new id, so that min() over a piece's pairs
-# compares plain ints: (rank << _ID_BITS) | new_id.
-_ID_BITS = 21
-_ID_MASK = (1 << _ID_BITS) - 1
-_NO_MERGE = 1 << 62
 
 
 class _PieceCache(dict):
@@ -139,8 +131,8 @@ class Tokenizer:
         first_new = len(vocab)
         self.merged_ids: list[int] = vocab.add_merges(self.merges)
         ranks = range(len(self.merges))
-        # each merge packed into one int, rank above the new id: [0 << _ID_BITS | 256, 1 << _ID_BITS | 257, ...]
-        packed = list(map(or_, map(lshift, ranks, repeat(_ID_BITS)), self.merged_ids))
+        # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256, 1 << ID_BITS | 257, ...]
+        packed = list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         # token id -> rank of the first merge that made it: id - first_new when every merge made a
         # new id (a rank table, most trained tokenizers), else looked up
         self._first_new = first_new
@@ -153,10 +145,10 @@ class Tokenizer:
         self.own_merges_suffice = rules == "tiktoken" and own_merges_suffice
         self._packed: dict[tuple[int, int], int]
         self._by_text: dict[str, int] | None = None
-        self._pair: Callable[[tuple[int, int]], int | None]  # two neighbours' ids -> their packed merge or None
+        self._pair: merging.Lookup  # (two neighbours' ids, default) -> their packed merge or the default
         if rules == "tiktoken" and not own_merges_suffice:
             # a merged token's text -> its packed merge at the first rank that made it (tiktoken has
-            # one rank per byte string): {"Ġt": 0 << _ID_BITS | 256, ...}. Two neighbours merge when
+            # one rank per byte string): {"Ġt": 0 << ID_BITS | 256, ...}. Two neighbours merge when
             # their texts joined are a key, so every split of a token merges into it.
             self._by_text = _first_wins(self._merged_texts(), packed)
             self._pair = self._pair_by_text
@@ -197,7 +189,7 @@ class Tokenizer:
             return self.vocab[self._first_new :]
         return [self.vocab[i] for i in self.merged_ids]
 
-    def _pair_by_text(self, pair: tuple[int, int]) -> int | None:
+    def _pair_by_text(self, pair: tuple[int, int], default: int | None = None) -> int | None:
         """tiktoken's rule for two neighbours: every split of a token's bytes into two tokens
         merges into it, at the token's rank, not only the split its merge was learned from.
         Byte-level display strings hold one character per byte, so joining two tokens' strings
@@ -208,14 +200,14 @@ class Tokenizer:
         >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges).encode("abc")
         [97, 256]
         >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken")
-        >>> tok.encode("abc"), tok._pair_by_text((97, 256)) == tok._pair_by_text((257, 99)) == 2 << _ID_BITS | 258
+        >>> tok.encode("abc"), tok._pair_by_text((97, 256)) == tok._pair_by_text((257, 99)) == merging.pack(2, 258)
         ([258], True)
         """
         a, b = pair
         vocab = self.vocab
         if a < len(vocab) and b < len(vocab):
-            return self._by_text.get(vocab[a] + vocab[b])
-        return None
+            return self._by_text.get(vocab[a] + vocab[b], default)
+        return default
 
     def _split_rules(self) -> dict[tuple[int, int], tuple[int, int]]:
         """With tiktoken's rules, every pair of tokens that may merge -> (rank, new id): each
@@ -232,7 +224,7 @@ class Tokenizer:
                 ids, splits = self._ids, {}
                 setdefault = splits.setdefault
                 for token, packed in self._by_text.items():  # in rank order: a pair keeps its lowest rank
-                    rule = (packed >> _ID_BITS, packed & _ID_MASK)
+                    rule = merging.unpack(packed)
                     for i in range(1, len(token)):
                         a = ids.get(token[:i])
                         if a is not None:
@@ -312,115 +304,19 @@ class Tokenizer:
         ids, unk = self._ids, self.unk_id
         return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.config.marker)]
 
-    def _merge(
-        self,
-        ids: list[int],
-        *,
-        rng: random.Random | None = None,
-        dropout: float = 0.0,
-        trace: list[TraceStep] | None = None,
-    ) -> list[int]:
-        """Merge the lowest-ranked adjacent pair, leftmost first, until none is left.
-
-        The piece is a linked list over positions and candidate pairs sit in a heap, so a long
-        piece (no pre-tokenization) costs O(n log n), not O(n^2).
-        """
-        n = len(ids)
-        if n < 2:
-            return ids
-        get = self._pair
-        sym = list(ids)
-        nxt = list(range(1, n + 1))
-        nxt[-1] = -1
-        prv = list(range(-1, n - 1))
-        # (packed merge, left position): one rank is one pair, so ties go to the leftmost
-        heap = [(r, i) for i, r in enumerate(map(get, zip(sym, sym[1:]))) if r is not None]
-        if not heap:
-            return ids
-        heapq.heapify(heap)
-        skipped: list[tuple[int, int]] = []
-        while heap:
-            entry = heapq.heappop(heap)
-            packed, i = entry
-            j = nxt[i] if sym[i] >= 0 else -1
-            if j < 0 or get((sym[i], sym[j])) != packed:
-                continue
-            if rng is not None and rng.random() < dropout:
-                skipped.append(entry)
-                continue
-            if trace is not None:
-                left, right = self.id_to_token(sym[i]), self.id_to_token(sym[j])
-            new = packed & _ID_MASK
-            sym[i] = new
-            sym[j] = -1
-            k = nxt[j]
-            nxt[i] = k
-            if k >= 0:
-                prv[k] = i
-                r = get((new, sym[k]))
-                if r is not None:
-                    heapq.heappush(heap, (r, i))
-            h = prv[i]
-            if h >= 0:
-                r = get((sym[h], new))
-                if r is not None:
-                    heapq.heappush(heap, (r, h))
-            if skipped:
-                for e in skipped:
-                    heapq.heappush(heap, e)
-                skipped.clear()
-            if trace is not None:
-                trace.append(
-                    TraceStep(
-                        packed >> _ID_BITS,
-                        _rank_of_position(i, prv),
-                        left,
-                        right,
-                        self.vocab[new],
-                        tuple(self.tokens(_walk(sym, nxt))),
-                    )
-                )
-        return _walk(sym, nxt)
-
-    def _merge_once(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
-        """Seed 004's BPE-dropout: the rules in rank order, each swept once left to right over
-        the piece; an occurrence skipped (with probability ``dropout``) stays unmerged by it.
-
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0)])
-        >>> tok._merge_once([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
-        [1, 1]
-        """
-        get = self._pair
-        last = -1
-        while len(ids) > 1:
-            # the next rule, in rank order, that has an occurrence in the piece (packed merges
-            # order by rank)
-            best = min((r for r in map(get, zip(ids, ids[1:])) if r is not None and r > last), default=None)
-            if best is None:
-                break
-            new = best & _ID_MASK
-            out: list[int] = []
-            i, n = 0, len(ids)
-            while i < n:
-                if i + 1 < n and get((ids[i], ids[i + 1])) == best and rng.random() >= dropout:
-                    out.append(new)
-                    i += 2
-                else:
-                    out.append(ids[i])
-                    i += 1
-            ids, last = out, best
-        return ids
-
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
-        """A piece's ids without dropout. A short piece keeps one packed rank per adjacent pair
-        in a list, merges the leftmost minimum and recomputes only its two neighbours (the scans
-        run in C); a long one (no pre-tokenization) goes to the heap in ``_merge``.
+        """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
+        the heap for a long one), once per distinct piece (``_PieceCache``).
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
         ((3, 1), (1, 0))
         """
-        return self._merge_ids(self._piece_ids(piece))
+        ids = self._piece_ids(piece)
+        # merging.encode's choice made here: one call less per distinct piece on the hot path
+        return tuple(
+            merging.lowest_first(ids, self._pair) if len(ids) <= SHORT_PIECE else merging.encode(ids, self._pair)
+        )
 
     def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
         """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
@@ -432,70 +328,43 @@ class Tokenizer:
         return self._merged_bytes(raw, text)
 
     def _merged_bytes(self, raw: bytes, text: str) -> tuple[int, ...]:
-        """With tiktoken's rules, the ids of bytes ``raw`` whose display string is ``text``. As in
-        ``_merge_ids`` (where it goes when ``own_merges_suffice``), a short piece rescans a list of
-        packed ranks, here looked up by the joined texts of each two neighbours (tiktoken joins
-        byte slices); a long one goes to the heap.
+        """With tiktoken's rules, the ids of bytes ``raw`` whose display string is ``text``. A
+        short piece merges its characters by their joined texts (as tiktoken joins byte slices),
+        a long one goes to the heap by id pair (``_pair_by_text``); by id pair among the merges
+        when ``own_merges_suffice``.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
         >>> tok._merged_bytes(b"abcab", "abcab")
         (258, 257)
         """
-        ids = list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
-        n = len(ids)
-        if self._by_text is None or n > _SHORT_PIECE:
-            return self._merge_ids(ids)  # by id pair among the merges (own_merges_suffice), or the heap
-        if n < 2:
-            return tuple(ids)
-        get = self._by_text.get
-        parts = list(text)  # each position's text: ["a", "b", "c"] -> ["ab", "c"] -> ["abc"]
-        rs = list(map(get, map(add, parts, parts[1:]), repeat(_NO_MERGE)))
-        while True:
-            best = min(rs)
-            if best == _NO_MERGE:
-                break
-            i = rs.index(best)
-            ids[i : i + 2] = (best & _ID_MASK,)
-            joined = parts[i] + parts[i + 1]
-            parts[i : i + 2] = (joined,)
-            del rs[i]
-            n -= 1
-            if i:
-                rs[i - 1] = get(parts[i - 1] + joined, _NO_MERGE)
-            if i < n - 1:
-                rs[i] = get(joined + parts[i + 1], _NO_MERGE)
-            elif n == 1:
-                break
-        return tuple(ids)
+        if self._by_text is None or len(raw) > SHORT_PIECE:
+            return self._merge_ids(
+                list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
+            )
+        # ["a", "b", "c"] -> ["ab", "c"] -> ["abc"]: a merged text's id is in its packed merge
+        get, ids, unk = self._by_text.get, self._ids, self.unk_id
+        parts = merging.lowest_first(list(text), get, joined=True)
+        return tuple(get(t) & ID_MASK if len(t) > 1 else ids.get(t, unk) for t in parts)
 
     def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
-        # neighbours looked up by id pair among the merges (``_packed``): the merges' rules, and
-        # tiktoken's when own_merges_suffice
-        n = len(ids)
-        if n > _SHORT_PIECE:
-            return tuple(self._merge(ids))
-        if n < 2:
-            return tuple(ids)
-        get = self._packed.get
-        # [(rank << _ID_BITS) | new, ...] for (ids[0], ids[1]), (ids[1], ids[2]), ...
-        rs = list(map(get, zip(ids, ids[1:]), repeat(_NO_MERGE)))
-        while True:
-            best = min(rs)
-            if best == _NO_MERGE:
-                break
-            i = rs.index(best)
-            new = best & _ID_MASK
-            ids[i : i + 2] = (new,)
-            del rs[i]
-            n -= 1
-            if i:
-                rs[i - 1] = get((ids[i - 1], new), _NO_MERGE)
-            if i < n - 1:
-                rs[i] = get((new, ids[i + 1]), _NO_MERGE)
-            elif n == 1:
-                break
-        return tuple(ids)
+        # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
+        # own_merges_suffice or the piece is long
+        return tuple(merging.encode(ids, self._pair))
+
+    def _dropped(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
+        """A piece's ids with BPE-dropout: each merge skipped with probability ``dropout``, in
+        the tokenizer's style (``EncodeOptions.dropout_style``): skipped merges tried again
+        after the next (HF), or each rule swept once (seed 004).
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0)])
+        >>> tok._dropped([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
+        [1, 1]
+        """
+        skip = lambda: rng.random() < dropout  # noqa: E731 - asked once per merge considered
+        if self.encoding.dropout_style == "once":
+            return merging.merge_once(ids, self._pair, skip=skip)
+        return merging.encode(ids, self._pair, skip=skip)
 
     def _chunks(self, text: str, allow_special: bool) -> list[tuple[str, bool]]:
         """(text, is_special) chunks; specials are recognised only when allowed."""
@@ -539,9 +408,8 @@ class Tokenizer:
                 continue
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
-                    dropped = self._merge_once if self.encoding.dropout_style == "once" else self._merge
                     for piece in pieces:
-                        out.extend(dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
+                        out.extend(self._dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
@@ -583,7 +451,7 @@ class Tokenizer:
         """
         if self._by_text is not None:
             return dict(self._split_rules())
-        return {pair: (packed >> _ID_BITS, packed & _ID_MASK) for pair, packed in self._packed.items()}
+        return {pair: merging.unpack(packed) for pair, packed in self._packed.items()}
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
@@ -634,9 +502,18 @@ class Tokenizer:
         >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
-        trace: list[TraceStep] = []
-        self._merge(self._piece_ids(piece), trace=trace)
-        return trace
+        links = Chain(self._piece_ids(piece))
+        return [
+            TraceStep(
+                packed >> ID_BITS,
+                links.index(at),
+                self.id_to_token(left),
+                self.id_to_token(right),
+                self.vocab[packed & ID_MASK],
+                tuple(self.tokens(links.walk())),
+            )
+            for packed, at, left, right in merging.chain_merges(links, self._pair)
+        ]
 
     def base_tokens(self, piece: str) -> list[str]:
         """The piece's symbols before any merge (unknown ones as the unk token)."""
@@ -792,21 +669,3 @@ def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:
         for key, value in zip(keys, values):
             out.setdefault(key, value)
     return out
-
-
-def _walk(sym: list[int], nxt: list[int]) -> list[int]:
-    out = []
-    i = 0
-    while i >= 0:
-        out.append(sym[i])
-        i = nxt[i]
-    return out
-
-
-def _rank_of_position(i: int, prv: list[int]) -> int:
-    """Index of live position i among the live positions (how many tokens precede it)."""
-    n = 0
-    while prv[i] >= 0:
-        i = prv[i]
-        n += 1
-    return n
