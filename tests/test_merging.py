@@ -30,7 +30,7 @@ from explorer.bpe.merging import (
 )
 from explorer.bpe.ranks import bpe_parts
 
-SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 
 # Sennrich's toy merges over ids: l=0 o=1 w=2 e=3 r=4 n=5 s=6 t=7
 TOY = [(3, 6), (8, 7), (0, 1), (10, 2), (3, 4)]  # es, est, lo, low, er
