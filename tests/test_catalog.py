@@ -11,13 +11,13 @@ import json
 import pytest
 from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
+from test_links import engine, open_link  # the engine's trainer; a new session opened on a link
 
-from explorer import Trainer, corpus_config, load_pretrained
+from explorer import load_pretrained
 from explorer.formats.exporters import export_files, zip_files
 from explorer.serving.store import default_store
-from explorer.stages.pipeline import count_words
 from explorer.ui import catalog
-from explorer.ui.state import RECORDED_PAIRS, CorpusChoice
+from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
 PLAYGROUND, COMPARE = "pages/3_Playground.py", "pages/4_Compare.py"
@@ -25,14 +25,6 @@ CORPUS = "udhr_en.txt"
 TIMEOUT = 120
 TEXT = "Everyone has the right to life, liberty and security of person. 1948!"
 STEPS = 12
-
-
-def engine(steps: int = STEPS) -> Trainer:
-    """The session's trainer as the engine makes it (the app's default preset, sized for the corpus)."""
-    config = corpus_config("gpt2")
-    trainer = Trainer(count_words((read_sample(CORPUS),), config), config, top_k=RECORDED_PAIRS)
-    trainer.advance(steps)
-    return trainer
 
 
 def _probe() -> None:
@@ -65,12 +57,12 @@ def probe(keys: list[str], files: dict[str, bytes] | None = None) -> AppTest:
 
 
 def test_every_key_names_the_engines_tokenizer_and_comes_back_as_itself():
-    files = export_files(engine().tokenizer(STEPS), "hf")
+    files = export_files(engine(STEPS).tokenizer(STEPS), "hf")
     at = probe(["trained@0", "trained@5", f"trained@{STEPS}", "gpt2", "cl100k_base", "o200k_base"], files)
     entries, labels = at.session_state["probe_entries"], at.session_state["probe_labels"]
     (imported,) = [k for k in entries if k.startswith("imported:")]
     assert imported == "imported:" + hashlib.sha256(files["tokenizer.json"]).hexdigest()  # the files' hash
-    ref = engine()
+    ref = engine(STEPS)
     for key, entry in entries.items():
         assert entry is not None and entry.key == key and catalog.key_of(catalog.parse(entry.key)) == key
         kind = catalog.parse(key).kind
@@ -121,17 +113,8 @@ def stored(files: dict[str, bytes], label: str) -> str:
     return default_store().put(data, kind="tokenizer", name=name, meta={"label": label}, owner="s:" + "0" * 32)
 
 
-def open_link(page: str, query: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_an_old_playground_link_naming_imports_by_their_files_hash_still_opens_them():
-    tok = engine().tokenizer(STEPS)
+    tok = engine(STEPS).tokenizer(STEPS)
     one = stored(export_files(tok, "hf"), "old")
     two = stored(export_files(tok, "gpt2"), "pair")  # vocab.json + merges.txt: the link names the pre-tokenizer
     keys = f"gpt2,imported:{one},imported:{two}:gpt2"
@@ -154,7 +137,7 @@ def test_a_playground_link_may_name_the_trained_tokenizer_at_a_merge():
 
 
 def test_an_old_compare_link_naming_an_import_still_opens_it():
-    tok = engine().tokenizer(STEPS)
+    tok = engine(STEPS).tokenizer(STEPS)
     key = "imported:" + stored(export_files(tok, "hf"), "old")
     at = open_link(COMPARE, {"compare": "udhr_en.txt,udhr_ko.txt", "compare_tokenizer": key})
     assert not at.warning, [unescaped(w.value) for w in at.warning]
