@@ -41,9 +41,9 @@ def miniature() -> None:
     left, right = st.columns([1, 1])
     with left:
         # the merge list so far is the tokenizer itself
-        rows = tables.history_rows(trainer.records[:k], k, newest_first=False)
+        merges = tables.history_rows(trainer.records[:k], k, newest_first=False)
         st.dataframe(
-            tables.history_table(rows, columns=("step", "pair", "new token", "count")),
+            tables.history_table(merges, columns=("step", "pair", "new token", "count")),
             hide_index=True,
             height=min(38 + 35 * max(k, 1), 320),
             width="stretch",
