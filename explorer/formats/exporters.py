@@ -15,9 +15,7 @@ from __future__ import annotations
 import base64
 import csv
 import io
-import json
 import unicodedata
-import zipfile
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -29,7 +27,10 @@ from ..stages.normalizers import NORMALIZER_REGISTRY, PY_SPACE
 from ..stages.pretokenizers import MINBPE_PATTERNS, PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY, TIKTOKEN_PATTERNS
 from ..stages.registry import either
 from ..stages.units import UNIT_REGISTRY, byte_alphabet
+from .base import dump_json, need
+from .shared import byte_pipeline_only, full_vocab, one_id_per_token
 from .trace import TRACE_FILE, trace_from_tokenizer
+from .zips import zip_files
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -64,39 +65,6 @@ class ExportFormat(NamedTuple):
     uses_trace: bool = False
 
 
-# ---- checks shared by several formats -------------------------------------------------------
-def _need(cond: bool, message: str) -> None:
-    if not cond:
-        raise ConfigError(message)
-
-
-def _one_id_per_token(tok: Tokenizer, fmt: str) -> None:
-    """A vocabulary file maps each token to one id; with id reuse off two merges can make the
-    same string (bytes preset: ``a b`` and ``ab`` + nothing is impossible, but ``a bc`` and
-    ``ab c`` are not)."""
-    seen: dict[str, int] = {}
-    for i, t in enumerate(tok.vocab):
-        _need(
-            t not in seen,
-            f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
-            "id reuse is off): train with id reuse on",
-        )
-        seen[t] = i
-
-
-def _byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
-    cfg = tok.config
-    _need(cfg.unit == "byte", f"{fmt} holds byte-level tokens; this tokenizer is character-level (export hf instead)")
-    _need(
-        cfg.normalizer == "none",
-        f"{fmt} has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})",
-    )
-    _need(
-        cfg.sequences == "text",
-        f"{fmt} reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first",
-    )
-
-
 # ---- Hugging Face tokenizers ----------------------------------------------------------------
 def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
     """(pre_tokenizer, decoder, end_of_word_suffix) for a config, from its stages' HF forms, or
@@ -111,7 +79,7 @@ def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
             "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
             "choose marker eow-glued or sp-prefix)"
         )
-    _need(
+    need(
         not (marker.pre_tokenizers and pre.spaces_in_pieces),
         "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
         f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
@@ -144,13 +112,6 @@ def _needs_unk(tok: Tokenizer) -> bool:
     return tok.config.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
 
 
-def _full_vocab(tok: Tokenizer) -> dict[str, int]:
-    """token -> id for every id, special tokens past the vocabulary included."""
-    vocab = {t: i for i, t in enumerate(tok.vocab)}
-    vocab.update(tok.special_ids)
-    return vocab
-
-
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
     normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
@@ -161,9 +122,9 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     >>> tj["model"]["merges"], tj["model"]["end_of_word_suffix"], tj["pre_tokenizer"]["behavior"]
     ([['l', 'o'], ['lo', 'w</w>']], '</w>', 'Removed')
     """
-    _one_id_per_token(tok, "tokenizer.json")
+    one_id_per_token(tok, "tokenizer.json")
     pre, decoder, suffix = _hf_pipeline(tok)
-    vocab = _full_vocab(tok)
+    vocab = full_vocab(tok)
     unk = None
     if _needs_unk(tok):
         # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
@@ -197,9 +158,9 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
 def to_gpt2_vocab(tok: Tokenizer) -> dict[str, int]:
     """GPT-2's ``vocab.json`` (``encoder.json``): every token's byte-level display string -> id,
     special tokens included. The files carry no pipeline: the importer asks for the regex."""
-    _byte_pipeline_only(tok, "vocab.json + merges.txt")
-    _one_id_per_token(tok, "vocab.json")
-    return _full_vocab(tok)
+    byte_pipeline_only(tok, "vocab.json + merges.txt")
+    one_id_per_token(tok, "vocab.json")
+    return full_vocab(tok)
 
 
 def to_gpt2_merges(tok: Tokenizer) -> str:
@@ -210,7 +171,7 @@ def to_gpt2_merges(tok: Tokenizer) -> str:
     #version: 0.2
     a a
     """
-    _byte_pipeline_only(tok, "vocab.json + merges.txt")
+    byte_pipeline_only(tok, "vocab.json + merges.txt")
     return "#version: 0.2\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
 
 
@@ -231,24 +192,24 @@ def to_subword_nmt_codes(tok: Tokenizer) -> str:
     lo w
     """
     cfg = tok.config
-    _need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
-    _need(
+    need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
+    need(
         cfg.marker in SUBWORD_NMT_VERSIONS,
         f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
         f"this tokenizer's marker is {cfg.marker!r}",
     )
-    _need(
+    need(
         cfg.pretokenizer == "whitespace",
         f"subword-nmt splits words on whitespace; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
     )
-    _need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
+    need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
     header = f"#version: {SUBWORD_NMT_VERSIONS[cfg.marker]}\n"
     return header + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
 
 
 def to_arrow_merges(tok: Tokenizer) -> str:
     """Seed 004's merges file: ``left right -> token`` per merge."""
-    _need(
+    need(
         not any(" " in tok.vocab[i] for pair in tok.merges for i in pair),
         "the 'a b -> ab' file separates tokens by spaces, and a token of this tokenizer holds a space",
     )
@@ -262,19 +223,19 @@ def to_arrow_merges(tok: Tokenizer) -> str:
 
 def _minbpe_check(tok: Tokenizer) -> None:
     cfg = tok.config
-    _byte_pipeline_only(tok, "minbpe")
-    _need(
+    byte_pipeline_only(tok, "minbpe")
+    need(
         cfg.pretokenizer in MINBPE_PATTERNS,
         f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
         f"(use {either(MINBPE_PATTERNS)})",
     )
-    _need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
-    _need(
+    need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
+    need(
         list(tok.alphabet) == byte_alphabet(),
         "minbpe's ids 0-255 are the 256 bytes in byte order "
         "(train with the full byte alphabet in byte order, as the bytes preset)",
     )
-    _need(
+    need(
         tok.merged_ids == list(range(256, 256 + len(tok.merges))),
         "minbpe gives merge i the id 256 + i; this tokenizer reused an id (train with id reuse off)",
     )
@@ -330,7 +291,7 @@ def to_tiktoken(tok: Tokenizer) -> str:
         raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
     if not set(byte_alphabet()) <= set(tok.alphabet):
         raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
-    _one_id_per_token(tok, "tiktoken")
+    one_id_per_token(tok, "tiktoken")
     return "".join(
         f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n" for i in range(tok.n_special, len(tok.vocab))
     )
@@ -347,7 +308,7 @@ def to_tiktoken_meta(tok: Tokenizer) -> dict:
     {'<|endoftext|>': 0}
     """
     cfg = tok.config
-    _byte_pipeline_only(tok, "tiktoken")
+    byte_pipeline_only(tok, "tiktoken")
     if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
         raise ConfigError(
             f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
@@ -379,8 +340,6 @@ def to_merges_csv(trace: Mapping) -> str:
 
 
 # ---- the registry ---------------------------------------------------------------------------
-def _json(data: object) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=1) + "\n"
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
@@ -390,19 +349,22 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
             "hf",
             "Hugging Face tokenizer.json",
             "tokenizers.Tokenizer.from_file(...): model, normalizer, pre-tokenizer, decoder, special tokens",
-            lambda tok, trace: {"tokenizer.json": _json(to_hf_tokenizer_json(tok))},
+            lambda tok, trace: {"tokenizer.json": dump_json(to_hf_tokenizer_json(tok))},
         ),
         ExportFormat(
             "gpt2",
             "GPT-2 vocab.json + merges.txt",
             "the two files of GPT-2 and RoBERTa (byte level; the regex is chosen when loading)",
-            lambda tok, trace: {"vocab.json": _json(to_gpt2_vocab(tok)), "merges.txt": to_gpt2_merges(tok)},
+            lambda tok, trace: {"vocab.json": dump_json(to_gpt2_vocab(tok)), "merges.txt": to_gpt2_merges(tok)},
         ),
         ExportFormat(
             "tiktoken",
             "tiktoken .tiktoken + JSON",
             "the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
-            lambda tok, trace: {"tokenizer.json": _json(to_tiktoken_meta(tok)), "tokenizer.tiktoken": to_tiktoken(tok)},
+            lambda tok, trace: {
+                "tokenizer.json": dump_json(to_tiktoken_meta(tok)),
+                "tokenizer.tiktoken": to_tiktoken(tok),
+            },
         ),
         ExportFormat(
             "subword-nmt",
@@ -433,7 +395,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
             "trace",
             "BPE Explorer trace.json",
             "this app's own file: every command and page reads it back",
-            lambda tok, trace: {TRACE_FILE: _json(trace)},
+            lambda tok, trace: {TRACE_FILE: dump_json(trace)},
             uses_trace=True,
         ),
     )
@@ -463,12 +425,3 @@ def export_problem(tok: Tokenizer, fmt: str) -> str | None:
     except ConfigError as err:
         return str(err)
     return None
-
-
-def zip_files(files: Mapping[str, bytes]) -> bytes:
-    """Several files as one zip (a download button hands out one file)."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        for name, data in files.items():
-            z.writestr(name, data)
-    return buf.getvalue()

@@ -29,10 +29,6 @@ import base64
 import binascii
 import csv
 import io
-import json
-import re
-import zipfile
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from operator import eq
 from typing import NamedTuple
@@ -46,9 +42,11 @@ from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
 from ..stages.normalizers import NORMALIZER_REGISTRY
 from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, TIKTOKEN_PATTERNS
 from ..stages.units import HF_BYTE_LEVEL_REGEX, byte_alphabet, bytes_to_display
-from .corpora import MAX_CORPUS_BYTES, mib
+from .base import decode_text, json_object, require
 from .exporters import SUBWORD_NMT_VERSIONS
+from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
 from .trace import TRACE_FORMAT, tokenizer_from_trace
+from .zips import ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, expand_zips, is_zip, unzip_files
 
 __all__ = [
     "IMPORT_FORMATS",
@@ -76,131 +74,6 @@ __all__ = [
 ]
 
 
-def _require(cond: bool, message: str) -> None:
-    if not cond:
-        raise FormatError(message)
-
-
-def pretokenizer_of_pattern(pattern: str) -> tuple[str, str | None]:
-    """(pre-tokenizer, custom pattern) for a regex found in a file: a registered name when the
-    regex is one of ours (its tiktoken form).
-
-    >>> pretokenizer_of_pattern(r"[\\s\\S]+"), pretokenizer_of_pattern(r"\\w+")
-    (('none', None), ('regex', '\\\\w+'))
-    """
-    for name, pat in TIKTOKEN_PATTERNS.items():
-        if pattern == pat:
-            return name, None
-    return "regex", pattern
-
-
-# ---- the general assembly: vocab + merges -> tokenizer --------------------------------------
-def tokenizer_from_vocab_merges(
-    vocab: Mapping[str, int],
-    merges: Sequence[tuple[str, str]],
-    *,
-    config: TrainerConfig,
-    specials: Mapping[str, int] | None = None,
-    unk: str | None = None,
-    encoding: EncodeOptions = EncodeOptions(),
-    rules: str = "merges",
-    where: Callable[[int], str] = lambda i: f"merge {i + 1}",
-    vocab_name: str = "the vocabulary",
-) -> Tokenizer:
-    """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
-    must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
-    special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
-    too); ``where(i)`` says where merge i is in its file.
-
-    >>> from explorer import TrainerConfig
-    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char")
-    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], config=cfg, specials={"<s>": 0}).vocab
-    ('<s>', 'a', 'b', 'ab')
-    >>> tokenizer_from_vocab_merges({"a": 0, "b": 1, "ab": 3}, [("a", "b")], config=cfg)
-    Traceback (most recent call last):
-    ...
-    explorer.errors.FormatError: merge 1 makes 'ab' id 2, but the vocabulary gives it id 3 (ids must run: special tokens, the alphabet, one per merge in order)
-    """
-    specials = dict(specials or {})
-    by_id: dict[int, str] = {}
-    for t, i in vocab.items():
-        _require(
-            isinstance(i, int) and not isinstance(i, bool) and i >= 0,
-            f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer",
-        )
-        _require(i not in by_id, f"{vocab_name}: {by_id.get(i)!r} and {t!r} both have id {i}")
-        by_id[i] = t
-    for n, pair in enumerate(merges):
-        for part in pair:
-            _require(part in vocab, f"{where(n)}: {part!r} is not in {vocab_name}")
-    products = {a + b for a, b in merges}
-    own_unk = None
-    if unk is not None and unk in vocab and unk not in specials:
-        if vocab[unk] == max(by_id):
-            own_unk = unk  # our layout: the unknown token takes the first id past everything
-        else:
-            specials[unk] = vocab[unk]
-    for t, i in specials.items():
-        _require(vocab.get(t, i) == i, f"{vocab_name}: special token {t!r} has id {vocab[t]} there and {i} elsewhere")
-    base = sorted((i, t) for t, i in vocab.items() if t not in specials and t not in products and t != own_unk)
-    _require(bool(base), f"{vocab_name} holds no alphabet (every token is made by a merge or special)")
-    first = base[0][0]
-    leading = sorted((i, t) for t, i in specials.items() if i < first)
-    _require(
-        [i for i, _ in leading] == list(range(len(leading))),
-        f"{vocab_name}: the special tokens before the alphabet must take ids 0, 1, 2, ... (they take "
-        f"{[i for i, _ in leading]})",
-    )
-    for k, (i, t) in enumerate(base):
-        _require(
-            i == first + k,
-            f"{vocab_name}: {t!r} (id {i}) is made by no merge, so it belongs to the alphabet, "
-            f"which must take ids {first}-{first + len(base) - 1} without gaps",
-        )
-    if config.unit == "byte":
-        alphabet = set(byte_alphabet())
-        for i, t in base:
-            _require(
-                t in alphabet, f"{vocab_name}: {t!r} (id {i}) is neither a byte, a special token nor made by a merge"
-            )
-    end = first + len(base) + len(merges)
-    trailing = {t: i for t, i in specials.items() if i >= first}
-    for t, i in trailing.items():
-        _require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
-    # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
-    # exist by then and the token it makes must have the id the file gives, so that a wrong id is
-    # reported at the merge that makes it
-    derived = Vocab([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
-    for n, (a, b) in enumerate(merges):
-        for part in (a, b):
-            _require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")
-        made, _ = derived.add_merge(derived.ids[a], derived.ids[b])
-        _require(a + b in vocab, f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
-        _require(
-            vocab[a + b] == made,
-            f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
-            f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)",
-        )
-    pairs = [(vocab[a], vocab[b]) for a, b in merges]
-    try:
-        tok = Tokenizer(
-            config=config.replace(special_tokens=tuple(t for _, t in leading)),
-            alphabet=[t for _, t in base],
-            merges=pairs,
-            special_ids=trailing,
-            rules=rules,
-            encoding=encoding,
-        )
-    except ValueError as err:  # ConfigError too: a special token the config refuses
-        raise FormatError(f"{vocab_name}: {err}") from None
-    if own_unk is not None:
-        _require(
-            tok.unk_id == vocab[own_unk],
-            f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, expected {tok.unk_id}",
-        )
-    return tok
-
-
 # ---- Hugging Face tokenizer.json ------------------------------------------------------------
 def _hf_normalizer(norm: object) -> str:
     """The registered normalizer whose HF form this is."""
@@ -223,7 +96,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         if isinstance(pre, dict) and pre.get("type") == "Sequence"
         else [pre]
     )
-    _require(
+    require(
         isinstance(steps, list) and all(isinstance(s, dict) for s in steps),
         "tokenizer.json 'pre_tokenizer' must be an object (or a Sequence of them)",
     )
@@ -249,20 +122,20 @@ def _hf_pre_tokenizer(pre: object) -> dict:
             out["pretokenizer"] = "whitespace"
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
-            _require(
+            require(
                 step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
                 "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
                 f"(found behavior {step.get('behavior')!r})",
             )
             out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
-            _require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
+            require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
         elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
-            _require(
+            require(
                 not step.get("add_prefix_space"),
                 "tokenizer.json 'pre_tokenizer': ByteLevel with add_prefix_space=true is not supported",
             )
             if step.get("use_regex", True):
-                _require(
+                require(
                     out["pretokenizer"] == "none",
                     "tokenizer.json 'pre_tokenizer': ByteLevel with use_regex=true "
                     "after another split is not supported",
@@ -270,7 +143,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
             out["unit"] = "byte"
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
-            _require(
+            require(
                 step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
                 "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported",
             )
@@ -284,14 +157,14 @@ def _hf_pre_tokenizer(pre: object) -> dict:
 
 
 def _hf_merges(raw: object) -> list[tuple[str, str]]:
-    _require(isinstance(raw, list), "tokenizer.json 'model.merges' must be a list")
+    require(isinstance(raw, list), "tokenizer.json 'model.merges' must be a list")
     out = []
     for n, m in enumerate(raw):
         if isinstance(m, str):
             parts = m.split(" ")
         else:
             parts = m
-        _require(
+        require(
             isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts),
             f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}",
         )
@@ -302,32 +175,32 @@ def _hf_merges(raw: object) -> list[tuple[str, str]]:
 def tokenizer_from_hf(data: object) -> Tokenizer:
     """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
     pre-tokenizer, word marker and special tokens when we have the same; else FormatError."""
-    _require(isinstance(data, dict) and isinstance(data.get("model"), dict), "tokenizer.json has no 'model' object")
+    require(isinstance(data, dict) and isinstance(data.get("model"), dict), "tokenizer.json has no 'model' object")
     assert isinstance(data, dict)
     model = data["model"]
     kind = model.get("type", "BPE" if "merges" in model else None)
-    _require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
+    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
     fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
     fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
-    _require(
+    require(
         not model.get("continuing_subword_prefix"),
         f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
         "word-continuation prefixes are not supported",
     )
-    _require(
+    require(
         not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported"
     )
     suffix = model.get("end_of_word_suffix")
     if suffix:
-        _require(
+        require(
             suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
             f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported",
         )
         fields["marker"] = "eow-glued"
     vocab = model.get("vocab")
-    _require(isinstance(vocab, dict), "tokenizer.json 'model.vocab' must be an object (token -> id)")
+    require(isinstance(vocab, dict), "tokenizer.json 'model.vocab' must be an object (token -> id)")
     added = data.get("added_tokens") or []
-    _require(
+    require(
         isinstance(added, list)
         and all(
             isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
@@ -336,7 +209,7 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
     )
     specials = {a["content"]: a["id"] for a in added}
     unk = model.get("unk_token")
-    _require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
+    require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
     try:
         config = TrainerConfig(**fields, vocab_size=None, num_merges=None).validate()
         encoding = EncodeOptions(unk_token=unk) if unk else EncodeOptions()
@@ -364,7 +237,7 @@ def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]
     ([('a', 'b'), ('ab', 'c')], [2, 4])
     """
     lines = text.splitlines()
-    _require(
+    require(
         bool(lines) and lines[0].startswith("#version"),
         f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
     )
@@ -373,7 +246,7 @@ def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]
         if not line.strip():
             continue
         parts = line.rstrip("\r\n").split(" ")
-        _require(
+        require(
             len(parts) == 2 and all(parts),
             f"{name} line {n}: expected two tokens separated by one space, found {line[:60]!r}",
         )
@@ -382,30 +255,12 @@ def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]
     return pairs, where
 
 
-def _json_object(text: str, name: str) -> dict:
-    """A JSON object, or where the JSON goes wrong."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise FormatError(
-            f"{name} is not valid JSON (cut short?): line {err.lineno}, column {err.colno}: {err.msg}"
-        ) from None
-    except RecursionError:
-        # thousands of brackets inside brackets: no tokenizer file nests more than a few levels
-        raise FormatError(
-            f"{name} nests its JSON too deeply to be a tokenizer file (lists or objects inside "
-            "each other thousands of levels deep)"
-        ) from None
-    _require(isinstance(obj, dict), f"{name}: expected a JSON object")
-    return obj
-
-
 def _byte_vocab_merges(
     vocab: object, merges_text: str, *, config: TrainerConfig, rules: str, vocab_name: str, merges_name: str
 ) -> Tokenizer:
     """GPT-2's two files, parsed vocabulary first: tokens that are neither bytes nor made by a
     merge are special tokens (``<|endoftext|>``)."""
-    _require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
+    require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
     assert isinstance(vocab, dict)
     merges, lines = _merge_lines(merges_text, merges_name)
     products = {a + b for a, b in merges}
@@ -430,7 +285,7 @@ def tokenizer_from_gpt2_files(
     """GPT-2's ``vocab.json`` + ``merges.txt`` (HF's BPE files) as a byte-level tokenizer. The
     files carry no regex: ``pretokenizer`` (default GPT-2's). Tokens that are neither bytes nor
     made by a merge are special tokens (``<|endoftext|>``)."""
-    return _gpt2_files(_json_object(vocab_json, "vocab.json"), merges_txt, pretokenizer=pretokenizer, pattern=pattern)
+    return _gpt2_files(json_object(vocab_json, "vocab.json"), merges_txt, pretokenizer=pretokenizer, pattern=pattern)
 
 
 def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str | None) -> Tokenizer:
@@ -445,17 +300,6 @@ def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str
     )
 
 
-def implied_alphabet(merges: Sequence[tuple[str, str]]) -> list[str]:
-    """The symbols merges use that no merge makes, in order of first use: the alphabet a merge
-    list implies when its file names none.
-
-    >>> implied_alphabet([("l", "o"), ("lo", "w"), ("e", "r")])
-    ['l', 'o', 'w', 'e', 'r']
-    """
-    products = {a + b for a, b in merges}
-    return [s for s in dict.fromkeys(p for pair in merges for p in pair) if s not in products]
-
-
 def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     """subword-nmt codes as a character-level tokenizer: whitespace-split words, ``</w>`` glued
     to the last character (``#version: 0.2``) or a symbol of its own (``0.1``). The codes list
@@ -468,7 +312,7 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     merges, lines = _merge_lines(codes, name)
     version = codes.split("\n", 1)[0].partition(":")[2].strip()
     markers = {v: m for m, v in SUBWORD_NMT_VERSIONS.items()}
-    _require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
+    require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
     alphabet = implied_alphabet(merges)
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
@@ -515,26 +359,26 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
         if not line.strip():
             continue
         fields = line.split()
-        _require(len(fields) == 2 and fields[1].isdigit(), f"{name} line {n}: expected 'base64 rank'")
+        require(len(fields) == 2 and fields[1].isdigit(), f"{name} line {n}: expected 'base64 rank'")
         try:
             token = base64.b64decode(fields[0], validate=True)
         except (binascii.Error, ValueError):
             raise FormatError(f"{name} line {n}: bad base64 {fields[0][:40].decode('ascii', 'replace')!r}") from None
         rank = int(fields[1])
-        _require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
+        require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
         if token in seen:
             raise FormatError(
                 f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} (line {seen[token][1]})"
             )
         expected = (start if start is not None else rank) if not out else out[-1][1] + 1
-        _require(
+        require(
             rank == expected,
             f"{name} line {n}: rank {rank} where rank {expected} was expected (ranks must run 0, 1, 2, ...)",
         )
         ranks[rank] = n
         seen[token] = (rank, n)
         out.append((token, rank))
-    _require(bool(out), f"{name} holds no ranks")
+    require(bool(out), f"{name} holds no ranks")
     return out
 
 
@@ -551,22 +395,22 @@ def tokenizer_from_tiktoken(
     ``pretokenizer`` (and ``pattern``) say how text is split; with it they are not used."""
     specials: dict[str, int] = {}
     if meta is not None:
-        _require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
+        require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
         specials = meta.get("special_tokens") or {}
-        _require(
+        require(
             isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
             "the tiktoken JSON's 'special_tokens' must map names to integer ids",
         )
         pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])  # the file's own regex wins
     ranked = read_ranks(data, name=name)
-    _require(
+    require(
         pretokenizer is not None,
         f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
         f"pre-tokenizer ({', '.join(TIKTOKEN_PATTERNS)})",
     )
     first, last = ranked[0][1], ranked[-1][1]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
-    _require(
+    require(
         [i for i, _ in leading] == list(range(first)),
         f"{name}: ranks start at {first}, so the special tokens must take ids 0-{first - 1}"
         if first
@@ -574,7 +418,7 @@ def tokenizer_from_tiktoken(
     )
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
-        _require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
+        require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
     try:
         config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
         return tokenizer_from_ranks(
@@ -596,13 +440,14 @@ def tokenizer_from_gpt2(
     past the merges (``<|endoftext|>``) become special tokens. ``own_merges_suffice`` (see
     ``Tokenizer``) is taken for files as GPT-2 ships them.
 
+    >>> import json
     >>> tok = tokenizer_from_gpt2(json.dumps({bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}), "#version: 0.2\\na b\\n")
     >>> tok.encode("abab<|endoftext|>", allow_special=True)
     [256, 256, 257]
     """
-    encoder = _json_object(encoder_json, "encoder.json")
+    encoder = json_object(encoder_json, "encoder.json")
     first = sorted((i, t) for t, i in encoder.items() if isinstance(i, int) and 0 <= i < 256)
-    _require(
+    require(
         [i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
         "ids 0-255 of encoder.json must be the 256 byte symbols",
     )
@@ -675,16 +520,16 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
     """minbpe's ``.model`` (``minbpe v1``, pattern, special tokens, ``left right`` id pairs):
     bytes 0-255, merge i makes id 256 + i, special tokens at their own ids."""
     lines = model.split("\n")
-    _require(lines[0].strip() == "minbpe v1", f"{name} line 1: expected 'minbpe v1', found {lines[0][:40]!r}")
-    _require(len(lines) >= 3 and lines[2].strip().isdigit(), f"{name} line 3: expected the number of special tokens")
+    require(lines[0].strip() == "minbpe v1", f"{name} line 1: expected 'minbpe v1', found {lines[0][:40]!r}")
+    require(len(lines) >= 3 and lines[2].strip().isdigit(), f"{name} line 3: expected the number of special tokens")
     pattern = lines[1]
     n_special = int(lines[2])
     specials: dict[str, int] = {}
     for n in range(3, 3 + n_special):
         parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
-        _require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
+        require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
         taken = next((t for t, i in specials.items() if i == int(parts[1])), None)
-        _require(
+        require(
             taken is None and parts[0] not in specials,
             f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice",
         )
@@ -694,17 +539,17 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
         if not lines[n].strip():
             continue
         parts = lines[n].split()
-        _require(len(parts) == 2 and all(p.isdigit() for p in parts), f"{name} line {n + 1}: expected two ids")
+        require(len(parts) == 2 and all(p.isdigit() for p in parts), f"{name} line {n + 1}: expected two ids")
         a, b = int(parts[0]), int(parts[1])
         new = 256 + len(merges)
-        _require(
+        require(
             a < new and b < new,
             f"{name} line {n + 1}: id {max(a, b)} is not made before merge {len(merges) + 1} (which makes id {new})",
         )
         merges.append((a, b))
     end = 256 + len(merges)
     for t, i in specials.items():
-        _require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
+        require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
     pretok, custom = ("none", None) if pattern == "" else pretokenizer_of_pattern(pattern)
     try:
         config = TrainerConfig(
@@ -759,15 +604,15 @@ def read_arrow_merges(text: str, *, name: str = "merges.txt") -> tuple[list[tupl
         if not line.strip():
             continue
         parts = line.split(" ")  # tokens hold no space (the exporter refuses one that does)
-        _require(
+        require(
             len(parts) == 4 and parts[2] == "->" and all(parts),
             f"{name} line {n}: expected 'left right -> token', found {line[:60]!r}",
         )
         a, b, _, made = parts
-        _require(made == a + b, f"{name} line {n}: {a!r} + {b!r} makes {a + b!r}, not {made!r}")
+        require(made == a + b, f"{name} line {n}: {a!r} + {b!r} makes {a + b!r}, not {made!r}")
         pairs.append((a, b))
         where.append(n)
-    _require(bool(pairs), f"{name} holds no merges")
+    require(bool(pairs), f"{name} holds no merges")
     return pairs, where
 
 
@@ -789,13 +634,13 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
     where: list[int] = []
     try:
         header = next(rows, None)
-        _require(header is not None and any(h.strip() for h in header), f"{name} is empty")
+        require(header is not None and any(h.strip() for h in header), f"{name} is empty")
         assert header is not None
         column: dict[str, int] = {}
         for i, h in enumerate(header):
             column.setdefault(h.strip().lower(), i)
         missing = [c for c in CSV_NEEDED if c not in column]
-        _require(
+        require(
             not missing,
             f"{name} line 1: the header has no {', '.join(repr(c) for c in missing)} "
             f"column{'s' * (len(missing) > 1)} "
@@ -806,21 +651,21 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
             n = rows.line_num
             if not any(cell.strip() for cell in row):
                 continue
-            _require(
+            require(
                 len(row) > last,
                 f"{name} line {n}: {len(row)} fields, but the header puts 'id' and the others in the first {last + 1}",
             )
             step, left, right, token, new = (row[column[c]] for c in CSV_NEEDED)
-            _require(
+            require(
                 step.strip() == str(len(pairs) + 1),
                 f"{name} line {n}: step {step!r} where step {len(pairs) + 1} was expected (one row per merge, in order)",
             )
-            _require(bool(left) and bool(right), f"{name} line {n}: the left or right token is empty")
-            _require(
+            require(bool(left) and bool(right), f"{name} line {n}: the left or right token is empty")
+            require(
                 token == left + right,
                 f"{name} line {n}: {left!r} + {right!r} makes {left + right!r}, but the token column says {token!r}",
             )
-            _require(
+            require(
                 new.strip().isascii() and new.strip().isdigit(), f"{name} line {n}: id {new!r} is not a whole number"
             )
             pairs.append((left, right))
@@ -828,7 +673,7 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
             where.append(n)
     except csv.Error as err:
         raise FormatError(f"{name} line {rows.line_num}: {err}") from None
-    _require(bool(pairs), f"{name} holds no merges (only its header)")
+    require(bool(pairs), f"{name} holds no merges (only its header)")
     return pairs, ids, where
 
 
@@ -859,12 +704,6 @@ def _guess_layout(merges: Sequence[tuple[str, str]], alphabet: Sequence[str]) ->
     if stand_ins and chars <= _BYTE_SYMBOLS and all(len(s) == 1 for s in alphabet):
         return _Layout("byte", "none")
     return _Layout("char", "none")
-
-
-def _pretokenizer_note(what: str, choice: str | None, used: str) -> str:
-    if choice is None:
-        return f"{what} name no pre-tokenizer: {used} assumed (choose another when importing)"
-    return f"{what} name no pre-tokenizer: {used}, as chosen"
 
 
 def tokenizer_from_token_merges(
@@ -934,7 +773,7 @@ def tokenizer_from_token_merges(
     reserved: list[str] = []
     reuse = True
     if ids is not None:
-        _require(
+        require(
             ids[0] >= len(base),
             f"{at(0)} makes id {ids[0]}, but the {len(base)} symbols the merges start from "
             f"take ids 0-{len(base) - 1} or more",
@@ -958,7 +797,7 @@ def tokenizer_from_token_merges(
     else:
         notes.append(f"{what} hold no ids and no special tokens: the alphabet takes the first ids, then one per merge")
     used = pretokenizer or ("gpt2" if unit == "byte" else "whitespace")
-    notes.append(_pretokenizer_note(what, pretokenizer, used))
+    notes.append(pretokenizer_note(what, pretokenizer, used))
     seed004 = marker == "g-suffix"
     try:
         config = TrainerConfig(
@@ -980,10 +819,10 @@ def tokenizer_from_token_merges(
     pairs = []
     for n, (a, b) in enumerate(merges):
         for part in (a, b):
-            _require(part in vocab.ids, f"{at(n)}: {part!r} is made only by a later merge")
+            require(part in vocab.ids, f"{at(n)}: {part!r} is made only by a later merge")
         made, _ = vocab.add_merge(vocab.ids[a], vocab.ids[b])
         if ids is not None:
-            _require(
+            require(
                 ids[n] == made,
                 f"{at(n)} says {a + b!r} has id {ids[n]}, but its place gives it id {made} "
                 "(ids run: the ids before the merges, then one per new token in order)",
@@ -995,164 +834,6 @@ def tokenizer_from_token_merges(
         merges=pairs,
         encoding=EncodeOptions(dropout_style="once") if seed004 else EncodeOptions(),
     ), notes
-
-
-# ---- zips: the Train page downloads formats of several files as one ---------------------------
-ZIP_MAX_MEMBERS = 64
-ZIP_MAX_RATIO = 100  # unpacked : packed, per member (a larger one is refused as a possible zip bomb)
-_ZIP_RATIO_FROM = 1 << 20  # members up to 1 MiB unpacked may compress better (the total is bounded anyway)
-_ZIP_DIRECTORY_MAX = ZIP_MAX_MEMBERS * 4096  # bytes of the central directory read at most
-_ZIP_JUNK = ("__MACOSX/", ".DS_Store", "._")  # macOS metadata a zip made in Finder carries
-
-
-def is_zip(data: bytes) -> bool:
-    """Whether bytes are a zip (by its signature, as unzip tools tell).
-
-    >>> is_zip(b"PK\\x03\\x04..."), is_zip(b"#version: 0.2")
-    (True, False)
-    """
-    return data[:4] in (b"PK\x03\x04", b"PK\x05\x06")
-
-
-def _member_problem(member: str) -> str | None:
-    """Why a member's name is refused: a path out of the zip or control characters. Names are
-    never used as paths here; a zip that holds such a name is not one this app wrote.
-
-    >>> _member_problem("dir/vocab.json"), _member_problem("../x"), _member_problem("a\\\\..\\\\x")
-    (None, "points outside the zip ('..' or an absolute path)", "points outside the zip ('..' or an absolute path)")
-    """
-    parts = re.split(r"[\\/]", member)
-    if member.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", member) or ".." in parts:
-        return "points outside the zip ('..' or an absolute path)"
-    if any(ord(c) < 32 or ord(c) == 127 for c in member):
-        return "holds control characters"
-    return None
-
-
-def _zip_directory_check(name: str, data: bytes) -> None:
-    """The member count and directory size from the zip's last record, before any is parsed."""
-    at = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65535))
-    if at < 0 or len(data) < at + 22:
-        return  # zipfile says what is wrong
-    entries = int.from_bytes(data[at + 10 : at + 12], "little")
-    size = int.from_bytes(data[at + 12 : at + 16], "little")
-    _require(
-        entries <= ZIP_MAX_MEMBERS,
-        f"{name} holds {entries:,} files; a tokenizer's zip is read only with at most {ZIP_MAX_MEMBERS}",
-    )
-    _require(
-        size <= _ZIP_DIRECTORY_MAX,
-        f"{name}: its list of files takes {size:,} bytes, more than a zip of {ZIP_MAX_MEMBERS} files needs",
-    )
-
-
-def _unpack(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str, *, room: int) -> bytes:
-    """A member's bytes, counted as they come out: reading stops as soon as there are more than
-    its header says (which the size checks went by) or than is left of the limit."""
-    cap = min(info.file_size, room)
-    chunks: list[bytes] = []
-    got = 0
-    try:
-        with archive.open(info) as f:
-            while chunk := f.read(1 << 16):
-                got += len(chunk)
-                _require(
-                    got <= cap,
-                    f"{name}: {info.filename!r} unpacks to more than its header says "
-                    f"({info.file_size:,} bytes); refused as a possible zip bomb",
-                )
-                chunks.append(chunk)
-    except FormatError:
-        raise
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, ValueError, NotImplementedError) as err:
-        raise FormatError(f"{name}: {info.filename!r} cannot be unpacked ({err})") from None
-    return b"".join(chunks)
-
-
-def unzip_files(name: str, data: bytes, *, limit: int = MAX_CORPUS_BYTES) -> dict[str, bytes]:
-    """The files of a zip by base name, read in memory (nothing is written anywhere), bounded:
-    at most ZIP_MAX_MEMBERS entries, ``limit`` bytes unpacked in all, ZIP_MAX_RATIO : 1 per
-    member (by its header and by the bytes that come out). Directories and macOS metadata are
-    skipped; a name leading out of the zip, an encrypted or nested zip member, a compression
-    other than deflate or none, and a damaged zip are FormatErrors that say so.
-
-    >>> from explorer.formats.exporters import zip_files
-    >>> unzip_files("t.zip", zip_files({"a/vocab.json": b"{}", "merges.txt": b"#version: 0.2"}))
-    {'vocab.json': b'{}', 'merges.txt': b'#version: 0.2'}
-    """
-    _zip_directory_check(name, data)
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as err:
-        raise FormatError(f"{name} is not a readable zip ({err})") from None
-    out: dict[str, bytes] = {}
-    full_names: dict[str, str] = {}
-    total = 0
-    with archive:
-        infos = archive.infolist()
-        _require(
-            len(infos) <= ZIP_MAX_MEMBERS,
-            f"{name} holds {len(infos):,} files; a tokenizer's zip is read only with at most {ZIP_MAX_MEMBERS}",
-        )
-        for info in infos:
-            member = info.filename
-            problem = _member_problem(member)
-            _require(problem is None, f"{name}: the member {member!r} {problem}, so the zip is not read")
-            base = re.split(r"[\\/]", member)[-1]
-            if (
-                info.is_dir()
-                or not base
-                or member.startswith(_ZIP_JUNK[0])
-                or base == _ZIP_JUNK[1]
-                or base.startswith(_ZIP_JUNK[2])
-            ):
-                continue
-            _require(
-                not base.lower().endswith(".zip"),
-                f"{name}: {member!r} is a zip inside the zip; nested zips are not read",
-            )
-            _require(not info.flag_bits & 0x1, f"{name}: {member!r} is encrypted; give the files without a password")
-            _require(
-                info.compress_type in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED),
-                f"{name}: {member!r} is packed with compression method {info.compress_type}, which is not read "
-                "(use deflate, every zip tool's default)",
-            )
-            room = limit - total
-            _require(
-                info.file_size <= room, f"{name}: its files unpack to more than {mib(limit)}, the limit for uploads"
-            )
-            packed = max(1, min(info.compress_size, len(data)))  # the header may lie: not more than the zip holds
-            _require(
-                info.file_size <= _ZIP_RATIO_FROM or info.file_size <= packed * ZIP_MAX_RATIO,
-                f"{name}: {member!r} unpacks {info.file_size // packed:,} times larger than it is packed "
-                f"(more than {ZIP_MAX_RATIO} : 1); refused as a possible zip bomb",
-            )
-            content = _unpack(archive, info, name, room=room)
-            _require(not is_zip(content), f"{name}: {member!r} is a zip inside the zip; nested zips are not read")
-            _require(base not in out, f"{name} holds two files named {base} ({full_names.get(base)!r} and {member!r})")
-            total += len(content)
-            out[base] = content
-            full_names[base] = member
-    return out
-
-
-def _expand(files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The files with each zip among them replaced by the files it holds."""
-    out: dict[str, bytes] = {}
-    zipped: dict[str, str] = {}  # member -> the zip it came from
-    for name, data in files.items():
-        inner = unzip_files(name, data) if is_zip(data) or name.lower().endswith(".zip") else {name: data}
-        _require(bool(inner), f"{name} holds no files (only folders or macOS metadata, if anything)")
-        for member, content in inner.items():
-            where = zipped.get(member) or (name if member != name else None)
-            _require(
-                member not in out,
-                f"two files named {member}" + (f" (one of them in {where})" if where else "") + ": give each file once",
-            )
-            out[member] = content
-            if member != name:
-                zipped[member] = name
-    return out
 
 
 # ---- which files are which ------------------------------------------------------------------
@@ -1184,15 +865,6 @@ IMPORT_FORMATS: dict[str, ImportFormat] = {
 }
 
 
-def _text(name: str, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        if err.reason == "unexpected end of data":
-            raise FormatError(f"{name} is cut short inside a character (byte {err.start})") from None
-        raise FormatError(f"{name} is not UTF-8 text (byte {err.start})") from None
-
-
 def _kind(name: str, data: bytes) -> tuple[str, object]:
     """What one file is, and its content: trace, hf, tiktoken-meta, vocab-json, tiktoken,
     minbpe-model, minbpe-vocab, csv, arrow or merges; a file of none of these layouts is a
@@ -1200,10 +872,10 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
     lower = name.lower()
     if lower.endswith(".tiktoken"):
         return "tiktoken", data
-    text = _text(name, data)
+    text = decode_text(name, data)
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith("{") or lower.endswith(".json"):
-        obj = _json_object(stripped, name)
+        obj = json_object(stripped, name)
         if obj.get("format") == TRACE_FORMAT:
             return "trace", obj
         # a vocabulary may hold the tokens "model" and "pat_str" (GPT-2's holds "model"): only
@@ -1241,7 +913,7 @@ def _kind(name: str, data: bytes) -> tuple[str, object]:
 
 
 def _classify(files: Mapping[str, bytes]) -> tuple[str, dict[str, tuple[str, object]]]:
-    _require(bool(files), "no file given")
+    require(bool(files), "no file given")
     kinds = {name: _kind(name, data) for name, data in files.items()}
     found = sorted(k for k, _ in kinds.values())
     for fmt, wanted in (
@@ -1289,7 +961,7 @@ def needs_pretokenizer(files: Mapping[str, bytes]) -> bool:
     """Whether these files leave the pre-tokenizer to the caller (vocab.json + merges.txt, a
     .tiktoken without its JSON that is not a bundled table, byte-level arrow merges or CSV): a
     page asks for it only then."""
-    expanded = _expand(files)
+    expanded = expand_zips(files)
     fmt, kinds = _classify(expanded)
     if fmt == "gpt2":
         return True
@@ -1355,7 +1027,7 @@ def import_report(
     >>> report.notes
     ('vocab.json + merges.txt name no pre-tokenizer: cl100k, as chosen',)
     """
-    expanded = _expand(files)
+    expanded = expand_zips(files)
     fmt, kinds = _classify(expanded)
     members = tuple(expanded)
     by_kind = {k: (name, content) for name, (k, content) in kinds.items()}
@@ -1367,7 +1039,7 @@ def import_report(
     elif fmt == "gpt2":
         used = pretokenizer or "gpt2"
         tok = _gpt2_files(by_kind["vocab-json"][1], by_kind["merges"][1], pretokenizer=used, pattern=pattern)
-        notes.append(_pretokenizer_note("vocab.json + merges.txt", pretokenizer, used))
+        notes.append(pretokenizer_note("vocab.json + merges.txt", pretokenizer, used))
     elif fmt == "tiktoken":
         name, data = by_kind["tiktoken"]
         meta = by_kind.get("tiktoken-meta", (None, None))[1]

@@ -1,0 +1,204 @@
+"""What several formats share: the checks writers make on a tokenizer, and the assembly readers
+make of a vocabulary (token -> id) and merges (token pairs) into a tokenizer.
+
+Merges are the source of truth here too: the ids a file gives must be the ids its merges derive
+(special tokens, the alphabet, one id per merge), and a file that says otherwise is refused with
+the line or key where it goes wrong, never half-loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from ..bpe.vocab import Vocab
+from ..errors import FormatError
+from ..stages.pretokenizers import TIKTOKEN_PATTERNS
+from ..stages.units import byte_alphabet
+from .base import need, require
+
+__all__ = [
+    "byte_pipeline_only",
+    "full_vocab",
+    "implied_alphabet",
+    "one_id_per_token",
+    "pretokenizer_note",
+    "pretokenizer_of_pattern",
+    "tokenizer_from_vocab_merges",
+]
+
+
+# ---- writers ----------------------------------------------------------------------------------
+def one_id_per_token(tok: Tokenizer, fmt: str) -> None:
+    """A vocabulary file maps each token to one id; with id reuse off two merges can make the
+    same string (bytes preset: ``a b`` and ``ab`` + nothing is impossible, but ``a bc`` and
+    ``ab c`` are not)."""
+    seen: dict[str, int] = {}
+    for i, t in enumerate(tok.vocab):
+        need(
+            t not in seen,
+            f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
+            "id reuse is off): train with id reuse on",
+        )
+        seen[t] = i
+
+
+def byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
+    """The pipeline of the formats that hold bytes and nothing else: byte level, no normalizer,
+    the text as one sequence."""
+    cfg = tok.config
+    need(cfg.unit == "byte", f"{fmt} holds byte-level tokens; this tokenizer is character-level (export hf instead)")
+    need(
+        cfg.normalizer == "none",
+        f"{fmt} has no normalizer; this tokenizer normalizes its text first ({cfg.normalizer})",
+    )
+    need(
+        cfg.sequences == "text",
+        f"{fmt} reads a text as one sequence; this tokenizer cuts it into {cfg.sequences} first",
+    )
+
+
+def full_vocab(tok: Tokenizer) -> dict[str, int]:
+    """token -> id for every id, special tokens past the vocabulary included."""
+    vocab = {t: i for i, t in enumerate(tok.vocab)}
+    vocab.update(tok.special_ids)
+    return vocab
+
+
+# ---- readers ----------------------------------------------------------------------------------
+def pretokenizer_of_pattern(pattern: str) -> tuple[str, str | None]:
+    """(pre-tokenizer, custom pattern) for a regex found in a file: a registered name when the
+    regex is one of ours (its tiktoken form).
+
+    >>> pretokenizer_of_pattern(r"[\\s\\S]+"), pretokenizer_of_pattern(r"\\w+")
+    (('none', None), ('regex', '\\\\w+'))
+    """
+    for name, pat in TIKTOKEN_PATTERNS.items():
+        if pattern == pat:
+            return name, None
+    return "regex", pattern
+
+
+def tokenizer_from_vocab_merges(
+    vocab: Mapping[str, int],
+    merges: Sequence[tuple[str, str]],
+    *,
+    config: TrainerConfig,
+    specials: Mapping[str, int] | None = None,
+    unk: str | None = None,
+    encoding: EncodeOptions = EncodeOptions(),
+    rules: Literal["merges", "tiktoken"] = "merges",
+    where: Callable[[int], str] = lambda i: f"merge {i + 1}",
+    vocab_name: str = "the vocabulary",
+) -> Tokenizer:
+    """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
+    must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
+    special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
+    too); ``where(i)`` says where merge i is in its file.
+
+    >>> from explorer import TrainerConfig
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char")
+    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], config=cfg, specials={"<s>": 0}).vocab
+    ('<s>', 'a', 'b', 'ab')
+    >>> tokenizer_from_vocab_merges({"a": 0, "b": 1, "ab": 3}, [("a", "b")], config=cfg)
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: merge 1 makes 'ab' id 2, but the vocabulary gives it id 3 (ids must run: special tokens, the alphabet, one per merge in order)
+    """
+    specials = dict(specials or {})
+    by_id: dict[int, str] = {}
+    for t, i in vocab.items():
+        require(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0,
+            f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer",
+        )
+        require(i not in by_id, f"{vocab_name}: {by_id.get(i)!r} and {t!r} both have id {i}")
+        by_id[i] = t
+    for n, pair in enumerate(merges):
+        for part in pair:
+            require(part in vocab, f"{where(n)}: {part!r} is not in {vocab_name}")
+    products = {a + b for a, b in merges}
+    own_unk = None
+    if unk is not None and unk in vocab and unk not in specials:
+        if vocab[unk] == max(by_id):
+            own_unk = unk  # our layout: the unknown token takes the first id past everything
+        else:
+            specials[unk] = vocab[unk]
+    for t, i in specials.items():
+        require(vocab.get(t, i) == i, f"{vocab_name}: special token {t!r} has id {vocab[t]} there and {i} elsewhere")
+    base = sorted((i, t) for t, i in vocab.items() if t not in specials and t not in products and t != own_unk)
+    require(bool(base), f"{vocab_name} holds no alphabet (every token is made by a merge or special)")
+    first = base[0][0]
+    leading = sorted((i, t) for t, i in specials.items() if i < first)
+    require(
+        [i for i, _ in leading] == list(range(len(leading))),
+        f"{vocab_name}: the special tokens before the alphabet must take ids 0, 1, 2, ... (they take "
+        f"{[i for i, _ in leading]})",
+    )
+    for k, (i, t) in enumerate(base):
+        require(
+            i == first + k,
+            f"{vocab_name}: {t!r} (id {i}) is made by no merge, so it belongs to the alphabet, "
+            f"which must take ids {first}-{first + len(base) - 1} without gaps",
+        )
+    if config.unit == "byte":
+        alphabet = set(byte_alphabet())
+        for i, t in base:
+            require(
+                t in alphabet, f"{vocab_name}: {t!r} (id {i}) is neither a byte, a special token nor made by a merge"
+            )
+    end = first + len(base) + len(merges)
+    trailing = {t: i for t, i in specials.items() if i >= first}
+    for t, i in trailing.items():
+        require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
+    # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
+    # exist by then and the token it makes must have the id the file gives, so that a wrong id is
+    # reported at the merge that makes it
+    derived = Vocab([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
+    for n, (a, b) in enumerate(merges):
+        for part in (a, b):
+            require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")
+        made, _ = derived.add_merge(derived.ids[a], derived.ids[b])
+        require(a + b in vocab, f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
+        require(
+            vocab[a + b] == made,
+            f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
+            f"{vocab[a + b]} (ids must run: special tokens, the alphabet, one per merge in order)",
+        )
+    pairs = [(vocab[a], vocab[b]) for a, b in merges]
+    try:
+        tok = Tokenizer(
+            config=config.replace(special_tokens=tuple(t for _, t in leading)),
+            alphabet=[t for _, t in base],
+            merges=pairs,
+            special_ids=trailing,
+            rules=rules,
+            encoding=encoding,
+        )
+    except ValueError as err:  # ConfigError too: a special token the config refuses
+        raise FormatError(f"{vocab_name}: {err}") from None
+    if own_unk is not None:
+        require(
+            tok.unk_id == vocab[own_unk],
+            f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, expected {tok.unk_id}",
+        )
+    return tok
+
+
+def implied_alphabet(merges: Sequence[tuple[str, str]]) -> list[str]:
+    """The symbols merges use that no merge makes, in order of first use: the alphabet a merge
+    list implies when its file names none.
+
+    >>> implied_alphabet([("l", "o"), ("lo", "w"), ("e", "r")])
+    ['l', 'o', 'w', 'e', 'r']
+    """
+    products = {a + b for a, b in merges}
+    return [s for s in dict.fromkeys(p for pair in merges for p in pair) if s not in products]
+
+
+def pretokenizer_note(what: str, choice: str | None, used: str) -> str:
+    if choice is None:
+        return f"{what} name no pre-tokenizer: {used} assumed (choose another when importing)"
+    return f"{what} name no pre-tokenizer: {used}, as chosen"
