@@ -40,6 +40,8 @@ __all__ = [
     "Upload",
     "decode_text",
     "dump_json",
+    "json_dict",
+    "json_list",
     "json_object",
     "need",
     "require",
@@ -58,6 +60,35 @@ def need(cond: bool, message: str) -> None:
     """A writer's check: ConfigError with ``message`` (the setting in the way) unless ``cond``."""
     if not cond:
         raise ConfigError(message)
+
+
+def json_dict(value: object, message: str) -> dict:
+    """``value`` when it is a JSON object, else FormatError(message): what a reader expects of a
+    key in a file.
+
+    >>> json_dict({"a": 1}, "no object")
+    {'a': 1}
+    >>> json_dict([1], "tokenizer.json 'model.vocab' must be an object")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.vocab' must be an object
+    """
+    if not isinstance(value, dict):
+        raise FormatError(message)
+    return value
+
+
+def json_list(value: object, message: str) -> list:
+    """``value`` when it is a JSON list, else FormatError(message).
+
+    >>> json_list("a b", "tokenizer.json 'model.merges' must be a list")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.merges' must be a list
+    """
+    if not isinstance(value, list):
+        raise FormatError(message)
+    return value
 
 
 def dump_json(data: object) -> str:

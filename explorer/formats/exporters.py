@@ -22,12 +22,12 @@ from typing import NamedTuple
 from ..bpe.config import MarkerName
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
-from ..stages.markers import MARKER_REGISTRY
-from ..stages.normalizers import NORMALIZER_REGISTRY, PY_SPACE
-from ..stages.pretokenizers import MINBPE_PATTERNS, PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY, TIKTOKEN_PATTERNS
+from ..stages.normalizers import PY_SPACE
+from ..stages.pretokenizers import MINBPE_PATTERNS, TIKTOKEN_PATTERNS
 from ..stages.registry import either
-from ..stages.units import UNIT_REGISTRY, byte_alphabet
+from ..stages.units import byte_alphabet
 from .base import dump_json, need
+from .hf import to_hf_tokenizer_json
 from .shared import byte_pipeline_only, full_vocab, one_id_per_token
 from .trace import TRACE_FILE, trace_from_tokenizer
 from .zips import zip_files
@@ -63,95 +63,6 @@ class ExportFormat(NamedTuple):
     # writes the merge history (counts and all), so a caller passes the trainer's trace; the
     # others read the tokenizer alone
     uses_trace: bool = False
-
-
-# ---- Hugging Face tokenizers ----------------------------------------------------------------
-def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
-    """(pre_tokenizer, decoder, end_of_word_suffix) for a config, from its stages' HF forms, or
-    ConfigError naming what HF cannot do."""
-    cfg = tok.config
-    pre = PRETOKENIZER_REGISTRY.stage(cfg.pretokenizer)
-    unit = UNIT_REGISTRY.stage(cfg.unit).to_hf(pre.to_hf(pattern=cfg.pattern))
-    marker = MARKER_REGISTRY.stage(cfg.marker).to_hf()
-    if marker is None:
-        raise ConfigError(
-            f"HF tokenizers cannot write the {cfg.marker!r} word marker "
-            "(it has end_of_word_suffix, '</w>' glued to the last character, and Metaspace's '▁' prefix: "
-            "choose marker eow-glued or sp-prefix)"
-        )
-    need(
-        not (marker.pre_tokenizers and pre.spaces_in_pieces),
-        "HF writes the '▁' marker with Metaspace, which also turns spaces inside a piece into '▁'; "
-        f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
-    )
-    sequences = SEQUENCE_REGISTRY.stage(cfg.sequences).to_hf()
-    steps = [*([] if sequences is None else [sequences]), *unit.pre_tokenizers, *marker.pre_tokenizers]
-    pre_tokenizer = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
-    # a byte-level unit decodes with its own ByteLevel; characters with the marker's decoder
-    return pre_tokenizer, unit.decoder or marker.decoder, marker.end_of_word_suffix
-
-
-def _added_tokens(tok: Tokenizer) -> list[dict]:
-    return [
-        {
-            "id": i,
-            "content": t,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for t, i in sorted(tok.special_ids.items(), key=lambda kv: kv[1])
-    ]
-
-
-def _needs_unk(tok: Tokenizer) -> bool:
-    """Text can hold a symbol outside the alphabet: every char-level one, byte-level without
-    all 256 bytes."""
-    return tok.config.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
-
-
-def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
-    """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
-    normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
-    special tokens as added tokens. Settings HF cannot represent raise ConfigError.
-
-    >>> from explorer import make_config, train
-    >>> tj = to_hf_tokenizer_json(train("low lower", make_config("sennrich", marker="eow-glued", num_merges=2)).tokenizer())
-    >>> tj["model"]["merges"], tj["model"]["end_of_word_suffix"], tj["pre_tokenizer"]["behavior"]
-    ([['l', 'o'], ['lo', 'w</w>']], '</w>', 'Removed')
-    """
-    one_id_per_token(tok, "tokenizer.json")
-    pre, decoder, suffix = _hf_pipeline(tok)
-    vocab = full_vocab(tok)
-    unk = None
-    if _needs_unk(tok):
-        # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
-        unk = tok.encoding.unk_token
-        vocab.setdefault(unk, tok.unk_id)
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": _added_tokens(tok),
-        "normalizer": NORMALIZER_REGISTRY.stage(tok.config.normalizer).to_hf(),
-        "pre_tokenizer": pre,
-        "post_processor": None,
-        "decoder": decoder,
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": unk,
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": suffix,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": False,
-            "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
-            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges],
-        },
-    }
 
 
 # ---- GPT-2's vocab.json + merges.txt --------------------------------------------------------

@@ -39,11 +39,11 @@ from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
-from ..stages.normalizers import NORMALIZER_REGISTRY
-from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, TIKTOKEN_PATTERNS
-from ..stages.units import HF_BYTE_LEVEL_REGEX, byte_alphabet, bytes_to_display
+from ..stages.pretokenizers import TIKTOKEN_PATTERNS
+from ..stages.units import byte_alphabet, bytes_to_display
 from .base import decode_text, json_object, require
 from .exporters import SUBWORD_NMT_VERSIONS
+from .hf import tokenizer_from_hf
 from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
 from .trace import TRACE_FORMAT, tokenizer_from_trace
 from .zips import ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, expand_zips, is_zip, unzip_files
@@ -72,160 +72,6 @@ __all__ = [
     "tokenizer_from_token_merges",
     "unzip_files",
 ]
-
-
-# ---- Hugging Face tokenizer.json ------------------------------------------------------------
-def _hf_normalizer(norm: object) -> str:
-    """The registered normalizer whose HF form this is."""
-    for name, stage in NORMALIZER_REGISTRY.items():
-        if norm == stage.to_hf():
-            return name
-    kind = norm.get("type") if isinstance(norm, dict) else norm
-    raise FormatError(
-        f"tokenizer.json 'normalizer': {kind!r} is not supported (supported: none, NFC, NFKC, Lowercase, "
-        "and collapse-whitespace as Replace + Strip)"
-    )
-
-
-def _hf_pre_tokenizer(pre: object) -> dict:
-    """Our config fields for an HF pre-tokenizer (what ``exporters._hf_pipeline`` writes)."""
-    steps = (
-        []
-        if pre is None
-        else pre.get("pretokenizers")
-        if isinstance(pre, dict) and pre.get("type") == "Sequence"
-        else [pre]
-    )
-    require(
-        isinstance(steps, list) and all(isinstance(s, dict) for s in steps),
-        "tokenizer.json 'pre_tokenizer' must be an object (or a Sequence of them)",
-    )
-    out: dict = {"sequences": "text", "pretokenizer": "none", "unit": "char", "marker": "none"}
-    rest = list(steps)
-    if (
-        rest
-        and rest[0].get("type") == "Split"
-        and rest[0].get("pattern") in ({"Regex": "\n"}, {"String": "\n"})
-        and rest[0].get("behavior") == "MergedWithPrevious"
-    ):
-        out["sequences"] = "lines"
-        rest.pop(0)
-    for step in rest:
-        kind = step.get("type")
-        if (
-            (kind == "WhitespaceSplit" or step == PRETOKENIZER_REGISTRY.stage("whitespace").to_hf())
-            and out["pretokenizer"] == "none"
-            and out["unit"] == "char"
-        ):
-            # WhitespaceSplit leaves U+001C-U+001F inside words where ours splits: the one place
-            # an HF file's whitespace split and ours differ
-            out["pretokenizer"] = "whitespace"
-        elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
-            pattern = step.get("pattern") or {}
-            require(
-                step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
-                "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
-                f"(found behavior {step.get('behavior')!r})",
-            )
-            out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
-            require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
-        elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
-            require(
-                not step.get("add_prefix_space"),
-                "tokenizer.json 'pre_tokenizer': ByteLevel with add_prefix_space=true is not supported",
-            )
-            if step.get("use_regex", True):
-                require(
-                    out["pretokenizer"] == "none",
-                    "tokenizer.json 'pre_tokenizer': ByteLevel with use_regex=true "
-                    "after another split is not supported",
-                )
-                out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
-            out["unit"] = "byte"
-        elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
-            require(
-                step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
-                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported",
-            )
-            out["marker"] = "sp-prefix"
-        else:
-            raise FormatError(
-                f"tokenizer.json 'pre_tokenizer': {kind!r} is not supported here (supported: WhitespaceSplit, "
-                "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
-            )
-    return out
-
-
-def _hf_merges(raw: object) -> list[tuple[str, str]]:
-    require(isinstance(raw, list), "tokenizer.json 'model.merges' must be a list")
-    out = []
-    for n, m in enumerate(raw):
-        if isinstance(m, str):
-            parts = m.split(" ")
-        else:
-            parts = m
-        require(
-            isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts),
-            f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}",
-        )
-        out.append((parts[0], parts[1]))
-    return out
-
-
-def tokenizer_from_hf(data: object) -> Tokenizer:
-    """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
-    pre-tokenizer, word marker and special tokens when we have the same; else FormatError."""
-    require(isinstance(data, dict) and isinstance(data.get("model"), dict), "tokenizer.json has no 'model' object")
-    assert isinstance(data, dict)
-    model = data["model"]
-    kind = model.get("type", "BPE" if "merges" in model else None)
-    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
-    fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
-    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
-    require(
-        not model.get("continuing_subword_prefix"),
-        f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
-        "word-continuation prefixes are not supported",
-    )
-    require(
-        not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported"
-    )
-    suffix = model.get("end_of_word_suffix")
-    if suffix:
-        require(
-            suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
-            f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported",
-        )
-        fields["marker"] = "eow-glued"
-    vocab = model.get("vocab")
-    require(isinstance(vocab, dict), "tokenizer.json 'model.vocab' must be an object (token -> id)")
-    added = data.get("added_tokens") or []
-    require(
-        isinstance(added, list)
-        and all(
-            isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
-        ),
-        "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'",
-    )
-    specials = {a["content"]: a["id"] for a in added}
-    unk = model.get("unk_token")
-    require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
-    try:
-        config = TrainerConfig(**fields, vocab_size=None, num_merges=None).validate()
-        encoding = EncodeOptions(unk_token=unk) if unk else EncodeOptions()
-    except ConfigError as err:
-        raise FormatError(f"tokenizer.json: {err}") from None
-    full = {**vocab, **specials}
-    return tokenizer_from_vocab_merges(
-        full,
-        _hf_merges(model.get("merges")),
-        config=config,
-        specials=specials,
-        unk=unk,
-        encoding=encoding,
-        where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
-        vocab_name="tokenizer.json 'model.vocab'",
-    )
 
 
 # ---- merges files: GPT-2's merges.txt, subword-nmt codes ------------------------------------
