@@ -19,7 +19,6 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from ..bpe.config import MarkerName
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
 from ..stages.normalizers import PY_SPACE
@@ -29,6 +28,7 @@ from ..stages.units import byte_alphabet
 from .base import dump_json, need
 from .hf import to_hf_tokenizer_json
 from .shared import byte_pipeline_only, full_vocab, one_id_per_token
+from .subword_nmt import to_subword_nmt_codes
 from .trace import TRACE_FILE, trace_from_tokenizer
 from .zips import zip_files
 
@@ -86,36 +86,7 @@ def to_gpt2_merges(tok: Tokenizer) -> str:
     return "#version: 0.2\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
 
 
-# ---- subword-nmt, seed 004 ------------------------------------------------------------------
-SUBWORD_NMT_VERSIONS: dict[MarkerName, str] = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
-
-
-def to_subword_nmt_codes(tok: Tokenizer) -> str:
-    """subword-nmt codes: a ``#version`` line, then ``left right`` per merge. subword-nmt splits
-    text on whitespace and marks a word's end with ``</w>``: glued to the last character in
-    version 0.2 (marker eow-glued), a symbol of its own in version 0.1 (marker eow, Sennrich
-    et al. 2016), so only those pipelines fit.
-
-    >>> from explorer import make_config, train
-    >>> print(to_subword_nmt_codes(train("low low", make_config("sennrich", num_merges=2)).tokenizer()), end="")
-    #version: 0.1
-    l o
-    lo w
-    """
-    cfg = tok.config
-    need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
-    need(
-        cfg.marker in SUBWORD_NMT_VERSIONS,
-        f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
-        f"this tokenizer's marker is {cfg.marker!r}",
-    )
-    need(
-        cfg.pretokenizer == "whitespace",
-        f"subword-nmt splits words on whitespace; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
-    )
-    need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
-    header = f"#version: {SUBWORD_NMT_VERSIONS[cfg.marker]}\n"
-    return header + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
+# ---- seed 004 --------------------------------------------------------------------------------
 
 
 def to_arrow_merges(tok: Tokenizer) -> str:

@@ -42,9 +42,9 @@ from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet, bytes_to_display
 from .base import decode_text, json_object, require
-from .exporters import SUBWORD_NMT_VERSIONS
 from .hf import tokenizer_from_hf
 from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
+from .subword_nmt import read_merge_lines, tokenizer_from_subword_nmt
 from .trace import TRACE_FORMAT, tokenizer_from_trace
 from .zips import ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, expand_zips, is_zip, unzip_files
 
@@ -74,31 +74,7 @@ __all__ = [
 ]
 
 
-# ---- merges files: GPT-2's merges.txt, subword-nmt codes ------------------------------------
-def _merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
-    """``#version`` then ``left right`` per line -> the pairs and the line each is on (for the
-    errors found later, at a merge).
-
-    >>> _merge_lines("#version: 0.2\\na b\\n\\nab c\\n", "merges.txt")
-    ([('a', 'b'), ('ab', 'c')], [2, 4])
-    """
-    lines = text.splitlines()
-    require(
-        bool(lines) and lines[0].startswith("#version"),
-        f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
-    )
-    pairs, where = [], []
-    for n, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        parts = line.rstrip("\r\n").split(" ")
-        require(
-            len(parts) == 2 and all(parts),
-            f"{name} line {n}: expected two tokens separated by one space, found {line[:60]!r}",
-        )
-        pairs.append((parts[0], parts[1]))
-        where.append(n)
-    return pairs, where
+# ---- GPT-2's vocab.json + merges.txt -----------------------------------------------------------
 
 
 def _byte_vocab_merges(
@@ -108,7 +84,7 @@ def _byte_vocab_merges(
     merge are special tokens (``<|endoftext|>``)."""
     require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
     assert isinstance(vocab, dict)
-    merges, lines = _merge_lines(merges_text, merges_name)
+    merges, lines = read_merge_lines(merges_text, merges_name)
     products = {a + b for a, b in merges}
     singles = set(byte_alphabet())
     specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
@@ -143,36 +119,6 @@ def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str
         raise FormatError(str(err)) from None
     return _byte_vocab_merges(
         vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json", merges_name="merges.txt"
-    )
-
-
-def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
-    """subword-nmt codes as a character-level tokenizer: whitespace-split words, ``</w>`` glued
-    to the last character (``#version: 0.2``) or a symbol of its own (``0.1``). The codes list
-    no alphabet: it is the symbols the merges use that no merge makes, in order of first use
-    (characters outside it encode as unknown).
-
-    >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab
-    ('l', 'o', 'w</w>', 'lo', 'low</w>')
-    """
-    merges, lines = _merge_lines(codes, name)
-    version = codes.split("\n", 1)[0].partition(":")[2].strip()
-    markers = {v: m for m, v in SUBWORD_NMT_VERSIONS.items()}
-    require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
-    alphabet = implied_alphabet(merges)
-    vocab = {s: i for i, s in enumerate(alphabet)}
-    for a, b in merges:
-        vocab.setdefault(a + b, len(vocab))
-    config = TrainerConfig(
-        pretokenizer="whitespace",
-        unit="char",
-        marker=markers[version],
-        alphabet_order="first-seen",
-        vocab_size=None,
-        num_merges=None,
-    )
-    return tokenizer_from_vocab_merges(
-        vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
     )
 
 

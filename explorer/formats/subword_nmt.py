@@ -1,0 +1,169 @@
+"""subword-nmt's codes file (format ``subword-nmt``), both ways, and the merges-file layout it
+shares with GPT-2's ``merges.txt``: a ``#version`` line, then ``left right`` per merge::
+
+    #version: 0.2
+    l o
+    lo w</w>
+
+subword-nmt splits text on whitespace and marks a word's end with ``</w>``: glued to the last
+character in version 0.2 (marker eow-glued), a symbol of its own in version 0.1 (marker eow,
+Sennrich et al. 2016). The codes list no alphabet: it is the symbols the merges use that no
+merge makes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..bpe.config import MarkerName, TrainerConfig
+from ..bpe.tokenizer import Tokenizer
+from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require
+from .shared import implied_alphabet, tokenizer_from_vocab_merges
+
+__all__ = [
+    "FORMAT",
+    "MERGES_KINDS",
+    "SUBWORD_NMT_VERSIONS",
+    "merge_lines",
+    "read_merge_lines",
+    "to_subword_nmt_codes",
+    "tokenizer_from_subword_nmt",
+]
+
+SUBWORD_NMT_VERSIONS: dict[MarkerName, str] = {"eow-glued": "0.2", "eow": "0.1"}  # marker -> the codes' version
+
+
+# ---- the merges-file layout ---------------------------------------------------------------------
+def merge_lines(tok: Tokenizer, *, version: str) -> str:
+    """``#version: <version>`` then ``left right`` per merge.
+
+    >>> from explorer import make_config, train
+    >>> print(merge_lines(train("aaa", make_config("bytes", num_merges=1)).tokenizer(), version="0.2"), end="")
+    #version: 0.2
+    a a
+    """
+    return f"#version: {version}\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
+
+
+def read_merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
+    """``#version`` then ``left right`` per line -> the pairs and the line each is on (for the
+    errors found later, at a merge).
+
+    >>> read_merge_lines("#version: 0.2\\na b\\n\\nab c\\n", "merges.txt")
+    ([('a', 'b'), ('ab', 'c')], [2, 4])
+    """
+    lines = text.splitlines()
+    require(
+        bool(lines) and lines[0].startswith("#version"),
+        f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
+    )
+    pairs, where = [], []
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        parts = line.rstrip("\r\n").split(" ")
+        require(
+            len(parts) == 2 and all(parts),
+            f"{name} line {n}: expected two tokens separated by one space, found {line[:60]!r}",
+        )
+        pairs.append((parts[0], parts[1]))
+        where.append(n)
+    return pairs, where
+
+
+def _versioned(upload: Upload) -> bool:
+    return not upload.stripped or upload.stripped.startswith("#")  # '#version' is checked where it is read
+
+
+def _two_tokens(upload: Upload) -> bool:
+    # merges without their '#version' line: said so where they are read
+    return len(upload.first_line.removesuffix("\r").split(" ")) == 2
+
+
+# a '#' line is merges before anything but a minbpe file, a CSV or a rank file is looked for; two
+# tokens on the first line only after arrow merges ('l o -> lo') are
+MERGES_KINDS = (FileKind("merges", "text", 50, _versioned), FileKind("merges", "text", 70, _two_tokens))
+
+
+# ---- subword-nmt codes --------------------------------------------------------------------------
+def to_subword_nmt_codes(tok: Tokenizer) -> str:
+    """subword-nmt codes: a ``#version`` line, then ``left right`` per merge; only the pipelines
+    subword-nmt has fit (whitespace split, ``</w>`` marker, characters, no normalizer).
+
+    >>> from explorer import make_config, train
+    >>> print(to_subword_nmt_codes(train("low low", make_config("sennrich", num_merges=2)).tokenizer()), end="")
+    #version: 0.1
+    l o
+    lo w
+    """
+    cfg = tok.config
+    need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
+    need(
+        cfg.marker in SUBWORD_NMT_VERSIONS,
+        f"subword-nmt marks a word's end with '</w>' (marker eow-glued or eow); "
+        f"this tokenizer's marker is {cfg.marker!r}",
+    )
+    need(
+        cfg.pretokenizer == "whitespace",
+        f"subword-nmt splits words on whitespace; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
+    )
+    need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
+    return merge_lines(tok, version=SUBWORD_NMT_VERSIONS[cfg.marker])
+
+
+def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
+    """subword-nmt codes as a character-level tokenizer: whitespace-split words, ``</w>`` glued
+    to the last character (``#version: 0.2``) or a symbol of its own (``0.1``). The codes list
+    no alphabet: it is the symbols the merges use that no merge makes, in order of first use
+    (characters outside it encode as unknown).
+
+    >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab
+    ('l', 'o', 'w</w>', 'lo', 'low</w>')
+    """
+    merges, lines = read_merge_lines(codes, name)
+    version = codes.split("\n", 1)[0].partition(":")[2].strip()
+    markers = {v: m for m, v in SUBWORD_NMT_VERSIONS.items()}
+    require(version in markers, f"{name} line 1: version {version!r} (subword-nmt writes 0.1 or 0.2)")
+    alphabet = implied_alphabet(merges)
+    vocab = {s: i for i, s in enumerate(alphabet)}
+    for a, b in merges:
+        vocab.setdefault(a + b, len(vocab))
+    config = TrainerConfig(
+        pretokenizer="whitespace",
+        unit="char",
+        marker=markers[version],
+        alphabet_order="first-seen",
+        vocab_size=None,
+        num_merges=None,
+    )
+    return tokenizer_from_vocab_merges(
+        vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
+    )
+
+
+def _write(tok: Tokenizer, trace: Mapping) -> Files:
+    return {"codes.txt": to_subword_nmt_codes(tok)}
+
+
+def _read(found: Found, options: ImportOptions) -> Imported:
+    codes = found["merges"]
+    tok = tokenizer_from_subword_nmt(codes.text, name=codes.name)
+    return Imported(
+        tok,
+        [
+            f"subword-nmt codes carry no alphabet: {len(tok.alphabet)} symbols implied by the merges; other "
+            "characters become <unk>"
+        ],
+    )
+
+
+FORMAT = FileFormat(
+    name="subword-nmt",
+    title="subword-nmt codes",
+    description="the codes file for subword_nmt apply_bpe (-c codes.txt)",
+    files="a codes file ('#version: 0.2' then 'a b' lines)",
+    write=_write,
+    read=_read,
+    kinds=MERGES_KINDS,
+    file_sets=(("merges",),),
+)
