@@ -26,9 +26,10 @@ from ..stages.pretokenizers import MINBPE_PATTERNS, TIKTOKEN_PATTERNS
 from ..stages.registry import either
 from ..stages.units import byte_alphabet
 from .base import dump_json, need
+from .gpt2 import to_gpt2_merges, to_gpt2_vocab
 from .hf import to_hf_tokenizer_json
-from .shared import byte_pipeline_only, full_vocab, one_id_per_token
-from .subword_nmt import to_subword_nmt_codes
+from .shared import byte_pipeline_only, one_id_per_token
+from .subword_nmt import SUBWORD_NMT_VERSIONS, to_subword_nmt_codes
 from .trace import TRACE_FILE, trace_from_tokenizer
 from .zips import zip_files
 
@@ -36,6 +37,7 @@ __all__ = [
     "EXPORT_FORMATS",
     "ExportFormat",
     "PY_SPACE",
+    "SUBWORD_NMT_VERSIONS",
     "export_files",
     "export_problem",
     "zip_files",
@@ -63,27 +65,6 @@ class ExportFormat(NamedTuple):
     # writes the merge history (counts and all), so a caller passes the trainer's trace; the
     # others read the tokenizer alone
     uses_trace: bool = False
-
-
-# ---- GPT-2's vocab.json + merges.txt --------------------------------------------------------
-def to_gpt2_vocab(tok: Tokenizer) -> dict[str, int]:
-    """GPT-2's ``vocab.json`` (``encoder.json``): every token's byte-level display string -> id,
-    special tokens included. The files carry no pipeline: the importer asks for the regex."""
-    byte_pipeline_only(tok, "vocab.json + merges.txt")
-    one_id_per_token(tok, "vocab.json")
-    return full_vocab(tok)
-
-
-def to_gpt2_merges(tok: Tokenizer) -> str:
-    """GPT-2's ``merges.txt`` (``vocab.bpe``): ``#version: 0.2`` then ``left right`` per merge.
-
-    >>> from explorer import make_config, train
-    >>> print(to_gpt2_merges(train("aaa", make_config("bytes", num_merges=1)).tokenizer()), end="")
-    #version: 0.2
-    a a
-    """
-    byte_pipeline_only(tok, "vocab.json + merges.txt")
-    return "#version: 0.2\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
 
 
 # ---- seed 004 --------------------------------------------------------------------------------

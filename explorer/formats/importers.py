@@ -30,7 +30,6 @@ import binascii
 import csv
 import io
 from collections.abc import Callable, Mapping, Sequence
-from operator import eq
 from typing import NamedTuple
 
 from ..bpe.config import EncodeOptions, MarkerName, TrainerConfig, UnitName
@@ -42,9 +41,10 @@ from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet, bytes_to_display
 from .base import decode_text, json_object, require
+from .gpt2 import _gpt2_files, tokenizer_from_gpt2, tokenizer_from_gpt2_files
 from .hf import tokenizer_from_hf
 from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
-from .subword_nmt import read_merge_lines, tokenizer_from_subword_nmt
+from .subword_nmt import tokenizer_from_subword_nmt
 from .trace import TRACE_FORMAT, tokenizer_from_trace
 from .zips import ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, expand_zips, is_zip, unzip_files
 
@@ -64,6 +64,7 @@ __all__ = [
     "read_merges_csv",
     "read_tiktoken",
     "tokenizer_from_gpt2",
+    "tokenizer_from_gpt2_files",
     "tokenizer_from_hf",
     "tokenizer_from_vocab_merges",
     "tokenizer_from_tiktoken",
@@ -72,54 +73,6 @@ __all__ = [
     "tokenizer_from_token_merges",
     "unzip_files",
 ]
-
-
-# ---- GPT-2's vocab.json + merges.txt -----------------------------------------------------------
-
-
-def _byte_vocab_merges(
-    vocab: object, merges_text: str, *, config: TrainerConfig, rules: str, vocab_name: str, merges_name: str
-) -> Tokenizer:
-    """GPT-2's two files, parsed vocabulary first: tokens that are neither bytes nor made by a
-    merge are special tokens (``<|endoftext|>``)."""
-    require(isinstance(vocab, dict), f"{vocab_name} must map tokens to ids")
-    assert isinstance(vocab, dict)
-    merges, lines = read_merge_lines(merges_text, merges_name)
-    products = {a + b for a, b in merges}
-    singles = set(byte_alphabet())
-    specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
-    if singles <= vocab.keys():
-        config = config.replace(alphabet="full-bytes")
-    return tokenizer_from_vocab_merges(
-        vocab,
-        merges,
-        config=config,
-        specials=specials,
-        rules=rules,
-        where=lambda n: f"{merges_name} line {lines[n]}",
-        vocab_name=vocab_name,
-    )
-
-
-def tokenizer_from_gpt2_files(
-    vocab_json: str, merges_txt: str, *, pretokenizer: str = "gpt2", pattern: str | None = None
-) -> Tokenizer:
-    """GPT-2's ``vocab.json`` + ``merges.txt`` (HF's BPE files) as a byte-level tokenizer. The
-    files carry no regex: ``pretokenizer`` (default GPT-2's). Tokens that are neither bytes nor
-    made by a merge are special tokens (``<|endoftext|>``)."""
-    return _gpt2_files(json_object(vocab_json, "vocab.json"), merges_txt, pretokenizer=pretokenizer, pattern=pattern)
-
-
-def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str | None) -> Tokenizer:
-    try:
-        config = TrainerConfig(
-            pretokenizer=pretokenizer, pattern=pattern, unit="byte", vocab_size=None, num_merges=None
-        ).validate()
-    except ConfigError as err:
-        raise FormatError(str(err)) from None
-    return _byte_vocab_merges(
-        vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json", merges_name="merges.txt"
-    )
 
 
 # ---- tiktoken -------------------------------------------------------------------------------
@@ -222,89 +175,6 @@ def tokenizer_from_tiktoken(
         )
     except ValueError as err:  # ConfigError, FormatError, and the tokenizer's own checks of special ids
         raise FormatError(f"{name}: {err}") from None
-
-
-def tokenizer_from_gpt2(
-    encoder_json: str, vocab_bpe: str, *, pretokenizer: str = "gpt2", own_merges_suffice: bool = False
-) -> Tokenizer:
-    """GPT-2's own ``encoder.json`` (token -> id) and ``vocab.bpe`` (its merges, in order), encoding
-    as tiktoken's ``gpt2`` does (the bundled GPT-2). Ids 0-255 must be the 256 bytes and entries
-    past the merges (``<|endoftext|>``) become special tokens. ``own_merges_suffice`` (see
-    ``Tokenizer``) is taken for files as GPT-2 ships them.
-
-    >>> import json
-    >>> tok = tokenizer_from_gpt2(json.dumps({bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}), "#version: 0.2\\na b\\n")
-    >>> tok.encode("abab<|endoftext|>", allow_special=True)
-    [256, 256, 257]
-    """
-    encoder = json_object(encoder_json, "encoder.json")
-    first = sorted((i, t) for t, i in encoder.items() if isinstance(i, int) and 0 <= i < 256)
-    require(
-        [i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
-        "ids 0-255 of encoder.json must be the 256 byte symbols",
-    )
-    config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
-    tok = _gpt2_as_shipped(
-        encoder, vocab_bpe, alphabet=[t for _, t in first], config=config, own_merges_suffice=own_merges_suffice
-    )
-    if tok is not None:
-        return tok
-    # not as GPT-2 ships them: the careful reading says where they go wrong (or reads them)
-    return _byte_vocab_merges(
-        encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json", merges_name="vocab.bpe"
-    )
-
-
-def _gpt2_as_shipped(
-    encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig, own_merges_suffice: bool = False
-) -> Tokenizer | None:
-    """GPT-2's files read in bulk when they are as GPT-2 ships them: after the ``#version`` line,
-    each line of vocab.bpe is one merge ``left right`` of two tokens encoder.json lists; the
-    tokens the merges make are encoder.json's other entries, id for id, from 256 on; and the
-    entries past them are special tokens (``<|endoftext|>``). None when anything differs:
-    ``tokenizer_from_vocab_merges`` reads the same files merge by merge, and the same tokenizer
-    comes of files that pass here.
-
-    >>> enc = {bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}
-    >>> cfg = TrainerConfig(pretokenizer="gpt2", unit="byte")
-    >>> _gpt2_as_shipped(enc, "#version: 0.2\\na b\\n", alphabet=list(enc)[:256], config=cfg).vocab[256:]
-    ('ab',)
-    >>> _gpt2_as_shipped(enc, "#version: 0.2\\r\\na b\\r\\n", alphabet=list(enc)[:256], config=cfg) is None
-    True
-    """
-    lines = vocab_bpe.split("\n")
-    if not lines[0].startswith("#version") or not {int} >= set(map(type, encoder.values())):
-        return None
-    if lines[-1] == "":
-        lines.pop()
-    pairs = [line.split(" ") for line in lines[1:]]
-    if not {2} >= set(map(len, pairs)):
-        return None
-    try:
-        merges = [(encoder[a], encoder[b]) for a, b in pairs]
-    except KeyError:
-        return None
-    end = 256 + len(merges)
-    specials = {t: i for t, i in encoder.items() if i >= end}
-    try:
-        tok = Tokenizer(
-            config=config.replace(alphabet="full-bytes", special_tokens=()),
-            alphabet=alphabet,
-            merges=merges,
-            special_ids=specials,
-            rules="tiktoken",
-            own_merges_suffice=own_merges_suffice,
-        )
-    except ValueError:  # a merge of a token made only later, a special token's id taken twice
-        return None
-    # every token made is encoder.json's at its id, and encoder.json holds nothing else below `end`
-    if (
-        len(tok.vocab) == end
-        and len(encoder) == end + len(specials)
-        and all(map(eq, map(encoder.get, tok.vocab), range(end)))
-    ):
-        return tok
-    return None
 
 
 # ---- minbpe ---------------------------------------------------------------------------------

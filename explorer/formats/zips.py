@@ -17,7 +17,9 @@ from ..errors import FormatError
 from .base import require
 from .corpora import MAX_CORPUS_BYTES, mib
 
-__all__ = ["ZIP_MAX_MEMBERS", "ZIP_MAX_RATIO", "expand_zips", "is_zip", "unzip_files", "zip_files"]
+__all__ = ["OR_THEIR_ZIP", "ZIP_MAX_MEMBERS", "ZIP_MAX_RATIO", "expand_zips", "is_zip", "unzip_files", "zip_files"]
+
+OR_THEIR_ZIP = ", or the .zip of them the Train page downloads"  # ends what to upload of a format of several files
 
 
 def zip_files(files: Mapping[str, bytes]) -> bytes:
