@@ -12,7 +12,6 @@ Vocabularies in the files are derived from the merges, as everywhere else.
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import unicodedata
@@ -22,14 +21,15 @@ from typing import NamedTuple
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
 from ..stages.normalizers import PY_SPACE
-from ..stages.pretokenizers import MINBPE_PATTERNS, TIKTOKEN_PATTERNS
+from ..stages.pretokenizers import MINBPE_PATTERNS
 from ..stages.registry import either
 from ..stages.units import byte_alphabet
 from .base import dump_json, need
 from .gpt2 import to_gpt2_merges, to_gpt2_vocab
 from .hf import to_hf_tokenizer_json
-from .shared import byte_pipeline_only, one_id_per_token
+from .shared import byte_pipeline_only
 from .subword_nmt import SUBWORD_NMT_VERSIONS, to_subword_nmt_codes
+from .tiktoken_ranks import to_tiktoken, to_tiktoken_meta
 from .trace import TRACE_FILE, trace_from_tokenizer
 from .zips import zip_files
 
@@ -144,40 +144,6 @@ def to_minbpe_vocab(tok: Tokenizer) -> str:
         else:
             out.append(f"[{s}] {i}")
     return "\n".join(out) + "\n"
-
-
-# ---- tiktoken -------------------------------------------------------------------------------
-def to_tiktoken(tok: Tokenizer) -> str:
-    """A ``.tiktoken`` rank file (``base64(bytes) rank`` per line) for a byte-level tokenizer
-    whose alphabet holds all 256 bytes; special tokens are left out, as tiktoken keeps them apart."""
-    if tok.config.unit != "byte":
-        raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
-    if not set(byte_alphabet()) <= set(tok.alphabet):
-        raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
-    one_id_per_token(tok, "tiktoken")
-    return "".join(
-        f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n" for i in range(tok.n_special, len(tok.vocab))
-    )
-
-
-def to_tiktoken_meta(tok: Tokenizer) -> dict:
-    """The JSON file that goes beside a ``.tiktoken``: tiktoken's own keys ``pat_str`` and
-    ``special_tokens`` (name -> id), so that ``tiktoken.Encoding(name, pat_str=...,
-    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`` encodes as we do. A setting
-    tiktoken cannot represent raises ConfigError that names it.
-
-    >>> from explorer import make_config, train
-    >>> to_tiktoken_meta(train("hello world", make_config("gpt2", alphabet="full-bytes", num_merges=2)).tokenizer())["special_tokens"]
-    {'<|endoftext|>': 0}
-    """
-    cfg = tok.config
-    byte_pipeline_only(tok, "tiktoken")
-    if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
-        raise ConfigError(
-            f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
-            f"keeps other text too (use {either(TIKTOKEN_PATTERNS)})"
-        )
-    return {"pat_str": TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}
 
 
 # ---- merge history --------------------------------------------------------------------------

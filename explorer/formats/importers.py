@@ -25,26 +25,23 @@ sentence that names the file.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import csv
 import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from ..bpe.config import EncodeOptions, MarkerName, TrainerConfig, UnitName
-from ..bpe.ranks import tokenizer_from_ranks
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
-from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet, bytes_to_display
 from .base import decode_text, json_object, require
 from .gpt2 import _gpt2_files, tokenizer_from_gpt2, tokenizer_from_gpt2_files
 from .hf import tokenizer_from_hf
 from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
 from .subword_nmt import tokenizer_from_subword_nmt
+from .tiktoken_ranks import _bundled, read_ranks, read_tiktoken, tokenizer_from_tiktoken
 from .trace import TRACE_FORMAT, tokenizer_from_trace
 from .zips import ZIP_MAX_MEMBERS, ZIP_MAX_RATIO, expand_zips, is_zip, unzip_files
 
@@ -62,6 +59,7 @@ __all__ = [
     "is_zip",
     "read_arrow_merges",
     "read_merges_csv",
+    "read_ranks",
     "read_tiktoken",
     "tokenizer_from_gpt2",
     "tokenizer_from_gpt2_files",
@@ -73,108 +71,6 @@ __all__ = [
     "tokenizer_from_token_merges",
     "unzip_files",
 ]
-
-
-# ---- tiktoken -------------------------------------------------------------------------------
-def read_tiktoken(data: bytes, *, name: str = ".tiktoken") -> list[bytes]:
-    """A ``.tiktoken`` file (``base64(token) rank`` per line) -> the tokens in rank order.
-
-    >>> read_tiktoken(b"IQ== 0\\nIg== 1\\n")
-    [b'!', b'"']
-    >>> read_tiktoken(b"IQ== 0\\nIg== 2\\n")
-    Traceback (most recent call last):
-    ...
-    explorer.errors.FormatError: .tiktoken line 2: rank 2 where rank 1 was expected (ranks must run 0, 1, 2, ...)
-    """
-    return [t for t, _ in read_ranks(data, name=name, start=0)]
-
-
-def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None) -> list[tuple[bytes, int]]:
-    """(token, rank) per line, ranks consecutive from ``start`` (from the first line's when None).
-
-    >>> read_ranks(b"IQ== 1\\nIQ== 2\\n")
-    Traceback (most recent call last):
-    ...
-    explorer.errors.FormatError: .tiktoken line 2: the token b'!' already has rank 1 (line 1)
-    """
-    out: list[tuple[bytes, int]] = []
-    seen: dict[bytes, tuple[int, int]] = {}
-    ranks: dict[int, int] = {}
-    for n, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        require(len(fields) == 2 and fields[1].isdigit(), f"{name} line {n}: expected 'base64 rank'")
-        try:
-            token = base64.b64decode(fields[0], validate=True)
-        except (binascii.Error, ValueError):
-            raise FormatError(f"{name} line {n}: bad base64 {fields[0][:40].decode('ascii', 'replace')!r}") from None
-        rank = int(fields[1])
-        require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
-        if token in seen:
-            raise FormatError(
-                f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} (line {seen[token][1]})"
-            )
-        expected = (start if start is not None else rank) if not out else out[-1][1] + 1
-        require(
-            rank == expected,
-            f"{name} line {n}: rank {rank} where rank {expected} was expected (ranks must run 0, 1, 2, ...)",
-        )
-        ranks[rank] = n
-        seen[token] = (rank, n)
-        out.append((token, rank))
-    require(bool(out), f"{name} holds no ranks")
-    return out
-
-
-def tokenizer_from_tiktoken(
-    data: bytes,
-    meta: Mapping | None = None,
-    *,
-    pretokenizer: str | None = None,
-    pattern: str | None = None,
-    name: str = ".tiktoken",
-) -> Tokenizer:
-    """A ``.tiktoken`` rank file (and the JSON beside it: ``pat_str``, ``special_tokens``) as a
-    tokenizer with tiktoken's rules; its merges are recovered from the ranks. Without the JSON,
-    ``pretokenizer`` (and ``pattern``) say how text is split; with it they are not used."""
-    specials: dict[str, int] = {}
-    if meta is not None:
-        require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
-        specials = meta.get("special_tokens") or {}
-        require(
-            isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
-            "the tiktoken JSON's 'special_tokens' must map names to integer ids",
-        )
-        pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])  # the file's own regex wins
-    ranked = read_ranks(data, name=name)
-    require(
-        pretokenizer is not None,
-        f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
-        f"pre-tokenizer ({', '.join(TIKTOKEN_PATTERNS)})",
-    )
-    first, last = ranked[0][1], ranked[-1][1]
-    leading = sorted((i, t) for t, i in specials.items() if i < first)
-    require(
-        [i for i, _ in leading] == list(range(first)),
-        f"{name}: ranks start at {first}, so the special tokens must take ids 0-{first - 1}"
-        if first
-        else f"{name}: a special token's id is negative",
-    )
-    trailing = {t: i for t, i in specials.items() if i >= first}
-    for t, i in trailing.items():
-        require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
-    try:
-        config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
-        return tokenizer_from_ranks(
-            [t for t, _ in ranked],
-            pretokenizer=config.pretokenizer,
-            pattern=config.pattern,
-            special_ids=trailing,
-            leading=[t for _, t in leading],
-        )
-    except ValueError as err:  # ConfigError, FormatError, and the tokenizer's own checks of special ids
-        raise FormatError(f"{name}: {err}") from None
 
 
 # ---- minbpe ---------------------------------------------------------------------------------
@@ -603,12 +499,6 @@ def _classify(files: Mapping[str, bytes]) -> tuple[str, dict[str, tuple[str, obj
         f"cannot tell which tokenizer these files make: {names}"
         + (f"; {hint}" if hint else "; give one of: " + "; ".join(f.files for f in IMPORT_FORMATS.values()))
     )
-
-
-def _bundled(data: bytes) -> str | None:
-    from .pretrained import bundled_table  # pretrained reads its tables with this module
-
-    return bundled_table(data)
 
 
 def _merge_list(fmt: str, name: str, text: str) -> tuple[list[tuple[str, str]], list[int] | None, Callable[[int], str]]:

@@ -1,0 +1,259 @@
+"""tiktoken's rank file (format ``tiktoken``), both ways: ``.tiktoken`` (``base64(token) rank``
+per line) and the JSON beside it with tiktoken's own keys, ``pat_str`` and ``special_tokens``::
+
+    tokenizer.tiktoken   IQ== 0
+                         Ig== 1
+                         ...
+    tokenizer.json       {"pat_str": "'(?i:[sdmt]|ll|ve|re)|...", "special_tokens": {"<|endoftext|>": 100257}}
+
+A rank file lists tokens, not merges: the merges are recovered from the ranks
+(:mod:`explorer.bpe.ranks`). A ``.tiktoken`` alone that is one of the bundled tables is that
+table (its regex and special tokens come with it); another one alone needs the pre-tokenizer
+chosen.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+
+from ..bpe.config import TrainerConfig
+from ..bpe.ranks import tokenizer_from_ranks
+from ..bpe.tokenizer import Tokenizer
+from ..errors import ConfigError, FormatError
+from ..stages.pretokenizers import TIKTOKEN_PATTERNS
+from ..stages.registry import either
+from ..stages.units import byte_alphabet
+from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, dump_json, require
+from .shared import byte_pipeline_only, one_id_per_token, pretokenizer_of_pattern
+from .zips import OR_THEIR_ZIP
+
+__all__ = [
+    "FORMAT",
+    "read_ranks",
+    "read_tiktoken",
+    "to_tiktoken",
+    "to_tiktoken_meta",
+    "tokenizer_from_tiktoken",
+]
+
+
+# ---- writing ----------------------------------------------------------------------------------
+def to_tiktoken(tok: Tokenizer) -> str:
+    """A ``.tiktoken`` rank file (``base64(bytes) rank`` per line) for a byte-level tokenizer
+    whose alphabet holds all 256 bytes; special tokens are left out, as tiktoken keeps them apart."""
+    if tok.config.unit != "byte":
+        raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
+    if not set(byte_alphabet()) <= set(tok.alphabet):
+        raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
+    one_id_per_token(tok, "tiktoken")
+    return "".join(
+        f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n" for i in range(tok.n_special, len(tok.vocab))
+    )
+
+
+def to_tiktoken_meta(tok: Tokenizer) -> dict:
+    """The JSON file that goes beside a ``.tiktoken``: tiktoken's own keys ``pat_str`` and
+    ``special_tokens`` (name -> id), so that ``tiktoken.Encoding(name, pat_str=...,
+    mergeable_ranks=load_tiktoken_bpe(path), special_tokens=...)`` encodes as we do. A setting
+    tiktoken cannot represent raises ConfigError that names it.
+
+    >>> from explorer import make_config, train
+    >>> to_tiktoken_meta(train("hello world", make_config("gpt2", alphabet="full-bytes", num_merges=2)).tokenizer())["special_tokens"]
+    {'<|endoftext|>': 0}
+    """
+    cfg = tok.config
+    byte_pipeline_only(tok, "tiktoken")
+    if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
+        raise ConfigError(
+            f"tiktoken encodes only what its regex matches; the {cfg.pretokenizer!r} pre-tokenizer "
+            f"keeps other text too (use {either(TIKTOKEN_PATTERNS)})"
+        )
+    return {"pat_str": TIKTOKEN_PATTERNS[cfg.pretokenizer], "special_tokens": dict(tok.special_ids)}
+
+
+# ---- reading ----------------------------------------------------------------------------------
+def read_tiktoken(data: bytes, *, name: str = ".tiktoken") -> list[bytes]:
+    """A ``.tiktoken`` file (``base64(token) rank`` per line) -> the tokens in rank order.
+
+    >>> read_tiktoken(b"IQ== 0\\nIg== 1\\n")
+    [b'!', b'"']
+    >>> read_tiktoken(b"IQ== 0\\nIg== 2\\n")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: .tiktoken line 2: rank 2 where rank 1 was expected (ranks must run 0, 1, 2, ...)
+    """
+    return [t for t, _ in read_ranks(data, name=name, start=0)]
+
+
+def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None) -> list[tuple[bytes, int]]:
+    """(token, rank) per line, ranks consecutive from ``start`` (from the first line's when None).
+
+    >>> read_ranks(b"IQ== 1\\nIQ== 2\\n")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: .tiktoken line 2: the token b'!' already has rank 1 (line 1)
+    """
+    out: list[tuple[bytes, int]] = []
+    seen: dict[bytes, tuple[int, int]] = {}
+    ranks: dict[int, int] = {}
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        require(len(fields) == 2 and fields[1].isdigit(), f"{name} line {n}: expected 'base64 rank'")
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise FormatError(f"{name} line {n}: bad base64 {fields[0][:40].decode('ascii', 'replace')!r}") from None
+        rank = int(fields[1])
+        require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
+        if token in seen:
+            raise FormatError(
+                f"{name} line {n}: the token {token!r} already has rank {seen[token][0]} (line {seen[token][1]})"
+            )
+        expected = (start if start is not None else rank) if not out else out[-1][1] + 1
+        require(
+            rank == expected,
+            f"{name} line {n}: rank {rank} where rank {expected} was expected (ranks must run 0, 1, 2, ...)",
+        )
+        ranks[rank] = n
+        seen[token] = (rank, n)
+        out.append((token, rank))
+    require(bool(out), f"{name} holds no ranks")
+    return out
+
+
+def tokenizer_from_tiktoken(
+    data: bytes,
+    meta: Mapping | None = None,
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    name: str = ".tiktoken",
+) -> Tokenizer:
+    """A ``.tiktoken`` rank file (and the JSON beside it: ``pat_str``, ``special_tokens``) as a
+    tokenizer with tiktoken's rules; its merges are recovered from the ranks. Without the JSON,
+    ``pretokenizer`` (and ``pattern``) say how text is split; with it they are not used."""
+    specials: dict[str, int] = {}
+    if meta is not None:
+        require(isinstance(meta.get("pat_str"), str), "the tiktoken JSON needs 'pat_str' (a string)")
+        specials = meta.get("special_tokens") or {}
+        require(
+            isinstance(specials, dict) and all(isinstance(i, int) for i in specials.values()),
+            "the tiktoken JSON's 'special_tokens' must map names to integer ids",
+        )
+        pretokenizer, pattern = pretokenizer_of_pattern(meta["pat_str"])  # the file's own regex wins
+    ranked = read_ranks(data, name=name)
+    if pretokenizer is None:
+        raise FormatError(
+            f"{name} holds no regex: give the JSON beside it (pat_str) or choose the "
+            f"pre-tokenizer ({', '.join(TIKTOKEN_PATTERNS)})"
+        )
+    first, last = ranked[0][1], ranked[-1][1]
+    leading = sorted((i, t) for t, i in specials.items() if i < first)
+    require(
+        [i for i, _ in leading] == list(range(first)),
+        f"{name}: ranks start at {first}, so the special tokens must take ids 0-{first - 1}"
+        if first
+        else f"{name}: a special token's id is negative",
+    )
+    trailing = {t: i for t, i in specials.items() if i >= first}
+    for t, i in trailing.items():
+        require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
+    try:
+        config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
+        return tokenizer_from_ranks(
+            [t for t, _ in ranked],
+            pretokenizer=config.pretokenizer,
+            pattern=config.pattern,
+            special_ids=trailing,
+            leading=[t for _, t in leading],
+        )
+    except ValueError as err:  # ConfigError, FormatError, and the tokenizer's own checks of special ids
+        raise FormatError(f"{name}: {err}") from None
+
+
+def _bundled(data: bytes) -> str | None:
+    from .pretrained import bundled_table  # pretrained reads its tables with this module
+
+    return bundled_table(data)
+
+
+# ---- the format ---------------------------------------------------------------------------------
+def _named_tiktoken(upload: Upload) -> bool:
+    return upload.lower.endswith(".tiktoken")
+
+
+def _ranks_first(upload: Upload) -> bool:
+    first = upload.first_line.split()
+    return len(first) == 2 and first[1].isdigit() and not upload.stripped.startswith("#")
+
+
+def _is_meta(upload: Upload) -> bool:
+    return "pat_str" in upload.json
+
+
+def _write(tok: Tokenizer, trace: Mapping) -> Files:
+    return {"tokenizer.json": dump_json(to_tiktoken_meta(tok)), "tokenizer.tiktoken": to_tiktoken(tok)}
+
+
+def _read(found: Found, options: ImportOptions) -> Imported:
+    ranks = found["tiktoken"]
+    meta = found["tiktoken-meta"].json if "tiktoken-meta" in found else None
+    bundled = _bundled(ranks.data) if meta is None else None
+    if bundled is None:
+        tok = tokenizer_from_tiktoken(
+            ranks.data, meta, pretokenizer=options.pretokenizer, pattern=options.pattern, name=ranks.name
+        )
+        return Imported(
+            tok,
+            []
+            if meta is not None
+            else [f"{ranks.name} holds no regex: pre-tokenizer {options.pretokenizer}, as chosen"],
+        )
+    from .pretrained import PRETRAINED, load_pretrained
+
+    tok = load_pretrained(bundled)
+    unused = options.pretokenizer not in (None, tok.config.pretokenizer)
+    return Imported(
+        tok,
+        [
+            f"recognised as the bundled {bundled} table: its regex ({PRETRAINED[bundled].pretokenizer}) and "
+            "special tokens come with it" + (", and the pre-tokenizer chosen is not used" if unused else "")
+        ],
+    )
+
+
+def _needs_pretokenizer(found: Found) -> bool:
+    return "tiktoken-meta" not in found and _bundled(found["tiktoken"].data) is None
+
+
+FORMAT = FileFormat(
+    name="tiktoken",
+    title="tiktoken .tiktoken + JSON",
+    import_title="tiktoken rank file",
+    description="the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
+    files="a .tiktoken file and the JSON with pat_str beside it"
+    + OR_THEIR_ZIP
+    + " (a bundled table, e.g. cl100k_base.tiktoken, alone)",
+    write=_write,
+    read=_read,
+    kinds=(
+        FileKind("tiktoken", "name", 10, _named_tiktoken),
+        # a first line 'base64 rank', after minbpe files and CSVs, before merges files
+        FileKind("tiktoken", "text", 40, _ranks_first),
+        # last of the JSON kinds: a tokenizer.json may hold 'pat_str' too
+        FileKind(
+            "tiktoken-meta",
+            "json",
+            40,
+            _is_meta,
+            hint="a tiktoken JSON needs its .tiktoken file",
+            what="a tiktoken JSON with 'pat_str'",
+        ),
+    ),
+    file_sets=(("tiktoken",), ("tiktoken", "tiktoken-meta")),
+    needs_pretokenizer=_needs_pretokenizer,
+)
