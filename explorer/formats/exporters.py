@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
 from ..stages.normalizers import PY_SPACE
-from ..stages.pretokenizers import MINBPE_PATTERNS
-from ..stages.registry import either
-from ..stages.units import byte_alphabet
 from .base import dump_json, need
 from .gpt2 import to_gpt2_merges, to_gpt2_vocab
 from .hf import to_hf_tokenizer_json
-from .shared import byte_pipeline_only
+from .minbpe import to_minbpe_model, to_minbpe_vocab
 from .subword_nmt import SUBWORD_NMT_VERSIONS, to_subword_nmt_codes
 from .tiktoken_ranks import to_tiktoken, to_tiktoken_meta
 from .trace import TRACE_FILE, trace_from_tokenizer
@@ -79,71 +75,6 @@ def to_arrow_merges(tok: Tokenizer) -> str:
     return "".join(
         f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids)
     )
-
-
-# ---- minbpe ---------------------------------------------------------------------------------
-
-
-def _minbpe_check(tok: Tokenizer) -> None:
-    cfg = tok.config
-    byte_pipeline_only(tok, "minbpe")
-    need(
-        cfg.pretokenizer in MINBPE_PATTERNS,
-        f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
-        f"(use {either(MINBPE_PATTERNS)})",
-    )
-    need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
-    need(
-        list(tok.alphabet) == byte_alphabet(),
-        "minbpe's ids 0-255 are the 256 bytes in byte order "
-        "(train with the full byte alphabet in byte order, as the bytes preset)",
-    )
-    need(
-        tok.merged_ids == list(range(256, 256 + len(tok.merges))),
-        "minbpe gives merge i the id 256 + i; this tokenizer reused an id (train with id reuse off)",
-    )
-
-
-def to_minbpe_model(tok: Tokenizer) -> str:
-    """minbpe's ``.model``: ``minbpe v1``, the split pattern, the special tokens, then
-    ``left_id right_id`` per merge (merge i makes id 256 + i).
-
-    >>> from explorer import make_config, train
-    >>> print(to_minbpe_model(train("aaab", make_config("bytes", num_merges=2)).tokenizer()), end="")
-    minbpe v1
-    <BLANKLINE>
-    0
-    97 97
-    256 97
-    """
-    _minbpe_check(tok)
-    lines = ["minbpe v1", MINBPE_PATTERNS[tok.config.pretokenizer], str(len(tok.special_ids))]
-    lines += [f"{t} {i}" for t, i in tok.special_ids.items()]
-    lines += [f"{a} {b}" for a, b in tok.merges]
-    return "\n".join(lines) + "\n"
-
-
-def _minbpe_render(data: bytes) -> str:
-    # minbpe's render_token: decode with replacement, control characters as \\uXXXX escapes
-    return "".join(
-        c if unicodedata.category(c)[0] != "C" else f"\\u{ord(c):04x}" for c in data.decode("utf-8", errors="replace")
-    )
-
-
-def to_minbpe_vocab(tok: Tokenizer) -> str:
-    """minbpe's ``.vocab``, for people to read: ``[ab] 256`` per token, with its two parts for
-    a merged one (``[a][b] -> [ab] 256``). minbpe never reads it back."""
-    _minbpe_check(tok)
-    made_by = {n: pair for pair, n in zip(tok.merges, tok.merged_ids)}
-    out = []
-    for i in range(len(tok.vocab)):
-        s = _minbpe_render(tok.token_bytes(i))
-        if i in made_by:
-            a, b = made_by[i]
-            out.append(f"[{_minbpe_render(tok.token_bytes(a))}][{_minbpe_render(tok.token_bytes(b))}] -> [{s}] {i}")
-        else:
-            out.append(f"[{s}] {i}")
-    return "\n".join(out) + "\n"
 
 
 # ---- merge history --------------------------------------------------------------------------

@@ -35,11 +35,12 @@ from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
-from ..stages.units import byte_alphabet, bytes_to_display
+from ..stages.units import byte_alphabet
 from .base import decode_text, json_object, require
 from .gpt2 import _gpt2_files, tokenizer_from_gpt2, tokenizer_from_gpt2_files
 from .hf import tokenizer_from_hf
-from .shared import implied_alphabet, pretokenizer_note, pretokenizer_of_pattern, tokenizer_from_vocab_merges
+from .minbpe import tokenizer_from_minbpe
+from .shared import implied_alphabet, pretokenizer_note, tokenizer_from_vocab_merges
 from .subword_nmt import tokenizer_from_subword_nmt
 from .tiktoken_ranks import _bundled, read_ranks, read_tiktoken, tokenizer_from_tiktoken
 from .trace import TRACE_FORMAT, tokenizer_from_trace
@@ -71,63 +72,6 @@ __all__ = [
     "tokenizer_from_token_merges",
     "unzip_files",
 ]
-
-
-# ---- minbpe ---------------------------------------------------------------------------------
-def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Tokenizer:
-    """minbpe's ``.model`` (``minbpe v1``, pattern, special tokens, ``left right`` id pairs):
-    bytes 0-255, merge i makes id 256 + i, special tokens at their own ids."""
-    lines = model.split("\n")
-    require(lines[0].strip() == "minbpe v1", f"{name} line 1: expected 'minbpe v1', found {lines[0][:40]!r}")
-    require(len(lines) >= 3 and lines[2].strip().isdigit(), f"{name} line 3: expected the number of special tokens")
-    pattern = lines[1]
-    n_special = int(lines[2])
-    specials: dict[str, int] = {}
-    for n in range(3, 3 + n_special):
-        parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
-        require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
-        taken = next((t for t, i in specials.items() if i == int(parts[1])), None)
-        require(
-            taken is None and parts[0] not in specials,
-            f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice",
-        )
-        specials[parts[0]] = int(parts[1])
-    merges = []
-    for n in range(3 + n_special, len(lines)):
-        if not lines[n].strip():
-            continue
-        parts = lines[n].split()
-        require(len(parts) == 2 and all(p.isdigit() for p in parts), f"{name} line {n + 1}: expected two ids")
-        a, b = int(parts[0]), int(parts[1])
-        new = 256 + len(merges)
-        require(
-            a < new and b < new,
-            f"{name} line {n + 1}: id {max(a, b)} is not made before merge {len(merges) + 1} (which makes id {new})",
-        )
-        merges.append((a, b))
-    end = 256 + len(merges)
-    for t, i in specials.items():
-        require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
-    pretok, custom = ("none", None) if pattern == "" else pretokenizer_of_pattern(pattern)
-    try:
-        config = TrainerConfig(
-            pretokenizer=pretok,
-            pattern=custom,
-            unit="byte",
-            alphabet="full-bytes",
-            alphabet_order="byte",
-            reuse_ids=False,
-            vocab_size=None,
-            num_merges=None,
-        ).validate()
-        return Tokenizer(
-            config=config,
-            alphabet=[bytes_to_display(bytes([b])) for b in range(256)],
-            merges=merges,
-            special_ids=specials,
-        )
-    except ValueError as err:  # ConfigError too
-        raise FormatError(f"{name}: {err}") from None
 
 
 # ---- merge lists: seed 004's 'a b -> ab' lines, the merges CSV --------------------------------
