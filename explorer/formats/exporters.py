@@ -12,17 +12,17 @@ Vocabularies in the files are derived from the merges, as everywhere else.
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
 from ..stages.normalizers import PY_SPACE
-from .base import dump_json, need
+from .arrow import to_arrow_merges
+from .base import dump_json
 from .gpt2 import to_gpt2_merges, to_gpt2_vocab
 from .hf import to_hf_tokenizer_json
+from .merges_csv import CSV_COLUMNS, to_merges_csv
 from .minbpe import to_minbpe_model, to_minbpe_vocab
 from .subword_nmt import SUBWORD_NMT_VERSIONS, to_subword_nmt_codes
 from .tiktoken_ranks import to_tiktoken, to_tiktoken_meta
@@ -30,6 +30,7 @@ from .trace import TRACE_FILE, trace_from_tokenizer
 from .zips import zip_files
 
 __all__ = [
+    "CSV_COLUMNS",
     "EXPORT_FORMATS",
     "ExportFormat",
     "PY_SPACE",
@@ -61,42 +62,6 @@ class ExportFormat(NamedTuple):
     # writes the merge history (counts and all), so a caller passes the trainer's trace; the
     # others read the tokenizer alone
     uses_trace: bool = False
-
-
-# ---- seed 004 --------------------------------------------------------------------------------
-
-
-def to_arrow_merges(tok: Tokenizer) -> str:
-    """Seed 004's merges file: ``left right -> token`` per merge."""
-    need(
-        not any(" " in tok.vocab[i] for pair in tok.merges for i in pair),
-        "the 'a b -> ab' file separates tokens by spaces, and a token of this tokenizer holds a space",
-    )
-    return "".join(
-        f"{tok.vocab[a]} {tok.vocab[b]} -> {tok.vocab[n]}\n" for (a, b), n in zip(tok.merges, tok.merged_ids)
-    )
-
-
-# ---- merge history --------------------------------------------------------------------------
-CSV_COLUMNS = ("step", "left", "right", "token", "id", "count", "tokens_after", "words_affected", "n_tied")
-
-
-def to_merges_csv(trace: Mapping) -> str:
-    """The merge history as CSV, one row per merge (counts are empty for a tokenizer that was
-    imported rather than trained here).
-
-    >>> from explorer import make_config, train
-    >>> from explorer.formats.trace import trace_dict
-    >>> print(to_merges_csv(trace_dict(train("a,a a,a", make_config("hf-course", num_merges=1)))), end="")
-    step,left,right,token,id,count,tokens_after,words_affected,n_tied
-    1,a,",","a,",3,2,4,1,1
-    """
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
-    for m in trace["merges"]:
-        w.writerow(["" if m.get(c) is None else m[c] for c in CSV_COLUMNS])
-    return buf.getvalue()
 
 
 # ---- the registry ---------------------------------------------------------------------------
