@@ -143,6 +143,7 @@ def steps_spec(
     values = [v for s in series for v in data[s] if v == v]  # NaN is not equal to itself
     y_scale = {"type": "log"} if log else (_padded(values) if values else {"zero": False})
     mark = {"type": "line", "point": len(data["step"]) <= 60, **({"color": color} if color else {})}
+    line: dict[str, object]
     if len(series) == 1:
         line = {
             "mark": mark,

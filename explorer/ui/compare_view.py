@@ -4,6 +4,7 @@ cross-evaluation matrix, vocabulary overlap, token lengths, fertility and parity
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import altair as alt
 import pandas as pd
@@ -214,7 +215,9 @@ def run(request: Request) -> Comparison | None:
     if pretrained:
         config, encoding = None, EncodeOptions()
     else:
-        config, encoding = corpus_config(request.preset, merges=request.merges), PRESETS[request.preset].encoding
+        preset = request.preset
+        assert preset is not None  # a request names a preset or a pretrained tokenizer, never neither
+        config, encoding = corpus_config(preset, merges=request.merges), PRESETS[preset].encoding
     key = comparison_key(corpora, config=config, encoding=encoding, pretrained=pretrained[0] if pretrained else None)
     try:
         result = _memo().get(key, lambda: _in_worker(corpora, config, encoding, pretrained))
@@ -257,10 +260,11 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
         r for r in rows if r.parity is not None
     ]
     if parity:
+        # every row here has a parity: "or 0.0" only tells the type checker so
         first = parity[0].tokenizer  # GPT-2, the oldest
-        worst = max((r for r in parity if r.tokenizer == first), key=lambda r: r.parity)
+        worst = max((r for r in parity if r.tokenizer == first), key=lambda r: r.parity or 0.0)
         same = [r for r in parity if r.language == worst.language and r.tokenizer != worst.tokenizer]
-        best = min(same, key=lambda r: r.parity) if same else None
+        best = min(same, key=lambda r: r.parity or 0.0) if same else None
         out.append(
             render.Headline(
                 "Parity",
@@ -273,7 +277,7 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
         name: run.corpus_bytes / max(run.train_curve[-1][1], 1) for name, run in result.runs.items() if run.train_curve
     }
     if bpt:
-        top = max(bpt, key=bpt.get)
+        top = max(bpt, key=bpt.__getitem__)
         out.append(
             render.Headline(
                 "Compression",
@@ -281,8 +285,9 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
                 "bytes per token: " + ", ".join(f"{n} {v:.2f}" for n, v in bpt.items()),
             )
         )
-    own = {b: e.bytes_per_token for (a, b), e in result.cross.items() if a == b}  # each corpus under its own tokenizer
-    away = [(a, b, (e.bytes_per_token or 0.0) / own[b]) for (a, b), e in result.cross.items() if a != b and own.get(b)]
+    # each corpus under its own tokenizer, kept when it can divide (some bytes per token)
+    own = {b: e.bytes_per_token for (a, b), e in result.cross.items() if a == b and e.bytes_per_token}
+    away = [(a, b, (e.bytes_per_token or 0.0) / own[b]) for (a, b), e in result.cross.items() if a != b and b in own]
     if away:
         a, b, ratio = min(away, key=lambda t: t[2])
         out.append(
@@ -389,7 +394,9 @@ def cross_frame(result: Comparison) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _heatmap(df: pd.DataFrame, value: str, fmt: str, scheme: str, *, rows: str) -> alt.LayerChart:
+def _heatmap(
+    df: pd.DataFrame, value: str, fmt: str, scheme: Literal["greens", "oranges"], *, rows: str
+) -> alt.LayerChart:
     base = alt.Chart(df).encode(
         x=alt.X("encoded:N", title="encoded corpus", sort=None, axis=alt.Axis(labelAngle=-30, labelLimit=160)),
         y=alt.Y("trained on:N", title=rows, sort=None, axis=alt.Axis(labelLimit=160)),

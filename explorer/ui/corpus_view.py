@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, replace
+from typing import cast
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..bpe.config import TrainerConfig
+from ..bpe.config import NormalizerName, TrainerConfig
 from ..errors import ExplorerError
 from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
-from ..stages.normalizers import NORMALIZERS
+from ..stages.normalizers import NORMALIZER_REGISTRY, NORMALIZERS
 from ..stages.pipeline import inspect_str
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
 from . import catalog, data, links, render, state, storage
@@ -93,7 +94,7 @@ def _on_upload(key: str) -> None:
     st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1
 
 
-def restore_uploads(blobs) -> list[tuple[str, str, str]]:
+def restore_uploads(blobs) -> list[tuple[str, str, str | None]]:
     """Make stored files (``(Blob, decoding)`` pairs, from a link) the session's uploads, as if
     just uploaded; (name, text, ref) of those that decode (one that does not is listed with its
     choice of decoding on the Corpus page, as an upload would be)."""
@@ -353,7 +354,14 @@ def preview(text: str) -> None:
     if pretok == "regex":
         pattern = st.text_input("Custom regex", key="w_prev_pattern")
     sample = _lines_from(text, int(start), n)
-    config = TrainerConfig(normalizer=normalizer, pretokenizer=pretok, pattern=pattern, sequences="lines", unit="char")
+    NORMALIZER_REGISTRY.stage(normalizer)  # ConfigError unless a registered name (the picker offers no other)
+    config = TrainerConfig(
+        normalizer=cast(NormalizerName, normalizer),
+        pretokenizer=pretok,
+        pattern=pattern,
+        sequences="lines",
+        unit="char",
+    )
     try:
         config.validate()
         lines = _lines_of_pieces(sample, config)
@@ -440,12 +448,12 @@ def apply_preview_params(params: dict[str, str]) -> list[str]:
     # the number of lines, and the line they start from (brought within the text when drawn)
     for param, key, high in (("lines", "w_prev_lines", 30), ("from_line", "w_prev_start", 10_000_000)):
         try:
-            value = links.count_param(params, param, low=1, high=high)
+            count = links.count_param(params, param, low=1, high=high)
         except ExplorerError as err:
             problems.append(str(err))
             continue
-        if value is not None:
-            st.session_state[key] = value
+        if count is not None:
+            st.session_state[key] = count
     if "regex_preview" in params:
         st.session_state["w_prev_pattern"] = params["regex_preview"][:2000]
     if "previewing" in params:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import streamlit as st
 
@@ -71,7 +71,7 @@ class Link(NamedTuple):
     step: int
     seed: str | None = None
     base: str = state.DEFAULT_PRESET
-    big: str | None = None
+    big: state.Mode | None = None  # "sample" or "final": what to do with a corpus over the limit
 
 
 def count_param(params: dict[str, str], key: str, *, low: int, high: int = _MAX_STEP) -> int | None:
@@ -242,10 +242,12 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> tuple[Link | No
     )
     if seed is not None and preset is None:
         seed = None
-    big = params.get("big")
-    if big is not None and big not in ("sample", "final"):
-        problems.append(f"big={big[:20]!r} in the link is neither 'sample' nor 'final'")
-        big = None
+    asked = params.get("big")
+    big: state.Mode | None = None
+    if asked in ("sample", "final"):
+        big = cast(state.Mode, asked)
+    elif asked is not None:
+        problems.append(f"big={asked[:20]!r} in the link is neither 'sample' nor 'final'")
     step = attempt(lambda: count_param(params, "step", low=0)) or 0
     return Link(tuple(names) or (state.DEFAULT_SAMPLE,), preset, config, step, seed, base, big), problems
 
@@ -342,7 +344,7 @@ def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.Corpus
     samples, restored, pasted = stored_parts(names, problems)
     uploads = corpus_view.restore_uploads(restored)
     choice = state.CorpusChoice(
-        tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted, tuple(r for _, _, r in uploads)
+        tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted, tuple(r for _, _, r in uploads if r is not None)
     )
     if not choice.texts():
         problems.append("nothing of its corpus is left, so it opens on the default corpus")

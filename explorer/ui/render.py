@@ -208,9 +208,10 @@ def token_runs(token: str, style: TokenStyle = PLAIN) -> list[tuple[str, bool]]:
             pass
     if data is None:
         return [(visible(token) if style.show_ws else token, True)]
+    # utf8_runs pairs text with True and bytes with False: the run's type tells which
     return [
-        ((visible(run) if style.show_ws else run) if is_text else _hex(run), is_text)
-        for run, is_text in utf8_runs(data)
+        ((visible(run) if style.show_ws else run), True) if isinstance(run, str) else (_hex(run), False)
+        for run, _ in utf8_runs(data)
     ]
 
 

@@ -23,6 +23,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
+from typing import Any
 
 from ..serving.workers import Job, Pool, default_workers
 
@@ -143,7 +144,7 @@ def pool() -> Pool:
         return _POOL[0]
 
 
-def wait_for(job: Job, show, *, what: str = "") -> object:
+def wait_for(job: Job, show, *, what: str = "") -> Any:
     """The job's value, showing its progress meanwhile (``show(fraction, text)``, a progress bar's
     ``progress``). Whatever ends the wait — the value, an error, or a rerun that interrupts the
     page (Stop) — the job is ended too, so no worker goes on computing for nobody."""

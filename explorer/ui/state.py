@@ -180,6 +180,7 @@ class Live:
         """Indices of the n most frequent words (computed once per trainer)."""
         cache = self._top_words
         if n not in cache:
+            assert self.trainer is not None  # asked for only by panels drawn once there is a trainer
             freqs = self.trainer.freqs
             cache[n] = sorted(range(len(freqs)), key=lambda i: -freqs[i])[:n]
         return cache[n]
@@ -191,6 +192,7 @@ class Live:
         if tok is None:
             if len(cache) >= 8:
                 cache.pop(next(iter(cache)))
+            assert self.trainer is not None  # asked for only by panels drawn once there is a trainer
             tok = cache[k] = self.trainer.tokenizer(k)
         return tok
 
@@ -444,11 +446,10 @@ def live(*, reset: bool = False) -> Live:
             fresh = Live(None, choice.key(), config, oversize=size)
         else:
             steps = st.session_state.pop(_PENDING, None) or 0
-            fresh = Live(_build_at(choice, preset, config, mode, steps), choice.key(), config, mode=mode)
+            trainer = _build_at(choice, preset, config, mode, steps)
+            fresh = Live(trainer, choice.key(), config, mode=mode)
             fresh.view = fresh.trained
-            fresh.running = (
-                mode == "final" and not fresh.trainer.done
-            )  # nothing to step through: train to the end at once
+            fresh.running = mode == "final" and not trainer.done  # nothing to step through: train to the end at once
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import html
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
+from ..bpe.records import StepRecord
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import PairStat, Trainer, train_to_end
 from ..errors import ExplorerError
@@ -473,8 +475,10 @@ def _lengths(live: state.Live, k: int) -> list[int]:
     """The length of each vocabulary token at step k, in bytes or characters (the trainer's
     unit). Each token's length is computed once per trainer (hashing the whole vocabulary as
     a cache key cost more than this)."""
+    trainer = live.trainer
+    assert trainer is not None
     tok = live.tokenizer(k)
-    byte = live.trainer.config.unit == "byte"
+    byte = trainer.config.unit == "byte"
     known = live.memo.setdefault("token_lengths", {})
     out = []
     for t in tok.vocab[tok.n_special :]:
@@ -505,7 +509,10 @@ _HISTORY_MATCHES = 60
 def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> str:
     """The merges around the step viewed (newest first, current highlighted), or the latest of
     those matching the sidebar's search."""
-    records = live.trainer.records
+    trainer = live.trainer
+    assert trainer is not None
+    records = trainer.records
+    shown: Sequence[StepRecord]
     if query.strip():
         found = tables.matching(records, query, style)
         caption = f"{len(found):,} of {live.trained:,} merges match {query.strip()[:60]!r}"
@@ -520,8 +527,10 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
 def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     """The whole history in a scrollable grid, when the sidebar asks for it (20,000 rows cost
     ~0.1 s per rerun: built and sent only on request)."""
+    trainer = live.trainer
+    assert trainer is not None
     if st.session_state.get("w_full_history"):
-        found = tables.matching(live.trainer.records, st.session_state.get("w_history_search", ""), style)
+        found = tables.matching(trainer.records, st.session_state.get("w_history_search", ""), style)
         df = tables.history_table(tables.history_rows(found, live.view), style=style)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
