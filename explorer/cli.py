@@ -322,7 +322,7 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     path = save_trace(trace_from_tokenizer(tok), folder)
     out.write(
         f"{IMPORT_FORMATS[report.format].title}: {tok.num_merges:,} merges, vocab {len(tok.vocab):,}, "
-        f"{tok.config.unit} level, pre-tokenizer {tok.config.pretokenizer}; wrote {path}\n"
+        f"{tok.pipeline.unit} level, pre-tokenizer {tok.pipeline.pretokenizer}; wrote {path}\n"
     )
     for note in report.notes:  # what the files left open and was assumed, one line each
         out.write(f"note: {note}\n")

@@ -372,7 +372,7 @@ def test_import_of_our_export_gives_the_same_merges_and_ids(fmt, name):
 def test_tokenizer_json_and_trace_round_trips_keep_the_config_and_unknown_token(fmt, name):
     tok = tokenizer(name)
     back = reimport(name, fmt)
-    assert back.vocab == tok.vocab
+    assert back.vocab.tokens == tok.vocab.tokens
     assert back.unk_id == tok.unk_id
     for field in ("normalizer", "pretokenizer", "pattern", "sequences", "unit", "marker", "special_tokens"):
         assert getattr(back.config, field) == getattr(tok.config, field), field

@@ -10,7 +10,6 @@ Data shapes::
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from typing import Any, NamedTuple
 
@@ -68,7 +67,7 @@ def unknown_symbols(tok: Tokenizer, text: str) -> Counter[str]:
     out: Counter[str] = Counter()
     for piece in tok.encode_pieces(text):
         if tok.unk_id in piece.ids:
-            out.update(s for s in word_symbols(piece.text, tok.config) if tok.token_to_id(s) is None)
+            out.update(s for s in word_symbols(piece.text, tok.pipeline) if tok.token_to_id(s) is None)
     return out
 
 
@@ -145,6 +144,6 @@ def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, 
     shared: dict[str, Any] = dict(
         vocab_size=None, num_merges=merges, marker="none", alphabet_order="sorted", min_frequency=0
     )
-    char = dataclasses.replace(config, unit="char", alphabet="present", **shared).validate()
-    byte = dataclasses.replace(config, unit="byte", alphabet="full-bytes", **shared).validate()
+    char = config.replace(unit="char", alphabet="present", **shared)
+    byte = config.replace(unit="byte", alphabet="full-bytes", **shared)
     return char, byte

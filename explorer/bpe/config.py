@@ -11,10 +11,15 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from ..errors import ConfigError
-from ..stages.markers import MARKERS
-from ..stages.normalizers import NORMALIZERS
-from ..stages.pretokenizers import PRETOKENIZERS, SEQUENCE_MODES, compile_pattern
-from ..stages.units import UNITS
+from ..stages.pipeline import (
+    PIPELINE_FIELDS,
+    MarkerName,
+    NormalizerName,
+    Pipeline,
+    SequencesName,
+    UnitName,
+    check_name,
+)
 
 __all__ = [
     "AlphabetName",
@@ -42,13 +47,8 @@ __all__ = [
     "corpus_config",
 ]
 
-# The names a field takes. The stages' names are their registries' entries (a test checks that
-# they agree); the pre-tokenizer is a plain str, since a regex pre-tokenizer is added with one
-# registry entry (explorer.stages.pretokenizers.PRETOKENIZER_REGISTRY) and no type changes.
-NormalizerName = Literal["none", "nfc", "nfkc", "lowercase", "collapse-whitespace"]
-SequencesName = Literal["text", "lines", "documents"]
-UnitName = Literal["char", "byte"]
-MarkerName = Literal["none", "eow", "eow-glued", "g-suffix", "sp-prefix"]
+# The names a field takes; the stages' own (NormalizerName, SequencesName, UnitName, MarkerName)
+# live with Pipeline and are re-exported here.
 AlphabetName = Literal["present", "full-bytes"]
 AlphabetOrderName = Literal["sorted", "first-seen", "byte"]
 TieBreakName = Literal["first-seen", "hf", "subword-nmt"]
@@ -84,54 +84,115 @@ DROPOUT_STYLES: dict[str, str] = {
 MAX_VOCAB_SIZE = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TrainerConfig:
-    """Every dimension of a BPE variant. Defaults are the GPT-2 style byte-level setup."""
+    """What training decides: the pipeline it trains under, the alphabet, the tie-break, the
+    stop rules, the special tokens and the id rule. Defaults are the GPT-2 style byte-level
+    setup. Valid once built (ConfigError otherwise).
 
-    normalizer: NormalizerName = "none"
-    pretokenizer: str = "gpt2"  # a name in PRETOKENIZER_REGISTRY, which is open
-    pattern: str | None = None
-    sequences: SequencesName = "text"
-    unit: UnitName = "byte"
-    marker: MarkerName = "none"
-    alphabet: AlphabetName = "present"
-    alphabet_order: AlphabetOrderName = "sorted"
-    special_tokens: tuple[str, ...] = ()
-    tie_break: TieBreakName = "first-seen"
-    vocab_size: int | None = 1000
-    num_merges: int | None = None
-    min_frequency: int = 0
-    reuse_ids: bool = True
-    specials_in_text: SpecialsInTextName = "split"
+    Built and read flat as well: the stage names (``unit="char"``, ``config.unit``) are the
+    pipeline's, so presets, the CLI, settings and links name every field in one place.
 
-    def validate(self) -> TrainerConfig:
-        """Raise ConfigError for unknown values or impossible combinations; return self."""
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", num_merges=10, vocab_size=None)
+    >>> cfg.pipeline.unit, cfg.unit, cfg.replace(marker="eow").pipeline.marker
+    ('char', 'char', 'eow')
+    >>> TrainerConfig(unit="char", alphabet="full-bytes")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: a full byte alphabet and byte order need the byte unit
+    """
+
+    pipeline: Pipeline
+    alphabet: AlphabetName
+    alphabet_order: AlphabetOrderName
+    special_tokens: tuple[str, ...]
+    tie_break: TieBreakName
+    vocab_size: int | None
+    num_merges: int | None
+    min_frequency: int
+    reuse_ids: bool
+    specials_in_text: SpecialsInTextName
+
+    def __init__(
+        self,
+        *,
+        pipeline: Pipeline | None = None,
+        normalizer: NormalizerName | None = None,
+        pretokenizer: str | None = None,
+        pattern: str | None = None,
+        sequences: SequencesName | None = None,
+        unit: UnitName | None = None,
+        marker: MarkerName | None = None,
+        alphabet: AlphabetName = "present",
+        alphabet_order: AlphabetOrderName = "sorted",
+        special_tokens: tuple[str, ...] = (),
+        tie_break: TieBreakName = "first-seen",
+        vocab_size: int | None = 1000,
+        num_merges: int | None = None,
+        min_frequency: int = 0,
+        reuse_ids: bool = True,
+        specials_in_text: SpecialsInTextName = "split",
+    ):
+        # a stage name given flat (None: not given) is the pipeline's, over ``pipeline`` if both
+        stages = {
+            k: v
+            for k, v in zip(PIPELINE_FIELDS, (normalizer, pretokenizer, pattern, sequences, unit, marker))
+            if v is not None
+        }
+        if pipeline is None:
+            pipeline = Pipeline(**stages)
+        elif stages:
+            pipeline = dataclasses.replace(pipeline, **stages)
+        own = {
+            "pipeline": pipeline,
+            "alphabet": alphabet,
+            "alphabet_order": alphabet_order,
+            "special_tokens": tuple(special_tokens),
+            "tie_break": tie_break,
+            "vocab_size": vocab_size,
+            "num_merges": num_merges,
+            "min_frequency": min_frequency,
+            "reuse_ids": reuse_ids,
+            "specials_in_text": specials_in_text,
+        }
+        for name, value in own.items():
+            object.__setattr__(self, name, value)
+        self._check()
+
+    # ---- the pipeline's fields, read flat ----------------------------------------------------
+    @property
+    def normalizer(self) -> NormalizerName:
+        return self.pipeline.normalizer
+
+    @property
+    def pretokenizer(self) -> str:
+        return self.pipeline.pretokenizer
+
+    @property
+    def pattern(self) -> str | None:
+        return self.pipeline.pattern
+
+    @property
+    def sequences(self) -> SequencesName:
+        return self.pipeline.sequences
+
+    @property
+    def unit(self) -> UnitName:
+        return self.pipeline.unit
+
+    @property
+    def marker(self) -> MarkerName:
+        return self.pipeline.marker
+
+    def _check(self) -> None:
+        """ConfigError for unknown values or impossible combinations (the pipeline checked its own)."""
         for name, allowed in (
-            ("normalizer", NORMALIZERS),
-            ("pretokenizer", PRETOKENIZERS),
-            ("sequences", SEQUENCE_MODES),
-            ("unit", UNITS),
-            ("marker", MARKERS),
             ("alphabet", ALPHABETS),
             ("alphabet_order", ALPHABET_ORDERS),
             ("tie_break", TIE_BREAKS),
             ("specials_in_text", SPECIALS_IN_TEXT),
         ):
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ConfigError(f"unknown {name.replace('_', ' ')} {value!r}; choose one of {', '.join(allowed)}")
-        if self.pretokenizer == "regex":
-            compile_pattern(self.pattern or "")
-        elif self.pattern is not None:
-            raise ConfigError(
-                f"a custom regex is used only by the 'regex' pre-tokenizer, not by {self.pretokenizer!r} "
-                "(CLI: add --pretokenizer regex)"
-            )
-        if self.unit == "byte" and self.marker != "none":
-            raise ConfigError(
-                "word markers are for character-level BPE; byte-level BPE keeps the space inside the "
-                "next piece instead (choose marker 'none' or unit 'char')"
-            )
+            check_name(name, getattr(self, name), allowed)
         if self.unit == "char" and (self.alphabet == "full-bytes" or self.alphabet_order == "byte"):
             raise ConfigError("a full byte alphabet and byte order need the byte unit")
         if self.vocab_size is not None and not (1 <= self.vocab_size <= MAX_VOCAB_SIZE):
@@ -142,25 +203,57 @@ class TrainerConfig:
             raise ConfigError("min frequency cannot be negative")
         if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
             raise ConfigError("special tokens must be distinct and non-empty")
+
+    def validate(self) -> TrainerConfig:
+        """Self: a config is checked when it is built."""
         return self
 
     def replace(self, **changes) -> TrainerConfig:
-        """A copy with some fields changed (unknown names raise ConfigError)."""
-        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        """A copy with some fields changed, stage names flat or a whole ``pipeline`` (unknown
+        names raise ConfigError).
+
+        >>> TrainerConfig(pretokenizer="regex", pattern="a").replace(pretokenizer="gpt2", pattern=None).pattern is None
+        True
+        """
+        unknown = set(changes) - set(PIPELINE_FIELDS) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-        return dataclasses.replace(self, **changes)
+        stages = {k: changes.pop(k) for k in PIPELINE_FIELDS if k in changes}
+        pipeline = changes.pop("pipeline", self.pipeline)
+        if stages:  # through the dataclass, so that pattern=None clears a pattern
+            pipeline = dataclasses.replace(pipeline, **stages)
+        return TrainerConfig(
+            **{**self.training_dict(), "special_tokens": self.special_tokens, **changes}, pipeline=pipeline
+        )
 
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
+    def training_dict(self) -> dict:
+        """The fields training decides beyond the pipeline (trace.json's "training" object).
+
+        >>> list(TrainerConfig().training_dict())[:2]
+        ['alphabet', 'alphabet_order']
+        """
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pipeline"}
         d["special_tokens"] = list(self.special_tokens)
         return d
 
+    def to_dict(self) -> dict:
+        """Flat: the pipeline's fields, then training's (trace.json's "config", share links).
+
+        >>> list(TrainerConfig().to_dict())[:3]
+        ['normalizer', 'pretokenizer', 'pattern']
+        """
+        return {**self.pipeline.to_dict(), **self.training_dict()}
+
     @classmethod
     def from_dict(cls, data: dict) -> TrainerConfig:
+        """From a flat dict (``to_dict``'s).
+
+        >>> TrainerConfig.from_dict({"unit": "char", "top_k": 5}) == TrainerConfig(unit="char")
+        True
+        """
         # unknown keys are ignored: older traces kept here "top_k" (a recording option) and
         # "unk_token" / "dropout_style" (encoding options, see EncodeOptions.from_dict)
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(PIPELINE_FIELDS) | {f.name for f in dataclasses.fields(cls)} - {"pipeline"}
         kwargs = {k: v for k, v in data.items() if k in names}
         if "special_tokens" in kwargs:
             kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
@@ -175,13 +268,16 @@ class EncodeOptions:
     unk_token: str = "<unk>"
     dropout_style: DropoutStyleName = "retry"
 
-    def validate(self) -> EncodeOptions:
+    def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
             raise ConfigError(
                 f"unknown dropout style {self.dropout_style!r}; choose one of {', '.join(DROPOUT_STYLES)}"
             )
         if not isinstance(self.unk_token, str) or not self.unk_token:
             raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
+
+    def validate(self) -> EncodeOptions:
+        """Self: options are checked when they are built."""
         return self
 
     def to_dict(self) -> dict:
@@ -195,7 +291,7 @@ class EncodeOptions:
         EncodeOptions(unk_token='<unk>', dropout_style='once')
         """
         names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in names}).validate()
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
 class Preset(NamedTuple):
@@ -348,7 +444,7 @@ def make_config(preset: str | None = None, **overrides) -> TrainerConfig:
         base = PRESETS[preset].config
     else:
         raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-    return base.replace(**overrides).validate()
+    return base.replace(**overrides)
 
 
 DEFAULT_MERGES = 1_000
@@ -370,4 +466,4 @@ def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> 
     sized: dict[str, object] = {"num_merges": merges, "vocab_size": None}
     if base.unit == "byte":
         sized["alphabet"] = "full-bytes"
-    return base.replace(**{**sized, **overrides}).validate()
+    return base.replace(**{**sized, **overrides})

@@ -29,10 +29,11 @@ import json
 from collections.abc import Mapping, Sequence
 
 from ..errors import FormatError
+from ..stages.pipeline import Pipeline
 from ..stages.units import byte_alphabet, bytes_to_display
-from .config import TrainerConfig
 from .merging import lowest_first
 from .tokenizer import Tokenizer
+from .vocab import Vocab
 
 __all__ = [
     "bpe_parts",
@@ -172,24 +173,15 @@ def tokenizer_from_merges(
     explorer.errors.FormatError: merge 1 (rank 257) makes 'ab' again: a rank table's tokens are distinct
     """
     shift = len(leading)
-    config = TrainerConfig(
-        pretokenizer=pretokenizer,
-        pattern=pattern,
-        unit="byte",
-        alphabet="full-bytes",
-        special_tokens=tuple(leading),
-        vocab_size=None,
-        num_merges=None,
-    )
+    pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
     alphabet = [bytes_to_display(t) for t in singles]
     if sorted(alphabet) != sorted(byte_alphabet()):
         raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
     if shift:
         merges = [(a + shift, b + shift) for a, b in merges]
     tok = Tokenizer(
-        config=config,
-        alphabet=alphabet,
-        merges=merges,
+        pipeline=pipeline,
+        vocab=Vocab(tuple(leading), tuple(alphabet), tuple(merges)),
         special_ids=special_ids,
         rules="tiktoken",
         own_merges_suffice=own_merges_suffice,

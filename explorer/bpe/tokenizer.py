@@ -1,6 +1,8 @@
 """The tokenizer: encode with learned merges, decode, trace, truncate, BPE-dropout.
 
-A tokenizer is (config, alphabet, merges); its vocabulary is derived. Encoding a piece
+A tokenizer is (pipeline, vocab, encoding): the stages that turn text into base symbols, the
+special tokens + alphabet + merges its vocabulary is derived from, and the encoding options
+(no training choice: the trainer's config stays with the trainer). Encoding a piece
 repeatedly merges the adjacent pair whose merge rule has the lowest rank, leftmost first
 (tiktoken's and minbpe's loop). For merges learned by our trainer that reproduces the trainer's
 own segmentation of every training word (until a merge reuses an existing token's id, see
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import lshift, or_
 from typing import Literal, NamedTuple
@@ -19,6 +21,7 @@ from typing import Literal, NamedTuple
 from ..errors import ConfigError, DecodeError
 from ..stages.markers import apply_marker, strip_markers
 from ..stages.normalizers import normalize_str
+from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from . import merging
@@ -30,7 +33,7 @@ __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "Tokenizer", "Trac
 
 EncodingRules = Literal["merges", "tiktoken"]
 DecodeErrors = Literal["replace", "strict", "ignore"]
-DECODE_ERRORS: dict[str, str] = {
+DECODE_ERRORS: dict[DecodeErrors, str] = {
     "replace": "bytes that are not UTF-8 become U+FFFD (tiktoken's default)",
     "strict": "bytes that are not UTF-8 raise an error that says where",
     "ignore": "bytes that are not UTF-8 are dropped",
@@ -89,8 +92,8 @@ class Tokenizer:
     """Encode and decode with the merges of a trained BPE model.
 
     >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 0), (2, 1)])
-    >>> tok.vocab
-    ('a', 'b', 'aa', 'aab')
+    >>> tok.vocab.tokens, tok.pipeline.unit
+    (('a', 'b', 'aa', 'aab'), 'char')
     >>> tok.tokens(tok.encode("aabab"))
     ['aab', 'a', 'b']
     >>> tok.tokens(tok.encode("aaabc"))
@@ -100,16 +103,22 @@ class Tokenizer:
     def __init__(
         self,
         *,
-        config: TrainerConfig,
-        alphabet: Sequence[str],
-        merges: Sequence[tuple[int, int]],
+        pipeline: Pipeline | None = None,
+        vocab: Vocab | None = None,
+        encoding: EncodeOptions = EncodeOptions(),
         special_ids: Mapping[str, int] | None = None,
         rules: EncodingRules = "merges",
-        encoding: EncodeOptions = EncodeOptions(),
         own_merges_suffice: bool = False,
+        config: TrainerConfig | None = None,
+        alphabet: Sequence[str] | None = None,
+        merges: Sequence[tuple[int, int]] | None = None,
     ):
-        """``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
-        ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``config.special_tokens``
+        """A tokenizer is ``pipeline`` + ``vocab`` + ``encoding``. The keyword form
+        ``config=, alphabet=, merges=`` (a trainer's config and what it learned) builds the same
+        from the config's pipeline, special tokens and id rule.
+
+        ``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
+        ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``vocab.special_tokens``
         instead take the first ids. ``rules`` says which neighbours may merge (ENCODING_RULES).
 
         ``own_merges_suffice`` (tiktoken's rules only) is the caller's word that merging each
@@ -118,18 +127,25 @@ class Tokenizer:
         tests check). Then the only splits of a token that ever meet are its own merge's, and
         looking neighbours up by id pair among the merges gives tiktoken's ids, faster than by
         their joined texts."""
-        self.config = config.validate()
-        self.encoding = encoding.validate()
+        if config is not None:
+            if pipeline is not None or vocab is not None:
+                raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
+            pipeline = config.pipeline
+            vocab = Vocab(config.special_tokens, tuple(alphabet or ()), tuple(merges or ()), config.reuse_ids)
+        elif pipeline is None or vocab is None or alphabet is not None or merges is not None:
+            raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
+        self.pipeline = pipeline
+        self.vocab = vocab
+        self.encoding = encoding
         if rules not in ENCODING_RULES:
             raise ConfigError(f"unknown encoding rules {rules!r}; choose one of {', '.join(ENCODING_RULES)}")
-        if rules == "tiktoken" and config.unit != "byte":
+        if rules == "tiktoken" and pipeline.unit != "byte":
             raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
-        self.alphabet = tuple(alphabet)
-        self.merges: tuple[tuple[int, int], ...] = _int_pairs(merges)
-        vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
-        first_new = len(vocab)
-        self.merged_ids: list[int] = vocab.add_merges(self.merges)
+        self.alphabet = vocab.alphabet
+        self.merges: tuple[tuple[int, int], ...] = vocab.merges
+        first_new = vocab.n_base
+        self.merged_ids: list[int] = list(vocab.merged_ids)
         ranks = range(len(self.merges))
         # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256, 1 << ID_BITS | 257, ...]
         packed = list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
@@ -141,7 +157,7 @@ class Tokenizer:
         )
         self._ids = vocab.ids
         self.n_special = vocab.n_special
-        self.vocab: tuple[str, ...] = tuple(vocab.tokens)
+        self._tokens: tuple[str, ...] = vocab.tokens  # the hot paths index a tuple, not the Vocab
         self.own_merges_suffice = rules == "tiktoken" and own_merges_suffice
         self._packed: dict[tuple[int, int], int]
         self._by_text: dict[str, int] | None = None
@@ -159,11 +175,11 @@ class Tokenizer:
             # the same). Keyed by the pair itself so that zip() makes the keys.
             self._packed = _first_wins(self.merges, packed)
             self._pair = self._packed.get
-        # every special token -> its id: the leading ones (config) and the trailing ones
+        # every special token -> its id: the leading ones (the vocab's) and the trailing ones
         self._trailing: dict[int, str] = {}
-        self.special_ids: dict[str, int] = {t: self._ids[t] for t in config.special_tokens}
+        self.special_ids: dict[str, int] = {t: self._ids[t] for t in vocab.special_tokens}
         for tok, i in (special_ids or {}).items():
-            if not tok or tok in self.special_ids or i in self._trailing or i < len(self.vocab):
+            if not tok or tok in self.special_ids or i in self._trailing or i < len(self._tokens):
                 raise ConfigError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
             self.special_ids[tok] = int(i)
             self._trailing[int(i)] = tok
@@ -171,10 +187,10 @@ class Tokenizer:
         # of the special tokens, it gets the first id past every other.
         self.unk_id: int = (
             self._ids[encoding.unk_token]
-            if encoding.unk_token in config.special_tokens
-            else max([len(self.vocab), *(i + 1 for i in self._trailing)])
+            if encoding.unk_token in vocab.special_tokens
+            else max([len(self._tokens), *(i + 1 for i in self._trailing)])
         )
-        if config.unit == "byte":
+        if pipeline.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
             self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
             self._byte_id = self._byte_ids.__getitem__
@@ -186,8 +202,8 @@ class Tokenizer:
     def _merged_texts(self) -> Sequence[str]:
         """The text of the token each merge made, in rank order."""
         if self._rank_of is None:  # every merge made a new id: they follow the alphabet
-            return self.vocab[self._first_new :]
-        return [self.vocab[i] for i in self.merged_ids]
+            return self._tokens[self._first_new :]
+        return [self._tokens[i] for i in self.merged_ids]
 
     def _pair_by_text(self, pair: tuple[int, int], default: int | None = None) -> int | None:
         """tiktoken's rule for two neighbours: every split of a token's bytes into two tokens
@@ -204,7 +220,7 @@ class Tokenizer:
         ([258], True)
         """
         a, b = pair
-        vocab = self.vocab
+        vocab = self._tokens
         if a < len(vocab) and b < len(vocab):
             return self._by_text.get(vocab[a] + vocab[b], default)
         return default
@@ -248,12 +264,26 @@ class Tokenizer:
             self._splits_lock = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self.vocab)
+        return len(self._tokens)
+
+    @property
+    def config(self) -> TrainerConfig:
+        """Compatibility, read-only: a TrainerConfig of this tokenizer's pipeline, special tokens
+        and id rule (its other training fields are defaults, no stop rule). Read ``pipeline`` and
+        ``vocab`` instead; a tokenizer keeps no training choice."""
+        vocab = self.vocab
+        return TrainerConfig(
+            pipeline=self.pipeline,
+            special_tokens=vocab.special_tokens,
+            reuse_ids=vocab.reuse_ids,
+            vocab_size=None,
+            num_merges=None,
+        )
 
     @property
     def n_vocab(self) -> int:
         """One past the largest id, special tokens included (tiktoken's ``n_vocab``)."""
-        return max([len(self.vocab), *(i + 1 for i in self._trailing)])
+        return max([len(self._tokens), *(i + 1 for i in self._trailing)])
 
     @property
     def num_merges(self) -> int:
@@ -287,9 +317,8 @@ class Tokenizer:
         """
         # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
         return Tokenizer(
-            config=self.config,
-            alphabet=self.alphabet,
-            merges=self.merges[: max(0, k)],
+            pipeline=self.pipeline,
+            vocab=self.vocab.truncate(k),
             special_ids={t: i for i, t in self._trailing.items()},
             rules=self.rules,
             encoding=self.encoding,
@@ -298,11 +327,11 @@ class Tokenizer:
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
-        if self.config.unit == "byte":
+        if self.pipeline.unit == "byte":
             raw = piece.encode("utf-8", "surrogatepass")
             return list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
         ids, unk = self._ids, self.unk_id
-        return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.config.marker)]
+        return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.pipeline.marker)]
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
@@ -382,8 +411,8 @@ class Tokenizer:
 
     def _sequences(self, text: str) -> list[str]:
         # encoding keeps every character: "documents" is cut like "lines", newline kept
-        mode = "text" if self.config.sequences == "text" else "lines"
-        return split_sequences(normalize_str(text, normalizer=self.config.normalizer), mode=mode)
+        mode = "text" if self.pipeline.sequences == "text" else "lines"
+        return split_sequences(normalize_str(text, normalizer=self.pipeline.normalizer), mode=mode)
 
     def encode(
         self, text: str, *, allow_special: bool = False, dropout: float = 0.0, seed: int | None = None
@@ -398,7 +427,7 @@ class Tokenizer:
         if not 0.0 <= dropout <= 1.0:
             raise ConfigError("dropout must be between 0 and 1")
         rng = random.Random(seed) if dropout > 0 else None
-        cfg = self.config
+        cfg = self.pipeline
         if self.rules == "tiktoken":
             text = _fix_surrogates(text)
         out: list[int] = []
@@ -424,7 +453,7 @@ class Tokenizer:
         """
         if self.rules == "tiktoken":
             text = _fix_surrogates(text)
-        cfg = self.config
+        cfg = self.pipeline
         for pieces in iter_piece_texts(self._sequences(text), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
             yield from pieces
 
@@ -461,7 +490,7 @@ class Tokenizer:
         >>> tok.encode_bytes("你".encode())
         [256, 160]
         """
-        if self.config.unit != "byte":
+        if self.pipeline.unit != "byte":
             raise ConfigError("encode_bytes needs a byte-level tokenizer")
         if self.rules == "tiktoken":
             return list(self._merged_bytes(data, bytes_to_display(data)))
@@ -474,7 +503,7 @@ class Tokenizer:
         >>> tok.encode_pieces("ab ba")
         [EncodedPiece(text='ab', start=0, end=2, ids=(2,)), EncodedPiece(text='ba', start=3, end=5, ids=(1, 0))]
         """
-        cfg = self.config
+        cfg = self.pipeline
         out: list[EncodedPiece] = []
         offset = 0
         for seq in self._sequences(text):
@@ -509,7 +538,7 @@ class Tokenizer:
                 links.index(at),
                 self.id_to_token(left),
                 self.id_to_token(right),
-                self.vocab[packed & ID_MASK],
+                self._tokens[packed & ID_MASK],
                 tuple(self.tokens(links.walk())),
             )
             for packed, at, left, right in merging.chain_merges(links, self._pair)
@@ -525,7 +554,7 @@ class Tokenizer:
             return self.encoding.unk_token
         if token_id in self._trailing:
             return self._trailing[token_id]
-        return self.vocab[token_id]
+        return self._tokens[token_id]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
         """Display strings of ids."""
@@ -536,7 +565,7 @@ class Tokenizer:
         if token_id == self.unk_id:
             return "\ufffd".encode()
         tok = self.id_to_token(token_id)
-        if self.is_special(token_id) or self.config.unit == "char":
+        if self.is_special(token_id) or self.pipeline.unit == "char":
             return tok.encode("utf-8")
         return display_to_bytes(tok)
 
@@ -549,7 +578,7 @@ class Tokenizer:
         ...
         explorer.errors.DecodeError: id 7 (position 2) is not a token id: this vocabulary has ids 0 to 2 (and 3 for unknown symbols)
         """
-        size = len(self.vocab)
+        size = len(self._tokens)
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise DecodeError(f"{i!r} (position {k}) is not a token id: ids are whole numbers")
@@ -589,7 +618,7 @@ class Tokenizer:
         """
         if errors not in DECODE_ERRORS:
             raise ConfigError(f"unknown errors={errors!r}; choose one of {', '.join(DECODE_ERRORS)}")
-        if self.config.unit == "byte":
+        if self.pipeline.unit == "byte":
             data = self.decode_bytes(ids)
             try:
                 return data.decode("utf-8", errors=errors)
@@ -597,7 +626,7 @@ class Tokenizer:
                 raise DecodeError(self._where_not_utf8(ids, data, err)) from None
         self.check_ids(ids)
         text = "".join("\ufffd" if i == self.unk_id else self.id_to_token(i) for i in ids)
-        return strip_markers(text, self.config.marker)
+        return strip_markers(text, self.pipeline.marker)
 
     def _where_not_utf8(self, ids: Sequence[int], data: bytes, err: UnicodeDecodeError) -> str:
         end = 0
@@ -640,20 +669,6 @@ def _fix_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
-
-
-def _int_pairs(merges: Iterable[Sequence[int]]) -> tuple[tuple[int, int], ...]:
-    """Merges as (int, int) tuples: checked in C when they already are (a table's 200,000 from
-    its merges file), else converted one by one (lists from JSON, numpy ints).
-
-    >>> _int_pairs([[1, 2], (3, True)])
-    ((1, 2), (3, 1))
-    """
-    pairs = tuple(merges)
-    if {tuple} >= set(map(type, pairs)) and {2} >= set(map(len, pairs)):
-        if {int} >= set(map(type, chain.from_iterable(pairs))):
-            return pairs
-    return tuple((int(a), int(b)) for a, b in pairs)
 
 
 def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:

@@ -34,7 +34,7 @@ from ..stages.pipeline import count_words, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig
 from .records import PairStat, StepLog, StepRecord
-from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, build_alphabet, hf_alphabet_ranks
+from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
 __all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "train_to_end", "DEFAULT_TOP_K", "MAX_TOP_K"]
 
@@ -78,8 +78,8 @@ class Trainer:
         that table and their examples; later steps are logged compactly (see ``StepLog``; None:
         all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
         token, dropout rule); training never reads it."""
-        self.config = config.validate()
-        self.encoding = encoding.validate()
+        self.config = config
+        self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
             raise ConfigError(f"top-K must be between 0 and {MAX_TOP_K:,}")
         self.top_k = top_k
@@ -97,7 +97,7 @@ class Trainer:
             seqs = [word_symbols(w, config) for w in self._words]
             present = (s for syms in seqs for s in syms)
         self.alphabet: list[str] = build_alphabet(present, config)
-        self._vocab = Vocab(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
+        self._vocab = VocabBuilder(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
         ids = self._vocab.ids
         if config.unit == "byte":
             by_byte = [ids.get(c, -1) for c in byte_alphabet()]  # byte value -> id (-1: not in the alphabet)
@@ -170,9 +170,7 @@ class Trainer:
         encoding: EncodeOptions = EncodeOptions(),
     ) -> Trainer:
         """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(
-            count_words(texts, config.validate()), config, top_k=top_k, full_records=full_records, encoding=encoding
-        )
+        return cls(count_words(texts, config), config, top_k=top_k, full_records=full_records, encoding=encoding)
 
     def require_room(self) -> Trainer:
         """Raise ConfigError when the vocabulary size leaves no room for a single merge (the app
@@ -264,7 +262,9 @@ class Trainer:
         from .tokenizer import Tokenizer
 
         merges = self.merges if k is None else self.merges[:k]
-        return Tokenizer(config=self.config, alphabet=self.alphabet, merges=merges, encoding=self.encoding)
+        config = self.config
+        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids)
+        return Tokenizer(pipeline=config.pipeline, vocab=vocab, encoding=self.encoding)
 
     # ---- tie-breaking --------------------------------------------------------------------
     # How each attribute is copied by __deepcopy__: containers of immutable values (ints, strings,

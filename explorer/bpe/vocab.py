@@ -1,16 +1,19 @@
 """Vocabularies are derived, never stored: special tokens, then the alphabet, then one entry per
-merge. This module holds the two rules both the trainer and the tokenizer follow.
+merge. This module holds the two rules both the trainer and the tokenizer follow, and ``Vocab``,
+the value a tokenizer is made of (its merges are the only source of truth for its tokens).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
 
-from ..errors import FormatError
+from ..errors import ConfigError, FormatError
 from ..stages.units import UNICODE_TO_BYTE, byte_alphabet
 from .config import TrainerConfig
 
-__all__ = ["Vocab", "build_alphabet", "hf_alphabet_ranks"]
+__all__ = ["Vocab", "VocabBuilder", "build_alphabet", "hf_alphabet_ranks", "int_pairs"]
 
 # Pairs of token ids are packed into one int (left << PAIR_SHIFT | right): cheaper to hash and
 # compare than tuples, and the packed ints order exactly as (left, right) tuples do.
@@ -18,13 +21,13 @@ PAIR_SHIFT = 21
 PAIR_MASK = (1 << PAIR_SHIFT) - 1
 
 
-class Vocab:
+class VocabBuilder:
     """Token display strings by id, grown one merge at a time.
 
-    >>> v = Vocab(["<s>"], ["a", "b"])
+    >>> v = VocabBuilder(["<s>"], ["a", "b"])
     >>> v.add_merge(1, 2), v.add_merge(1, 2), v.tokens
     ((3, False), (3, True), ['<s>', 'a', 'b', 'ab'])
-    >>> Vocab([], ["a"], reuse_ids=False).add_merge(0, 0)
+    >>> VocabBuilder([], ["a"], reuse_ids=False).add_merge(0, 0)
     (1, False)
     """
 
@@ -59,7 +62,7 @@ class Vocab:
         and a table's 200,000): the id each makes. A pair naming an id not made yet raises
         FormatError (a merge list read from a file that is out of order).
 
-        >>> v = Vocab([], ["a", "b"])
+        >>> v = VocabBuilder([], ["a", "b"])
         >>> v.add_merges([(0, 1), (2, 2), (0, 1)]), v.tokens
         ([2, 3, 2], ['a', 'b', 'ab', 'abab'])
         >>> v.add_merges([(0, 9)])
@@ -93,7 +96,7 @@ class Vocab:
         when a merge refers to an id not made yet or some token is made twice or is already
         there (the careful loop then says which).
 
-        >>> v = Vocab([], ["a", "b"])
+        >>> v = VocabBuilder([], ["a", "b"])
         >>> v._add_new([(0, 1), (2, 2)]), v._add_new([(0, 1)]), v.tokens
         ([2, 3], None, ['a', 'b', 'ab', 'abab'])
         """
@@ -120,6 +123,104 @@ class Vocab:
 
     def __len__(self) -> int:
         return len(self.tokens)
+
+
+@dataclass(frozen=True)
+class Vocab(Sequence[str]):
+    """A vocabulary as a value: special tokens (the first ids), the alphabet, the merges (pairs of
+    ids, in rank order) and the id rule (``reuse_ids``: a merge that makes an existing token's text
+    takes its id, HF's rule). Its tokens and ids are derived from these when it is built (a merge
+    naming an id not made yet is a FormatError); it reads as its tokens by id.
+
+    >>> v = Vocab(special_tokens=("<s>",), alphabet=("a", "b"), merges=((1, 2), (3, 1)))
+    >>> v.tokens, len(v), v[3], v.id("ab"), v.merged_ids
+    (('<s>', 'a', 'b', 'ab', 'aba'), 5, 'ab', 3, (3, 4))
+    >>> Vocab(alphabet=("a",), merges=((0, 0), (0, 0)), reuse_ids=False).tokens
+    ('a', 'aa', 'aa')
+    """
+
+    special_tokens: tuple[str, ...] = ()
+    alphabet: tuple[str, ...] = ()
+    merges: tuple[tuple[int, int], ...] = ()
+    reuse_ids: bool = True
+    # derived in __post_init__, never compared: tokens by id, token -> first id, each merge's id
+    tokens: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    ids: dict[str, int] = field(init=False, repr=False, compare=False)
+    merged_ids: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    n_special: int = field(init=False, repr=False, compare=False)
+    n_base: int = field(init=False, repr=False, compare=False)  # ids before the merges'
+
+    def __post_init__(self) -> None:
+        if len(set(self.special_tokens)) != len(self.special_tokens) or not all(self.special_tokens):
+            raise ConfigError("special tokens must be distinct and non-empty")
+        merges = int_pairs(self.merges)
+        built = VocabBuilder(self.special_tokens, self.alphabet, reuse_ids=self.reuse_ids)
+        n_base = len(built)
+        derived = {
+            "n_base": n_base,
+            "special_tokens": tuple(self.special_tokens),
+            "alphabet": tuple(self.alphabet),
+            "merges": merges,
+            "merged_ids": tuple(built.add_merges(merges)),
+            "tokens": tuple(built.tokens),
+            "ids": built.ids,
+            "n_special": built.n_special,
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __getitem__(self, i):  # an id, or a slice of ids
+        return self.tokens[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tokens)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self.ids
+
+    def __hash__(self) -> int:
+        return hash((self.special_tokens, self.alphabet, self.merges, self.reuse_ids))
+
+    def id(self, token: str) -> int | None:
+        """The id of a token (the first, when ids are not reused), else None."""
+        return self.ids.get(token)
+
+    def truncate(self, k: int) -> Vocab:
+        """The vocabulary after its first k merges.
+
+        >>> Vocab(alphabet=("a",), merges=((0, 0), (1, 1))).truncate(1).tokens
+        ('a', 'aa')
+        """
+        return Vocab(self.special_tokens, self.alphabet, self.merges[: max(0, k)], self.reuse_ids)
+
+    def to_dict(self) -> dict:
+        """trace.json's "vocab" object (the merges are its top-level "merges" list).
+
+        >>> Vocab(("<s>",), ("a",)).to_dict()
+        {'special_tokens': ['<s>'], 'alphabet': ['a'], 'reuse_ids': True}
+        """
+        return {
+            "special_tokens": list(self.special_tokens),
+            "alphabet": list(self.alphabet),
+            "reuse_ids": self.reuse_ids,
+        }
+
+
+def int_pairs(merges: Iterable[Sequence[int]]) -> tuple[tuple[int, int], ...]:
+    """Merges as (int, int) tuples: checked in C when they already are (a table's 200,000 from
+    its merges file), else converted one by one (lists from JSON, numpy ints).
+
+    >>> int_pairs([[1, 2], (3, True)])
+    ((1, 2), (3, 1))
+    """
+    pairs = tuple(merges)
+    if {tuple} >= set(map(type, pairs)) and {2} >= set(map(len, pairs)):
+        if {int} >= set(map(type, chain.from_iterable(pairs))):
+            return pairs
+    return tuple((int(a), int(b)) for a, b in pairs)
 
 
 def build_alphabet(symbols_in_order: Iterable[str], config: TrainerConfig) -> list[str]:

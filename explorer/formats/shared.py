@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..bpe.config import EncodeOptions, TrainerConfig
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.vocab import Vocab
+from ..bpe.vocab import VocabBuilder
 from ..errors import FormatError
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet
@@ -100,7 +100,7 @@ def tokenizer_from_vocab_merges(
 
     >>> from explorer import TrainerConfig
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char")
-    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], config=cfg, specials={"<s>": 0}).vocab
+    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], config=cfg, specials={"<s>": 0}).vocab.tokens
     ('<s>', 'a', 'b', 'ab')
     >>> tokenizer_from_vocab_merges({"a": 0, "b": 1, "ab": 3}, [("a", "b")], config=cfg)
     Traceback (most recent call last):
@@ -156,7 +156,7 @@ def tokenizer_from_vocab_merges(
     # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
     # exist by then and the token it makes must have the id the file gives, so that a wrong id is
     # reported at the merge that makes it
-    derived = Vocab([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
+    derived = VocabBuilder([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
     for n, (a, b) in enumerate(merges):
         for part in (a, b):
             require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")

@@ -117,7 +117,7 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     no alphabet: it is the symbols the merges use that no merge makes, in order of first use
     (characters outside it encode as unknown).
 
-    >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab
+    >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab.tokens
     ('l', 'o', 'w</w>', 'lo', 'low</w>')
     """
     merges, lines = read_merge_lines(codes, name)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from ..bpe.config import EncodeOptions, MarkerName, TrainerConfig, UnitName
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.vocab import Vocab
+from ..bpe.vocab import VocabBuilder
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
 from ..stages.units import byte_alphabet
@@ -176,7 +176,7 @@ def tokenizer_from_token_merges(
         ).validate()
     except ConfigError as err:
         raise FormatError(f"{name}: {err}") from None
-    vocab = Vocab(reserved, base, reuse_ids=reuse)
+    vocab = VocabBuilder(reserved, base, reuse_ids=reuse)
     pairs = []
     for n, (a, b) in enumerate(merges):
         for part in (a, b):

@@ -1,22 +1,40 @@
 """The pipeline up to training: texts -> normalized -> sequences -> pieces -> word counts.
 
-``inspect_str`` shows every stage for one text (what the corpus page draws); ``count_words``
-is the fast path the trainer uses.
+``Pipeline`` names the stages that turn text into base symbols (one entry of each stage
+registry); ``inspect_str`` shows every stage for one text (what the corpus page draws);
+``count_words`` is the fast path the trainer uses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable
-from typing import NamedTuple, Protocol
+from dataclasses import dataclass
+from typing import Literal, NamedTuple, Protocol
 
-from ..errors import CorpusError
-from .markers import apply_marker
-from .normalizers import normalize_str
-from .pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
-from .units import base_symbols
+from ..errors import ConfigError, CorpusError
+from .markers import MARKERS, apply_marker
+from .normalizers import NORMALIZERS, normalize_str
+from .pretokenizers import (
+    PRETOKENIZERS,
+    SEQUENCE_MODES,
+    Piece,
+    compile_pattern,
+    iter_piece_texts,
+    pre_tokenize_str,
+    special_tokens_re,
+    split_sequences,
+)
+from .units import UNITS, base_symbols
 
 __all__ = [
+    "MarkerName",
+    "NormalizerName",
+    "SequencesName",
+    "UnitName",
+    "PIPELINE_FIELDS",
+    "Pipeline",
     "InspectedPiece",
     "PipelineConfig",
     "count_words",
@@ -27,9 +45,94 @@ __all__ = [
 ]
 
 
+# The names a stage field takes. The stages' names are their registries' entries (a test checks
+# that they agree); the pre-tokenizer is a plain str, since a regex pre-tokenizer is added with one
+# registry entry (explorer.stages.pretokenizers.PRETOKENIZER_REGISTRY) and no type changes.
+NormalizerName = Literal["none", "nfc", "nfkc", "lowercase", "collapse-whitespace"]
+SequencesName = Literal["text", "lines", "documents"]
+UnitName = Literal["char", "byte"]
+MarkerName = Literal["none", "eow", "eow-glued", "g-suffix", "sp-prefix"]
+
+
+def check_name(field: str, value: object, allowed: Iterable[str]) -> None:
+    """ConfigError unless ``value`` is one of a registry's names (every config field's message).
+
+    >>> check_name("tie_break", "x", ["hf", "first-seen"])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: unknown tie break 'x'; choose one of hf, first-seen
+    """
+    if value not in allowed:
+        raise ConfigError(f"unknown {field.replace('_', ' ')} {value!r}; choose one of {', '.join(allowed)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """What turns text into base symbols: normalizer -> sequences -> pre-tokenizer -> unit ->
+    word marker, each a name in its stage registry. Valid once built (ConfigError otherwise).
+
+    >>> Pipeline(pretokenizer="whitespace", unit="char", marker="eow").marker
+    'eow'
+    >>> Pipeline(unit="byte", marker="eow")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: word markers are for character-level BPE; byte-level BPE keeps the space inside the next piece instead (choose marker 'none' or unit 'char')
+    """
+
+    normalizer: NormalizerName = "none"
+    pretokenizer: str = "gpt2"  # a name in PRETOKENIZER_REGISTRY, which is open
+    pattern: str | None = None
+    sequences: SequencesName = "text"
+    unit: UnitName = "byte"
+    marker: MarkerName = "none"
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("normalizer", NORMALIZERS),
+            ("pretokenizer", PRETOKENIZERS),
+            ("sequences", SEQUENCE_MODES),
+            ("unit", UNITS),
+            ("marker", MARKERS),
+        ):
+            check_name(name, getattr(self, name), allowed)
+        if self.pretokenizer == "regex":
+            compile_pattern(self.pattern or "")
+        elif self.pattern is not None:
+            raise ConfigError(
+                f"a custom regex is used only by the 'regex' pre-tokenizer, not by {self.pretokenizer!r} "
+                "(CLI: add --pretokenizer regex)"
+            )
+        if self.unit == "byte" and self.marker != "none":
+            raise ConfigError(
+                "word markers are for character-level BPE; byte-level BPE keeps the space inside the "
+                "next piece instead (choose marker 'none' or unit 'char')"
+            )
+
+    def to_dict(self) -> dict:
+        """The stages by name (trace.json's "pipeline" object).
+
+        >>> Pipeline(unit="char").to_dict()["unit"]
+        'char'
+        """
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Pipeline:
+        """From a dict holding the stage fields (others, such as a flat config's training
+        fields, are ignored).
+
+        >>> Pipeline.from_dict({"unit": "char", "tie_break": "hf"}) == Pipeline(unit="char")
+        True
+        """
+        return cls(**{k: data[k] for k in PIPELINE_FIELDS if k in data})
+
+
+PIPELINE_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Pipeline))
+
+
 class PipelineConfig(Protocol):
-    """The settings the stages read, by name in their registries (``TrainerConfig`` has them;
-    the stages depend on nothing of the BPE core)."""
+    """The settings the stages read, by name in their registries: a ``Pipeline``'s and the
+    special tokens (``TrainerConfig`` has them all; the stages depend on nothing of the BPE core)."""
 
     @property
     def normalizer(self) -> str: ...
@@ -102,7 +205,7 @@ def iter_sequences(texts: str | Iterable[str], config: PipelineConfig) -> Iterab
             yield from split_sequences(normalize_str(part, normalizer=config.normalizer), mode=config.sequences)
 
 
-def word_symbols(word: str, config: PipelineConfig) -> list[str]:
+def word_symbols(word: str, config: PipelineConfig | Pipeline) -> list[str]:
     """A piece's base symbols with the word marker written in.
 
     >>> from explorer import TrainerConfig
