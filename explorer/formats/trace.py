@@ -1,10 +1,18 @@
 """Formats: save and load what training produced.
 
-``trace.json`` is the project's own format and the CLI's contract::
+``trace.json`` is the project's own format and the CLI's contract. Version 2 holds a tokenizer
+as its parts — "pipeline" (the stages), "vocab" (with the top-level "merges"), "encoding" — and
+what training decided, "training"; it keeps every key of version 1 (a flat "config", "alphabet",
+"special_tokens", "merges"), which outside checks read::
 
     {
-      "format": "bpe-explorer-trace", "version": 1,
-      "config": {...TrainerConfig fields...}, "encoding": {"unk_token": "<unk>", "dropout_style": "retry"},
+      "format": "bpe-explorer-trace", "version": 2,
+      "pipeline": {"normalizer": "none", "pretokenizer": "gpt2", "pattern": null, "sequences": "text",
+                   "unit": "byte", "marker": "none"},
+      "vocab": {"special_tokens": ["<|endoftext|>"], "alphabet": [...], "reuse_ids": true},
+      "training": {...TrainerConfig's own fields: alphabet, tie_break, vocab_size, num_merges...},
+      "config": {...pipeline + training, flat (version 1)...},
+      "encoding": {"unk_token": "<unk>", "dropout_style": "retry"},
       "top_k": 20,
       "special_tokens": ["<|endoftext|>"],
       "alphabet": ["!", "\\"", ...],            # display strings, in id order after the specials
@@ -16,8 +24,10 @@
     }
 
 Merges are the source of truth: a loaded tokenizer re-derives every id and checks it against
-the file. A tokenizer that was not trained here (imported, or a bundled table) has a trace too:
-its merges without counts, and, when it has them, ``"special_ids"`` (special tokens with ids past
+the file; a version 2 file whose "pipeline" or "vocab" disagrees with its "config" or "alphabet"
+is refused. Version 1 files (no "pipeline", "vocab", "training") load from "config" and
+"alphabet". A tokenizer that was not trained here (imported, or a bundled table) has a trace too:
+no "training", its merges without counts, and, when it has them, ``"special_ids"`` (special tokens with ids past
 the vocabulary, name -> id) and ``"rules": "tiktoken"``. :mod:`explorer.formats.exporters` writes the
 formats other tools read, :mod:`explorer.formats.importers` reads them.
 """
@@ -30,11 +40,14 @@ from pathlib import Path
 from ..bpe.config import EncodeOptions, TrainerConfig
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import StepRecord, Trainer
+from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
+from ..stages.pipeline import Pipeline
 
 __all__ = [
     "TRACE_FILE",
     "TRACE_FORMAT",
+    "TRACE_VERSION",
     "trace_dict",
     "trace_from_tokenizer",
     "write_trace",
@@ -46,6 +59,7 @@ __all__ = [
 
 TRACE_FORMAT = "bpe-explorer-trace"
 TRACE_FILE = "trace.json"
+TRACE_VERSION = 2
 
 
 def _record_dict(r: StepRecord) -> dict:
@@ -72,18 +86,25 @@ def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
     that step (the tokenizer a page shows at step k)."""
     records = trainer.records if steps is None else trainer.records[: max(0, steps)]
     finished = steps is None or steps >= len(trainer.records)
+    config = trainer.config
+    vocab = Vocab(config.special_tokens, tuple(trainer.alphabet), reuse_ids=config.reuse_ids)
     return {
-        "format": TRACE_FORMAT,
-        "version": 1,
-        "config": trainer.config.to_dict(),
+        **_parts(config.pipeline, vocab),
+        "training": config.training_dict(),
+        "config": config.to_dict(),
         "encoding": trainer.encoding.to_dict(),
         "top_k": trainer.top_k,
-        "special_tokens": list(trainer.config.special_tokens),
+        "special_tokens": list(config.special_tokens),
         "alphabet": list(trainer.alphabet),
         "initial_tokens": trainer.initial_tokens,
         "stop_reason": trainer.stop_reason if finished else None,
         "merges": [_record_dict(r) for r in records],
     }
+
+
+def _parts(pipeline: Pipeline, vocab: Vocab) -> dict:
+    """A trace's head: its format, version, pipeline and vocab (the merges go apart)."""
+    return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "pipeline": pipeline.to_dict(), "vocab": vocab.to_dict()}
 
 
 def trace_from_tokenizer(tok: Tokenizer) -> dict:
@@ -95,11 +116,10 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
     [{'step': 1, 'left': 'a', 'right': 'a', 'left_id': 97, 'right_id': 97, 'token': 'aa', 'id': 256}]
     """
     data = {
-        "format": TRACE_FORMAT,
-        "version": 1,
+        **_parts(tok.pipeline, tok.vocab),
         "config": tok.config.to_dict(),
         "encoding": tok.encoding.to_dict(),
-        "special_tokens": list(tok.config.special_tokens),
+        "special_tokens": list(tok.vocab.special_tokens),
         "alphabet": list(tok.alphabet),
         "merges": [
             {
@@ -155,11 +175,16 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     merges = data.get("merges")
     _require(isinstance(merges, list), "the trace's 'merges' must be a list")
     try:
-        config = TrainerConfig.from_dict(data["config"]).validate()
+        config = TrainerConfig.from_dict(data["config"])
         # older traces kept the encoding options inside "config"
         encoding = EncodeOptions.from_dict(data.get("encoding", data["config"]))
     except (ConfigError, TypeError, AttributeError) as err:
         raise FormatError(f"the trace's config is invalid: {err}") from None
+    pipeline = config.pipeline
+    vocab = {"special_tokens": list(config.special_tokens), "alphabet": data["alphabet"], "reuse_ids": config.reuse_ids}
+    if "pipeline" in data:  # version 2: its parts must say what its version 1 keys say
+        _agrees(data, "pipeline", pipeline.to_dict(), "'config'")
+        _agrees(data, "vocab", vocab, "'config' and 'alphabet'")
     pairs = []
     for i, m in enumerate(merges):
         _require(isinstance(m, dict), f"merge {i + 1} is not an object")
@@ -176,15 +201,16 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     rules = data.get("rules", "merges")
     try:
         tok = Tokenizer(
-            config=config,
-            alphabet=data["alphabet"],
-            merges=pairs,
+            pipeline=pipeline,
+            vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids),
             encoding=encoding,
             special_ids=special_ids,
             rules=rules,
         )
     except ValueError as err:
         raise FormatError(f"the trace's merges are inconsistent: {err}") from None
+    except ConfigError as err:
+        raise FormatError(f"the trace's config is invalid: {err}") from None
     for i, (m, new_id) in enumerate(zip(merges, tok.merged_ids)):
         _require(m["id"] == new_id, f"merge {i + 1} says id {m['id']} but its pair derives id {new_id}")
         if "token" in m:
@@ -193,6 +219,23 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
                 f"merge {i + 1} says token {m['token']!r} but derives {tok.vocab[new_id]!r}",
             )
     return tok
+
+
+def _agrees(data: dict, key: str, expected: dict, where: str) -> None:
+    """FormatError unless ``data[key]`` says ``expected`` (what the version 1 keys, ``where``, say).
+
+    >>> _agrees({"pipeline": {"unit": "char"}}, "pipeline", {"unit": "byte"}, "'config'")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: the trace's 'pipeline' disagrees with its 'config': unit 'char' against 'byte'
+    """
+    given = data[key]
+    _require(isinstance(given, dict), f"the trace's {key!r} must be an object")
+    for name, value in expected.items():
+        _require(
+            given.get(name) == value,
+            f"the trace's {key!r} disagrees with its {where}: {name} {given.get(name)!r} against {value!r}",
+        )
 
 
 def load_trace(path: str | Path) -> tuple[Tokenizer, dict]:
