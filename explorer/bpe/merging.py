@@ -126,14 +126,17 @@ def lowest_first(symbols: list[Any], lookup: Lookup, *, joined: bool = False, be
     keys = map(add, symbols, symbols[1:]) if joined else zip(symbols, symbols[1:])
     merges = list(map(lookup, keys, repeat(NO_MERGE)))  # pair_merges, inline: once per piece
     n = len(symbols)
-    while n > 1:
+    if n < 2:
+        return symbols
+    while True:
         best = min(merges)
         if best >= below:
             break
         i = merges.index(best)
         del merges[i]
         n -= 1
-        # only the merged symbol's two pairs changed
+        # only the merged symbol's two pairs changed; n == 1 is tested only when the last pair
+        # merged (the loop runs once per merge of every distinct piece)
         if not joined:
             new = best & ID_MASK
             symbols[i : i + 2] = (new,)
@@ -141,6 +144,8 @@ def lowest_first(symbols: list[Any], lookup: Lookup, *, joined: bool = False, be
                 merges[i - 1] = lookup((symbols[i - 1], new), NO_MERGE)
             if i < n - 1:
                 merges[i] = lookup((new, symbols[i + 1]), NO_MERGE)
+            elif n == 1:
+                break
         else:
             new = symbols[i] + symbols[i + 1]
             symbols[i : i + 2] = (new,)
@@ -148,6 +153,8 @@ def lowest_first(symbols: list[Any], lookup: Lookup, *, joined: bool = False, be
                 merges[i - 1] = lookup(symbols[i - 1] + new, NO_MERGE)
             if i < n - 1:
                 merges[i] = lookup(new + symbols[i + 1], NO_MERGE)
+            elif n == 1:
+                break
     return symbols
 
 
