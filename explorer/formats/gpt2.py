@@ -16,9 +16,10 @@ from collections.abc import Mapping
 from operator import eq
 from typing import Literal
 
-from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
+from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
+from ..stages.pipeline import Pipeline
 from ..stages.units import byte_alphabet
 from .base import (
     FileFormat,
@@ -72,7 +73,7 @@ def _byte_vocab_merges(
     vocab: object,
     merges_text: str,
     *,
-    config: TrainerConfig,
+    pipeline: Pipeline,
     rules: Literal["merges", "tiktoken"],
     vocab_name: str,
     merges_name: str,
@@ -84,12 +85,10 @@ def _byte_vocab_merges(
     products = {a + b for a, b in merges}
     singles = set(byte_alphabet())
     specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
-    if singles <= vocab.keys():
-        config = config.replace(alphabet="full-bytes")
     return tokenizer_from_vocab_merges(
         vocab,
         merges,
-        config=config,
+        pipeline=pipeline,
         specials=specials,
         rules=rules,
         where=lambda n: f"{merges_name} line {lines[n]}",
@@ -108,13 +107,11 @@ def tokenizer_from_gpt2_files(
 
 def _gpt2_files(vocab: dict, merges_txt: str, *, pretokenizer: str, pattern: str | None) -> Tokenizer:
     try:
-        config = TrainerConfig(
-            pretokenizer=pretokenizer, pattern=pattern, unit="byte", vocab_size=None, num_merges=None
-        ).validate()
+        pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
     except ConfigError as err:
         raise FormatError(str(err)) from None
     return _byte_vocab_merges(
-        vocab, merges_txt, config=config, rules="merges", vocab_name="vocab.json", merges_name="merges.txt"
+        vocab, merges_txt, pipeline=pipeline, rules="merges", vocab_name="vocab.json", merges_name="merges.txt"
     )
 
 
@@ -138,20 +135,20 @@ def tokenizer_from_gpt2(
         [i for i, _ in first] == list(range(256)) and sorted(t for _, t in first) == sorted(byte_alphabet()),
         "ids 0-255 of encoder.json must be the 256 byte symbols",
     )
-    config = TrainerConfig(pretokenizer=pretokenizer, unit="byte", vocab_size=None, num_merges=None)
+    pipeline = Pipeline(pretokenizer=pretokenizer, unit="byte")
     tok = _gpt2_as_shipped(
-        encoder, vocab_bpe, alphabet=[t for _, t in first], config=config, own_merges_suffice=own_merges_suffice
+        encoder, vocab_bpe, alphabet=[t for _, t in first], pipeline=pipeline, own_merges_suffice=own_merges_suffice
     )
     if tok is not None:
         return tok
     # not as GPT-2 ships them: the careful reading says where they go wrong (or reads them)
     return _byte_vocab_merges(
-        encoder, vocab_bpe, config=config, rules="tiktoken", vocab_name="encoder.json", merges_name="vocab.bpe"
+        encoder, vocab_bpe, pipeline=pipeline, rules="tiktoken", vocab_name="encoder.json", merges_name="vocab.bpe"
     )
 
 
 def _gpt2_as_shipped(
-    encoder: dict, vocab_bpe: str, *, alphabet: list[str], config: TrainerConfig, own_merges_suffice: bool = False
+    encoder: dict, vocab_bpe: str, *, alphabet: list[str], pipeline: Pipeline, own_merges_suffice: bool = False
 ) -> Tokenizer | None:
     """GPT-2's files read in bulk when they are as GPT-2 ships them: after the ``#version`` line,
     each line of vocab.bpe is one merge ``left right`` of two tokens encoder.json lists; the
@@ -162,10 +159,10 @@ def _gpt2_as_shipped(
 
     >>> from explorer.stages.units import bytes_to_display
     >>> enc = {bytes_to_display(bytes([b])): b for b in range(256)} | {"ab": 256, "<|endoftext|>": 257}
-    >>> cfg = TrainerConfig(pretokenizer="gpt2", unit="byte")
-    >>> _gpt2_as_shipped(enc, "#version: 0.2\\na b\\n", alphabet=list(enc)[:256], config=cfg).vocab[256:]
+    >>> pipe = Pipeline(pretokenizer="gpt2", unit="byte")
+    >>> _gpt2_as_shipped(enc, "#version: 0.2\\na b\\n", alphabet=list(enc)[:256], pipeline=pipe).vocab[256:]
     ('ab',)
-    >>> _gpt2_as_shipped(enc, "#version: 0.2\\r\\na b\\r\\n", alphabet=list(enc)[:256], config=cfg) is None
+    >>> _gpt2_as_shipped(enc, "#version: 0.2\\r\\na b\\r\\n", alphabet=list(enc)[:256], pipeline=pipe) is None
     True
     """
     lines = vocab_bpe.split("\n")
@@ -184,9 +181,8 @@ def _gpt2_as_shipped(
     specials = {t: i for t, i in encoder.items() if i >= end}
     try:
         tok = Tokenizer(
-            config=config.replace(alphabet="full-bytes", special_tokens=()),
-            alphabet=alphabet,
-            merges=merges,
+            pipeline=pipeline,
+            vocab=Vocab((), tuple(alphabet), tuple(merges)),
             special_ids=specials,
             rules="tiktoken",
             own_merges_suffice=own_merges_suffice,

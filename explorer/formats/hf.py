@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, MARKER_REGISTRY, SP_PREFIX
 from ..stages.normalizers import NORMALIZER_REGISTRY
+from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY
 from ..stages.units import HF_BYTE_LEVEL_REGEX, UNIT_REGISTRY, byte_alphabet
 from .base import (
@@ -255,7 +256,7 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
     unk = model.get("unk_token")
     require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
     try:
-        config = TrainerConfig(**fields, vocab_size=None, num_merges=None).validate()
+        pipeline = Pipeline(**fields)
         encoding = EncodeOptions(unk_token=unk) if unk else EncodeOptions()
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
@@ -263,7 +264,7 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
     return tokenizer_from_vocab_merges(
         full,
         _hf_merges(model.get("merges")),
-        config=config,
+        pipeline=pipeline,
         specials=specials,
         unk=unk,
         encoding=encoding,

@@ -16,9 +16,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 
-from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
+from ..bpe.vocab import Vocab
 from ..errors import FormatError
+from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import MINBPE_PATTERNS
 from ..stages.registry import either
 from ..stages.units import byte_alphabet, bytes_to_display
@@ -129,20 +130,9 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
         require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
     pretok, custom = ("none", None) if pattern == "" else pretokenizer_of_pattern(pattern)
     try:
-        config = TrainerConfig(
-            pretokenizer=pretok,
-            pattern=custom,
-            unit="byte",
-            alphabet="full-bytes",
-            alphabet_order="byte",
-            reuse_ids=False,
-            vocab_size=None,
-            num_merges=None,
-        ).validate()
         return Tokenizer(
-            config=config,
-            alphabet=[bytes_to_display(bytes([b])) for b in range(256)],
-            merges=merges,
+            pipeline=Pipeline(pretokenizer=pretok, pattern=custom, unit="byte"),
+            vocab=Vocab((), tuple(bytes_to_display(bytes([b])) for b in range(256)), tuple(merges), reuse_ids=False),
             special_ids=specials,
         )
     except ValueError as err:  # ConfigError too

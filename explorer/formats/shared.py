@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.vocab import VocabBuilder
+from ..bpe.vocab import Vocab, VocabBuilder
 from ..errors import FormatError
+from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet
 from .base import need, require
@@ -85,7 +86,8 @@ def tokenizer_from_vocab_merges(
     vocab: Mapping[str, int],
     merges: Sequence[tuple[str, str]],
     *,
-    config: TrainerConfig,
+    pipeline: Pipeline,
+    reuse_ids: bool = True,
     specials: Mapping[str, int] | None = None,
     unk: str | None = None,
     encoding: EncodeOptions = EncodeOptions(),
@@ -98,11 +100,10 @@ def tokenizer_from_vocab_merges(
     special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
     too); ``where(i)`` says where merge i is in its file.
 
-    >>> from explorer import TrainerConfig
-    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char")
-    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], config=cfg, specials={"<s>": 0}).vocab.tokens
+    >>> pipe = Pipeline(pretokenizer="whitespace", unit="char")
+    >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], pipeline=pipe, specials={"<s>": 0}).vocab.tokens
     ('<s>', 'a', 'b', 'ab')
-    >>> tokenizer_from_vocab_merges({"a": 0, "b": 1, "ab": 3}, [("a", "b")], config=cfg)
+    >>> tokenizer_from_vocab_merges({"a": 0, "b": 1, "ab": 3}, [("a", "b")], pipeline=pipe)
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: merge 1 makes 'ab' id 2, but the vocabulary gives it id 3 (ids must run: special tokens, the alphabet, one per merge in order)
@@ -143,7 +144,7 @@ def tokenizer_from_vocab_merges(
             f"{vocab_name}: {t!r} (id {i}) is made by no merge, so it belongs to the alphabet, "
             f"which must take ids {first}-{first + len(base) - 1} without gaps",
         )
-    if config.unit == "byte":
+    if pipeline.unit == "byte":
         alphabet = set(byte_alphabet())
         for i, t in base:
             require(
@@ -156,7 +157,7 @@ def tokenizer_from_vocab_merges(
     # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
     # exist by then and the token it makes must have the id the file gives, so that a wrong id is
     # reported at the merge that makes it
-    derived = VocabBuilder([t for _, t in leading], [t for _, t in base], reuse_ids=config.reuse_ids)
+    derived = VocabBuilder([t for _, t in leading], [t for _, t in base], reuse_ids=reuse_ids)
     for n, (a, b) in enumerate(merges):
         for part in (a, b):
             require(part in derived.ids, f"{where(n)}: {part!r} is made only by a later merge")
@@ -170,14 +171,13 @@ def tokenizer_from_vocab_merges(
     pairs = [(vocab[a], vocab[b]) for a, b in merges]
     try:
         tok = Tokenizer(
-            config=config.replace(special_tokens=tuple(t for _, t in leading)),
-            alphabet=[t for _, t in base],
-            merges=pairs,
+            pipeline=pipeline,
+            vocab=Vocab(tuple(t for _, t in leading), tuple(t for _, t in base), tuple(pairs), reuse_ids),
             special_ids=trailing,
             rules=rules,
             encoding=encoding,
         )
-    except ValueError as err:  # ConfigError too: a special token the config refuses
+    except ValueError as err:  # ConfigError too: a special token given twice
         raise FormatError(f"{vocab_name}: {err}") from None
     if own_unk is not None:
         require(

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..bpe.config import MarkerName, TrainerConfig
+from ..bpe.config import MarkerName
 from ..bpe.tokenizer import Tokenizer
+from ..stages.pipeline import Pipeline
 from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require
 from .shared import implied_alphabet, tokenizer_from_vocab_merges
 
@@ -128,16 +129,9 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
-    config = TrainerConfig(
-        pretokenizer="whitespace",
-        unit="char",
-        marker=markers[version],
-        alphabet_order="first-seen",
-        vocab_size=None,
-        num_merges=None,
-    )
+    pipeline = Pipeline(pretokenizer="whitespace", unit="char", marker=markers[version])
     return tokenizer_from_vocab_merges(
-        vocab, merges, config=config, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
+        vocab, merges, pipeline=pipeline, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
     )
 
 

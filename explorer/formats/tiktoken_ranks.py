@@ -18,10 +18,10 @@ import base64
 import binascii
 from collections.abc import Mapping
 
-from ..bpe.config import TrainerConfig
 from ..bpe.ranks import tokenizer_from_ranks
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
+from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.registry import either
 from ..stages.units import byte_alphabet
@@ -163,11 +163,11 @@ def tokenizer_from_tiktoken(
     for t, i in trailing.items():
         require(i > last, f"the tiktoken JSON gives special token {t!r} id {i}, a rank of {name}")
     try:
-        config = TrainerConfig(pretokenizer=pretokenizer, pattern=pattern, unit="byte").validate()
+        pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
         return tokenizer_from_ranks(
             [t for t, _ in ranked],
-            pretokenizer=config.pretokenizer,
-            pattern=config.pattern,
+            pretokenizer=pipeline.pretokenizer,
+            pattern=pipeline.pattern,
             special_ids=trailing,
             leading=[t for _, t in leading],
         )

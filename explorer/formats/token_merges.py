@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from ..bpe.config import EncodeOptions, MarkerName, TrainerConfig, UnitName
+from ..bpe.config import EncodeOptions, MarkerName, UnitName
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.vocab import VocabBuilder
+from ..bpe.vocab import Vocab, VocabBuilder
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, G_SUFFIX, SP_PREFIX
+from ..stages.pipeline import Pipeline
 from ..stages.units import byte_alphabet
 from .base import Imported, ImportOptions, Upload, require
 from .shared import implied_alphabet, pretokenizer_note
@@ -161,19 +162,13 @@ def tokenizer_from_token_merges(
     notes.append(pretokenizer_note(what, pretokenizer, used))
     seed004 = marker == "g-suffix"
     try:
-        config = TrainerConfig(
+        pipeline = Pipeline(
             normalizer="collapse-whitespace" if seed004 else "none",
             pretokenizer=used,
             pattern=pattern,
             unit=unit,
             marker=marker,
-            alphabet="full-bytes" if unit == "byte" and len(base) == 256 else "present",
-            alphabet_order="sorted" if unit == "byte" else "first-seen",
-            special_tokens=tuple(reserved),
-            reuse_ids=reuse,
-            vocab_size=None,
-            num_merges=None,
-        ).validate()
+        )
     except ConfigError as err:
         raise FormatError(f"{name}: {err}") from None
     vocab = VocabBuilder(reserved, base, reuse_ids=reuse)
@@ -190,9 +185,8 @@ def tokenizer_from_token_merges(
             )
         pairs.append((vocab.ids[a], vocab.ids[b]))
     return Tokenizer(
-        config=config,
-        alphabet=base,
-        merges=pairs,
+        pipeline=pipeline,
+        vocab=Vocab(tuple(reserved), tuple(base), tuple(pairs), reuse),
         encoding=EncodeOptions(dropout_style="once") if seed004 else EncodeOptions(),
     ), notes
 
