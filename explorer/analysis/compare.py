@@ -155,7 +155,7 @@ def token_lengths(tokenizer: Tokenizer, ids: Sequence[int]) -> Counter[int]:
     >>> sorted(token_lengths(tok, tok.encode("hello hello!")).items())
     [(1, 1), (5, 1), (6, 1)]
     """
-    byte = tokenizer.config.unit == "byte"
+    byte = tokenizer.pipeline.unit == "byte"
     per_id = Counter(ids)
     out: Counter[int] = Counter()
     for i, n in per_id.items():

@@ -73,9 +73,9 @@ def token_surface(tok: Tokenizer, token_id: int) -> str:
     >>> token_surface(tok, tok.token_to_id("low</w>"))
     'low'
     """
-    if tok.config.unit == "byte" and not tok.is_special(token_id):
+    if tok.pipeline.unit == "byte" and not tok.is_special(token_id):
         return tok.token_bytes(token_id).decode("utf-8", errors="ignore")
-    return strip_markers(tok.id_to_token(token_id), tok.config.marker).strip(" ")
+    return strip_markers(tok.id_to_token(token_id), tok.pipeline.marker).strip(" ")
 
 
 class KeywordInContext(NamedTuple):

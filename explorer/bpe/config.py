@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..errors import ConfigError
 from ..stages.pipeline import (
@@ -134,7 +134,7 @@ class TrainerConfig:
         specials_in_text: SpecialsInTextName = "split",
     ):
         # a stage name given flat (None: not given) is the pipeline's, over ``pipeline`` if both
-        stages = {
+        stages: dict[str, Any] = {
             k: v
             for k, v in zip(PIPELINE_FIELDS, (normalizer, pretokenizer, pattern, sequences, unit, marker))
             if v is not None
@@ -204,10 +204,6 @@ class TrainerConfig:
         if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
             raise ConfigError("special tokens must be distinct and non-empty")
 
-    def validate(self) -> TrainerConfig:
-        """Self: a config is checked when it is built."""
-        return self
-
     def replace(self, **changes) -> TrainerConfig:
         """A copy with some fields changed, stage names flat or a whole ``pipeline`` (unknown
         names raise ConfigError).
@@ -275,10 +271,6 @@ class EncodeOptions:
             )
         if not isinstance(self.unk_token, str) or not self.unk_token:
             raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
-
-    def validate(self) -> EncodeOptions:
-        """Self: options are checked when they are built."""
-        return self
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import cast
 
 from ..errors import ConfigError, FormatError
 from ..stages.units import UNICODE_TO_BYTE, byte_alphabet
@@ -219,7 +220,7 @@ def int_pairs(merges: Iterable[Sequence[int]]) -> tuple[tuple[int, int], ...]:
     pairs = tuple(merges)
     if {tuple} >= set(map(type, pairs)) and {2} >= set(map(len, pairs)):
         if {int} >= set(map(type, chain.from_iterable(pairs))):
-            return pairs
+            return cast(tuple[tuple[int, int], ...], pairs)
     return tuple((int(a), int(b)) for a, b in pairs)
 
 

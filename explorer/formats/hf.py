@@ -44,7 +44,7 @@ __all__ = ["FORMAT", "to_hf_tokenizer_json", "tokenizer_from_hf"]
 def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
     """(pre_tokenizer, decoder, end_of_word_suffix) for a config, from its stages' HF forms, or
     ConfigError naming what HF cannot do."""
-    cfg = tok.config
+    cfg = tok.pipeline
     pre = PRETOKENIZER_REGISTRY.stage(cfg.pretokenizer)
     unit = UNIT_REGISTRY.stage(cfg.unit).to_hf(pre.to_hf(pattern=cfg.pattern))
     marker = MARKER_REGISTRY.stage(cfg.marker).to_hf()
@@ -84,7 +84,7 @@ def _added_tokens(tok: Tokenizer) -> list[dict]:
 def _needs_unk(tok: Tokenizer) -> bool:
     """Text can hold a symbol outside the alphabet: every char-level one, byte-level without
     all 256 bytes."""
-    return tok.config.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
+    return tok.pipeline.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
 
 
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
@@ -110,7 +110,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
         "truncation": None,
         "padding": None,
         "added_tokens": _added_tokens(tok),
-        "normalizer": NORMALIZER_REGISTRY.stage(tok.config.normalizer).to_hf(),
+        "normalizer": NORMALIZER_REGISTRY.stage(tok.pipeline.normalizer).to_hf(),
         "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": decoder,

@@ -32,7 +32,7 @@ __all__ = ["FORMAT", "to_minbpe_model", "to_minbpe_vocab", "tokenizer_from_minbp
 
 # ---- writing ----------------------------------------------------------------------------------
 def _minbpe_check(tok: Tokenizer) -> None:
-    cfg = tok.config
+    cfg = tok.pipeline
     byte_pipeline_only(tok, "minbpe")
     need(
         cfg.pretokenizer in MINBPE_PATTERNS,
@@ -64,7 +64,7 @@ def to_minbpe_model(tok: Tokenizer) -> str:
     256 97
     """
     _minbpe_check(tok)
-    lines = ["minbpe v1", MINBPE_PATTERNS[tok.config.pretokenizer], str(len(tok.special_ids))]
+    lines = ["minbpe v1", MINBPE_PATTERNS[tok.pipeline.pretokenizer], str(len(tok.special_ids))]
     lines += [f"{t} {i}" for t, i in tok.special_ids.items()]
     lines += [f"{a} {b}" for a, b in tok.merges]
     return "\n".join(lines) + "\n"

@@ -49,7 +49,7 @@ def one_id_per_token(tok: Tokenizer, fmt: str) -> None:
 def byte_pipeline_only(tok: Tokenizer, fmt: str) -> None:
     """The pipeline of the formats that hold bytes and nothing else: byte level, no normalizer,
     the text as one sequence."""
-    cfg = tok.config
+    cfg = tok.pipeline
     need(cfg.unit == "byte", f"{fmt} holds byte-level tokens; this tokenizer is character-level (export hf instead)")
     need(
         cfg.normalizer == "none",

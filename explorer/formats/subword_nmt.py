@@ -97,7 +97,7 @@ def to_subword_nmt_codes(tok: Tokenizer) -> str:
     l o
     lo w
     """
-    cfg = tok.config
+    cfg = tok.pipeline
     need(cfg.unit == "char", "subword-nmt merges characters; this tokenizer is byte-level")
     need(
         cfg.marker in SUBWORD_NMT_VERSIONS,

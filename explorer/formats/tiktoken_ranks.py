@@ -43,7 +43,7 @@ __all__ = [
 def to_tiktoken(tok: Tokenizer) -> str:
     """A ``.tiktoken`` rank file (``base64(bytes) rank`` per line) for a byte-level tokenizer
     whose alphabet holds all 256 bytes; special tokens are left out, as tiktoken keeps them apart."""
-    if tok.config.unit != "byte":
+    if tok.pipeline.unit != "byte":
         raise ConfigError("a .tiktoken file holds byte-level tokens; this tokenizer is character-level")
     if not set(byte_alphabet()) <= set(tok.alphabet):
         raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
@@ -63,7 +63,7 @@ def to_tiktoken_meta(tok: Tokenizer) -> dict:
     >>> to_tiktoken_meta(train("hello world", make_config("gpt2", alphabet="full-bytes", num_merges=2)).tokenizer())["special_tokens"]
     {'<|endoftext|>': 0}
     """
-    cfg = tok.config
+    cfg = tok.pipeline
     byte_pipeline_only(tok, "tiktoken")
     if cfg.pretokenizer not in TIKTOKEN_PATTERNS:
         raise ConfigError(
@@ -216,7 +216,7 @@ def _read(found: Found, options: ImportOptions) -> Imported:
     from .pretrained import PRETRAINED, load_pretrained
 
     tok = load_pretrained(bundled)
-    unused = options.pretokenizer not in (None, tok.config.pretokenizer)
+    unused = options.pretokenizer not in (None, tok.pipeline.pretokenizer)
     return Imported(
         tok,
         [

@@ -174,10 +174,11 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     )
     merges = data.get("merges")
     _require(isinstance(merges, list), "the trace's 'merges' must be a list")
+    assert isinstance(merges, list)
     try:
         config = TrainerConfig.from_dict(data["config"])
         # older traces kept the encoding options inside "config"
-        encoding = EncodeOptions.from_dict(data.get("encoding", data["config"]))
+        encoding = EncodeOptions.from_dict(data["encoding"] if "encoding" in data else data["config"])
     except (ConfigError, TypeError, AttributeError) as err:
         raise FormatError(f"the trace's config is invalid: {err}") from None
     pipeline = config.pipeline

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
@@ -54,7 +54,7 @@ UnitName = Literal["char", "byte"]
 MarkerName = Literal["none", "eow", "eow-glued", "g-suffix", "sp-prefix"]
 
 
-def check_name(field: str, value: object, allowed: Iterable[str]) -> None:
+def check_name(field: str, value: object, allowed: Collection[str]) -> None:
     """ConfigError unless ``value`` is one of a registry's names (every config field's message).
 
     >>> check_name("tie_break", "x", ["hf", "first-seen"])

@@ -473,7 +473,7 @@ def lengths_frame(result: Comparison) -> pd.DataFrame:
 
 
 def lengths_panel(result: Comparison) -> None:
-    unit = next(iter(result.runs.values())).tokenizer.config.unit
+    unit = next(iter(result.runs.values())).tokenizer.pipeline.unit
     st.caption(
         f"How the tokens each corpus is cut into are spread over lengths (in {unit}s); share of the "
         "corpus's tokens, so corpora of any size compare."

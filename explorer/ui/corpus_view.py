@@ -355,15 +355,14 @@ def preview(text: str) -> None:
         pattern = st.text_input("Custom regex", key="w_prev_pattern")
     sample = _lines_from(text, int(start), n)
     NORMALIZER_REGISTRY.stage(normalizer)  # ConfigError unless a registered name (the picker offers no other)
-    config = TrainerConfig(
-        normalizer=cast(NormalizerName, normalizer),
-        pretokenizer=pretok,
-        pattern=pattern,
-        sequences="lines",
-        unit="char",
-    )
-    try:
-        config.validate()
+    try:  # a config is checked when built: a bad regex is shown here
+        config = TrainerConfig(
+            normalizer=cast(NormalizerName, normalizer),
+            pretokenizer=pretok,
+            pattern=pattern,
+            sequences="lines",
+            unit="char",
+        )
         lines = _lines_of_pieces(sample, config)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))

@@ -221,7 +221,7 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> tuple[Link | No
         else:
             problems.append(f"the link names an unknown tie-break {tie!r}; choose one of {', '.join(TIE_BREAKS)}")
     base_config = SEED_REPLAYS[seed].config() if seed is not None else corpus_config(base)
-    config = attempt(lambda: base_config.replace(**sized).validate(), base_config)
+    config = attempt(lambda: base_config.replace(**sized), base_config)
     settings = {}
     for field in _SETTINGS:
         if field in params:
@@ -232,7 +232,7 @@ def parse_link(params: dict[str, str], *, samples: list[str]) -> tuple[Link | No
         if "pattern" in settings and settings.get("pretokenizer", config.pretokenizer) != "regex":
             problems.append("the link gives a regex without the 'regex' pre-tokenizer")
             settings.pop("pattern")
-        custom = attempt(lambda: config.replace(**settings).validate())
+        custom = attempt(lambda: config.replace(**settings))
         if custom is not None and custom != config:
             config, seed = custom, None
     preset = (
@@ -267,7 +267,7 @@ def link_params(
     >>> params, note = link_params(state.CorpusChoice(samples=("a.txt",)), "gpt2", corpus_config("gpt2"), 5, None)
     >>> params, note
     ({'corpus': 'a.txt', 'preset': 'gpt2', 'merges': '1000', 'step': '5'}, None)
-    >>> params, _ = link_params(state.CorpusChoice(samples=("a.txt",)), None, corpus_config("gpt2").replace(unit="char"), 0, None, base="gpt2")
+    >>> params, _ = link_params(state.CorpusChoice(samples=("a.txt",)), None, corpus_config("gpt2").replace(unit="char", alphabet="present"), 0, None, base="gpt2")
     >>> params["unit"], params["preset"]
     ('char', 'gpt2')
     """

@@ -269,7 +269,7 @@ def _details(e: Encoded) -> None:
 def _unknown_frame(tok: Tokenizer, unknown) -> pd.DataFrame:
     rows = []
     for sym, n in unknown.most_common():
-        if tok.config.unit == "char":
+        if tok.pipeline.unit == "char":
             rows.append({"symbol": sym, "code point": f"U+{ord(sym):04X}", "count": n})
         else:
             rows.append({"symbol": f"byte {display_to_bytes(sym).hex()}", "code point": "", "count": n})
@@ -427,7 +427,7 @@ def trace_table(choice: Entry, piece: str) -> None:
 def _label_of(tok: Tokenizer, display: str) -> str:
     token_id = tok.token_to_id(display)
     if token_id is None:  # a step's part that is no token of the vocabulary: written by the unit's rule
-        return render.token_text(display, render.style_of(tok.config.unit))
+        return render.token_text(display, render.style_of(tok.pipeline.unit))
     return render.token_label(tok, token_id)
 
 

@@ -333,7 +333,7 @@ def _hex(data: bytes) -> str:
 
 def _tokenizer_style(tok: Tokenizer, token_id: int, show_ws: bool) -> TokenStyle:
     # special tokens and <unk> are written as text, whatever the unit
-    byte = tok.config.unit == "byte" and not tok.is_special(token_id) and token_id != tok.unk_id
+    byte = tok.pipeline.unit == "byte" and not tok.is_special(token_id) and token_id != tok.unk_id
     return TokenStyle(byte_level=byte, show_ws=show_ws)
 
 

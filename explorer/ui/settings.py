@@ -131,7 +131,7 @@ def _on_size() -> None:
     n = int(st.session_state["w_size"])
     field = "num_merges" if config.num_merges is not None or config.vocab_size is None else "vocab_size"
     try:
-        changed = config.replace(**{field: n}).validate()
+        changed = config.replace(**{field: n})
     except ExplorerError as err:
         st.session_state["w_size"] = _size_of(config)
         st.session_state[_SIZE_ERROR] = f"{n:,} cannot be used: {err}. Kept {_size_of(config):,}."
@@ -212,7 +212,7 @@ def _config_from_widgets() -> TrainerConfig:
         num_merges=amount if stop == "merges" else None,
         min_frequency=int(ss[_key("min_frequency")]),
         reuse_ids=bool(ss[_key("reuse_ids")]),
-    ).validate()
+    )
 
 
 def advanced_form() -> None:

@@ -265,7 +265,7 @@ def set_config(preset: str | None, config: TrainerConfig, *, seed: str | None = 
         # seed 003 prints GPT-2's characters: its replay shows tokens so, to be read beside it
         st.session_state[GPT2_CHARS] = SEED_REPLAYS[seed].preset == "gpt2"
     st.session_state[_PRESET] = preset
-    st.session_state[_CONFIG] = config.validate()
+    st.session_state[_CONFIG] = config
     st.session_state[_REPLAY] = seed
 
 
