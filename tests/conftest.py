@@ -90,6 +90,12 @@ def app_server(private_data_dir, tmp_path_factory) -> Served:
         yield Served(url, log_path)
 
 
+@pytest.fixture()
+def app_url(app_server) -> str:
+    """The base URL of the test process's app (:func:`app_server`)."""
+    return app_server.url
+
+
 def log_since(served: Served, offset: int) -> str:
     """What the shared server wrote from byte ``offset`` of its log on."""
     with open(served.log, "rb") as f:

@@ -43,11 +43,6 @@ HEADINGS = {
 
 
 @pytest.fixture()
-def app_url(app_server):
-    return app_server.url  # the test process's app (tests/conftest.py)
-
-
-@pytest.fixture()
 def page(app_url, new_page):
     with new_page() as page:
         page.goto(app_url)

@@ -27,11 +27,6 @@ FOUR = "trained,gpt2,cl100k_base,o200k_base"
 WAIT = 120.0
 
 
-@pytest.fixture()
-def app_url(app_server):
-    return app_server.url  # the test process's app (tests/conftest.py)
-
-
 def open_page(page, url: str, until) -> None:
     page.goto(url)
     wait_idle(page, timeout=WAIT, until=until)

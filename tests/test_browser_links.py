@@ -36,10 +36,9 @@ def chips(page) -> list[str]:
     return page.locator(".bpe-chip").all_inner_texts()
 
 
-def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view(app_server, new_page):
-    url = app_server.url
+def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view(app_url, new_page):
     with new_page(**PROJECTOR) as page:
-        page.goto(f"{url}/Train?corpus=udhr_en.txt&preset=gpt2&step=20")
+        page.goto(f"{app_url}/Train?corpus=udhr_en.txt&preset=gpt2&step=20")
         see(page, re.compile(r"^Step 20 of 20 trained"))
         step = page.get_by_role("button", name="Step", exact=True)
         for i in range(21, 26):
@@ -73,11 +72,10 @@ def test_a_reload_on_the_playground_and_compare_pages_shows_the_same_view(app_se
         assert not page.errors, page.errors
 
 
-def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_browser(app_server, new_page):
+def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_browser(app_url, new_page):
     text = ("The lesson survives a restart. " * 30 + "Zürich ünïcode naïve café\n").encode()
-    url = app_server.url
     with new_page(**PROJECTOR) as page:
-        page.goto(f"{url}/Corpus")
+        page.goto(f"{app_url}/Corpus")
         see(page, "Pick bundled texts")
         page.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(
             files=[{"name": "lesson.txt", "mimeType": "text/plain", "buffer": text}]
