@@ -142,8 +142,9 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
         live.append(len(ids))
         total += len(ids) * freq
         whole = tokenizer.whole_token(piece) if len(ids) > 1 else None
-        if whole is not None:
-            wholes.append((tokenizer.merge_rank(whole), w))
+        rank = None if whole is None else tokenizer.merge_rank(whole)
+        if rank is not None:
+            wholes.append((rank, w))
     wholes.append((n_merges + 1, -1))  # past every step: never taken
     wholes.sort(reverse=True)  # lowest rank last, popped first
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import add
 from typing import Any
@@ -61,7 +61,7 @@ NO_MERGE = 1 << 62  # above every packed merge: min() picks it only when no pair
 # pre-tokenization) use the heap over a linked list.
 SHORT_PIECE = 64
 
-Lookup = Callable[[Hashable, int], int]  # (pair key, default) -> packed merge
+Lookup = Callable[[Any, int], int]  # (pair key, default) -> packed merge: a dict's .get
 
 
 def pack(rank: int, new_id: int) -> int:

@@ -205,7 +205,7 @@ class Tokenizer:
             return self._tokens[self._first_new :]
         return [self._tokens[i] for i in self.merged_ids]
 
-    def _pair_by_text(self, pair: tuple[int, int], default: int | None = None) -> int | None:
+    def _pair_by_text(self, pair: tuple[int, int], default: int = merging.NO_MERGE) -> int:
         """tiktoken's rule for two neighbours: every split of a token's bytes into two tokens
         merges into it, at the token's rank, not only the split its merge was learned from.
         Byte-level display strings hold one character per byte, so joining two tokens' strings
@@ -222,7 +222,8 @@ class Tokenizer:
         a, b = pair
         vocab = self._tokens
         if a < len(vocab) and b < len(vocab):
-            return self._by_text.get(vocab[a] + vocab[b], default)
+            # installed as _pair only when the table exists: no None check per pair
+            return self._by_text.get(vocab[a] + vocab[b], default)  # type: ignore[union-attr]
         return default
 
     def _split_rules(self) -> dict[tuple[int, int], tuple[int, int]]:
@@ -237,7 +238,9 @@ class Tokenizer:
         """
         with self._splits_lock:
             if self._splits is None:
-                ids, splits = self._ids, {}
+                assert self._by_text is not None  # built with tiktoken's rules only
+                ids = self._ids
+                splits: dict[tuple[int, int], tuple[int, int]] = {}
                 setdefault = splits.setdefault
                 for token, packed in self._by_text.items():  # in rank order: a pair keeps its lowest rank
                     rule = merging.unpack(packed)
@@ -374,7 +377,8 @@ class Tokenizer:
         # ["a", "b", "c"] -> ["ab", "c"] -> ["abc"]: a merged text's id is in its packed merge
         get, ids, unk = self._by_text.get, self._ids, self.unk_id
         parts = merging.lowest_first(list(text), get, joined=True)
-        return tuple(get(t) & ID_MASK if len(t) > 1 else ids.get(t, unk) for t in parts)
+        # a part longer than one byte is a merged text, so a key of the table
+        return tuple(get(t) & ID_MASK if len(t) > 1 else ids.get(t, unk) for t in parts)  # type: ignore[operator]
 
     def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
         # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
