@@ -50,3 +50,35 @@ def test_every_engine_module_states_its_public_names_and_each_exists():
             continue
         missing += [f"{module_name}.{n}" for n in names if not hasattr(module, n)]
     assert not missing, missing
+
+
+# the README's map: each layer of explorer/ imports only from the layers before it
+_LAYERS = ("errors", "paths", "stages", "bpe", "formats", "analysis", "serving")
+
+
+def _upward_imports(root) -> list[str]:
+    import re
+
+    found = []
+    for path in sorted((root / "explorer").rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if len(parts) < 3 or parts[1] not in _LAYERS:
+            continue
+        layer = parts[1]
+        for dots, name in re.findall(r"^\s*from (\.+)(\w*)", path.read_text(encoding="utf-8"), re.M):
+            target = layer if len(dots) == 1 else name if len(dots) == 2 else None
+            if target in _LAYERS and _LAYERS.index(target) > _LAYERS.index(layer):
+                found.append(f"{path.relative_to(root)} imports explorer.{target}")
+    return found
+
+
+def test_each_layer_imports_only_from_the_layers_before_it():
+    from conftest import ROOT
+
+    assert not _upward_imports(ROOT)
+
+
+def test_an_upward_import_is_found(tmp_path):
+    (tmp_path / "explorer" / "stages").mkdir(parents=True)
+    (tmp_path / "explorer" / "stages" / "x.py").write_text("from ..bpe.config import TrainerConfig\n")
+    assert _upward_imports(tmp_path) == ["explorer/stages/x.py imports explorer.bpe"]
