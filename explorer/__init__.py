@@ -27,10 +27,12 @@ from .bpe.config import (
 from .bpe.records import PairStat, StepLog, StepRecord
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer, train
+from .bpe.vocab import Vocab
 from .errors import ConfigError, CorpusError, DecodeError, ExplorerError, FormatError
 from .formats.exporters import EXPORT_FORMATS, export_files
 from .formats.importers import IMPORT_FORMATS, import_files
 from .formats.pretrained import PRETRAINED, load_pretrained
+from .stages.pipeline import Pipeline
 
 __all__ = [
     # training
@@ -45,8 +47,10 @@ __all__ = [
     "StepRecord",
     "StepLog",
     "PairStat",
-    # encoding
+    # the model: a tokenizer is a pipeline, a vocabulary and its encoding options
     "Tokenizer",
+    "Pipeline",
+    "Vocab",
     "EncodeOptions",
     "load_pretrained",
     "PRETRAINED",
