@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -147,15 +148,20 @@ def launch_chromium(pw):
 
 
 @contextlib.contextmanager
-def browser_page(*, width: int = 1400, height: int = 1000, browser=None):
-    """A Playwright page in a browser context of its own (its own cookies, storage and so its own
-    app sessions), closed after; page errors are collected in ``page.errors``, and the app's runs
-    are followed (``page.app_runs``, in the page too) for :func:`wait_idle`.
+def browser_page(*, width: int = 1400, height: int = 1000, browser=None, profile=None):
+    """A Playwright page, closed after; page errors are collected in ``page.errors``, and the
+    app's runs are followed (``page.app_runs``, in the page too) for :func:`wait_idle`. Where it
+    opens:
 
-    ``browser``: a running Chromium to open the context in (the test suite's shared one, see
-    :class:`SharedChromium`); without it, Playwright and a Chromium are started for this page alone.
+    - ``profile``: a persistent context (:meth:`SharedChromium.profile`), one page at a time, its
+      cookies cleared first and the app's storage after (no app session or file owner of the
+      page before); it keeps the profile's disk cache and compiled scripts, so a page load costs
+      about 40% less CPU than in a fresh context.
+    - ``browser``: a running Chromium: a context of its own (its own cookies, storage and cache),
+      for pages open together that must not share a cookie, or one that never saw the app.
+    - neither: Playwright and a Chromium are started for this page alone.
     """
-    if browser is None:
+    if profile is None and browser is None:
         from playwright.sync_api import sync_playwright
 
         with sync_playwright() as pw:
@@ -166,48 +172,78 @@ def browser_page(*, width: int = 1400, height: int = 1000, browser=None):
             finally:
                 own.close()
         return
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
+    if profile is not None:
+        if profile.pages:
+            raise RuntimeError("the shared profile holds one page at a time: open the second one with a browser")
+        profile.clear_cookies()
+        context = None
+        page = profile.new_page()
+        page.set_viewport_size({"width": width, "height": height})
+    else:
+        context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
+    try:
         page.errors = []
         page.on("pageerror", lambda e: page.errors.append(str(e)))
         follow_runs(page)
         yield page
     finally:
-        context.close()
+        if context is not None:
+            context.close()
+        else:
+            with contextlib.suppress(Exception):  # a page on no origin has no storage to clear
+                page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            page.close()
 
 
 class SharedChromium:
     """One Playwright and one Chromium for a test process, started on first use and kept for every
     browser test that follows (about 3 s saved per test: Playwright's driver and the browser start
-    once); each test opens contexts of its own in it. :meth:`stop` ends both: a live sync
-    Playwright holds an asyncio loop running in its thread, so ``asyncio.run`` fails until then
-    (the suite stops it before any test that does not ask for it)."""
+    once), with a profile on disk whose cache and compiled scripts every page shares (see
+    :func:`browser_page`). :meth:`stop` ends them: a live sync Playwright holds an asyncio loop
+    running in its thread, so ``asyncio.run`` fails until then (the suite stops it before any test
+    that does not ask for it)."""
 
     def __init__(self) -> None:
         self._playwright = None
-        self._browser = None
+        self._profile = None  # the persistent context; its browser serves contexts of their own
+        self._folder: str | None = None
 
-    def browser(self):
-        """The running Chromium (started again if it crashed or was stopped)."""
-        if self._browser is not None and not self._browser.is_connected():
+    def profile(self):
+        """The persistent context (started again if Chromium crashed or was stopped)."""
+        if self._profile is not None and not self._profile.browser.is_connected():
             self.stop()
-        if self._browser is None:
+        if self._profile is None:
             from playwright.sync_api import sync_playwright
 
+            exe = chromium_path()
+            if exe is None:
+                raise RuntimeError("Debian's chromium is not installed (apt-get install chromium)")
+            self._folder = tempfile.mkdtemp(prefix="bpe-explorer-chromium-")
             self._playwright = sync_playwright().start()
-            self._browser = launch_chromium(self._playwright)
-        return self._browser
+            self._profile = self._playwright.chromium.launch_persistent_context(
+                self._folder, executable_path=exe, args=CHROMIUM_ARGS
+            )
+            for page in self._profile.pages:  # the blank page a persistent context opens with
+                page.close()
+        return self._profile
+
+    def browser(self):
+        """The running Chromium, for contexts of their own."""
+        return self.profile().browser
 
     def stop(self) -> None:
-        browser, playwright = self._browser, self._playwright
-        self._browser = self._playwright = None
+        profile, playwright, folder = self._profile, self._playwright, self._folder
+        self._profile = self._playwright = self._folder = None
         try:
-            if browser is not None and browser.is_connected():
-                browser.close()
+            if profile is not None:
+                with contextlib.suppress(Exception):  # already gone with a crashed browser
+                    profile.close()
         finally:
             if playwright is not None:
                 playwright.stop()
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 class AppRuns:

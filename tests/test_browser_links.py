@@ -92,7 +92,7 @@ def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_br
         merges = page.locator("table.bpe-hist tr").all_inner_texts()
     # a new server (the same data folder, none of the first one's memory) and a browser context
     # that never saw the app (no cookie, no storage)
-    with app_process() as (url2, _proc), new_page(**PROJECTOR) as fresh:
+    with app_process() as (url2, _proc), new_page(**PROJECTOR, isolated=True) as fresh:
         port = re.match(r"http://127\.0\.0\.1:(\d+)", address).group(1)
         fresh.goto(address.replace(f"127.0.0.1:{port}", url2.removeprefix("http://")))
         see(fresh, re.compile(r"^Step 3 of 3 trained"))

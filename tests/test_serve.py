@@ -141,7 +141,7 @@ def test_two_sessions_get_different_servers_and_each_keeps_its_own(launched):
 @pytest.mark.slow
 @pytest.mark.browser
 def test_browsers_step_and_upload_through_the_proxy_each_on_its_own_server(launched, new_page):
-    with new_page() as train, new_page() as corpus:
+    with new_page(isolated=True) as train, new_page(isolated=True) as corpus:  # a cookie each
         _step_and_upload(launched.url, train, corpus)
 
 

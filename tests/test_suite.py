@@ -11,6 +11,7 @@ import importlib
 import inspect
 import re
 import shlex
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,3 +128,25 @@ def test_a_test_after_them_can_run_asyncio():
         return 42
 
     assert asyncio.run(answer()) == 42
+
+
+def _on_a_test_origin(page) -> None:
+    """Open http://bpe.test/ in ``page``, answered by the page's own route (no server)."""
+    page.route("http://bpe.test/**", lambda route: route.fulfill(body="<p>test</p>", content_type="text/html"))
+    page.goto("http://bpe.test/")
+
+
+def test_a_page_of_the_shared_profile_starts_without_the_cookies_and_storage_of_the_one_before(new_page):
+    with new_page() as page:
+        _on_a_test_origin(page)
+        in_an_hour = time.time() + 3600  # a session cookie goes with the profile's last page anyway
+        page.context.add_cookies(
+            [{"name": "owner", "value": "before", "url": "http://bpe.test/", "expires": in_an_hour}]
+        )
+        page.evaluate("() => localStorage.setItem('left', 'behind')")
+    with new_page() as page:
+        _on_a_test_origin(page)
+        assert page.context.cookies() == []
+        assert page.evaluate("() => localStorage.getItem('left')") is None
+        with pytest.raises(RuntimeError, match="one page at a time"), new_page():
+            pass  # a second page would share the first one's cookies
