@@ -24,6 +24,7 @@ from .bpe.config import (
     corpus_config,
     make_config,
 )
+from .bpe.parity import Balance, ParityTrainer
 from .bpe.records import PairStat, StepLog, StepRecord
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer, train
@@ -47,6 +48,9 @@ __all__ = [
     "StepRecord",
     "StepLog",
     "PairStat",
+    # training on several languages at once (parity-aware BPE)
+    "ParityTrainer",
+    "Balance",
     # the model: a tokenizer is a pipeline, a vocabulary and its encoding options
     "Tokenizer",
     "Pipeline",

@@ -25,7 +25,7 @@ import copy
 import heapq
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property, partial
 from operator import itemgetter
 
@@ -54,6 +54,27 @@ def _neg_str_key(s: str) -> tuple[int, ...]:
     return (*(-ord(c) for c in s), 1)
 
 
+def symbol_sequences(words: Sequence[str], config: TrainerConfig) -> tuple[list, list[str]]:
+    """(each word as its base symbols, the symbols in order of first appearance): a byte-level
+    word is its UTF-8 ``bytes``, a character-level one its list of symbols.
+
+    >>> symbol_sequences(["low", "lot"], TrainerConfig(unit="char"))
+    ([['l', 'o', 'w'], ['l', 'o', 't']], ['l', 'o', 'w', 't'])
+    >>> symbol_sequences(["hé"], TrainerConfig())
+    ([b'h\\xc3\\xa9'], ['h', 'Ã', '©'])
+    """
+    if config.unit == "byte":
+        # each word as its UTF-8 bytes: as a list of display strings, a 20 MB text without
+        # pre-tokenization was a 20-million-string list while it was read in
+        raw: list = [w.encode("utf-8", "surrogatepass") for w in words]
+        first: dict[int, None] = {}
+        for b in raw:
+            first.update(dict.fromkeys(b))  # the bytes in order of first appearance
+        return raw, [BYTE_TO_UNICODE[b] for b in first]
+    seqs = [word_symbols(w, config) for w in words]
+    return seqs, list(dict.fromkeys(s for syms in seqs for s in syms))
+
+
 class Trainer:
     """Steppable BPE training over a word -> frequency table.
 
@@ -72,12 +93,15 @@ class Trainer:
         top_k: int = DEFAULT_TOP_K,
         full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
+        alphabet: Sequence[str] | None = None,
     ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
         changes no merge, so it is not part of the config). ``full_records``: how many steps keep
         that table and their examples; later steps are logged compactly (see ``StepLog``; None:
         all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
-        token, dropout rule); training never reads it."""
+        token, dropout rule); training never reads it. ``alphabet``: the base symbols in id order,
+        when several trainers must share ids (see ``parity``); it must hold every symbol of the
+        words (ConfigError otherwise). By default it is built from the words."""
         self.config = config
         self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
@@ -85,18 +109,18 @@ class Trainer:
         self.top_k = top_k
         self._words = list(words)
         self._freqs = [words[w] for w in self._words]
-        if config.unit == "byte":
-            # each word as its UTF-8 bytes: as a list of display strings, a 20 MB text without
-            # pre-tokenization was a 20-million-string list while it was read in
-            seqs: list = [w.encode("utf-8", "surrogatepass") for w in self._words]
-            first: dict[int, None] = {}
-            for raw in seqs:
-                first.update(dict.fromkeys(raw))  # the bytes in order of first appearance
-            present = (BYTE_TO_UNICODE[b] for b in first)
+        seqs, present = symbol_sequences(self._words, config)
+        if alphabet is None:
+            self.alphabet: list[str] = build_alphabet(present, config)
         else:
-            seqs = [word_symbols(w, config) for w in self._words]
-            present = (s for syms in seqs for s in syms)
-        self.alphabet: list[str] = build_alphabet(present, config)
+            self.alphabet = list(alphabet)
+            known = set(self.alphabet)
+            missing = [s for s in present if s not in known]
+            if missing:
+                raise ConfigError(
+                    f"the given alphabet lacks {len(missing):,} symbol{'s' * (len(missing) != 1)} of the corpus "
+                    f"(first: {missing[0]!r})"
+                )
         self._vocab = VocabBuilder(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
         ids = self._vocab.ids
         if config.unit == "byte":
@@ -422,13 +446,36 @@ class Trainer:
         best, best_count = top[0]
         if best_count < cfg.min_frequency:
             return self._finish("min_frequency")
+        self._commit(best, best_count, top, full)
+        return True
+
+    def merge_pair(self, left_id: int, right_id: int) -> StepRecord:
+        """Merge a pair chosen elsewhere (by a trainer over several corpora, see ``parity``),
+        whatever its count here, even none: the vocabulary gains the token all the same, so
+        trainers that make the same merges keep the same ids. Stop rules are the caller's.
+
+        >>> t = Trainer.from_texts("abab cd", TrainerConfig(pretokenizer="none", unit="char"))
+        >>> [(r.token, r.count, r.tokens_after) for r in (t.merge_pair(3, 4), t.merge_pair(1, 2))]
+        [('cd', 1, 6), ('ab', 2, 4)]
+        """
+        if self.stop_reason is not None:
+            raise ConfigError("this trainer has stopped: it makes no more merges")
+        pair = left_id << PAIR_SHIFT | right_id
+        full = self.records.detailed and self.top_k > 0
+        self._commit(pair, self._count.get(pair, 0), self._top(self.top_k) if full else [], full)
+        return self.records[-1]
+
+    def _commit(self, best: int, best_count: int, top: list[tuple[int, int]], full: bool) -> None:
+        """Make the merge of ``best`` (``top``: the pair table it was chosen from) and log it."""
+        cfg = self.config
+        log = self.records
         table = tuple(map(self._pair_stat, top[: self.top_k])) if full else ()
-        n_tied = self._hist[best_count] - 1
+        n_tied = self._hist[best_count] - 1 if best_count else 0
         left, right = best >> PAIR_SHIFT, best & PAIR_MASK
         new_id, reused = self._vocab.add_merge(left, right)
         if cfg.tie_break == "hf" and not reused:
             self._hf_rank.append(new_id)
-        replaced, per_word = self._merge(best, left, right, new_id)
+        replaced, per_word = self._merge(best, left, right, new_id) if best_count else (0, {})
         self.tokens -= replaced
         self.merges.append((left, right))
         # nlargest equals a stable sort by count, descending: ties keep word order
@@ -448,7 +495,6 @@ class Trainer:
             examples=examples,
             example_words=tuple(wi for wi, _ in picked),
         )
-        return True
 
     def _finish(self, reason: str) -> bool:
         """Stop for good: a finished trainer never merges again (another setting makes another

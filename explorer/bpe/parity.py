@@ -1,0 +1,376 @@
+"""Parity-aware BPE (Foroutan et al. 2025): one vocabulary trained on several languages, each
+merge serving the language that compresses worst right now on a parallel development text.
+
+Classical BPE gives each merge to the most frequent pair of all the text together, so the
+language with the most text gets most merges. Parity-aware BPE measures every language's token
+count on its development text (the same content in each language) and takes the most frequent
+pair *of the language with the most tokens*. Variants (``Balance``):
+
+    classical       the most frequent pair over all languages together (the yardstick)
+    parity          the worst-compressed language's most frequent pair
+    parity-window   as parity, but a language that served more than ``window_alpha / L`` of
+                    the last ``window`` parity merges waits while a better-off one is served
+    parity-hybrid   classical for the first ``global_merges`` merges, then parity
+
+Data shapes (L languages; every trainer is an ordinary ``Trainer`` that is told which pair to
+merge, so a step visits only that pair's positions in each text, never recounts):
+
+    train[l]    Trainer over language l's training words; all share one alphabet, so one id
+                means one token in all of them and in the shared vocabulary
+    joint       Trainer over all languages' words together (classical and hybrid only)
+    dev[l]      Trainer over language l's development words, which may hold symbols the
+                training texts lack; dev_ids[l][shared id] is the id of the same token there
+    window      the languages served by the last ``window`` parity merges, and their counts
+
+A language whose training text has no pair left at ``min_frequency`` is passed over; training
+stops when every language is.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Literal
+
+from ..errors import ConfigError
+from ..stages.pipeline import count_words
+from .config import EncodeOptions, TrainerConfig
+from .trainer import DEFAULT_TOP_K, Trainer, symbol_sequences
+from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet
+
+__all__ = ["BalanceName", "BALANCES", "RuleName", "Balance", "ParityStep", "ParityTrainer", "train_balanced"]
+
+BalanceName = Literal["classical", "parity", "parity-window", "parity-hybrid"]
+RuleName = Literal["global", "worst", "window", "exhausted"]
+
+BALANCES: dict[str, str] = {
+    "classical": "the most frequent pair of all languages together (classical BPE on the joined texts)",
+    "parity": "the most frequent pair of the language whose development text has the most tokens now",
+    "parity-window": "parity, but a language that served more than its share of the recent merges waits its turn",
+    "parity-hybrid": "classical for a number of merges first, then parity",
+}
+
+RULES: dict[str, str] = {
+    "global": "the most frequent pair of all languages together",
+    "worst": "the worst-compressed language's most frequent pair",
+    "window": "a worse-compressed language had served its share of the recent merges",
+    "exhausted": "the worse-compressed languages had no pair left to merge",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """How a merge is chosen among languages (see the module docstring). Valid once built.
+
+    >>> Balance("parity-hybrid", global_merges=200).global_merges
+    200
+    >>> Balance("parity", global_merges=5)
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: global merges are for the parity-hybrid balance only
+    """
+
+    mode: BalanceName = "parity"
+    global_merges: int = 0
+    window: int = 100
+    window_alpha: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in BALANCES:
+            raise ConfigError(f"unknown balance {self.mode!r}: choose one of {', '.join(BALANCES)}")
+        if self.mode == "parity-hybrid":
+            if self.global_merges < 1:
+                raise ConfigError("the parity-hybrid balance needs at least 1 global merge")
+        elif self.global_merges:
+            raise ConfigError("global merges are for the parity-hybrid balance only")
+        if self.window < 1:
+            raise ConfigError("the window must hold at least 1 merge")
+        if not self.window_alpha >= 1:
+            # below 1 every language could be over its share at once, and none could be served
+            raise ConfigError("the window's alpha must be at least 1")
+
+    @property
+    def per_language(self) -> bool:
+        """Whether some merges are chosen per language (all but classical)."""
+        return self.mode != "classical"
+
+
+@dataclass(frozen=True, slots=True)
+class ParityStep:
+    """What one merge did to every language. ``served``: the language whose pair count chose it
+    (None when all languages' counts together did); ``count``: the pair's count there."""
+
+    step: int
+    left_id: int
+    right_id: int
+    token_id: int
+    left: str
+    right: str
+    token: str
+    served: int | None
+    rule: RuleName
+    count: int
+    dev_tokens: tuple[int, ...]  # each language's development text, in tokens, after this merge
+    train_tokens: tuple[int, ...]  # each language's training text, in tokens, after this merge
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.left, self.right)
+
+
+def _texts(t: str | Iterable[str]) -> list[str]:
+    return [t] if isinstance(t, str) else list(t)
+
+
+class ParityTrainer:
+    """Steppable BPE over several languages, one training and one development text each.
+
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=3)
+    >>> t = ParityTrainer(["aaaa aaaa aaaa", "bcbc"], ["aaaa", "bcbc"], cfg, names=["A", "B"])
+    >>> [(r.token, t.languages[r.served], r.dev_tokens) for r in t]
+    [('aa', 'A', (2, 4)), ('bc', 'B', (2, 2)), ('aaaa', 'A', (1, 2))]
+    >>> ParityTrainer(["aaaa aaaa aaaa", "bcbc"], ["aaaa", "bcbc"], cfg, balance=Balance("classical")).run().vocab[-3:]
+    ['aa', 'aaaa', 'bc']
+    """
+
+    def __init__(
+        self,
+        train: Sequence[str | Iterable[str]],
+        dev: Sequence[str | Iterable[str]],
+        config: TrainerConfig,
+        *,
+        balance: Balance = Balance(),
+        names: Sequence[str] | None = None,
+        top_k: int = DEFAULT_TOP_K,
+        full_records: int | None = None,
+        encoding: EncodeOptions = EncodeOptions(),
+    ):
+        """``train`` and ``dev``: one text (or list of texts) per language, in the same order;
+        ``names``: the languages' names for messages (default "language 1", ...). ``top_k`` and
+        ``full_records``: what each language's trainer keeps of its pair table (see Trainer)."""
+        if not train:
+            raise ConfigError("give at least one language: a training text and a development text")
+        if len(dev) != len(train):
+            raise ConfigError(
+                f"{len(train)} training text{'s' * (len(train) != 1)} but {len(dev)} development "
+                f"text{'s' * (len(dev) != 1)}: give one development text per language, in the same order"
+            )
+        self.languages: tuple[str, ...] = (
+            tuple(names) if names is not None else tuple(f"language {i + 1}" for i in range(len(train)))
+        )
+        if len(self.languages) != len(train):
+            raise ConfigError(f"{len(self.languages)} names for {len(train)} languages")
+        self.config = config
+        self.balance = balance
+        self.encoding = encoding
+        words = [count_words(_texts(t), config) for t in train]
+        dev_words = [count_words(_texts(d), config) for d in dev]
+        for name, w, d in zip(self.languages, words, dev_words):
+            if not w:
+                raise ConfigError(f"{name}: the training text is empty")
+            if not d:
+                raise ConfigError(f"{name}: the development text is empty")
+        present = chain.from_iterable(symbol_sequences(list(w), config)[1] for w in words)
+        self.alphabet: list[str] = build_alphabet(present, config)
+        self._vocab = VocabBuilder(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
+        self._train = [
+            Trainer(w, config, top_k=top_k, full_records=full_records, alphabet=self.alphabet) for w in words
+        ]
+        self._joint: Trainer | None = None
+        if not balance.per_language or balance.mode == "parity-hybrid":
+            joint: dict[str, int] = {}
+            for w in words:  # the words in order of first appearance over the texts joined
+                for word, freq in w.items():
+                    joint[word] = joint.get(word, 0) + freq
+            self._joint = Trainer(joint, config, top_k=top_k, full_records=full_records, alphabet=self.alphabet)
+        self._dev: list[Trainer] = []
+        self._dev_ids: list[list[int]] = []
+        known = set(self.alphabet)
+        for d in dev_words:
+            extra = [s for s in symbol_sequences(list(d), config)[1] if s not in known]
+            self._dev.append(Trainer(d, config, top_k=0, full_records=0, alphabet=self.alphabet + extra))
+            self._dev_ids.append(list(range(len(self._vocab))))  # specials and alphabet: the same ids
+        self._window: deque[int] = deque(maxlen=balance.window)
+        self._served = Counter[int]()
+        self.merges: list[tuple[int, int]] = []
+        self.records: list[ParityStep] = []
+        self.stop_reason: str | None = None
+        self.initial_dev_tokens: tuple[int, ...] = self.dev_tokens
+        self.initial_train_tokens: tuple[int, ...] = self.train_tokens
+
+    # ---- derived views -------------------------------------------------------------------
+    @property
+    def vocab(self) -> list[str]:
+        """Display strings by id: special tokens, alphabet, merged tokens."""
+        return self._vocab.tokens
+
+    @property
+    def dev_tokens(self) -> tuple[int, ...]:
+        """Each language's development text in tokens now."""
+        return tuple(t.tokens for t in self._dev)
+
+    @property
+    def train_tokens(self) -> tuple[int, ...]:
+        """Each language's training text in tokens now."""
+        return tuple(t.tokens for t in self._train)
+
+    @property
+    def done(self) -> bool:
+        return self.stop_reason is not None
+
+    @property
+    def planned_merges(self) -> int | None:
+        """How many merges the stop rules allow in all (None: only running out of pairs stops)."""
+        cfg = self.config
+        if cfg.num_merges is not None:
+            return cfg.num_merges
+        if cfg.vocab_size is not None:
+            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
+        return None
+
+    def language_trainer(self, language: int) -> Trainer:
+        """Language ``language``'s own trainer (its pair table: ``.peek(k)``)."""
+        return self._train[language]
+
+    def tokenizer(self, k: int | None = None):
+        """A Tokenizer holding the first k merges (all of them by default)."""
+        from .tokenizer import Tokenizer
+
+        merges = self.merges if k is None else self.merges[:k]
+        cfg = self.config
+        vocab = Vocab(cfg.special_tokens, tuple(self.alphabet), tuple(merges), cfg.reuse_ids)
+        return Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=self.encoding)
+
+    # ---- choosing ------------------------------------------------------------------------
+    def worst_first(self) -> list[int]:
+        """The languages from the most development tokens to the fewest (ties: given order)."""
+        dev = self.dev_tokens
+        return sorted(range(len(dev)), key=lambda lang: (-dev[lang], lang))
+
+    def _choose(self) -> tuple[int, int, int | None, RuleName] | str:
+        """(pair, its count, language served or None, rule), or why training stops."""
+        min_frequency = self.config.min_frequency
+        balance = self.balance
+        if self._joint is not None and (not balance.per_language or len(self.merges) < balance.global_merges):
+            top = self._joint.peek(1)
+            if not top:
+                return "no pairs left"
+            if top[0].count < min_frequency:
+                return "min_frequency"
+            return top[0].left_id << PAIR_SHIFT | top[0].right_id, top[0].count, None, "global"
+        order = self.worst_first()
+        candidates: list[tuple[int, int, int]] = []  # (language, pair, count), worst first
+        some_pair = False
+        for lang in order:
+            top = self._train[lang].peek(1)
+            if top:
+                some_pair = True
+                if top[0].count >= min_frequency:
+                    candidates.append((lang, top[0].left_id << PAIR_SHIFT | top[0].right_id, top[0].count))
+        if not candidates:
+            return "min_frequency" if some_pair else "no pairs left"
+        chosen = candidates[0]
+        if balance.mode == "parity-window":
+            share = balance.window_alpha / len(order)
+            allowed = [c for c in candidates if self._served[c[0]] / balance.window <= share]
+            chosen = allowed[0] if allowed else chosen
+        lang, pair, count = chosen
+        if lang == order[0]:
+            rule: RuleName = "worst"
+        elif chosen is not candidates[0]:
+            rule = "window"
+        else:
+            rule = "exhausted"
+        return pair, count, lang, rule
+
+    # ---- stepping ------------------------------------------------------------------------
+    def step(self) -> ParityStep | None:
+        """Do one merge and return its record, or None (and set ``stop_reason``) when done."""
+        if self.stop_reason is not None:
+            return None
+        cfg = self.config
+        if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
+            self.stop_reason = "num_merges"
+            return None
+        if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
+            self.stop_reason = "vocab_size"
+            return None
+        choice = self._choose()
+        if isinstance(choice, str):
+            self.stop_reason = choice
+            return None
+        pair, count, served, rule = choice
+        left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
+        new_id, _ = self._vocab.add_merge(left, right)
+        for t in chain(self._train, [self._joint] if self._joint is not None else []):
+            if t.merge_pair(left, right).token_id != new_id:  # pragma: no cover - the same merges, the same ids
+                raise AssertionError("a language's trainer gave the merge another id")
+        for t, ids in zip(self._dev, self._dev_ids):
+            made = t.merge_pair(ids[left], ids[right]).token_id
+            if new_id == len(ids):
+                ids.append(made)
+        if served is not None:
+            if len(self._window) == self._window.maxlen:
+                self._served[self._window[0]] -= 1
+            self._window.append(served)
+            self._served[served] += 1
+        self.merges.append((left, right))
+        tokens = self._vocab.tokens
+        record = ParityStep(
+            step=len(self.merges),
+            left_id=left,
+            right_id=right,
+            token_id=new_id,
+            left=tokens[left],
+            right=tokens[right],
+            token=tokens[new_id],
+            served=served,
+            rule=rule,
+            count=count,
+            dev_tokens=self.dev_tokens,
+            train_tokens=self.train_tokens,
+        )
+        self.records.append(record)
+        return record
+
+    def advance(self, n: int = 1) -> list[ParityStep]:
+        """Up to n merges; fewer when a stop rule fires."""
+        out = []
+        for _ in range(n):
+            rec = self.step()
+            if rec is None:
+                break
+            out.append(rec)
+        return out
+
+    def __iter__(self) -> Iterator[ParityStep]:
+        """Step until a stop rule fires, yielding each record."""
+        while (rec := self.step()) is not None:
+            yield rec
+
+    def run(self) -> ParityTrainer:
+        """Train to the end; returns self."""
+        for _ in self:
+            pass
+        return self
+
+
+def train_balanced(
+    train: Sequence[str | Iterable[str]],
+    dev: Sequence[str | Iterable[str]],
+    config: TrainerConfig,
+    *,
+    balance: Balance = Balance(),
+    names: Sequence[str] | None = None,
+    top_k: int = DEFAULT_TOP_K,
+    full_records: int | None = None,
+) -> ParityTrainer:
+    """Train to the end in one call.
+
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=2)
+    >>> [r.token for r in train_balanced(["the the the", "ok"], ["the", "okay"], cfg).records]
+    ['ok', 'th']
+    """
+    return ParityTrainer(train, dev, config, balance=balance, names=names, top_k=top_k, full_records=full_records).run()
