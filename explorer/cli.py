@@ -5,7 +5,8 @@
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
         [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
-    python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N]
+    python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N] [--alpha A]
+        (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .analysis.evaluate import curve, evaluate
+from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .bpe.config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer
@@ -98,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--seed", type=int, metavar="S")
 
     v = sub.add_parser(
-        "evaluate", help="count bytes, characters, words and tokens of each file; one JSON line per file"
+        "evaluate",
+        help="count bytes, characters, words and tokens of each file; one JSON line per file, then "
+        "(for two or more files) the Gini coefficient of their token counts and each one's parity",
     )
     v.add_argument("files", nargs="+", metavar="FILE")
     v.add_argument(
@@ -112,6 +116,13 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="add the token count at about N evenly spaced merge counts (the tokenizer truncated)",
+    )
+    v.add_argument(
+        "--alpha",
+        type=float,
+        default=RENYI_ALPHA,
+        metavar="A",
+        help=f"the order of the Rényi efficiency (default {RENYI_ALPHA}; 1 is Shannon's entropy)",
     )
 
     x = sub.add_parser("export", help="write a trained or bundled tokenizer in another tool's format")
@@ -269,13 +280,20 @@ def _encode(args: argparse.Namespace, out: TextIO) -> int:
 def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     if args.curve is not None and args.curve < 2:
         raise ExplorerError("--curve needs at least 2 points")
+    alpha = check_alpha(args.alpha, name="--alpha")
     tok = resolve_tokenizer(args.tokenizer)
     texts = [(f, read_text_file(f)) for f in args.files]  # every file is read before any line is printed
+    tokens: list[int] = []
     for name, text in texts:
-        row: dict = {"file": name, **evaluate(tok, text).as_dict()}
+        counts = evaluate(tok, text, alpha=alpha)
+        tokens.append(counts.tokens)
+        row: dict = {"file": name, **counts.as_dict()}
         if args.curve is not None:
             row["curve"] = [list(point) for point in curve(tok, text, args.curve)]
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    if len(texts) > 1:  # the files as parallel texts: how evenly they pay, against the first
+        shares = parity(dict(zip(args.files, tokens)), args.files[0])
+        out.write(json.dumps({"files": len(texts), "gini": gini(tokens), "parity": shares}, ensure_ascii=False) + "\n")
     return 0
 
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, SAMPLES
 
+from explorer import load_pretrained
 from explorer.cli import main
 from explorer.formats.exporters import zip_files
 
@@ -625,3 +628,83 @@ def test_import_of_a_refused_zip_or_merge_list_exits_2_with_one_line_and_writes_
     code, out, err = run("import", str(path), "--out", str(tmp_path / "imp"))
     assert code == 2 and out == "" and message in err and err.count("\n") == 1
     assert not (tmp_path / "imp").exists()
+
+
+# ---- evaluate: the Rényi efficiency and, over several files, their Gini and parity -----------------------------
+def _evaluate_lines(*argv: str) -> list[dict]:
+    code, out, err = run("evaluate", *argv)
+    assert code == 0 and err == "", err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _direct_gini(counts: list[int]) -> float:
+    mean = sum(counts) / len(counts)
+    return sum(abs(a - b) for a in counts for b in counts) / len(counts) ** 2 / (2 * mean)
+
+
+def test_evaluate_of_several_files_ends_with_the_gini_of_their_token_counts_and_parity_against_the_first():
+    files = [str(SAMPLES / f"udhr_{lang}.txt") for lang in ("hi", "en", "ko", "zh_hans")]
+    lines = _evaluate_lines("--tokenizer", "gpt2", *files)
+    assert len(lines) == 5
+    rows, last = lines[:4], lines[4]
+    assert [r["file"] for r in rows] == files
+    assert all(list(r)[-1] == "renyi_efficiency" for r in rows)  # the new field ends the counts
+    tokens = [r["tokens"] for r in rows]
+    assert list(last) == ["files", "gini", "parity"] and last["files"] == 4
+    assert last["gini"] == pytest.approx(_direct_gini(tokens), abs=1e-12)
+    assert list(last["parity"]) == files  # in the files' order, the first against itself
+    assert last["parity"] == {f: pytest.approx(n / tokens[0], abs=1e-12) for f, n in zip(files, tokens)}
+    assert last["parity"][files[0]] == 1.0 and last["parity"][files[1]] < 0.2  # English: a fraction of Hindi's
+
+
+def test_evaluate_of_one_file_prints_no_gini_line():
+    lines = _evaluate_lines("--tokenizer", "cl100k_base", str(SAMPLES / "udhr_en.txt"))
+    assert len(lines) == 1 and "gini" not in lines[0] and lines[0]["renyi_efficiency"] > 0
+
+
+def test_evaluate_of_the_same_file_twice_has_a_gini_of_0_and_an_empty_first_file_no_parity(tmp_path):
+    same = str(SAMPLES / "udhr_ru.txt")
+    assert _evaluate_lines("--tokenizer", "gpt2", same, same)[-1] == {"files": 2, "gini": 0.0, "parity": {same: 1.0}}
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    last = _evaluate_lines("--tokenizer", "gpt2", str(empty), same)[-1]
+    assert last == {"files": 2, "gini": 0.5, "parity": {str(empty): None, same: None}}
+
+
+def test_alpha_sets_the_order_of_the_renyi_efficiency_and_nothing_else():
+    path = str(SAMPLES / "udhr_el.txt")
+    ids = load_pretrained("o200k_base").encode((SAMPLES / "udhr_el.txt").read_text(encoding="utf-8"))
+    shares = [n / len(ids) for n in Counter(ids).values()]
+    distinct = math.log(len(shares))
+    rows = {}
+    for alpha in (None, "1", "2.5", "7"):
+        argv = ["--tokenizer", "o200k_base", path] + ([] if alpha is None else ["--alpha", alpha])
+        [rows[alpha]] = _evaluate_lines(*argv)
+    shannon = -sum(p * math.log(p) for p in shares) / distinct
+    assert rows["1"]["renyi_efficiency"] == pytest.approx(shannon, abs=1e-12)
+    for a in (2.5, 7.0):
+        renyi = math.log(sum(p**a for p in shares)) / (1 - a) / distinct
+        assert rows[f"{a:g}"]["renyi_efficiency"] == pytest.approx(renyi, abs=1e-12)
+    assert rows[None] == rows["2.5"]  # 2.5 by default
+    assert rows["1"]["renyi_efficiency"] > rows["2.5"]["renyi_efficiency"] > rows["7"]["renyi_efficiency"]
+    for row in rows.values():
+        assert {k: v for k, v in row.items() if k != "renyi_efficiency"} == {
+            k: v for k, v in rows[None].items() if k != "renyi_efficiency"
+        }
+
+
+@pytest.mark.parametrize(
+    "alpha, message",
+    [
+        ("0", "--alpha must be a number above 0 (got 0)"),
+        ("-2", "--alpha must be a number above 0 (got -2)"),
+        ("nan", "--alpha must be a number above 0 (got nan)"),
+        ("inf", "--alpha must be a number above 0 (got inf)"),
+        ("two", "argument --alpha: invalid float value: 'two'"),
+    ],
+)
+def test_a_bad_alpha_exits_2_with_one_line_before_reading_anything(alpha, message):
+    code, out, err = run("evaluate", "--tokenizer", "gpt2", "missing.txt", "--alpha", alpha)
+    assert code == 2 and out == ""
+    assert err.startswith("python -m explorer: error: ") and err.count("\n") == 1
+    assert message in err and "Traceback" not in err and "missing.txt" not in err

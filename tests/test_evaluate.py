@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
+from collections import Counter
 from functools import cache
 
 import pytest
@@ -35,6 +37,7 @@ from test_pretrained import _bundled_file  # tiktoken's downloads answered from 
 
 from explorer import PRESETS, Tokenizer, Trainer, TrainerConfig, corpus_config, load_pretrained, make_config, train
 from explorer.analysis.evaluate import Evaluation, curve, curve_points, evaluate, piece_counts, replay
+from explorer.analysis.fairness import renyi_efficiency
 from explorer.bpe.ranks import tokenizer_from_ranks
 from explorer.cli import main
 from explorer.formats.pretrained import PRETRAINED
@@ -43,7 +46,18 @@ from explorer.stages.pipeline import count_words
 from explorer.stages.pretokenizers import PATTERNS
 from explorer.stages.units import bytes_to_display
 
-KEYS = ["file", "bytes", "chars", "words", "tokens", "unk", "bytes_per_token", "chars_per_token", "tokens_per_word"]
+KEYS = [
+    "file",
+    "bytes",
+    "chars",
+    "words",
+    "tokens",
+    "unk",
+    "bytes_per_token",
+    "chars_per_token",
+    "tokens_per_word",
+    "renyi_efficiency",
+]
 TABLES = list(PRETRAINED)
 UDHR = sorted(name for name in SAMPLE_FILES if name.startswith("udhr_"))
 UDHR_EN = read_sample("udhr_en.txt")
@@ -223,9 +237,11 @@ def tiktoken_encoding(tmp_path_factory):
 def test_evaluate_counts_equal_tiktokens_on_every_sample_corpus(name, corpus, tiktoken_encoding):
     text = read_sample(corpus)
     got = evaluate(load_pretrained(name), text)
-    tokens = len(tiktoken_encoding(name).encode_ordinary(text))
+    ids = tiktoken_encoding(name).encode_ordinary(text)
+    tokens = len(ids)
     n_bytes, chars, words = len(text.encode("utf-8")), len(text), len(text.split())
-    assert got == Evaluation(bytes=n_bytes, chars=chars, words=words, tokens=tokens, unk=0)
+    renyi = renyi_efficiency(ids)
+    assert got == Evaluation(bytes=n_bytes, chars=chars, words=words, tokens=tokens, unk=0, renyi_efficiency=renyi)
     assert got.bytes_per_token == n_bytes / tokens
     assert got.chars_per_token == chars / tokens
     assert got.tokens_per_word == tokens / words
@@ -321,7 +337,7 @@ def test_evaluate_prints_one_json_line_per_file_with_the_documented_keys_in_orde
     code, out, err = run("evaluate", "--tokenizer", "gpt2", *map(str, files))
     assert code == 0 and err == ""
     lines = out.splitlines()
-    assert len(lines) == 2 and out.endswith("\n")
+    assert len(lines) == 3 and out.endswith("\n")  # a line per file, then the files together
     tok = load_pretrained("gpt2")
     for line, path in zip(lines, files):
         row = json.loads(line)
@@ -389,6 +405,7 @@ def test_an_empty_file_has_no_ratios(tmp_path):
         "bytes_per_token": None,
         "chars_per_token": None,
         "tokens_per_word": None,
+        "renyi_efficiency": None,
         "curve": [[0, 0], [50_000, 0], [100_000, 0]],
     }
 
@@ -431,7 +448,8 @@ def test_the_module_entry_point_prints_the_same_rows():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == run(*argv)[1]
-    assert [list(json.loads(line)) for line in proc.stdout.splitlines()] == [KEYS + ["curve"]] * 2
+    rows = [list(json.loads(line)) for line in proc.stdout.splitlines()]
+    assert rows == [KEYS + ["curve"]] * 2 + [["files", "gini", "parity"]]
     bad = subprocess.run(
         [sys.executable, "-m", "explorer", "evaluate", "--tokenizer", "gpt2", "missing.txt"],
         cwd=ROOT,
@@ -460,7 +478,11 @@ def test_sennrich_low_lower_newest_widest_by_hand():
     assert replay(tok, piece_counts(tok, text)) == [95, 86, 77, 68, 61]
     assert piece_counts(tok, text) == {"low": 5, "lower": 2, "newest": 6, "widest": 3}
     got = evaluate(tok, text)
-    assert got == Evaluation(bytes=95, chars=95, words=16, tokens=61, unk=0)
+    # 61 tokens, 9 distinct: lo x7, w x16, </w> x7, e x8, r x2, n x6, est</w> x9, i x3, d x3
+    counts = [7, 16, 7, 8, 2, 6, 9, 3, 3]
+    assert sorted(Counter(tok.tokens(tok.encode(text))).values()) == sorted(counts)
+    renyi = math.log(sum((c / 61) ** 2.5 for c in counts)) / (1 - 2.5) / math.log(9)
+    assert got == Evaluation(bytes=95, chars=95, words=16, tokens=61, unk=0, renyi_efficiency=pytest.approx(renyi))
     assert got.as_dict() == {
         "bytes": 95,
         "chars": 95,
@@ -470,5 +492,6 @@ def test_sennrich_low_lower_newest_widest_by_hand():
         "bytes_per_token": 95 / 61,
         "chars_per_token": 95 / 61,
         "tokens_per_word": 3.8125,
+        "renyi_efficiency": pytest.approx(0.838587425043),
     }
     assert curve(tok, text, 3) == [(0, 95), (2, 77), (4, 61)]

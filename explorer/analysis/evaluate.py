@@ -1,7 +1,8 @@
 """Evaluation: what a tokenizer makes of a text, and how that changes merge by merge.
 
 ``evaluate`` gives the counts the tokenization literature compares: bytes and characters per
-token, and fertility, tokens per (whitespace) word (Rust et al. 2021). ``replay`` encodes a
+token, fertility, tokens per (whitespace) word (Rust et al. 2021), and the Rényi efficiency of
+the tokens' distribution (Zouhar et al. 2023, ``fairness.renyi_efficiency``). ``replay`` encodes a
 text with every truncation of a tokenizer at once: the token count after 0, 1, ..., K merges,
 so a held-out compression curve over 5,000 merges costs about one encode, not 5,000.
 
@@ -27,19 +28,23 @@ from itertools import chain, repeat
 
 from ..bpe.merging import ID_BITS, Chain, chain_merges, pack, packed_rules
 from ..bpe.tokenizer import Tokenizer
+from .fairness import RENYI_ALPHA, renyi_efficiency
 
 __all__ = ["Evaluation", "evaluate", "evaluate_ids", "piece_counts", "replay", "curve", "curve_points"]
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Counts for one text under one tokenizer; the ratios are derived (None when undefined)."""
+    """Counts for one text under one tokenizer; the ratios are derived (None when undefined).
+    The Rényi efficiency needs the encoding itself: ``evaluate`` gives it (None when the text has
+    fewer than two distinct tokens, or when an Evaluation is made by hand)."""
 
     bytes: int  # UTF-8 bytes of the text
     chars: int  # code points
     words: int  # whitespace-separated words
     tokens: int
     unk: int  # tokens that are the unknown token
+    renyi_efficiency: float | None = None  # of the tokens' unigram distribution, at the alpha asked
 
     @property
     def bytes_per_token(self) -> float | None:
@@ -57,8 +62,8 @@ class Evaluation:
     def as_dict(self) -> dict[str, int | float | None]:
         """The CLI's JSON fields (without "file"), in their order.
 
-        >>> Evaluation(bytes=10, chars=8, words=2, tokens=4, unk=0).as_dict()
-        {'bytes': 10, 'chars': 8, 'words': 2, 'tokens': 4, 'unk': 0, 'bytes_per_token': 2.5, 'chars_per_token': 2.0, 'tokens_per_word': 2.0}
+        >>> Evaluation(bytes=10, chars=8, words=2, tokens=4, unk=0, renyi_efficiency=0.75).as_dict()
+        {'bytes': 10, 'chars': 8, 'words': 2, 'tokens': 4, 'unk': 0, 'bytes_per_token': 2.5, 'chars_per_token': 2.0, 'tokens_per_word': 2.0, 'renyi_efficiency': 0.75}
         """
         return {
             "bytes": self.bytes,
@@ -69,30 +74,31 @@ class Evaluation:
             "bytes_per_token": self.bytes_per_token,
             "chars_per_token": self.chars_per_token,
             "tokens_per_word": self.tokens_per_word,
+            "renyi_efficiency": self.renyi_efficiency,
         }
 
 
-def evaluate(tokenizer: Tokenizer, text: str) -> Evaluation:
+def evaluate(tokenizer: Tokenizer, text: str, *, alpha: float = RENYI_ALPHA) -> Evaluation:
     """Encode ``text`` (special-token text as plain text, as tiktoken's ``encode_ordinary``)
-    and count.
+    and count; the Rényi efficiency is of order ``alpha``.
 
     >>> from explorer import load_pretrained
     >>> e = evaluate(load_pretrained("gpt2"), "Hello world, hello!")
-    >>> e.tokens, e.words, round(e.bytes_per_token, 2), e.tokens_per_word
-    (5, 3, 3.8, 1.6666666666666667)
+    >>> e.tokens, e.words, round(e.bytes_per_token, 2), e.tokens_per_word, e.renyi_efficiency
+    (5, 3, 3.8, 1.6666666666666667, 1.0)
     """
-    return evaluate_ids(tokenizer, text, tokenizer.encode(text))
+    return evaluate_ids(tokenizer, text, tokenizer.encode(text), alpha=alpha)
 
 
-def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int]) -> Evaluation:
+def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int], *, alpha: float = RENYI_ALPHA) -> Evaluation:
     """The counts of ``evaluate`` from an encoding already made (``ids`` is
     ``tokenizer.encode(text)``), for a caller that also needs the ids for something else.
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
-    >>> ids = tok.encode("héllo wörld")
-    >>> len(ids), evaluate_ids(tok, "héllo wörld", ids)
-    (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0))
+    >>> ids = tok.encode("héllo héllo")
+    >>> len(ids), evaluate_ids(tok, "héllo héllo", ids, alpha=1)
+    (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0, renyi_efficiency=0.9591479170272448))
     """
     return Evaluation(
         bytes=len(text.encode("utf-8", "surrogatepass")),
@@ -100,6 +106,7 @@ def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int]) -> Evaluat
         words=len(text.split()),
         tokens=len(ids),
         unk=ids.count(tokenizer.unk_id),
+        renyi_efficiency=renyi_efficiency(ids, alpha=alpha),
     )
 
 

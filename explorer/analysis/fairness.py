@@ -36,18 +36,19 @@ RENYI_ALPHA = 2.5  # Zouhar et al. 2023: the order that tracks downstream qualit
 K = TypeVar("K", bound=Hashable)
 
 
-def check_alpha(alpha: float) -> float:
-    """``alpha`` when it is an order a Rényi entropy can have here (a finite number above 0).
+def check_alpha(alpha: float, *, name: str = "alpha") -> float:
+    """``alpha`` when it is an order a Rényi entropy can have here (a finite number above 0);
+    ``name`` is what the message calls it (the CLI's option, say).
 
     >>> check_alpha(2.5)
     2.5
-    >>> check_alpha(0)
+    >>> check_alpha(0, name="--alpha")
     Traceback (most recent call last):
     ...
-    explorer.errors.ConfigError: alpha must be a number above 0 (got 0)
+    explorer.errors.ConfigError: --alpha must be a number above 0 (got 0)
     """
     if not (math.isfinite(alpha) and alpha > 0):
-        raise ConfigError(f"alpha must be a number above 0 (got {alpha:g})")
+        raise ConfigError(f"{name} must be a number above 0 (got {alpha:g})")
     return alpha
 
 
