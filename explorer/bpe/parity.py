@@ -37,7 +37,7 @@ from typing import Literal
 from ..errors import ConfigError
 from ..stages.pipeline import count_words
 from .config import EncodeOptions, TrainerConfig
-from .trainer import DEFAULT_TOP_K, Trainer, symbol_sequences
+from .trainer import DEFAULT_TOP_K, Trainer, check_room, symbol_sequences
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet
 
 __all__ = ["BalanceName", "BALANCES", "RuleName", "Balance", "ParityStep", "ParityTrainer", "train_balanced"]
@@ -165,13 +165,16 @@ class ParityTrainer:
         self.config = config
         self.balance = balance
         self.encoding = encoding
-        words = [count_words(_texts(t), config) for t in train]
-        dev_words = [count_words(_texts(d), config) for d in dev]
-        for name, w, d in zip(self.languages, words, dev_words):
-            if not w:
-                raise ConfigError(f"{name}: the training text is empty")
-            if not d:
-                raise ConfigError(f"{name}: the development text is empty")
+        self.top_k = top_k
+        train_texts, dev_texts = [_texts(t) for t in train], [_texts(d) for d in dev]
+        for name, t, d in zip(self.languages, train_texts, dev_texts):
+            # whitespace alone makes pieces (a byte-level pre-tokenizer keeps it) but no language
+            if not any(x.strip() for x in t):
+                raise ConfigError(f"{name}: the training text is empty (or only whitespace)")
+            if not any(x.strip() for x in d):
+                raise ConfigError(f"{name}: the development text is empty (or only whitespace)")
+        words = [count_words(t, config) for t in train_texts]
+        dev_words = [count_words(d, config) for d in dev_texts]
         present = chain.from_iterable(symbol_sequences(list(w), config)[1] for w in words)
         self.alphabet: list[str] = build_alphabet(present, config)
         self._vocab = VocabBuilder(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
@@ -229,6 +232,11 @@ class ParityTrainer:
         if cfg.vocab_size is not None:
             return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
         return None
+
+    def require_room(self) -> ParityTrainer:
+        """ConfigError when the vocabulary size leaves no room for a merge (as Trainer's)."""
+        check_room(self.config, len(self._vocab), len(self.alphabet))
+        return self
 
     def language_trainer(self, language: int) -> Trainer:
         """Language ``language``'s own trainer (its pair table: ``.peek(k)``)."""

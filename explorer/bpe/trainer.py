@@ -36,7 +36,17 @@ from .config import EncodeOptions, TrainerConfig
 from .records import PairStat, StepLog, StepRecord
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
-__all__ = ["PairStat", "StepRecord", "StepLog", "Trainer", "train", "train_to_end", "DEFAULT_TOP_K", "MAX_TOP_K"]
+__all__ = [
+    "PairStat",
+    "StepRecord",
+    "StepLog",
+    "Trainer",
+    "check_room",
+    "train",
+    "train_to_end",
+    "DEFAULT_TOP_K",
+    "MAX_TOP_K",
+]
 
 DEFAULT_TOP_K = 20
 MAX_TOP_K = 1000
@@ -73,6 +83,19 @@ def symbol_sequences(words: Sequence[str], config: TrainerConfig) -> tuple[list,
         return raw, [BYTE_TO_UNICODE[b] for b in first]
     seqs = [word_symbols(w, config) for w in words]
     return seqs, list(dict.fromkeys(s for syms in seqs for s in syms))
+
+
+def check_room(config: TrainerConfig, base: int, alphabet: int) -> None:
+    """ConfigError when the vocabulary size leaves no room for a merge over ``base`` tokens (the
+    special tokens and ``alphabet`` base symbols)."""
+    if config.vocab_size is not None and config.vocab_size <= base:
+        n = len(config.special_tokens)
+        raise ConfigError(
+            f"a vocabulary of {config.vocab_size:,} leaves no room for a merge: the base vocabulary already has "
+            f"{base:,} tokens ({alphabet:,} base symbols"
+            + (f" and {n} special token{'s' * (n != 1)}" if n else "")
+            + f"); ask for at least {base + 1:,}"
+        )
 
 
 class Trainer:
@@ -205,18 +228,7 @@ class Trainer:
         ...
         explorer.errors.ConfigError: a vocabulary of 2 leaves no room for a merge: the base vocabulary already has 2 tokens (2 base symbols); ask for at least 3
         """
-        config = self.config
-        if config.vocab_size is not None and config.vocab_size <= len(self._vocab):
-            raise ConfigError(
-                f"a vocabulary of {config.vocab_size:,} leaves no room for a merge: the base vocabulary already has "
-                f"{len(self._vocab):,} tokens ({len(self.alphabet):,} base symbols"
-                + (
-                    f" and {len(config.special_tokens)} special token{'s' * (len(config.special_tokens) != 1)}"
-                    if config.special_tokens
-                    else ""
-                )
-                + f"); ask for at least {len(self._vocab) + 1:,}"
-            )
+        check_room(self.config, len(self._vocab), len(self.alphabet))
         return self
 
     # ---- derived views -------------------------------------------------------------------

@@ -80,7 +80,11 @@ def split_articles(text: str, *, articles: int = ARTICLES) -> ParallelSplit:
         raise CorpusError(f"expected {articles} article headings, found {len(starts)}")
     lines = text.split("\n")
     bounds = [*starts, len(lines)]
-    parts: dict[str, list[str]] = {"train": [line for line in lines[: starts[0]] if line.strip()], "dev": [], "test": []}
+    parts: dict[str, list[str]] = {
+        "train": [line for line in lines[: starts[0]] if line.strip()],
+        "dev": [],
+        "test": [],
+    }
     for n, (a, b) in enumerate(zip(bounds, bounds[1:]), start=1):
         part = "dev" if n % 5 == 4 else "test" if n % 5 == 0 else "train"
         parts[part].extend(line for line in lines[a:b] if line.strip())

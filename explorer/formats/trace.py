@@ -38,6 +38,7 @@ import json
 from pathlib import Path
 
 from ..bpe.config import EncodeOptions, TrainerConfig
+from ..bpe.parity import ParityStep, ParityTrainer
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import StepRecord, Trainer
 from ..bpe.vocab import Vocab
@@ -49,6 +50,7 @@ __all__ = [
     "TRACE_FORMAT",
     "TRACE_VERSION",
     "trace_dict",
+    "balanced_trace_dict",
     "trace_from_tokenizer",
     "write_trace",
     "save_trace",
@@ -99,6 +101,77 @@ def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
         "initial_tokens": trainer.initial_tokens,
         "stop_reason": trainer.stop_reason if finished else None,
         "merges": [_record_dict(r) for r in records],
+    }
+
+
+def balanced_trace_dict(trainer: ParityTrainer) -> dict:
+    """The ``trace.json`` of training over several languages: every key of ``trace_dict`` (a
+    reader of a classical trace finds what it reads; "initial_tokens" and "tokens_after" count
+    all training texts together) plus what the balance did::
+
+        "balance": {"mode": "parity", "global_merges": 0, "window": 100, "window_alpha": 2.0,
+                    "languages": ["en.txt", "hi.txt"], "initial_dev_tokens": [1427, 1540],
+                    "initial_train_tokens": [7834, 8363]},
+        "merges": [{...as trace_dict's, without ties..., "language": "hi.txt", "rule": "worst",
+                    "dev_tokens": [1427, 1398], "train_tokens": [7834, 8180]}, ...]
+
+    "language" is null (and "rule" "global") for a merge chosen over all languages together.
+
+    >>> from explorer import Balance, ParityTrainer, TrainerConfig
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=1)
+    >>> t = ParityTrainer(["aa aa", "bcd"], ["aa", "bcd"], cfg, names=["x.txt", "y.txt"]).run()
+    >>> m = balanced_trace_dict(t)["merges"][0]
+    >>> m["token"], m["language"], m["rule"], m["count"], m["tokens_after"], m["dev_tokens"], m["train_tokens"]
+    ('bc', 'y.txt', 'worst', 1, 6, [2, 2], [4, 2])
+    """
+    config = trainer.config
+    vocab = Vocab(config.special_tokens, tuple(trainer.alphabet), reuse_ids=config.reuse_ids)
+    balance = trainer.balance
+    before = sum(trainer.initial_train_tokens)
+    merges = []
+    for r in trainer.records:
+        after = sum(r.train_tokens)
+        merges.append(_step_dict(r, trainer.languages, replaced=before - after, tokens_after=after))
+        before = after
+    return {
+        **_parts(config.pipeline, vocab),
+        "training": config.training_dict(),
+        "config": config.to_dict(),
+        "encoding": trainer.encoding.to_dict(),
+        "top_k": trainer.top_k,
+        "special_tokens": list(config.special_tokens),
+        "alphabet": list(trainer.alphabet),
+        "initial_tokens": sum(trainer.initial_train_tokens),
+        "stop_reason": trainer.stop_reason,
+        "balance": {
+            "mode": balance.mode,
+            "global_merges": balance.global_merges,
+            "window": balance.window,
+            "window_alpha": balance.window_alpha,
+            "languages": list(trainer.languages),
+            "initial_dev_tokens": list(trainer.initial_dev_tokens),
+            "initial_train_tokens": list(trainer.initial_train_tokens),
+        },
+        "merges": merges,
+    }
+
+
+def _step_dict(r: ParityStep, languages: tuple[str, ...], *, replaced: int, tokens_after: int) -> dict:
+    return {
+        "step": r.step,
+        "left": r.left,
+        "right": r.right,
+        "left_id": r.left_id,
+        "right_id": r.right_id,
+        "token": r.token,
+        "id": r.token_id,
+        "count": r.count,
+        "replaced": replaced,
+        "tokens_after": tokens_after,
+        "language": None if r.served is None else languages[r.served],
+        "rule": r.rule,
+        "dev_tokens": list(r.dev_tokens),
+        "train_tokens": list(r.train_tokens),
     }
 
 
