@@ -4,6 +4,11 @@
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
         [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
+        [--balance classical|parity|parity-window|parity-hybrid --dev DEV [DEV ...]
+         [--global-merges N] [--window W] [--window-alpha A]]
+        (with --dev or a parity balance, each FILE is one language's training text and each DEV,
+        in the same order, its development text; trace.json then also holds, per merge, the
+        language it served and every language's token counts)
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
     python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N] [--alpha A]
         (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
@@ -22,6 +27,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
@@ -29,6 +35,7 @@ from typing import TextIO
 from .analysis.evaluate import curve, evaluate
 from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .bpe.config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
+from .bpe.parity import BALANCES, Balance, BalanceName, ParityTrainer
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer
 from .errors import ExplorerError
@@ -36,7 +43,7 @@ from .formats.corpora import read_text_file, require_text
 from .formats.exporters import EXPORT_FORMATS, export_files
 from .formats.importers import IMPORT_FORMATS, import_report
 from .formats.pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
-from .formats.trace import load_trace, save_trace, trace_from_tokenizer, write_trace
+from .formats.trace import balanced_trace_dict, load_trace, save_trace, trace_from_tokenizer, write_trace
 from .serving.serve import serve
 from .stages.markers import MARKERS
 from .stages.normalizers import NORMALIZERS
@@ -82,6 +89,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
     t.add_argument("--out", required=True, metavar="DIR")
+    t.add_argument(
+        "--balance",
+        choices=list(BALANCES),
+        help="how merges are shared among languages (one FILE per language): "
+        + "; ".join(f"{name}: {text}" for name, text in BALANCES.items()),
+    )
+    t.add_argument(
+        "--dev",
+        nargs="+",
+        metavar="DEV",
+        help="one development text per language, in the order of the FILEs (required by the parity balances)",
+    )
+    t.add_argument(
+        "--global-merges", type=int, metavar="N", help="parity-hybrid: merges chosen over all languages first"
+    )
+    t.add_argument("--window", type=int, metavar="W", help="parity-window: the recent merges remembered (default 100)")
+    t.add_argument(
+        "--window-alpha",
+        type=float,
+        metavar="A",
+        help="parity-window: a language may serve at most A/L of the window (default 2)",
+    )
 
     e = sub.add_parser("encode", help="encode text with a bundled or trained tokenizer; prints JSON")
     e.add_argument(
@@ -246,7 +275,74 @@ def _writable_folder(path: str) -> Path:
     return folder
 
 
+def _balance(args: argparse.Namespace) -> Balance | None:
+    """The balance asked for, or None for classical training on the files joined (no --dev)."""
+    mode: BalanceName | None = args.balance or ("classical" if args.dev else None)
+    for flag, value, needs in (
+        ("--global-merges", args.global_merges, "parity-hybrid"),
+        ("--window", args.window, "parity-window"),
+        ("--window-alpha", args.window_alpha, "parity-window"),
+    ):
+        if value is not None and mode != needs:
+            raise ExplorerError(f"{flag} is used only with --balance {needs}")
+    if mode is None or (mode == "classical" and not args.dev):
+        return None
+    if not args.dev:
+        raise ExplorerError(f"--balance {mode} needs --dev: one development text per training file")
+    if len(args.dev) != len(args.files):
+        raise ExplorerError(
+            f"{len(args.files)} training file{'s' * (len(args.files) != 1)} but {len(args.dev)} development "
+            f"file{'s' * (len(args.dev) != 1)}: give one --dev file per training file, in the same order"
+        )
+    options = {
+        k: v
+        for k, v in (
+            ("global_merges", args.global_merges),
+            ("window", args.window),
+            ("window_alpha", args.window_alpha),
+        )
+        if v is not None
+    }
+    return Balance(mode, **options)
+
+
+def _train_balanced(args: argparse.Namespace, balance: Balance, out: TextIO, err: TextIO) -> int:
+    config = make_config(args.preset, **_overrides(args))
+    texts = [read_text_file(f) for f in args.files]
+    dev = [read_text_file(f) for f in args.dev]
+    _writable_folder(args.out)
+    trainer = ParityTrainer(
+        texts,
+        dev,
+        config,
+        balance=balance,
+        names=args.files,
+        encoding=PRESETS[args.preset].encoding,
+        **({} if args.top_k is None else {"top_k": args.top_k}),
+    )
+    trainer.require_room()
+    bar = _Progress(trainer.planned_merges, err)
+    bar.update(0)
+    for record in trainer:
+        bar.update(record.step)
+    bar.update(len(trainer.records), final=True)
+    path = save_trace(balanced_trace_dict(trainer), args.out)
+    served = Counter(r.served for r in trainer.records if r.served is not None)
+    out.write(
+        f"{len(trainer.records)} merges ({balance.mode}), vocab {len(trainer.vocab)}, stopped: {trainer.stop_reason}; "
+        + ", ".join(
+            f"{name}: {served[i]} served, dev tokens {a:,} -> {b:,}"
+            for i, (name, a, b) in enumerate(zip(trainer.languages, trainer.initial_dev_tokens, trainer.dev_tokens))
+        )
+        + f"; wrote {path}\n"
+    )
+    return 0
+
+
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    balance = _balance(args)
+    if balance is not None:
+        return _train_balanced(args, balance, out, err)
     config = make_config(args.preset, **_overrides(args))
     texts = [read_text_file(f) for f in args.files]
     require_text(texts)
