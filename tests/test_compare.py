@@ -13,18 +13,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import explorer.analysis.compare as compare_module
-from explorer import PRESETS, Tokenizer, corpus_config, load_pretrained
+from explorer import PRESETS, Tokenizer, corpus_config, load_pretrained, make_config, train
 from explorer.analysis.compare import (
     HELDOUT_FRACTION,
     Memo,
     compare_corpora,
     heldout_split,
+    language_gini,
+    language_rows,
     overlap,
     parallel_samples,
     table_language_rows,
     used_tokens,
     warm_languages,
 )
+from explorer.analysis.fairness import renyi_efficiency
 
 THREE = ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt")
 
@@ -178,3 +181,29 @@ def test_the_bundled_tables_count_a_text_once_per_process_and_warming_counts_ahe
     # the default warms every text the page's languages panel asks about
     assert parallel_samples() == sorted(p.name for p in (ROOT / "sample_corpora").glob("udhr_*.txt"))
     assert len(parallel_samples()) >= 8
+
+
+def test_the_warmed_table_counts_carry_each_languages_renyi_efficiency_without_a_second_encoding(monkeypatch):
+    texts = {name: read_sample(name) for name in ("udhr_en.txt", "udhr_ru.txt", "udhr_ja.txt")}
+    warm_languages(texts.values(), tables=("cl100k_base",))
+    monkeypatch.setattr(compare_module, "evaluate", lambda *args, **kwargs: pytest.fail("encoded again"))
+    rows = table_language_rows(texts, reference="udhr_en.txt", tables=("cl100k_base",))
+    monkeypatch.undo()
+    tok = load_pretrained("cl100k_base")
+    for r in rows:
+        assert r.renyi_efficiency == renyi_efficiency(tok.encode(texts[r.language])) is not None
+
+
+def test_language_gini_is_the_gini_of_each_tokenizers_token_counts_over_the_languages():
+    texts = {name: read_sample(name) for name in ("udhr_en.txt", "udhr_hi.txt", "udhr_ko.txt", "udhr_el.txt")}
+    trained = train(texts["udhr_en.txt"], make_config("gpt2", num_merges=200)).tokenizer()
+    tables = {"trained": trained, "gpt2": load_pretrained("gpt2"), "o200k_base": load_pretrained("o200k_base")}
+    rows = language_rows(tables, texts, reference="udhr_en.txt")
+    got = language_gini(rows)
+    assert list(got) == ["trained", "gpt2", "o200k_base"]
+    for name, tok in tables.items():
+        counts = [len(tok.encode(text)) for text in texts.values()]
+        mean = sum(counts) / len(counts)
+        direct = sum(abs(a - b) for a in counts for b in counts) / len(counts) ** 2 / (2 * mean)
+        assert got[name] == pytest.approx(direct, abs=1e-12)
+    assert got["gpt2"] > got["o200k_base"]

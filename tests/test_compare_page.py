@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT, compare_chart, open_tab, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 from test_pretrained import oracle  # noqa: F401  (the tiktoken oracle fixture)
+from tokenization_scorer import score
 
 from explorer import PRESETS, Trainer, corpus_config
 from explorer.analysis.compare import heldout_split
@@ -75,12 +76,12 @@ def frame(at: AppTest, column: str):
 
 
 def language_grids(at: AppTest) -> dict[str, pd.DataFrame]:
-    """The languages panel's two tables ("Parity ...", "Fertility ..."), language x tokenizer,
-    read back from their HTML."""
-    body = next(h.proto.body for h in at.get("html") if 'class="bpe-grid-title"' in h.proto.body)
+    """The languages panel's tables ("Parity ...", "Fertility ...", "Rényi ..."), language x
+    tokenizer, read back from their HTML."""
+    body = "".join(h.proto.body for h in at.get("html") if 'class="bpe-grid-title"' in h.proto.body)
     out = {}
     for title, table in re.findall(
-        r'<div class="bpe-grid-title">(.*?)</div><div class="bpe-scroll">(.*?)</table>', body, re.S
+        r'<div class="bpe-grid-title">([^<]*)</div><div class="bpe-scroll">(.*?)</table>', body, re.S
     ):
         head = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", table)]
         rows = [
@@ -90,6 +91,14 @@ def language_grids(at: AppTest) -> dict[str, pd.DataFrame]:
         df = pd.DataFrame(rows, columns=head).set_index("language")
         out[html.unescape(title).split(" ")[0]] = df.apply(pd.to_numeric, errors="coerce")
     return out
+
+
+def gini_strip(at: AppTest) -> dict[str, float]:
+    """The languages panel's Gini coefficients: tokenizer (as labelled) -> the number shown."""
+    body = next(h.proto.body for h in at.get("html") if ">Gini of the token counts" in h.proto.body)
+    strip = body.split('<div class="bpe-stats">', 1)[1].split('<div class="bpe-grid-title">', 1)[0]
+    pairs = re.findall(r'<div class="bpe-stat-value">(.*?)</div><div class="bpe-stat-label">(.*?)</div>', strip)
+    return {html.unescape(label): float(value) for value, label in pairs}
 
 
 def headlines(at: AppTest) -> dict[str, tuple[str, str]]:
@@ -272,3 +281,45 @@ def test_heatmap_rows_name_the_one_pretrained_tokenizer_not_a_training():
     specs = [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
     heat = next(s for s in specs if s.get("title") == "bytes per token")
     assert heat["layer"][0]["encoding"]["y"]["title"] == "gpt2 on the corpus"
+
+
+def direct_gini(counts: list[int]) -> float:
+    """Mean absolute difference over all ordered pairs over twice the mean, as written."""
+    mean = sum(counts) / len(counts)
+    return sum(abs(a - b) for a in counts for b in counts) / len(counts) ** 2 / (2 * mean)
+
+
+def test_renyi_efficiency_and_gini_of_every_tokenizer_are_those_of_its_own_ids(three, oracle):  # noqa: F811
+    """The Rényi efficiency of each language's text is tokenization-scorer's over the tokenizer's
+    ids (tiktoken's for the production tables), and the Gini is over the eight token counts."""
+    at = open_tab(three, "Parity across languages")
+    renyi, ginis = language_grids(at)["Rényi"], gini_strip(at)
+    texts = {language: read_sample(sample) for language, sample in UDHR.items()}
+    en = trained(texts["English"]).tokenizer()
+    encoders = {"gpt2": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+    encode = {column: oracle(name).enc.encode_ordinary for column, name in encoders.items()}
+    assert list(ginis) == ["trained here", "gpt2", "cl100k", "o200k"]
+    assert list(renyi.columns) == ["trained here", "gpt2", "cl100k", "o200k"]
+    for column, enc in [("trained here", en.encode), *encode.items()]:
+        counts = []
+        for language, text in texts.items():
+            ids = enc(text)
+            counts.append(len(ids))
+            expected = score(" ".join(f"t{i}" for i in ids), metric="renyi", power=2.5)
+            assert renyi.loc[language, column] == pytest.approx(expected, abs=0.005)  # shown with two decimals
+        assert ginis[column] == pytest.approx(direct_gini(counts), abs=0.0005)  # three decimals
+    # the older table spreads its cost over the languages less evenly
+    assert ginis["gpt2"] > ginis["o200k"] > 0
+    number, sentence = headlines(three)["Parity"]
+    assert sentence.endswith(f". Gini across languages: {ginis['gpt2']:.2f} vs {ginis['o200k']:.2f}")
+    metrics = next(m.value for m in open_tab(three, "What the numbers mean").markdown if "Fertility" in m.value)
+    assert "**Rényi efficiency**" in metrics and "**Gini coefficient**" in metrics
+
+
+def test_one_pretrained_tokenizer_shows_the_gini_of_the_production_tables_only():
+    at = open_tab(
+        compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="gpt2"),
+        "Parity across languages",
+    )
+    assert list(gini_strip(at)) == ["gpt2", "cl100k", "o200k"]
+    assert "trained here" not in language_grids(at)["Rényi"].columns

@@ -9,9 +9,10 @@ or one bundled pretrained tokenizer (the same for all):
     overlap       Jaccard, shared and unique merged tokens of each pair of tokenizers (with one
                   pretrained tokenizer: of the tokens each corpus actually uses)
     lengths       how many tokens of each length (bytes, or characters) each corpus is cut into
-    languages     fertility (tokens per word, Rust et al. 2021) and parity (tokens for a text
+    languages     fertility (tokens per word, Rust et al. 2021), parity (tokens for a text
                   over tokens for the same content in the reference language, Petrov et al.
-                  2023) of parallel texts, per tokenizer
+                  2023) and Rényi efficiency (Zouhar et al. 2023) of parallel texts, per
+                  tokenizer, and the Gini coefficient of each tokenizer's token counts over them
 
 Every result is computed by a small function of its inputs; ``compare_corpora`` runs them all
 with a progress callback and an optional shared memo (the app keeps one ``Memo`` per server
@@ -39,6 +40,7 @@ from ..formats.pretrained import PRETRAINED, load_pretrained
 from ..stages.pipeline import count_words
 from ..stages.units import display_to_bytes
 from .evaluate import Evaluation, curve_points, evaluate, evaluate_ids, piece_counts, replay
+from .fairness import gini
 
 __all__ = [
     "HELDOUT_FRACTION",
@@ -53,6 +55,7 @@ __all__ = [
     "used_tokens",
     "token_lengths",
     "language_rows",
+    "language_gini",
     "table_language_rows",
     "parallel_samples",
     "warm_languages",
@@ -181,6 +184,10 @@ class LanguageRow:
     def fertility(self) -> float | None:
         return self.evaluation.tokens_per_word
 
+    @property
+    def renyi_efficiency(self) -> float | None:
+        return self.evaluation.renyi_efficiency
+
 
 def language_rows(
     tokenizers: Mapping[str, Tokenizer], texts: Mapping[str, str], *, reference: str
@@ -196,6 +203,21 @@ def language_rows(
     for name, tok in tokenizers.items():
         rows += _parity_rows(name, {lang: evaluate(tok, text) for lang, text in texts.items()}, reference=reference)
     return rows
+
+
+def language_gini(rows: Iterable[LanguageRow]) -> dict[str, float]:
+    """Tokenizer -> the Gini coefficient of its token counts over the languages (0 when every
+    language pays the same tokens for the same content), tokenizers in the rows' order.
+
+    >>> e = lambda tokens: Evaluation(10, 10, 2, tokens, 0)
+    >>> rows = [LanguageRow(t, lang, e(n), None) for t, lang, n in [("a", "en", 4), ("a", "hi", 12), ("b", "en", 5), ("b", "hi", 5)]]
+    >>> language_gini(rows)
+    {'a': 0.25, 'b': 0.0}
+    """
+    tokens: dict[str, list[int]] = {}
+    for r in rows:
+        tokens.setdefault(r.tokenizer, []).append(r.evaluation.tokens)
+    return {name: gini(counts) for name, counts in tokens.items()}
 
 
 def _parity_rows(tokenizer: str, evals: Mapping[str, Evaluation], *, reference: str) -> list[LanguageRow]:

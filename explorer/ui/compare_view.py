@@ -16,12 +16,15 @@ from ..analysis.compare import (
     Memo,
     compare_job,
     comparison_key,
+    language_gini,
     language_rows,
     table_language_rows,
 )
+from ..analysis.fairness import RENYI_ALPHA
 from ..bpe.config import PRESETS, EncodeOptions, TrainerConfig, corpus_config
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ExplorerError
+from ..formats.parallel import UDHR_LANGUAGES
 from ..formats.pretrained import PRETRAINED
 from . import catalog, data, links, render, server, state
 
@@ -50,16 +53,6 @@ _PASTED = "pasted text (Corpus page)"
 _UPLOAD = "uploaded: "
 _REQUEST = "compare_request"
 _STOPPED = "compare_stopped"  # Stop was pressed: the page says so once
-_LANGUAGES = {
-    "en": "English",
-    "ar": "Arabic",
-    "el": "Greek",
-    "hi": "Hindi",
-    "ja": "Japanese",
-    "ko": "Korean",
-    "ru": "Russian",
-    "zh_hans": "Chinese (simplified)",
-}
 
 METRICS = r"""
 - **Bytes per token** $= \dfrac{\text{UTF-8 bytes of the text}}{\text{tokens}}$ and **characters per token**
@@ -70,6 +63,13 @@ METRICS = r"""
 - **Parity** (Petrov et al. 2023) $= \dfrac{\text{tokens of the text in language } L}{\text{tokens of the same
   text in English}}$, with one tokenizer, on parallel texts (the UDHR translations): 2.0 means a speaker of $L$
   pays twice the tokens, twice the context and twice the price for the same content.
+- **Gini coefficient** of one tokenizer's token counts $x_1, \dots, x_n$ over the $n$ languages
+  $= \dfrac{\sum_i \sum_j |x_i - x_j|}{2 n^2 \bar{x}}$ (as in Foroutan et al. 2025, parity-aware BPE): 0 when every
+  language pays the same tokens for the same content, towards 1 when one language pays nearly all of them.
+- **Rényi efficiency** (Zouhar et al. 2023) $= \dfrac{H_\alpha(p)}{\log |V|}$, with
+  $H_\alpha(p) = \dfrac{1}{1 - \alpha} \log \sum_t p(t)^\alpha$ over the share $p(t)$ of each token $t$ in the
+  text and $|V|$ the number of distinct tokens in it, $\alpha = 2.5$: 1 when the tokens used are used equally
+  often; a few very frequent tokens and a long tail of rare ones bring it down.
 - **Cross-evaluation**: train on corpus A, encode corpus B; the cell is bytes(B) / tokens of B under A's tokenizer.
 - **Jaccard overlap** $= \dfrac{|V_A \cap V_B|}{|V_A \cup V_B|}$ of the tokens the merges made (with one pretrained
   tokenizer, of the merged tokens each corpus uses).
@@ -265,12 +265,16 @@ def headlines(result: Comparison, rows: list[LanguageRow]) -> list[render.Headli
         worst = max((r for r in parity if r.tokenizer == first), key=lambda r: r.parity or 0.0)
         same = [r for r in parity if r.language == worst.language and r.tokenizer != worst.tokenizer]
         best = min(same, key=lambda r: r.parity or 0.0) if same else None
+        spread = language_gini(rows)
         out.append(
             render.Headline(
                 "Parity",
                 f"{worst.parity:.1f}×",
                 f"{worst.language} costs {worst.tokenizer} {worst.parity:.1f}× the "
-                "tokens of the same English text" + (f"; {best.tokenizer} {best.parity:.1f}×" if best else ""),
+                "tokens of the same English text"
+                + (f"; {best.tokenizer} {best.parity:.1f}×" if best else "")
+                + f". Gini across languages: {spread[first]:.2f}"
+                + (f" vs {spread[best.tokenizer]:.2f}" if best else ""),
             )
         )
     bpt = {
@@ -509,7 +513,7 @@ def _language_rows(trained_key: str | None, _trained: Tokenizer | None) -> list[
 
 def _language(sample: str) -> str:
     code = sample.removeprefix("udhr_").removesuffix(".txt")
-    return _LANGUAGES.get(code, code)
+    return UDHR_LANGUAGES.get(code, code)
 
 
 def languages_frame(rows: list[LanguageRow]) -> pd.DataFrame:
@@ -523,6 +527,7 @@ def languages_frame(rows: list[LanguageRow]) -> pd.DataFrame:
                 "fertility": r.fertility,
                 "parity": r.parity,
                 "bytes per token": r.evaluation.bytes_per_token,
+                "renyi efficiency": r.renyi_efficiency,
             }
             for r in rows
         ]
@@ -573,6 +578,7 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
                 "tokenizer",
                 alt.Tooltip("parity:Q", format=".2f"),
                 alt.Tooltip("fertility:Q", format=".2f"),
+                alt.Tooltip("renyi efficiency:Q", title="Rényi efficiency", format=".3f"),
                 alt.Tooltip("tokens:Q", format=","),
             ],
         )
@@ -581,6 +587,15 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="#475569", strokeDash=[4, 3]).encode(x="x:Q")
     c1, c2 = st.columns(2)
     c1.altair_chart(chart + rule, width="stretch")
+    # how evenly each tokenizer spreads its cost over the languages, and how evenly it uses its
+    # tokens, under the chart: the two columns end about level
+    c1.html(
+        '<div class="bpe-grid-title">Gini of the token counts over the languages (0: all pay alike)</div>'
+        + render.stat_strip(
+            [(name.removesuffix("_base"), f"{value:.3f}") for name, value in language_gini(rows).items()]
+        )
+        + render.language_grid(rows, "renyi_efficiency", title=f"Rényi efficiency (α = {RENYI_ALPHA:g})")
+    )
     # two narrow tables that fit the page instead of one wide grid that scrolls sideways
     c2.html(
         render.language_grid(rows, "parity", title="Parity (tokens / English's)")
