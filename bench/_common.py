@@ -65,6 +65,11 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   (`from_str`), and exported by each; cl100k_base as `.tiktoken` + JSON imported by us (merges
   recovered from the ranks) and by `tiktoken` (`load_tiktoken_bpe` + `Encoding`); ids compared
   on the corpus.
+- `bench/parity.py`: parity-aware training (explorer.bpe.parity) of the 8 UDHR translations (split
+  by article) and of three large samples as three "languages", with each balance (classical,
+  parity, parity-window, parity-hybrid), against classical training of the same texts joined
+  (ratio; classical checked to make the same merges), and against a recount-everything loop
+  written from the paper's description (per merge, checking the first merges agree).
 - `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
   session trains, each later one copies the trainer shared by every session asking for the same
   training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
@@ -81,6 +86,7 @@ python bench/compare.py --write
 python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy; ~3 minutes
 python bench/interop.py --write
 python bench/links.py --write
+python bench/parity.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.

@@ -144,12 +144,11 @@ class ParityTrainer:
         balance: Balance = Balance(),
         names: Sequence[str] | None = None,
         top_k: int = DEFAULT_TOP_K,
-        full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
     ):
         """``train`` and ``dev``: one text (or list of texts) per language, in the same order;
-        ``names``: the languages' names for messages (default "language 1", ...). ``top_k`` and
-        ``full_records``: what each language's trainer keeps of its pair table (see Trainer)."""
+        ``names``: the languages' names for messages (default "language 1", ...). ``top_k``: the rows
+        of a language's pair table (``language_trainer(l).peek()``)."""
         if not train:
             raise ConfigError("give at least one language: a training text and a development text")
         if len(dev) != len(train):
@@ -178,22 +177,22 @@ class ParityTrainer:
         present = chain.from_iterable(symbol_sequences(list(w), config)[1] for w in words)
         self.alphabet: list[str] = build_alphabet(present, config)
         self._vocab = VocabBuilder(config.special_tokens, self.alphabet, reuse_ids=config.reuse_ids)
-        self._train = [
-            Trainer(w, config, top_k=top_k, full_records=full_records, alphabet=self.alphabet) for w in words
-        ]
+        # no step is logged in full by the trainers themselves: they are told each merge, and a
+        # language's pair table is there live (peek) when a view asks for it
+        self._train = [Trainer(w, config, top_k=top_k, full_records=0, alphabet=self.alphabet) for w in words]
         self._joint: Trainer | None = None
         if not balance.per_language or balance.mode == "parity-hybrid":
             joint: dict[str, int] = {}
             for w in words:  # the words in order of first appearance over the texts joined
                 for word, freq in w.items():
                     joint[word] = joint.get(word, 0) + freq
-            self._joint = Trainer(joint, config, top_k=top_k, full_records=full_records, alphabet=self.alphabet)
+            self._joint = Trainer(joint, config, top_k=top_k, full_records=0, alphabet=self.alphabet)
         self._dev: list[Trainer] = []
         self._dev_ids: list[list[int]] = []
         known = set(self.alphabet)
-        for d in dev_words:
-            extra = [s for s in symbol_sequences(list(d), config)[1] if s not in known]
-            self._dev.append(Trainer(d, config, top_k=0, full_records=0, alphabet=self.alphabet + extra))
+        for counts in dev_words:
+            extra = [s for s in symbol_sequences(list(counts), config)[1] if s not in known]
+            self._dev.append(Trainer(counts, config, top_k=0, full_records=0, alphabet=self.alphabet + extra))
             self._dev_ids.append(list(range(len(self._vocab))))  # specials and alphabet: the same ids
         self._window: deque[int] = deque(maxlen=balance.window)
         self._served = Counter[int]()
@@ -262,21 +261,23 @@ class ParityTrainer:
         min_frequency = self.config.min_frequency
         balance = self.balance
         if self._joint is not None and (not balance.per_language or len(self.merges) < balance.global_merges):
-            top = self._joint.peek(1)
-            if not top:
+            best = self._joint.best_pair()
+            if best is None:
                 return "no pairs left"
-            if top[0].count < min_frequency:
+            if best[2] < min_frequency:
                 return "min_frequency"
-            return top[0].left_id << PAIR_SHIFT | top[0].right_id, top[0].count, None, "global"
+            return best[0] << PAIR_SHIFT | best[1], best[2], None, "global"
         order = self.worst_first()
         candidates: list[tuple[int, int, int]] = []  # (language, pair, count), worst first
         some_pair = False
         for lang in order:
-            top = self._train[lang].peek(1)
-            if top:
+            best = self._train[lang].best_pair()
+            if best is not None:
                 some_pair = True
-                if top[0].count >= min_frequency:
-                    candidates.append((lang, top[0].left_id << PAIR_SHIFT | top[0].right_id, top[0].count))
+                if best[2] >= min_frequency:
+                    candidates.append((lang, best[0] << PAIR_SHIFT | best[1], best[2]))
+                    if balance.mode != "parity-window":
+                        break  # the worst language with a pair is served: the rest need not be asked
         if not candidates:
             return "min_frequency" if some_pair else "no pairs left"
         chosen = candidates[0]
@@ -313,10 +314,10 @@ class ParityTrainer:
         left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
         new_id, _ = self._vocab.add_merge(left, right)
         for t in chain(self._train, [self._joint] if self._joint is not None else []):
-            if t.merge_pair(left, right).token_id != new_id:  # pragma: no cover - the same merges, the same ids
+            if t.merge_pair(left, right) != new_id:  # pragma: no cover - the same merges, the same ids
                 raise AssertionError("a language's trainer gave the merge another id")
         for t, ids in zip(self._dev, self._dev_ids):
-            made = t.merge_pair(ids[left], ids[right]).token_id
+            made = t.merge_pair(ids[left], ids[right])
             if new_id == len(ids):
                 ids.append(made)
         if served is not None:
@@ -373,7 +374,6 @@ def train_balanced(
     balance: Balance = Balance(),
     names: Sequence[str] | None = None,
     top_k: int = DEFAULT_TOP_K,
-    full_records: int | None = None,
 ) -> ParityTrainer:
     """Train to the end in one call.
 
@@ -381,4 +381,4 @@ def train_balanced(
     >>> [r.token for r in train_balanced(["the the the", "ok"], ["the", "okay"], cfg).records]
     ['ok', 'th']
     """
-    return ParityTrainer(train, dev, config, balance=balance, names=names, top_k=top_k, full_records=full_records).run()
+    return ParityTrainer(train, dev, config, balance=balance, names=names, top_k=top_k).run()

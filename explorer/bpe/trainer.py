@@ -461,24 +461,42 @@ class Trainer:
         self._commit(best, best_count, top, full)
         return True
 
-    def merge_pair(self, left_id: int, right_id: int) -> StepRecord:
+    def merge_pair(self, left_id: int, right_id: int) -> int:
         """Merge a pair chosen elsewhere (by a trainer over several corpora, see ``parity``),
         whatever its count here, even none: the vocabulary gains the token all the same, so
-        trainers that make the same merges keep the same ids. Stop rules are the caller's.
+        trainers that make the same merges keep the same ids. Returns the merged token's id;
+        the step is logged as ``step`` logs it. Stop rules are the caller's.
 
         >>> t = Trainer.from_texts("abab cd", TrainerConfig(pretokenizer="none", unit="char"))
-        >>> [(r.token, r.count, r.tokens_after) for r in (t.merge_pair(3, 4), t.merge_pair(1, 2))]
+        >>> t.merge_pair(3, 4), t.merge_pair(1, 2)
+        (5, 6)
+        >>> [(r.token, r.count, r.tokens_after) for r in t.records]
         [('cd', 1, 6), ('ab', 2, 4)]
         """
         if self.stop_reason is not None:
             raise ConfigError("this trainer has stopped: it makes no more merges")
         pair = left_id << PAIR_SHIFT | right_id
         full = self.records.detailed and self.top_k > 0
-        self._commit(pair, self._count.get(pair, 0), self._top(self.top_k) if full else [], full)
-        return self.records[-1]
+        return self._commit(pair, self._count.get(pair, 0), self._top(self.top_k) if full else [], full)
 
-    def _commit(self, best: int, best_count: int, top: list[tuple[int, int]], full: bool) -> None:
-        """Make the merge of ``best`` (``top``: the pair table it was chosen from) and log it."""
+    def best_pair(self) -> tuple[int, int, int] | None:
+        """(left id, right id, count) of the pair the next merge would take, None when no pair is
+        left; cheaper than ``peek(1)`` (no table row is made).
+
+        >>> Trainer.from_texts("abab", TrainerConfig(pretokenizer="none", unit="char")).best_pair()
+        (0, 1, 2)
+        """
+        if self.done:
+            return None
+        top = self._top(1)
+        if not top:
+            return None
+        pair, count = top[0]
+        return pair >> PAIR_SHIFT, pair & PAIR_MASK, count
+
+    def _commit(self, best: int, best_count: int, top: list[tuple[int, int]], full: bool) -> int:
+        """Make the merge of ``best`` (``top``: the pair table it was chosen from), log it and
+        return the merged token's id."""
         cfg = self.config
         log = self.records
         table = tuple(map(self._pair_stat, top[: self.top_k])) if full else ()
@@ -507,6 +525,7 @@ class Trainer:
             examples=examples,
             example_words=tuple(wi for wi, _ in picked),
         )
+        return new_id
 
     def _finish(self, reason: str) -> bool:
         """Stop for good: a finished trainer never merges again (another setting makes another
