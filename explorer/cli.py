@@ -3,7 +3,7 @@
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
-        [--normalizer N] [--special TOK ...] [--top-k K] --out DIR
+        [--normalizer N] [--special TOK ...] [--top-k K] [--superbpe-transition T] --out DIR
         [--balance classical|parity|parity-window|parity-hybrid --dev DEV [DEV ...]
          [--global-merges N] [--window W] [--window-alpha A]]
         (with --dev or a parity balance, each FILE is one language's training text and each DEV,
@@ -88,6 +88,13 @@ def _parser() -> argparse.ArgumentParser:
         help="a special token found in the corpus: cut it out of the text (split, default) or refuse the corpus",
     )
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
+    t.add_argument(
+        "--superbpe-transition",
+        type=int,
+        metavar="T",
+        help="SuperBPE: after T merges, train on with the pre-tokenizer's pieces joined across spaces "
+        "(superwords; pre-tokenizer gpt2, cl100k or o200k)",
+    )
     t.add_argument("--out", required=True, metavar="DIR")
     t.add_argument(
         "--balance",
@@ -227,6 +234,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         "marker",
         "normalizer",
         "specials_in_text",
+        "superbpe_transition",
     ):
         if getattr(args, name) is not None:
             o[name] = getattr(args, name)

@@ -20,6 +20,7 @@ from ..stages.pipeline import (
     UnitName,
     check_name,
 )
+from ..stages.pretokenizers import superword_twin
 
 __all__ = [
     "AlphabetName",
@@ -45,6 +46,7 @@ __all__ = [
     "make_config",
     "DEFAULT_MERGES",
     "corpus_config",
+    "superword_config",
 ]
 
 # The names a field takes; the stages' own (NormalizerName, SequencesName, UnitName, MarkerName)
@@ -112,6 +114,7 @@ class TrainerConfig:
     min_frequency: int
     reuse_ids: bool
     specials_in_text: SpecialsInTextName
+    superbpe_transition: int | None
 
     def __init__(
         self,
@@ -132,6 +135,7 @@ class TrainerConfig:
         min_frequency: int = 0,
         reuse_ids: bool = True,
         specials_in_text: SpecialsInTextName = "split",
+        superbpe_transition: int | None = None,
     ):
         # a stage name given flat (None: not given) is the pipeline's, over ``pipeline`` if both
         stages: dict[str, Any] = {
@@ -154,6 +158,7 @@ class TrainerConfig:
             "min_frequency": min_frequency,
             "reuse_ids": reuse_ids,
             "specials_in_text": specials_in_text,
+            "superbpe_transition": superbpe_transition,
         }
         for name, value in own.items():
             object.__setattr__(self, name, value)
@@ -203,6 +208,27 @@ class TrainerConfig:
             raise ConfigError("min frequency cannot be negative")
         if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
             raise ConfigError("special tokens must be distinct and non-empty")
+        if self.superbpe_transition is not None:
+            if not 0 <= self.superbpe_transition <= MAX_VOCAB_SIZE:
+                raise ConfigError(f"the SuperBPE transition must be between 0 and {MAX_VOCAB_SIZE:,} merges")
+            if superword_twin(self.pretokenizer) is None or self.marker != "none":
+                raise ConfigError(
+                    "SuperBPE joins the pre-tokenizer's pieces into superwords, which needs pieces that keep "
+                    f"their spaces and no word marker: pre-tokenizer gpt2, cl100k or o200k (not {self.pretokenizer!r})"
+                    + (f", marker none (not {self.marker!r})" if self.marker != "none" else "")
+                )
+
+    def tokenizer_pipeline(self, merges: int) -> Pipeline:
+        """The pipeline a tokenizer of the first ``merges`` merges encodes with: SuperBPE's past
+        its transition (superwords), this config's otherwise.
+
+        >>> cfg = TrainerConfig(superbpe_transition=10)
+        >>> cfg.tokenizer_pipeline(10).pretokenizer, cfg.tokenizer_pipeline(11).pretokenizer
+        ('gpt2', 'gpt2-superwords')
+        """
+        if self.superbpe_transition is not None and merges > self.superbpe_transition:
+            return superword_config(self).pipeline
+        return self.pipeline
 
     def replace(self, **changes) -> TrainerConfig:
         """A copy with some fields changed, stage names flat or a whole ``pipeline`` (unknown
@@ -230,6 +256,8 @@ class TrainerConfig:
         """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pipeline"}
         d["special_tokens"] = list(self.special_tokens)
+        if self.superbpe_transition is None:  # a field added later: files without it stay as they were
+            del d["superbpe_transition"]
         return d
 
     def to_dict(self) -> dict:
@@ -254,6 +282,19 @@ class TrainerConfig:
         if "special_tokens" in kwargs:
             kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
         return cls(**kwargs)
+
+
+def superword_config(config: TrainerConfig) -> TrainerConfig:
+    """SuperBPE's second stage: the same config with the pre-tokenizer's superword twin and no
+    transition left.
+
+    >>> superword_config(TrainerConfig(pretokenizer="cl100k", superbpe_transition=5)).pretokenizer
+    'cl100k-superwords'
+    """
+    twin = superword_twin(config.pretokenizer)
+    if twin is None:
+        raise ConfigError(f"the pre-tokenizer {config.pretokenizer!r} has no superword twin")
+    return config.replace(pretokenizer=twin, superbpe_transition=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,6 +161,8 @@ class ParityTrainer:
         )
         if len(self.languages) != len(train):
             raise ConfigError(f"{len(self.languages)} names for {len(train)} languages")
+        if config.superbpe_transition is not None:
+            raise ConfigError("parity-aware training has no SuperBPE stage: leave the SuperBPE transition out")
         self.config = config
         self.balance = balance
         self.encoding = encoding

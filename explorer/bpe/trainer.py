@@ -32,7 +32,7 @@ from operator import itemgetter
 from ..errors import ConfigError
 from ..stages.pipeline import count_words, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
-from .config import EncodeOptions, TrainerConfig
+from .config import EncodeOptions, TrainerConfig, superword_config
 from .records import PairStat, StepLog, StepRecord
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
@@ -117,6 +117,7 @@ class Trainer:
         full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
         alphabet: Sequence[str] | None = None,
+        superwords: Mapping[str, int] | None = None,
     ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
         changes no merge, so it is not part of the config). ``full_records``: how many steps keep
@@ -124,7 +125,9 @@ class Trainer:
         all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
         token, dropout rule); training never reads it. ``alphabet``: the base symbols in id order,
         when several trainers must share ids (see ``parity``); it must hold every symbol of the
-        words (ConfigError otherwise). By default it is built from the words."""
+        words (ConfigError otherwise). By default it is built from the words. ``superwords``:
+        with ``config.superbpe_transition``, the texts counted as stage two's pieces (see
+        ``from_texts``)."""
         self.config = config
         self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
@@ -151,6 +154,7 @@ class Trainer:
             to_ids = partial(map, by_byte.__getitem__)
         else:
             to_ids = partial(map, ids.__getitem__)
+
         self.records = StepLog(self._vocab.tokens, full=full_records)
         self.merges: list[tuple[int, int]] = []
         self.stop_reason: str | None = None
@@ -167,6 +171,17 @@ class Trainer:
         self._neg_keys: dict[int, tuple[int, ...]] = {}
         self._rows: dict[tuple[int, int], PairStat] = {}  # (pair, count) -> its table row
 
+        self._superwords: dict[str, int] | None = None
+        if config.superbpe_transition is not None:
+            if superwords is None:
+                raise ConfigError("SuperBPE training reads the texts twice: start it with Trainer.from_texts")
+            self._superwords = dict(superwords)
+        self.transitioned_at: int | None = None  # SuperBPE: the merges made before the texts were rejoined
+        self.initial_tokens = self.tokens = self._index(map(to_ids, seqs))
+
+    def _index(self, id_seqs: Iterable[Iterable[int]]) -> int:
+        """Lay the words (as ids, in the order of ``self._words``) out in the position arrays,
+        count their pairs and make the heap; return the number of tokens."""
         # flat C arrays, 4 bytes a position: as lists of int objects a 20 MB text without
         # pre-tokenization (one position per byte) took about 150 bytes a position
         sym = array("i")
@@ -179,10 +194,10 @@ class Trainer:
         # when a position arrives out of order (a merge that reuses an existing id, see _heap_of)
         where: dict[int, array | list[int]] = {}
         total = 0
-        for wi, (seq, freq) in enumerate(zip(seqs, self._freqs)):
+        for wi, (ids, freq) in enumerate(zip(id_seqs, self._freqs)):
             base = len(sym)
-            n = len(seq)
-            sym.extend(to_ids(seq))
+            sym.extend(ids)
+            n = len(sym) - base
             nxt.extend(range(base + 1, base + n))
             nxt.append(-1)
             prv.append(-1)
@@ -200,11 +215,29 @@ class Trainer:
         self._sym, self._nxt, self._prv, self._wof = sym, nxt, prv, wof
         self._count, self._where = count, where
         self._hist = Counter(count.values())
-        self.initial_tokens = total
-        self.tokens = total
         self._heap = [(-c, self._tie_key(pair), pair) for pair, c in count.items()]
         heapq.heapify(self._heap)
         self._front: list[tuple[int, object, int]] = []  # see _top
+        return total
+
+    def _rejoin(self) -> None:
+        """SuperBPE's second stage: the texts counted again as superwords (the pre-tokenizer's
+        pieces joined, see ``stages.pretokenizers.Superwords``), each as the tokenizer so far
+        encodes it, and training goes on over them with the same vocabulary: merges may now
+        cross the spaces between words. Stage two's index replaces stage one's."""
+        assert self._superwords is not None
+        from .tokenizer import Tokenizer
+
+        config = self.config
+        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(self.merges), config.reuse_ids)
+        tok = Tokenizer(pipeline=superword_config(config).pipeline, vocab=vocab, encoding=self.encoding)
+        self._words = list(self._superwords)
+        self._freqs = [self._superwords[w] for w in self._words]
+        self._superwords = None
+        self.transitioned_at = len(self.merges)
+        self.__dict__.pop("corpus_chars", None)
+        self.__dict__.pop("corpus_bytes", None)
+        self.tokens = self._index(map(tok.encode_piece, self._words))
 
     @classmethod
     def from_texts(
@@ -216,8 +249,20 @@ class Trainer:
         full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
     ) -> Trainer:
-        """Count the words of one text or several (each pre-tokenized on its own) and start."""
-        return cls(count_words(texts, config), config, top_k=top_k, full_records=full_records, encoding=encoding)
+        """Count the words of one text or several (each pre-tokenized on its own) and start;
+        for SuperBPE, count the texts' superwords too (they are trained on after the transition)."""
+        superwords = None
+        if config.superbpe_transition is not None:
+            texts = [texts] if isinstance(texts, str) else list(texts)
+            superwords = count_words(texts, superword_config(config))
+        return cls(
+            count_words(texts, config),
+            config,
+            top_k=top_k,
+            full_records=full_records,
+            encoding=encoding,
+            superwords=superwords,
+        )
 
     def require_room(self) -> Trainer:
         """Raise ConfigError when the vocabulary size leaves no room for a single merge (the app
@@ -300,7 +345,7 @@ class Trainer:
         merges = self.merges if k is None else self.merges[:k]
         config = self.config
         vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids)
-        return Tokenizer(pipeline=config.pipeline, vocab=vocab, encoding=self.encoding)
+        return Tokenizer(pipeline=config.tokenizer_pipeline(len(merges)), vocab=vocab, encoding=self.encoding)
 
     # ---- tie-breaking --------------------------------------------------------------------
     # How each attribute is copied by __deepcopy__: containers of immutable values (ints, strings,
@@ -450,6 +495,8 @@ class Trainer:
             return self._finish("num_merges")
         if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
             return self._finish("vocab_size")
+        if self._superwords is not None and len(self.merges) >= cfg.superbpe_transition:  # type: ignore[operator]
+            self._rejoin()
         log = self.records
         full = log.detailed
         top = self._top(max(self.top_k, 1) if full else 1)

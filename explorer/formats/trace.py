@@ -275,7 +275,7 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     rules = data.get("rules", "merges")
     try:
         tok = Tokenizer(
-            pipeline=pipeline,
+            pipeline=config.tokenizer_pipeline(len(pairs)),  # SuperBPE's superwords past its transition
             vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids),
             encoding=encoding,
             special_ids=special_ids,
