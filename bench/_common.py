@@ -70,6 +70,9 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   parity, parity-window, parity-hybrid), against classical training of the same texts joined
   (ratio; classical checked to make the same merges), and against a recount-everything loop
   written from the paper's description (per merge, checking the first merges agree).
+- `bench/variants.py`: SuperBPE (transition at 50% / 80% / 90% of 5,000 merges) against classical
+  BPE on the same corpus (training time ratio), and the tokens each makes of held-out text
+  (Frankenstein), with the number of superword tokens.
 - `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
   session trains, each later one copies the trainer shared by every session asking for the same
   training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
@@ -87,6 +90,7 @@ python bench/load.py --proxy --servers 2 --write   # needs chromium and haproxy;
 python bench/interop.py --write
 python bench/links.py --write
 python bench/parity.py --write
+python bench/variants.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.

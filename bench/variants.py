@@ -1,0 +1,61 @@
+"""Training variants benchmark: SuperBPE against classical BPE on the same corpus and budget.
+
+Classical BPE (gpt2 preset) and SuperBPE with the transition at 50% / 80% / 90% of the merges,
+each trained on the corpus (wall time, ratio against classical); then what each tokenizer
+makes of held-out text (Frankenstein): tokens, bytes per token, and how many of its tokens
+are superwords (span a space inside).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from _common import Printer, best_of, fmt_s, read_corpus, write_section
+
+from explorer import make_config, train
+
+MERGES = 5_000
+SHARES = (0.5, 0.8, 0.9)
+REPS = 3
+HELD_OUT = "english_frankenstein.txt"
+
+
+def _superwords(tok) -> int:
+    """Tokens with a space after their first character: they cross a word boundary."""
+    return sum(1 for i in range(len(tok.vocab)) if " " in tok.decode([i])[1:].rstrip(" ") and tok.decode([i]).strip())
+
+
+def bench_superbpe(out: Printer, text: str, held_out: str) -> None:
+    cfg = make_config("gpt2", vocab_size=None, num_merges=MERGES, sequences="lines")
+    held_bytes = len(held_out.encode("utf-8"))
+    base, classical = best_of(REPS, train, text, cfg)
+    tokens = len(classical.tokenizer().encode(held_out))
+    out(
+        f"classical           {fmt_s(base):>9}  held-out {tokens:,} tokens, {held_bytes / tokens:.2f} bytes/token  "
+        f"[{MERGES:,} merges, best of {REPS}]"
+    )
+    for share in SHARES:
+        transition = int(MERGES * share)
+        dt, ours = best_of(REPS, train, text, cfg.replace(superbpe_transition=transition))
+        tok = ours.tokenizer()
+        n = len(tok.encode(held_out))
+        out(
+            f"SuperBPE t={transition:<6,} {fmt_s(dt):>9}  ratio {dt / base:.2f}  held-out {n:,} tokens "
+            f"({(n - tokens) / tokens:+.1%}), {held_bytes / n:.2f} bytes/token, superword tokens {_superwords(tok):,}"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
+    args = ap.parse_args()
+    out = Printer()
+    text = read_corpus()
+    out(f"corpus {len(text.encode('utf-8')):,} bytes (one sequence per line), gpt2 preset; held out: {HELD_OUT}")
+    bench_superbpe(out, text, read_corpus(HELD_OUT))
+    if args.write:
+        write_section("variants", "bench/variants.py", out.lines)
+
+
+if __name__ == "__main__":
+    main()
