@@ -29,7 +29,7 @@ stops when every language is.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Literal
@@ -37,7 +37,7 @@ from typing import Literal
 from ..errors import ConfigError
 from ..stages.pipeline import count_words
 from .config import EncodeOptions, TrainerConfig
-from .trainer import DEFAULT_TOP_K, Trainer, check_room, symbol_sequences
+from .trainer import DEFAULT_TOP_K, Stepping, Trainer, check_room, symbol_sequences
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet
 
 __all__ = ["BalanceName", "BALANCES", "RuleName", "Balance", "ParityStep", "ParityTrainer", "train_balanced"]
@@ -124,7 +124,7 @@ def _texts(t: str | Iterable[str]) -> list[str]:
     return [t] if isinstance(t, str) else list(t)
 
 
-class ParityTrainer:
+class ParityTrainer(Stepping[ParityStep]):
     """Steppable BPE over several languages, one training and one development text each.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=3)
@@ -345,27 +345,6 @@ class ParityTrainer:
         )
         self.records.append(record)
         return record
-
-    def advance(self, n: int = 1) -> list[ParityStep]:
-        """Up to n merges; fewer when a stop rule fires."""
-        out = []
-        for _ in range(n):
-            rec = self.step()
-            if rec is None:
-                break
-            out.append(rec)
-        return out
-
-    def __iter__(self) -> Iterator[ParityStep]:
-        """Step until a stop rule fires, yielding each record."""
-        while (rec := self.step()) is not None:
-            yield rec
-
-    def run(self) -> ParityTrainer:
-        """Train to the end; returns self."""
-        for _ in self:
-            pass
-        return self
 
 
 def train_balanced(

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property, partial
 from operator import itemgetter
+from typing import Generic, Self, TypeVar
 
 from ..errors import ConfigError
 from ..stages.pipeline import count_words, word_symbols
@@ -98,7 +99,39 @@ def check_room(config: TrainerConfig, base: int, alphabet: int) -> None:
         )
 
 
-class Trainer:
+R = TypeVar("R")
+
+
+class Stepping(Generic[R]):
+    """``advance``, iteration and ``run`` for a trainer whose ``step`` makes one merge and
+    returns its record, or None once a stop rule fired."""
+
+    def step(self) -> R | None:
+        raise NotImplementedError
+
+    def advance(self, n: int = 1) -> list[R]:
+        """Up to n merges; fewer when a stop rule fires."""
+        out = []
+        for _ in range(n):
+            rec = self.step()
+            if rec is None:
+                break
+            out.append(rec)
+        return out
+
+    def __iter__(self) -> Iterator[R]:
+        """Step until a stop rule fires, yielding each record."""
+        while (rec := self.step()) is not None:
+            yield rec
+
+    def run(self) -> Self:
+        """Train to the end; returns self."""
+        for _ in self:
+            pass
+        return self
+
+
+class Trainer(Stepping[StepRecord]):
     """Steppable BPE training over a word -> frequency table.
 
     >>> t = Trainer.from_texts("aaabdaaabac", TrainerConfig(pretokenizer="none", unit="char", vocab_size=None, num_merges=3))
@@ -682,21 +715,6 @@ class Trainer:
                 hist[c] += 1
                 push(heap, (-c, self._tie_key(changed), changed))
         return replaced, per_word
-
-    def advance(self, n: int = 1) -> list[StepRecord]:
-        """Up to n merges; fewer when a stop rule fires."""
-        out = []
-        for _ in range(n):
-            rec = self.step()
-            if rec is None:
-                break
-            out.append(rec)
-        return out
-
-    def __iter__(self) -> Iterator[StepRecord]:
-        """Step until a stop rule fires, yielding each record."""
-        while (rec := self.step()) is not None:
-            yield rec
 
     def run(self) -> Trainer:
         """Train to the end; returns self (the records are in ``records``)."""

@@ -64,7 +64,8 @@ TRACE_FILE = "trace.json"
 TRACE_VERSION = 2
 
 
-def _record_dict(r: StepRecord) -> dict:
+def _merge_head(r: StepRecord | ParityStep, *, replaced: int, tokens_after: int) -> dict:
+    """The keys every merge of a trace has, from a trainer's record of it."""
     return {
         "step": r.step,
         "left": r.left,
@@ -74,8 +75,14 @@ def _record_dict(r: StepRecord) -> dict:
         "token": r.token,
         "id": r.token_id,
         "count": r.count,
-        "replaced": r.replaced,
-        "tokens_after": r.tokens_after,
+        "replaced": replaced,
+        "tokens_after": tokens_after,
+    }
+
+
+def _record_dict(r: StepRecord) -> dict:
+    return {
+        **_merge_head(r, replaced=r.replaced, tokens_after=r.tokens_after),
         "reused": r.reused,
         "n_tied": r.n_tied,
         "ties": [list(t) for t in r.ties],
@@ -88,6 +95,15 @@ def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
     that step (the tokenizer a page shows at step k)."""
     records = trainer.records if steps is None else trainer.records[: max(0, steps)]
     finished = steps is None or steps >= len(trainer.records)
+    return {
+        **_trained_head(trainer, initial_tokens=trainer.initial_tokens),
+        "stop_reason": trainer.stop_reason if finished else None,
+        "merges": [_record_dict(r) for r in records],
+    }
+
+
+def _trained_head(trainer: Trainer | ParityTrainer, *, initial_tokens: int) -> dict:
+    """A trained tokenizer's trace up to its stop reason: its parts, its config, its alphabet."""
     config = trainer.config
     vocab = Vocab(config.special_tokens, tuple(trainer.alphabet), reuse_ids=config.reuse_ids)
     return {
@@ -98,9 +114,7 @@ def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
         "top_k": trainer.top_k,
         "special_tokens": list(config.special_tokens),
         "alphabet": list(trainer.alphabet),
-        "initial_tokens": trainer.initial_tokens,
-        "stop_reason": trainer.stop_reason if finished else None,
-        "merges": [_record_dict(r) for r in records],
+        "initial_tokens": initial_tokens,
     }
 
 
@@ -124,8 +138,6 @@ def balanced_trace_dict(trainer: ParityTrainer) -> dict:
     >>> m["token"], m["language"], m["rule"], m["count"], m["tokens_after"], m["dev_tokens"], m["train_tokens"]
     ('bc', 'y.txt', 'worst', 1, 6, [2, 2], [4, 2])
     """
-    config = trainer.config
-    vocab = Vocab(config.special_tokens, tuple(trainer.alphabet), reuse_ids=config.reuse_ids)
     balance = trainer.balance
     before = sum(trainer.initial_train_tokens)
     merges = []
@@ -134,14 +146,7 @@ def balanced_trace_dict(trainer: ParityTrainer) -> dict:
         merges.append(_step_dict(r, trainer.languages, replaced=before - after, tokens_after=after))
         before = after
     return {
-        **_parts(config.pipeline, vocab),
-        "training": config.training_dict(),
-        "config": config.to_dict(),
-        "encoding": trainer.encoding.to_dict(),
-        "top_k": trainer.top_k,
-        "special_tokens": list(config.special_tokens),
-        "alphabet": list(trainer.alphabet),
-        "initial_tokens": sum(trainer.initial_train_tokens),
+        **_trained_head(trainer, initial_tokens=sum(trainer.initial_train_tokens)),
         "stop_reason": trainer.stop_reason,
         "balance": {
             "mode": balance.mode,
@@ -158,16 +163,7 @@ def balanced_trace_dict(trainer: ParityTrainer) -> dict:
 
 def _step_dict(r: ParityStep, languages: tuple[str, ...], *, replaced: int, tokens_after: int) -> dict:
     return {
-        "step": r.step,
-        "left": r.left,
-        "right": r.right,
-        "left_id": r.left_id,
-        "right_id": r.right_id,
-        "token": r.token,
-        "id": r.token_id,
-        "count": r.count,
-        "replaced": replaced,
-        "tokens_after": tokens_after,
+        **_merge_head(r, replaced=replaced, tokens_after=tokens_after),
         "language": None if r.served is None else languages[r.served],
         "rule": r.rule,
         "dev_tokens": list(r.dev_tokens),
