@@ -648,7 +648,8 @@ def test_evaluate_of_several_files_ends_with_the_gini_of_their_token_counts_and_
     assert len(lines) == 5
     rows, last = lines[:4], lines[4]
     assert [r["file"] for r in rows] == files
-    assert all(list(r)[-1] == "renyi_efficiency" for r in rows)  # the new field ends the counts
+    # the newer fields end the counts, in the order they came
+    assert all(list(r)[-2:] == ["renyi_efficiency", "shortest_tokens"] for r in rows)
     tokens = [r["tokens"] for r in rows]
     assert list(last) == ["files", "gini", "parity"] and last["files"] == 4
     assert last["gini"] == pytest.approx(_direct_gini(tokens), abs=1e-12)

@@ -57,6 +57,7 @@ KEYS = [
     "chars_per_token",
     "tokens_per_word",
     "renyi_efficiency",
+    "shortest_tokens",  # added after the others: a reader of the JSON finds every older key in its place
 ]
 TABLES = list(PRETRAINED)
 UDHR = sorted(name for name in SAMPLE_FILES if name.startswith("udhr_"))
@@ -241,7 +242,11 @@ def test_evaluate_counts_equal_tiktokens_on_every_sample_corpus(name, corpus, ti
     tokens = len(ids)
     n_bytes, chars, words = len(text.encode("utf-8")), len(text), len(text.split())
     renyi = renyi_efficiency(ids)
-    assert got == Evaluation(bytes=n_bytes, chars=chars, words=words, tokens=tokens, unk=0, renyi_efficiency=renyi)
+    fewest = got.shortest_tokens  # no reference has it: tests/test_shortest.py checks it by brute force
+    assert got == Evaluation(
+        bytes=n_bytes, chars=chars, words=words, tokens=tokens, unk=0, renyi_efficiency=renyi, shortest_tokens=fewest
+    )
+    assert fewest is not None and len(text.split()) <= fewest <= tokens
     assert got.bytes_per_token == n_bytes / tokens
     assert got.chars_per_token == chars / tokens
     assert got.tokens_per_word == tokens / words
@@ -406,6 +411,7 @@ def test_an_empty_file_has_no_ratios(tmp_path):
         "chars_per_token": None,
         "tokens_per_word": None,
         "renyi_efficiency": None,
+        "shortest_tokens": 0,
         "curve": [[0, 0], [50_000, 0], [100_000, 0]],
     }
 
@@ -482,7 +488,10 @@ def test_sennrich_low_lower_newest_widest_by_hand():
     counts = [7, 16, 7, 8, 2, 6, 9, 3, 3]
     assert sorted(Counter(tok.tokens(tok.encode(text))).values()) == sorted(counts)
     renyi = math.log(sum((c / 61) ** 2.5 for c in counts)) / (1 - 2.5) / math.log(9)
-    assert got == Evaluation(bytes=95, chars=95, words=16, tokens=61, unk=0, renyi_efficiency=pytest.approx(renyi))
+    # no token joins lo and w, or w and </w>: BPE's split is the shortest
+    assert got == Evaluation(
+        bytes=95, chars=95, words=16, tokens=61, unk=0, renyi_efficiency=pytest.approx(renyi), shortest_tokens=61
+    )
     assert got.as_dict() == {
         "bytes": 95,
         "chars": 95,
@@ -493,5 +502,6 @@ def test_sennrich_low_lower_newest_widest_by_hand():
         "chars_per_token": 95 / 61,
         "tokens_per_word": 3.8125,
         "renyi_efficiency": pytest.approx(0.838587425043),
+        "shortest_tokens": 61,
     }
     assert curve(tok, text, 3) == [(0, 95), (2, 77), (4, 61)]

@@ -1,8 +1,9 @@
 """Evaluation: what a tokenizer makes of a text, and how that changes merge by merge.
 
 ``evaluate`` gives the counts the tokenization literature compares: bytes and characters per
-token, fertility, tokens per (whitespace) word (Rust et al. 2021), and the Rényi efficiency of
-the tokens' distribution (Zouhar et al. 2023, ``fairness.renyi_efficiency``). ``replay`` encodes a
+token, fertility, tokens per (whitespace) word (Rust et al. 2021), the Rényi efficiency of
+the tokens' distribution (Zouhar et al. 2023, ``fairness.renyi_efficiency``), and the fewest
+tokens the vocabulary allows (``shortest.shortest_count``: the optimality gap's other end). ``replay`` encodes a
 text with every truncation of a tokenizer at once: the token count after 0, 1, ..., K merges,
 so a held-out compression curve over 5,000 merges costs about one encode, not 5,000.
 
@@ -29,6 +30,7 @@ from itertools import chain, repeat
 from ..bpe.merging import ID_BITS, Chain, chain_merges, pack, packed_rules
 from ..bpe.tokenizer import Tokenizer
 from .fairness import RENYI_ALPHA, renyi_efficiency
+from .shortest import shortest_count
 
 __all__ = ["Evaluation", "evaluate", "evaluate_ids", "piece_counts", "replay", "curve", "curve_points"]
 
@@ -37,7 +39,8 @@ __all__ = ["Evaluation", "evaluate", "evaluate_ids", "piece_counts", "replay", "
 class Evaluation:
     """Counts for one text under one tokenizer; the ratios are derived (None when undefined).
     The Rényi efficiency needs the encoding itself: ``evaluate`` gives it (None when the text has
-    fewer than two distinct tokens, or when an Evaluation is made by hand)."""
+    fewer than two distinct tokens, or when an Evaluation is made by hand); so does the fewest
+    tokens the vocabulary allows (None when not asked for)."""
 
     bytes: int  # UTF-8 bytes of the text
     chars: int  # code points
@@ -45,6 +48,7 @@ class Evaluation:
     tokens: int
     unk: int  # tokens that are the unknown token
     renyi_efficiency: float | None = None  # of the tokens' unigram distribution, at the alpha asked
+    shortest_tokens: int | None = None  # each piece in the fewest tokens (shortest.shortest_count)
 
     @property
     def bytes_per_token(self) -> float | None:
@@ -60,10 +64,10 @@ class Evaluation:
         return self.tokens / self.words if self.words else None
 
     def as_dict(self) -> dict[str, int | float | None]:
-        """The CLI's JSON fields (without "file"), in their order.
+        """The CLI's JSON fields (without "file"), in their order: a field added later comes last.
 
-        >>> Evaluation(bytes=10, chars=8, words=2, tokens=4, unk=0, renyi_efficiency=0.75).as_dict()
-        {'bytes': 10, 'chars': 8, 'words': 2, 'tokens': 4, 'unk': 0, 'bytes_per_token': 2.5, 'chars_per_token': 2.0, 'tokens_per_word': 2.0, 'renyi_efficiency': 0.75}
+        >>> Evaluation(bytes=10, chars=8, words=2, tokens=4, unk=0, renyi_efficiency=0.75, shortest_tokens=3).as_dict()
+        {'bytes': 10, 'chars': 8, 'words': 2, 'tokens': 4, 'unk': 0, 'bytes_per_token': 2.5, 'chars_per_token': 2.0, 'tokens_per_word': 2.0, 'renyi_efficiency': 0.75, 'shortest_tokens': 3}
         """
         return {
             "bytes": self.bytes,
@@ -75,30 +79,44 @@ class Evaluation:
             "chars_per_token": self.chars_per_token,
             "tokens_per_word": self.tokens_per_word,
             "renyi_efficiency": self.renyi_efficiency,
+            "shortest_tokens": self.shortest_tokens,
         }
 
 
-def evaluate(tokenizer: Tokenizer, text: str, *, alpha: float = RENYI_ALPHA) -> Evaluation:
+def evaluate(tokenizer: Tokenizer, text: str, *, alpha: float = RENYI_ALPHA, shortest: bool = True) -> Evaluation:
     """Encode ``text`` (special-token text as plain text, as tiktoken's ``encode_ordinary``)
-    and count; the Rényi efficiency is of order ``alpha``.
+    and count; the Rényi efficiency is of order ``alpha``. ``shortest=False`` leaves the fewest
+    tokens out (None): a second pass over the text's distinct pieces.
 
     >>> from explorer import load_pretrained
     >>> e = evaluate(load_pretrained("gpt2"), "Hello world, hello!")
     >>> e.tokens, e.words, round(e.bytes_per_token, 2), e.tokens_per_word, e.renyi_efficiency
     (5, 3, 3.8, 1.6666666666666667, 1.0)
+    >>> e = evaluate(load_pretrained("gpt2"), " Caius Marcius")
+    >>> e.tokens, e.shortest_tokens, evaluate(load_pretrained("gpt2"), "x", shortest=False).shortest_tokens
+    (5, 4, None)
     """
-    return evaluate_ids(tokenizer, text, tokenizer.encode(text), alpha=alpha)
+    count = shortest_count(tokenizer, text) if shortest else None
+    return evaluate_ids(tokenizer, text, tokenizer.encode(text), alpha=alpha, shortest_tokens=count)
 
 
-def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int], *, alpha: float = RENYI_ALPHA) -> Evaluation:
+def evaluate_ids(
+    tokenizer: Tokenizer,
+    text: str,
+    ids: Sequence[int],
+    *,
+    alpha: float = RENYI_ALPHA,
+    shortest_tokens: int | None = None,
+) -> Evaluation:
     """The counts of ``evaluate`` from an encoding already made (``ids`` is
-    ``tokenizer.encode(text)``), for a caller that also needs the ids for something else.
+    ``tokenizer.encode(text)``), for a caller that also needs the ids for something else; the
+    fewest tokens are the caller's to give (``shortest.shortest_count``), or None.
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
     >>> ids = tok.encode("héllo héllo")
     >>> len(ids), evaluate_ids(tok, "héllo héllo", ids, alpha=1)
-    (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0, renyi_efficiency=0.9591479170272448))
+    (6, Evaluation(bytes=13, chars=11, words=2, tokens=6, unk=0, renyi_efficiency=0.9591479170272448, shortest_tokens=None))
     """
     return Evaluation(
         bytes=len(text.encode("utf-8", "surrogatepass")),
@@ -107,6 +125,7 @@ def evaluate_ids(tokenizer: Tokenizer, text: str, ids: Sequence[int], *, alpha: 
         tokens=len(ids),
         unk=ids.count(tokenizer.unk_id),
         renyi_efficiency=renyi_efficiency(ids, alpha=alpha),
+        shortest_tokens=shortest_tokens,
     )
 
 
