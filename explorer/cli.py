@@ -15,6 +15,8 @@
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
+    python -m explorer scan --tokenizer NAME|DIR [--reference FILE]
+        (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...})
     python -m explorer presets
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1] [--haproxy PROGRAM]
 
@@ -34,6 +36,7 @@ from typing import TextIO
 
 from .analysis.evaluate import curve, evaluate
 from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
+from .analysis.health import scan
 from .bpe.config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
 from .bpe.parity import BALANCES, Balance, BalanceName, ParityTrainer
 from .bpe.tokenizer import Tokenizer
@@ -188,6 +191,19 @@ def _parser() -> argparse.ArgumentParser:
         "gpt2 for byte level, whitespace for character level by default)",
     )
     i.add_argument("--pattern", metavar="REGEX", help="the regex for --pretokenizer regex")
+
+    h = sub.add_parser(
+        "scan",
+        help="token health: tokens that encoding their own text never gives, parts of a UTF-8 character, "
+        "tokens a reference text never uses; prints one JSON object",
+    )
+    h.add_argument(
+        "--tokenizer",
+        required=True,
+        metavar="NAME|DIR",
+        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
+    )
+    h.add_argument("--reference", metavar="FILE", help="a text file: count the tokens its encoding never uses")
 
     sub.add_parser("presets", help="list the presets")
 
@@ -401,6 +417,13 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _scan(args: argparse.Namespace, out: TextIO) -> int:
+    tok = resolve_tokenizer(args.tokenizer)
+    reference = None if args.reference is None else read_text_file(args.reference)
+    out.write(json.dumps(scan(tok, reference=reference).as_dict(), ensure_ascii=False) + "\n")
+    return 0
+
+
 def _source(name_or_dir: str) -> tuple[Tokenizer, dict]:
     """(tokenizer, trace): a trace.json keeps its training history (counts for the CSV)."""
     if name_or_dir in PRETRAINED:
@@ -466,6 +489,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _export(args, out)
         if args.command == "import":
             return _import(args, out)
+        if args.command == "scan":
+            return _scan(args, out)
         if args.command == "serve":
             return serve(args.servers, port=args.port, address=args.address, haproxy=args.haproxy, out=out, err=err)
         if args.command == "app":
