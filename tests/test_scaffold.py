@@ -166,6 +166,22 @@ def test_sennrichs_corpus_by_hand():
     assert report == _by_recount(tok, text, 0.5) == _by_truncation(tok, text, 0.5)
 
 
+def test_a_token_merged_with_itself_is_taken_twice_by_each_merge():
+    """aa, aab = aa + b, aaaa = aa + aa over aab ×3, aa, aaaa ×2: at aab's merge 5 aa are left
+    (1 kept, 4 in the two aaaa), and each of the two aaaa merges takes two aa."""
+    tok = Tokenizer(
+        config=TrainerConfig(pretokenizer="whitespace", unit="char"),
+        alphabet=["a", "b"],
+        merges=[(0, 0), (2, 1), (2, 2)],
+    )
+    text = "aab aab aab aa aaaa aaaa"
+    report = scaffold(tok, text, tau=0.5)
+    assert report.uses[0] == TokenUse(2, 1, (Feed(3, 1, 3, 5), Feed(4, 2, 2, 1)))
+    assert [u.id for u in report.scaffold] == []  # 5 ≥ 0.5 × 3 and 1 ≥ 0.5 × 2
+    assert [u.id for u in scaffold(tok, text, tau=0.6).scaffold] == [2]  # 1 < 0.6 × 2
+    assert report == _by_recount(tok, text, 0.5) == _by_truncation(tok, text, 0.5)
+
+
 # ---- trained tokenizers, generated corpora -----------------------------------------------------
 @pytest.mark.parametrize(
     ("name", "preset", "merges"),
@@ -180,7 +196,7 @@ def test_a_tokenizer_trained_on_a_sample_corpus_agrees_with_both_references(name
     assert report == _by_recount(tok, text, 0.1) == _by_truncation(tok, text, 0.1)
 
 
-_WORDS = st.text(alphabet="abcd", min_size=1, max_size=7)
+_WORDS = st.text(alphabet=st.sampled_from("aaaabcd"), min_size=1, max_size=9)  # runs of a: x + x merges
 
 
 @settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
@@ -195,6 +211,27 @@ def test_generated_corpora_agree_with_the_papers_recount(words, merges, tau):
     tok = train(text, cfg).tokenizer()
     assert scaffold(tok, text, tau=tau) == _by_recount(tok, text, tau)
     assert scaffold(tok, piece_counts(tok, text), tau=tau) == scaffold(tok, text, tau=tau)
+
+
+@st.composite
+def _merge_lists(draw) -> Tokenizer:
+    """Any merges over a and b, each of two tokens made before it (often a token with itself)."""
+    merges: list[tuple[int, int]] = []
+    for k in range(draw(st.integers(0, 12))):
+        a = draw(st.integers(0, 1 + k))
+        merges.append((a, a if draw(st.booleans()) else draw(st.integers(0, 1 + k))))
+    cfg = TrainerConfig(pretokenizer="whitespace", unit="char", reuse_ids=False)
+    return Tokenizer(config=cfg, alphabet=["a", "b"], merges=merges)
+
+
+@settings(max_examples=150)
+@given(
+    tok=_merge_lists(),
+    words=st.lists(st.text(alphabet=st.sampled_from("aaab"), min_size=1, max_size=12), min_size=1, max_size=12),
+)
+def test_any_merge_list_agrees_with_both_references(tok, words):
+    text = " ".join(words)
+    assert scaffold(tok, text, tau=0.5) == _by_recount(tok, text, 0.5) == _by_truncation(tok, text, 0.5)
 
 
 @settings(max_examples=200)

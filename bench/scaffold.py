@@ -1,0 +1,60 @@
+"""Scaffold-token analysis benchmark: explorer.analysis.scaffold against a plain encode of the corpus.
+
+The scaffold analysis of the corpus under each bundled table (GPT-2, cl100k_base, o200k_base:
+every merge the encoding makes counted, one pass over the distinct pieces) against our own
+cold encode of the same text (a fresh tokenizer, its piece cache empty), best of a few runs,
+with the ratio; the token counts are checked to agree, and the scaffold tokens at the default
+τ are counted, with the first few.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from _common import Printer, best_of, fmt_s, read_corpus, timed, write_section, yes_no
+
+from explorer import load_pretrained
+from explorer.analysis.scaffold import DEFAULT_TAU, scaffold
+
+TABLES = ("gpt2", "cl100k_base", "o200k_base")
+REPS = 3
+SHOWN = 5
+
+
+def _cold_encode(tok, text: str) -> tuple[float, list[int]]:
+    """Best of REPS encodes, each by a fresh tokenizer (built outside the timing)."""
+    best, ids = float("inf"), []
+    for _ in range(REPS):
+        fresh = tok.truncate(tok.num_merges)
+        dt, ids = timed(fresh.encode, text)
+        best = min(best, dt)
+    return best, ids
+
+
+def bench_table(out: Printer, name: str, text: str) -> None:
+    tok = load_pretrained(name)
+    encode_s, ids = _cold_encode(tok, text)
+    dt, report = best_of(REPS, scaffold, tok, text)
+    first = ", ".join(repr(tok.decode([u.id])) for u in report.scaffold[:SHOWN])
+    out(
+        f"{name:<11} scaffold {fmt_s(dt):>9}  encode {fmt_s(encode_s):>9}  ratio {dt / encode_s:.2f}  "
+        f"tokens agree {yes_no(report.tokens == len(ids))}  merged tokens seen {len(report.uses):,}, "
+        f"scaffold at tau={DEFAULT_TAU} {len(report.scaffold):,}: {first}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
+    args = ap.parse_args()
+    out = Printer()
+    text = read_corpus()
+    out(f"corpus {len(text.encode('utf-8')):,} bytes; best of {REPS} (encode: {REPS} fresh tokenizers, cold)")
+    for name in TABLES:
+        bench_table(out, name, text)
+    if args.write:
+        write_section("scaffold", "bench/scaffold.py", out.lines)
+
+
+if __name__ == "__main__":
+    main()
