@@ -18,7 +18,16 @@ from conftest import read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import ConfigError, Tokenizer, TrainerConfig, load_pretrained, make_config, train
+from explorer import (
+    ConfigError,
+    Tokenizer,
+    TrainerConfig,
+    export_files,
+    import_files,
+    load_pretrained,
+    make_config,
+    train,
+)
 from explorer.analysis.evaluate import piece_counts
 from explorer.analysis.scaffold import (
     Feed,
@@ -332,6 +341,19 @@ def test_gpt2_scaffold_tokens_on_shakespeare_as_tiktoken_cut_after_each_merge_co
         before = _tiktoken_cut(gpt2_ranks, feed.parent).encode_ordinary(shakespeare)
         after = Counter(_tiktoken_cut(gpt2_ranks, feed.parent + 1).encode_ordinary(shakespeare))
         assert (feed.inside, feed.alone_after) == (len(before) - after.total(), after[x]), gpt2.decode([feed.parent])
+
+
+def test_gpt2_imported_from_a_tiktoken_file_gives_the_bundled_tables_report(gpt2):
+    """Imported ranks merge any split of a token (no merges file says which); GPT-2's own merges
+    are the only splits that ever meet, so the counts are the bundled table's."""
+    imported = import_files(
+        {"gpt2.tiktoken": export_files(gpt2, "tiktoken")["tokenizer.tiktoken"]}, pretokenizer="gpt2"
+    )
+    assert imported.rules == "tiktoken" and not imported.own_merges_suffice
+    text = read_sample("english_frankenstein.txt")[:100_000]
+    report = scaffold(imported, text)
+    assert report == scaffold(gpt2, text)
+    assert report.tokens == len(gpt2.encode(text)) and len(report.scaffold) > 500
 
 
 def test_gpt2_scaffold_on_shakespeare_reads_as_known_fragments(gpt2, gpt2_report):
