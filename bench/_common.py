@@ -76,6 +76,9 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
 - `bench/scaffold.py`: the scaffold-token analysis (explorer.analysis.scaffold: every merge the
   encoding makes counted, one pass over the distinct pieces) of this corpus under GPT-2, cl100k_base
   and o200k_base, against our own cold encode of it (ratio; token counts checked to agree).
+- `bench/health.py`: the token health scan (explorer.analysis.health) of every token of GPT-2,
+  cl100k_base and o200k_base, against tiktoken re-encoding every token of its own Encoding of the
+  same files (`_encode_bytes` of each token's bytes; ratio; the unreachable ids checked to agree).
 - `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
   session trains, each later one copies the trainer shared by every session asking for the same
   training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
@@ -95,6 +98,7 @@ python bench/links.py --write
 python bench/parity.py --write
 python bench/variants.py --write
 python bench/scaffold.py --write
+python bench/health.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.
