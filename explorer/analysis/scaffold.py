@@ -10,8 +10,8 @@ module keeps PickyBPE's ratio).
 in the corpus as it is segmented at that moment: f(x, y), the merges made (once each, also
 when x = y), and f(x), x's occurrences just before them. Then IoS(x | x, y) = f(x, y) / f(x),
 and x is removed when IoS > T (the authors' code compares strictly; their example uses
-T = 0.9). Their code takes f(x) as x's occurrences left after the merge plus f(x, y), which
-is the same for x != y and one merge's worth less for x + x.
+T = 0.9). Their code divides by x's occurrences left after the merge plus f(x, y): f(x) itself
+when x != y, one merge's worth less for x + x (each such merge took two x); so does this module.
 
 **Here, after training**, the text is encoded by the tokenizer's own rule (one pass over its
 distinct pieces, ``merging.chain_merges``) and each merge made is counted. For a merged token
@@ -21,7 +21,7 @@ x and each merge p it fed (p made the longer token, its parent, from x):
                        counted with its frequency: the paper's f(x, y) at p's moment
     alone_after(x, p)  x's occurrences left once p's merges are made: those the encoding keeps
                        (``alone``, x in the final ids) plus those merges ranked after p take
-    IoS(x | p)         inside / (inside + alone_after): the authors' f(x, y) / f(x)
+    IoS(x | p)         inside / (inside + alone_after): the authors' IoS, as their code divides
 
 Merges are made in rank order (the encoder's lowest rank first), so alone_after(x, p) is the
 count of x in what ``tokenizer.truncate(rank + 1)`` makes of the text, and inside(x, p) the
@@ -31,7 +31,10 @@ count of p's token there: the tests' slow reference.
 frequency inside the merge it fed": alone_after < τ · inside. That is IoS > 1 / (1 + τ), the
 paper's T = 1 / (1 + τ), τ = (1 − T) / T: τ = 0 removes nothing (classical BPE), the authors'
 T = 0.9 is τ = 1/9, and the default τ = 0.1 is T ≈ 0.909. A token is scaffold when that holds
-for some merge it fed. Data shapes::
+for some merge it fed. alone_after is the issue's standalone frequency at that merge's moment:
+the final ``alone`` when x fed no later merge. Nothing is removed here: each merge is judged
+with every earlier token kept, which is what PickyBPE sees only while it has removed none.
+Data shapes::
 
     TokenUse(id=9012, alone=2, feeds=(Feed(parent=9530, rank=9274, inside=412, alone_after=2),))
     ScaffoldReport(tau=0.1, tokens=301_245, uses=(TokenUse, ...) by id, scaffold=(most first))
@@ -100,7 +103,7 @@ class Feed(NamedTuple):
 
     @property
     def ios(self) -> float:
-        """PickyBPE's intersection over self, f(x, y) / f(x), at this merge.
+        """PickyBPE's intersection over self at this merge, inside / (inside + alone_after).
 
         >>> Feed(parent=9, rank=4, inside=412, alone_after=2).ios
         0.9951690821256038
