@@ -34,6 +34,7 @@ def run_app() -> None:
         st.Page("pages/3_Playground.py", title="Playground", icon=":material/keyboard:"),
         st.Page("pages/4_Compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/5_Class.py", title="Class", icon=":material/groups:"),
+        st.Page("pages/6_Fairness.py", title="Fairness", icon=":material/balance:"),
     ]
     _local.inside = True
     try:
