@@ -35,6 +35,7 @@ def run_app() -> None:
         st.Page("pages/4_Compare.py", title="Compare", icon=":material/compare_arrows:"),
         st.Page("pages/5_Class.py", title="Class", icon=":material/groups:"),
         st.Page("pages/6_Fairness.py", title="Fairness", icon=":material/balance:"),
+        st.Page("pages/7_Variants.py", title="Variants", icon=":material/science:"),
     ]
     _local.inside = True
     try:
