@@ -31,5 +31,6 @@ else:
     encoded = view.compare_panel(choices, text, allow_special=allow_special, show_ws=show_ws)
     view.details_panel(encoded)
     view.dropout_panel(choices, text, show_ws=show_ws)
+    view.shortest_panel(choices, text, show_ws=show_ws)
 interop_view.import_area()
 links.keep_current(view.link_params())  # last: the panels above settle what the view shows

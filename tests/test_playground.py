@@ -11,7 +11,7 @@ from collections import Counter
 import pandas as pd
 import pyarrow as pa
 import pytest
-from conftest import ROOT, Panel, encode_view, is_utf8, read_sample, unescaped
+from conftest import ROOT, Panel, chart_data, encode_view, is_utf8, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config, load_pretrained
@@ -599,3 +599,67 @@ def test_decode_ids_of_the_trained_char_level_tokenizer_strips_its_markers():
     assert not at.exception
     # empty box: the playground text's own ids, decoded back to the words
     assert at.code[-1].value == "the rights of all"
+
+
+# ---- the fewest tokens and the dropout histogram ------------------------------------------------
+GAP_TEXT = "wholesome Marcius, wholesome crammed <b>Caius</b>."
+
+
+def shortest_strips(at: AppTest) -> dict[str, str]:
+    """The fewest-tokens panel's two strips: name -> chips' HTML."""
+    strip = re.compile(
+        r'<div class="bpe-strip"><div class="bpe-strip-head"><b>(.*?)</b>.*?</div>(.*?)</div></div>', re.S
+    )
+    found = {html.unescape(name): chips for body in html_bodies(at) for name, chips in strip.findall(body)}
+    return {name: found[name] for name in ("BPE's merges", "The fewest tokens") if name in found}
+
+
+def test_the_fewest_tokens_panel_shows_bpes_split_above_the_shortest_with_the_pieces_that_differ():
+    at = playground(tokenizers=["gpt2", "cl100k_base"], text=GAP_TEXT)
+    assert shortest_strips(at) == {}  # folded: drawn only when opened
+    at.session_state["w_play_shortest"] = True
+    at.run()
+    at.selectbox(key="w_short_tok").set_value(1).run()  # cl100k_base
+    assert not at.exception
+    tok = load_pretrained("cl100k_base")
+    strips = shortest_strips(at)
+    assert list(strips) == ["BPE's merges", "The fewest tokens"]  # one above the other
+    bpe, fewest = strips["BPE's merges"], strips["The fewest tokens"]
+    assert chip_bytes(bpe) == [tok.token_bytes(i) for i in tok.encode(GAP_TEXT)]
+    # "wholesome" wh|oles|ome -> whole|some, " Marcius" Mar|ci|us -> Marc|ius: 18 tokens, 16 at the fewest
+    assert len(chip_bytes(fewest)) == 16 and b"".join(chip_bytes(fewest)) == GAP_TEXT.encode()
+    assert chip_bytes(fewest)[:2] == [b"whole", b"some"] and chip_bytes(fewest)[2:4] == [b" Marc", b"ius"]
+    assert bpe.count("bpe-new") == 6 and fewest.count("bpe-new") == 4  # the two pieces' tokens outlined
+    assert "spend 2 token(s) more (11.1% of BPE's), in 2 of 11 pieces" in " ".join(c.value for c in at.caption)
+    table = frame(at, "fewest")
+    assert table.to_dict("records") == [
+        {"piece": "wholesome", "times": 1, "BPE": "wh | oles | ome", "fewest": "whole | some", "saved": 1},
+        {"piece": "·Marcius", "times": 1, "BPE": "·Mar | ci | us", "fewest": "·Marc | ius", "saved": 1},
+    ]
+
+    at.selectbox(key="w_short_tok").set_value(0).run()  # gpt2: only "Caius" (C|ai|us -> Ca|ius)
+    table = frame(at, "fewest")
+    assert table.to_dict("records") == [
+        {"piece": "Caius", "times": 1, "BPE": "C | ai | us", "fewest": "Ca | ius", "saved": 1}
+    ]
+    at.text_area(key="w_play_text").input(HOSTILE).run()
+    _assert_nothing_raw(at, "fewest tokens")
+    assert "BPE's merges already cut every piece" in " ".join(c.value for c in at.caption)
+
+
+def test_the_dropout_histogram_counts_every_sample_by_its_length():
+    text = "Tokenizers read pieces."  # short: a segmentation is drawn more than once
+    at = playground(tokenizers=["cl100k_base"], text=text)
+    at.slider(key="w_drop_p").set_value(0.1)
+    at.number_input(key="w_drop_seed").set_value(3)
+    at.number_input(key="w_drop_n").set_value(40)
+    at.button(key="drop_sample").click().run()
+    assert not at.exception
+    counts = sample_segmentations(load_pretrained("cl100k_base"), text, dropout=0.1, samples=40, seed=3)
+    assert counts[0][1] > 1 and len(counts) > 5
+    lengths: Counter[int] = Counter()
+    for seg, k in counts:
+        lengths[len(seg)] += k
+    shown = chart_data(at, "Segmentation lengths")
+    assert dict(zip(shown["tokens"], shown["samples"])) == lengths and shown["samples"].sum() == 40
+    assert len(lengths) > 3

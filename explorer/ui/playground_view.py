@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 
 from ..analysis.lineage import keyword_in_context, lineage, walk
+from ..analysis.shortest import PieceGap, piece_gaps
 from ..analysis.text import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
 from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..errors import ExplorerError
@@ -28,6 +32,8 @@ __all__ = [
     "details_panel",
     "display_options",
     "dropout_panel",
+    "length_histogram",
+    "shortest_panel",
     "why_panel",
     "char_byte_panel",
     "link_params",
@@ -304,8 +310,12 @@ def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
         st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
         if st.button(f"Sample {n} segmentations", key="drop_sample"):
             counts = sample_segmentations(tok, sample, dropout=p, samples=n, seed=seed)
-            st.caption(f"{len(counts):,} distinct segmentations in {n:,} samples (seeds {seed}…{seed + n - 1}).")
-            st.dataframe(
+            st.caption(
+                f"{len(counts):,} distinct segmentations in {n:,} samples (seeds {seed}…{seed + n - 1}); "
+                f"without dropout {len(tok.encode(sample)):,} tokens."
+            )
+            table, chart = st.columns([3, 2])
+            table.dataframe(
                 pd.DataFrame(
                     [
                         {
@@ -319,6 +329,114 @@ def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
                 hide_index=True,
                 width="stretch",
             )
+            chart.altair_chart(length_histogram(counts), width="stretch")
+
+
+def length_histogram(counts: Sequence[tuple[Sequence[int], int]]) -> alt.Chart:
+    """Samples by their number of tokens: a bar per length, over every sample (not only the
+    distinct segmentations the table lists).
+
+    >>> chart = length_histogram([((1, 2), 3), ((1, 2, 3), 1), ((4, 5), 2)])
+    >>> chart.to_dict()["mark"]["type"], chart.data.to_dict("records")
+    ('bar', [{'tokens': 2, 'samples': 5}, {'tokens': 3, 'samples': 1}])
+    """
+    lengths: Counter[int] = Counter()
+    for seg, k in counts:
+        lengths[len(seg)] += k
+    frame = pd.DataFrame(sorted(lengths.items()), columns=["tokens", "samples"])
+    return (
+        alt.Chart(frame, title="Segmentation lengths")
+        .mark_bar(color="#2563eb")
+        .encode(
+            x=alt.X("tokens:O", title="tokens in the sample"),
+            y=alt.Y("samples:Q", title="samples"),
+            tooltip=[alt.Tooltip("tokens:Q", title="tokens"), alt.Tooltip("samples:Q", title="samples")],
+        )
+        .properties(height=240)
+    )
+
+
+_SHORTEST_CHARS = 20_000
+
+
+def _positions(gaps: Sequence[PieceGap], *, shortest: bool) -> set[int]:
+    """Where the tokens of the pieces that BPE spends more on fall in the text's ids.
+
+    >>> gaps = [PieceGap("ab", (1, 2), (3,)), PieceGap("c", (4,), (4,))]
+    >>> _positions(gaps, shortest=False), _positions(gaps, shortest=True)
+    ({0, 1}, {0})
+    """
+    out: set[int] = set()
+    at = 0
+    for g in gaps:
+        n = len(g.shortest if shortest else g.bpe)
+        if g.gap > 0:
+            out.update(range(at, at + n))
+        at += n
+    return out
+
+
+def shortest_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
+    """BPE's split and the fewest tokens the same vocabulary allows, one above the other, with
+    the pieces where BPE's greedy merges spend more outlined and listed."""
+    box = st.expander("The fewest tokens: BPE's split against the shortest", key="w_play_shortest", on_change="rerun")
+    if not box.open:  # drawn only while open: a second pass over the text's pieces
+        return
+    with box:
+        names = [c.label for c in choices]
+        at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key="w_short_tok")
+        tok = choices[at if at is not None and at < len(choices) else 0].tokenizer
+        sample = text[:_SHORTEST_CHARS]
+        try:
+            gaps = piece_gaps(tok, sample)
+        except ExplorerError as err:
+            st.error(render.md_text(str(err)))
+            return
+        bpe = [i for g in gaps for i in g.bpe]
+        fewest = [i for g in gaps for i in g.shortest]
+        differ = [g for g in gaps if g.gap > 0]
+        saved = len(bpe) - len(fewest)
+        share = f" ({saved / len(bpe):.1%} of BPE's)" if bpe else ""
+        st.caption(
+            f"Each piece cut into the fewest tokens of the same vocabulary (a shortest path; of equally short "
+            f"splits, the longest first token). BPE's merges spend {saved:,} token(s) more{share}, in "
+            f"{len(differ):,} of {len(gaps):,} pieces (outlined). Special-token text is plain text here, "
+            "as the CLI's evaluate counts it."
+            + (f" The first {_SHORTEST_CHARS:,} characters." if len(text) > len(sample) else "")
+        )
+        strips = [
+            render.token_strip(
+                name,
+                f"{len(ids):,} tokens",
+                render.encoded_chips(
+                    tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT, highlight=_positions(gaps, shortest=shortest)
+                ),
+                more=len(ids) - _CHIP_LIMIT,
+            )
+            for name, ids, shortest in (("BPE's merges", bpe, False), ("The fewest tokens", fewest, True))
+        ]
+        st.html("".join(strips))
+        if not differ:
+            st.caption("BPE's merges already cut every piece of this text into the fewest tokens.")
+            return
+        times = Counter(g.text for g in differ)
+        first = {g.text: g for g in reversed(differ)}  # a piece's split is the same wherever it occurs
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "piece": render.visible(piece),
+                        "times": n,
+                        "BPE": " | ".join(render.token_label(tok, i) for i in first[piece].bpe),
+                        "fewest": " | ".join(render.token_label(tok, i) for i in first[piece].shortest),
+                        "saved": first[piece].gap * n,
+                    }
+                    for piece, n in times.most_common(200)
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
 
 
 # ---- why this split ----------------------------------------------------------------------------

@@ -367,20 +367,28 @@ def token_title(tok: Tokenizer, token_id: int) -> str:
     )
 
 
-def encoded_chips(tok: Tokenizer, ids: Sequence[int], *, show_ws: bool = True, limit: int | None = None) -> str:
+def encoded_chips(
+    tok: Tokenizer,
+    ids: Sequence[int],
+    *,
+    show_ws: bool = True,
+    limit: int | None = None,
+    highlight: set[int] | frozenset[int] = frozenset(),
+) -> str:
     """Token ids as coloured chips with a hover title; special tokens dark, unknown red, bytes
-    that are part of a character in hex. Every string is escaped.
+    that are part of a character in hex, the positions in ``highlight`` outlined. Every string
+    is escaped.
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
-    >>> html_ = encoded_chips(tok, tok.encode("<b>你"))
-    >>> "&lt;" in html_ and "<b>" not in html_ and 'class="bpe-hex"' in html_
-    True
+    >>> html_ = encoded_chips(tok, tok.encode("<b>你"), highlight={0})
+    >>> "&lt;" in html_ and "<b>" not in html_ and 'class="bpe-hex"' in html_, html_.count("bpe-new")
+    (True, 1)
     """
     shown = ids if limit is None else ids[:limit]
     out = []
     for i, token_id in enumerate(shown):
-        cls = "bpe-chip"
+        cls = "bpe-chip bpe-new" if i in highlight else "bpe-chip"
         if token_id == tok.unk_id:
             cls += " bpe-unk"
         elif tok.is_special(token_id):
