@@ -18,7 +18,6 @@ for bytes that are not, the rule the scan follows.
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -26,6 +25,7 @@ import tiktoken
 from conftest import SAMPLES, is_utf8, read_sample
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_cli import run
 from test_evaluate import tiktoken_encoding  # noqa: F401 - the fixture: name -> tiktoken's own Encoding
 
 import explorer.cli
@@ -33,7 +33,6 @@ from explorer import Tokenizer, TrainerConfig, load_pretrained, make_config, tra
 from explorer.analysis.health import EXAMPLES, bytes_ids, encode_own_text, scan
 from explorer.bpe.ranks import tokenizer_from_ranks
 from explorer.bpe.vocab import Vocab
-from explorer.cli import main
 from explorer.formats.pretrained import PRETRAINED
 from explorer.formats.trace import save_trace, trace_from_tokenizer
 from explorer.stages.pipeline import Pipeline
@@ -247,12 +246,6 @@ def test_unused_on_a_trained_tokenizer_and_its_own_corpus():
 
 
 # ---- the CLI ------------------------------------------------------------------------------------------------
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(list(argv), out=out, err=err)
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_cli_scan_prints_one_json_object_with_the_contracts_keys_first(tmp_path):
     reference = tmp_path / "ref.txt"
     reference.write_text("hello world", encoding="utf-8")

@@ -26,7 +26,8 @@ Data shapes::
 
     HealthReport(tokens=50256, unreachable=(), partial_utf8=(94, 95, ...), unused=None,
                  special=1, reference_tokens=None, examples={"unreachable": (), ...})
-    TokenNote(id=188, token="Ā", hex="00", encodes_as=(188,))
+    TokenNote(id=447, token="âĢ", hex="e2 80", encodes_as=None)     # GPT-2's, part of "…" and "’"
+    TokenNote(id=3413, token="ĠI'", hex="20 49 27", encodes_as=(357, 6))  # o200k_base's: " I", "'"
 """
 
 from __future__ import annotations
@@ -111,8 +112,9 @@ def scan(tokenizer: Tokenizer, *, reference: str | None = None) -> HealthReport:
     """
     ids = [i for i in range(len(tokenizer)) if not tokenizer.is_special(i)]
     data = _token_bytes(tokenizer, ids)
-    partial = tuple(i for i, b in zip(ids, data) if not _is_utf8(b))
-    own = _own_encodings(tokenizer, ids, data)
+    decoded = list(map(_decoded, data))
+    partial = tuple(i for i, text in zip(ids, decoded) if isinstance(text, int))
+    own = _own_encodings(tokenizer, ids, data, decoded)
     unreachable = tuple(i for i in ids if own[i] != (i,))
     unused: tuple[int, ...] | None = None
     reference_tokens = None
@@ -159,24 +161,26 @@ def bytes_ids(tokenizer: Tokenizer, data: bytes) -> tuple[int, ...]:
     >>> tok.tokens(bytes_ids(tok, "a, bä".encode()[:-1])), tok.tokens(bytes_ids(tok, b"hi"))
     (['a', ',', 'Ġb', 'Ã'], ['hi'])
     """
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        return _partial_ids(tokenizer, data, err.start)
+    text = _decoded(data)
+    if isinstance(text, int):
+        return _partial_ids(tokenizer, data, text)
     return _pieces_ids(tokenizer, tokenizer.piece_texts(text))
 
 
-def _own_encodings(tok: Tokenizer, ids: Sequence[int], data: Sequence[bytes]) -> dict[int, tuple[int, ...]]:
-    """id -> what its own text encodes as, for the tokens ``ids`` whose bytes are ``data``."""
+def _own_encodings(
+    tok: Tokenizer, ids: Sequence[int], data: Sequence[bytes], decoded: Sequence[str | int]
+) -> dict[int, tuple[int, ...]]:
+    """id -> what its own text encodes as, for the tokens ``ids`` whose bytes are ``data``,
+    ``decoded`` (``_decoded``: the text, or how many bytes are UTF-8)."""
     if tok.pipeline.unit != "byte":
         return _own_symbols(tok, ids)
     out: dict[int, tuple[int, ...]] = {}
     texts: dict[int, str] = {}
-    for i, raw in zip(ids, data):
-        try:
-            texts[i] = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            out[i] = _partial_ids(tok, raw, err.start)
+    for i, raw, text in zip(ids, data, decoded):
+        if isinstance(text, int):
+            out[i] = _partial_ids(tok, raw, text)
+        else:
+            texts[i] = text
     # tiktoken's rules take a piece that is a token whole: a token left one piece is reached
     whole = tok.rules == "tiktoken"
     for (i, text), pieces in zip(texts.items(), _pieces_of(tok, texts.values())):
@@ -290,13 +294,14 @@ def _token_bytes(tok: Tokenizer, ids: Sequence[int]) -> list[bytes]:
     return list(map(tok.token_bytes, ids))
 
 
-def _is_utf8(data: bytes) -> bool:
-    """
-    >>> _is_utf8("é".encode()), _is_utf8("é".encode()[:1])
-    (True, False)
+def _decoded(data: bytes) -> str | int:
+    """The text of UTF-8 bytes, or how many of the first bytes are UTF-8 (tiktoken's
+    ``valid_up_to``).
+
+    >>> _decoded("é".encode()), _decoded("aé".encode()[:2])
+    ('é', 1)
     """
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return err.start
