@@ -1,0 +1,101 @@
+"""The Variants page's charts (Altair): classical BPE against SuperBPE on held-out text (bytes per
+token and Rényi efficiency, side by side), and the training corpus's tokens after each merge,
+with a rule at SuperBPE's transition. Names go into Vega's text (SVG), never into HTML.
+
+Frames::
+
+    measures_frame   tokenizer, measure, value          4 rows: 2 tokenizers x 2 measures
+    curves_frame     merge, tokens, tokenizer           one row per merge shown, per tokenizer
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import altair as alt
+import pandas as pd
+
+from .charts import thin_rows
+
+if TYPE_CHECKING:
+    from .variants_view import Lab
+
+__all__ = ["MEASURES", "measures_frame", "curves_frame", "measures_chart", "curves_chart"]
+
+MEASURES = ("bytes per token", "Rényi efficiency")
+_NAMES = ("classical", "SuperBPE")
+_COLOURS = ("#64748b", "#2563eb")  # classical grey, SuperBPE blue (as the Fairness page's sides)
+_RULE = "#dc2626"
+_POINTS = 300
+
+
+def measures_frame(lab: Lab) -> pd.DataFrame:
+    """Both tokenizers' held-out measures, one row per (tokenizer, measure)."""
+    rows = []
+    for name, variant in zip(_NAMES, (lab.classical, lab.superbpe)):
+        e = variant.held_out
+        rows.append({"tokenizer": name, "measure": MEASURES[0], "value": round(e.bytes_per_token or 0.0, 3)})
+        rows.append({"tokenizer": name, "measure": MEASURES[1], "value": round(e.renyi_efficiency or 0.0, 3)})
+    return pd.DataFrame(rows)
+
+
+def curves_frame(lab: Lab) -> pd.DataFrame:
+    """The training corpus's tokens after each merge, thinned to a few hundred points a line."""
+    frames = []
+    for name, variant in zip(_NAMES, (lab.classical, lab.superbpe)):
+        rows = thin_rows(len(variant.curve), _POINTS)
+        frames.append(pd.DataFrame({"merge": rows, "tokens": [variant.curve[k] for k in rows], "tokenizer": name}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _colour() -> alt.Color:
+    return alt.Color(
+        "tokenizer:N",
+        scale=alt.Scale(domain=list(_NAMES), range=list(_COLOURS)),
+        legend=alt.Legend(orient="top", title=None),
+    )
+
+
+def measures_chart(lab: Lab) -> alt.HConcatChart:
+    """Two small bar charts, one per measure, each bar labelled with its number."""
+    df = measures_frame(lab)
+    panels = []
+    for measure in MEASURES:
+        part = df[df["measure"] == measure]
+        base = alt.Chart(part).encode(
+            y=alt.Y("tokenizer:N", title=None, sort=list(_NAMES)),
+            x=alt.X("value:Q", title=measure, scale=alt.Scale(zero=True)),
+        )
+        bars = base.mark_bar(height=22).encode(color=_colour(), tooltip=["tokenizer", "measure", "value"])
+        labels = base.mark_text(align="right", dx=-4, color="white", fontWeight="bold").encode(
+            text=alt.Text("value:Q", format=".3~f")
+        )
+        panels.append((bars + labels).properties(height=70, title=measure))
+    return (
+        alt.hconcat(*panels)
+        .properties(title=f"Held-out text ({lab.held_out_name}): higher is better")
+        .configure_title(anchor="start", fontSize=13)
+    )
+
+
+def curves_chart(lab: Lab) -> alt.LayerChart | alt.FacetChart:
+    """The training corpus's tokens after each merge: the lines are one up to the transition,
+    where SuperBPE starts merging across spaces."""
+    df = curves_frame(lab)
+    lines = (
+        alt.Chart(df)
+        .mark_line()
+        .encode(
+            x=alt.X("merge:Q", title="merges"),
+            y=alt.Y("tokens:Q", title="tokens", scale=alt.Scale(zero=False)),
+            color=_colour(),
+            tooltip=["tokenizer", "merge", "tokens"],
+        )
+    )
+    layers = [lines]
+    if lab.superbpe.transition is not None:
+        rule = pd.DataFrame({"merge": [lab.superbpe.transition], "label": [f"t = {lab.superbpe.transition:,}"]})
+        mark = alt.Chart(rule).mark_rule(color=_RULE, strokeDash=[4, 3]).encode(x="merge:Q")
+        text = alt.Chart(rule).mark_text(align="left", dx=4, dy=-60, color=_RULE).encode(x="merge:Q", text="label:N")
+        layers += [mark, text]
+    return alt.layer(*layers).properties(height=170, title="Training corpus: tokens after each merge")

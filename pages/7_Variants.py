@@ -1,0 +1,34 @@
+"""Variants lab: classical BPE against SuperBPE, scaffold tokens, and each tokenizer's token health."""
+
+import streamlit as st
+
+from explorer.ui import links, nav, state
+from explorer.ui import variants_view as view
+
+nav.enter_page()
+state.keep_widget_state()
+links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
+
+with st.sidebar:
+    view.settings_form()
+
+st.title("Variants lab: SuperBPE, scaffold tokens, token health")
+request = view.current_request()
+view.transition_slider(request)
+lab = view.train(request)
+links.keep_current(view.link_params())
+if lab is None:
+    st.stop()
+st.caption(view.describe_request(lab, request))
+view.headline_view(lab)  # the answer first
+# only the tab open is drawn: the scans and counts behind the others cost seconds the first time
+tabs = st.tabs(view.TABS, key="w_var_tab", on_change="rerun")
+draw = (
+    lambda: view.superwords_panel(lab),
+    lambda: view.scaffold_panel(lab, request),
+    lambda: view.health_panel(lab, request),
+)
+for tab, panel in zip(tabs, draw):
+    if tab.open:
+        with tab:
+            panel()
