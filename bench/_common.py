@@ -79,6 +79,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
 - `bench/health.py`: the token health scan (explorer.analysis.health) of every token of GPT-2,
   cl100k_base and o200k_base, against tiktoken re-encoding every token of its own Encoding of the
   same files (`_encode_bytes` of each token's bytes; ratio; the unreachable ids checked to agree).
+- `bench/shortest.py`: the shortest segmentation (explorer.analysis.shortest: each piece in the
+  fewest tokens of the vocabulary) of this corpus under GPT-2, cl100k_base, o200k_base and a
+  2,000-merge character-level tokenizer trained on it, against our own cold encode of it (ratio),
+  with BPE's tokens, the fewest, the gap and the pieces that differ.
 - `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
   session trains, each later one copies the trainer shared by every session asking for the same
   training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
@@ -99,6 +103,7 @@ python bench/parity.py --write
 python bench/variants.py --write
 python bench/scaffold.py --write
 python bench/health.py --write
+python bench/shortest.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.
