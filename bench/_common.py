@@ -137,6 +137,17 @@ def best_of(n: int, fn, *args, **kwargs):
     return best, result
 
 
+def best_cold(tok, run, reps: int):
+    """(min seconds, last result) over ``reps`` calls of ``run(fresh)``, each ``fresh`` a copy of
+    the tokenizer with its caches empty, built outside the timing."""
+    best, result = float("inf"), None
+    for _ in range(reps):
+        fresh = tok.truncate(tok.num_merges)
+        dt, result = timed(run, fresh)
+        best = min(best, dt)
+    return best, result
+
+
 def yes_no(flag: bool) -> str:
     return "yes" if flag else "NO"
 

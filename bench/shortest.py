@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from _common import Printer, fmt_s, read_corpus, timed, write_section, yes_no
+from _common import Printer, best_cold, fmt_s, read_corpus, write_section, yes_no
 
 from explorer import Tokenizer, load_pretrained, make_config, train
 from explorer.analysis.shortest import optimality_gap, shortest_segmentation
@@ -22,19 +22,9 @@ TRAINED_MERGES = 2_000
 REPS = 3
 
 
-def _cold(tok: Tokenizer, run) -> tuple[float, list[int]]:
-    """Best of REPS calls of ``run(fresh tokenizer)``, each tokenizer built outside the timing."""
-    best, ids = float("inf"), []
-    for _ in range(REPS):
-        fresh = tok.truncate(tok.num_merges)
-        dt, ids = timed(run, fresh)
-        best = min(best, dt)
-    return best, ids
-
-
 def bench_tokenizer(out: Printer, name: str, tok: Tokenizer, text: str) -> None:
-    encode_s, ids = _cold(tok, lambda t: t.encode(text))
-    short_s, fewest = _cold(tok, lambda t: shortest_segmentation(t, text))
+    encode_s, ids = best_cold(tok, lambda t: t.encode(text), REPS)
+    short_s, fewest = best_cold(tok, lambda t: shortest_segmentation(t, text), REPS)
     gap = optimality_gap(tok, text)
     out(
         f"{name:<16} shortest {fmt_s(short_s):>9}  encode {fmt_s(encode_s):>9}  ratio {short_s / encode_s:.2f}  "
