@@ -368,3 +368,34 @@ def test_an_added_language_trains_beside_the_bundled_ones_shows_escaped_and_trav
     # a new session opened on the link reads the language back from the store
     again = fairness_page(dict(at.query_params))
     assert not again.warning and cards(again) == cards(at)
+
+
+def language_table(at: AppTest) -> list[list[str]]:
+    body = next(h.proto.body for h in at.get("html") if "fair-langs" in h.proto.body)
+    rows = re.findall(r"<tr><td>(.*?)</tr>", body, re.S)
+    return [[html.unescape(c) for c in re.findall(r"(?:^|<td[^>]*>)([^<]*)</td>", "<td>" + row)] for row in rows]
+
+
+def test_the_table_gives_each_languages_test_tokens_and_the_merges_it_got_at_k(runs):
+    at = fairness_page({"fair_k": "200"})
+    served = [r.served for r in runs["parity"].records[:200]]
+    helped = []  # each classical merge counts for the language whose development text it shortened most
+    for k in range(1, 201):
+        saved = [b - a for b, a in zip(dev_before(runs["classical"], k), runs["classical"].records[k - 1].dev_tokens)]
+        helped.append(saved.index(max(saved)))
+    tests = [udhr_split(c).test for c in DEFAULT]
+    counts = {m: [len(t.tokenizer(200).encode(x)) for x in tests] for m, t in runs.items()}
+    rows = language_table(at)
+    assert [r[0] for r in rows] == NAMES
+    for i, row in enumerate(rows):
+        c, p = counts["classical"], counts["parity"]
+        assert row[1:] == [
+            f"{c[i]:,}",
+            f"{c[i] / c[0]:.2f}",
+            f"{helped.count(i):,}",
+            f"{p[i]:,}",
+            f"{p[i] / p[0]:.2f}",
+            f"{served.count(i):,}",
+        ]
+    # the classical merges go mostly to the languages with the most text to gain from
+    assert int(rows[NAMES.index("Hindi")][6]) > int(rows[NAMES.index("Hindi")][3])

@@ -53,6 +53,7 @@ _SIDE_COLOURS = ("#64748b", "#2563eb")  # classical grey, the variant blue
 _RULE = "#dc2626"  # the merge shown, as on the Train page
 _Y_WIDTH = 46  # every y axis this wide: the strip lines up with the curves above it
 _POINTS = 250  # per line: the browser redraws every chart on each step
+_BELOW = 290  # the charts under the fold: room for a title, a legend and a plot of about 200 px
 
 
 def colours(n: int) -> list[str]:
@@ -64,10 +65,10 @@ def colours(n: int) -> list[str]:
     return [_COLOURS[i % len(_COLOURS)] for i in range(n)]
 
 
-def _x(merges: int, *, title: str | None = "merges") -> alt.X:
+def _x(merges: int) -> alt.X:
     return alt.X(
         "merge:Q",
-        title=title,
+        title=None,
         scale=alt.Scale(domain=[0, max(merges, 1)], nice=False),
         axis=alt.Axis(format=",d", tickMinStep=1, labelFlush=True),
     )
@@ -144,7 +145,7 @@ def curves_spec(side: Side, names: Sequence[str], *, top: int, merges: int) -> d
         alt.Chart(alt.NamedData("curves"))
         .mark_line(strokeWidth=2)
         .encode(
-            x=_x(merges, title=None),
+            x=_x(merges),
             y=alt.Y("tokens:Q", title=None, scale=alt.Scale(domain=[0, top]), axis=_y_axis(",d")),
             color=colour,
             tooltip=["language:N", alt.Tooltip("merge:Q", format=","), alt.Tooltip("tokens:Q", format=",")],
@@ -170,12 +171,9 @@ def strip_runs(side: Side, names: Sequence[str]) -> pd.DataFrame:
     [[0, 2, 'A', 'global'], [2, 3, 'B', 'global']]
     """
     runs: list[list] = []
-    for k, r in enumerate(side.records, start=1):
-        if r.served is not None:
-            lang, how = r.served, "served"
-        else:
-            saved = [b - a for b, a in zip(side.dev[k - 1], side.dev[k])]
-            lang, how = max(range(len(saved)), key=lambda i: (saved[i], -i)), "global"
+    for k in range(1, side.merges + 1):
+        lang, served = side.owner(k)
+        how = "served" if served else "global"
         if runs and runs[-1][2] == names[lang] and runs[-1][3] == how and runs[-1][1] == k - 1:
             runs[-1][1] = k
         else:
@@ -230,7 +228,10 @@ def gini_spec(lab: Lab) -> dict:
     """The Gini coefficient of the languages' token counts over merges, both sides, held-out test
     text solid and development text dashed."""
     lines = (
-        alt.Chart(alt.NamedData("gini"), title=alt.Title("Gini over the languages (0: all pay alike)", fontSize=13))
+        alt.Chart(
+            alt.NamedData("gini"),
+            title=alt.Title("Gini over the languages, after each merge (0: all pay alike)", fontSize=13),
+        )
         .mark_line(strokeWidth=2)
         .encode(
             x=_x(lab.merges),
@@ -244,7 +245,7 @@ def gini_spec(lab: Lab) -> dict:
             tooltip=["side:N", "text:N", alt.Tooltip("merge:Q", format=","), alt.Tooltip("gini:Q", format=".3f")],
         )
     )
-    return _spec((lines + _rule()).properties(height=190), {"gini": gini_frame(lab)})
+    return _spec((lines + _rule()).properties(height=_BELOW), {"gini": gini_frame(lab)})
 
 
 def totals_frame(lab: Lab) -> pd.DataFrame:
@@ -260,7 +261,10 @@ def totals_frame(lab: Lab) -> pd.DataFrame:
 def totals_spec(lab: Lab) -> dict:
     """The global compression each side gets: all training text in tokens over merges."""
     lines = (
-        alt.Chart(alt.NamedData("totals"), title=alt.Title("Global: all languages' training text, tokens", fontSize=13))
+        alt.Chart(
+            alt.NamedData("totals"),
+            title=alt.Title("Global: all languages' training text in tokens, after each merge", fontSize=13),
+        )
         .mark_line(strokeWidth=2)
         .encode(
             x=_x(lab.merges),
@@ -269,7 +273,7 @@ def totals_spec(lab: Lab) -> dict:
             tooltip=["side:N", alt.Tooltip("merge:Q", format=","), alt.Tooltip("tokens:Q", format=",")],
         )
     )
-    return _spec((lines + _rule()).properties(height=190), {"totals": totals_frame(lab)})
+    return _spec((lines + _rule()).properties(height=_BELOW), {"totals": totals_frame(lab)})
 
 
 def lab_specs(lab: Lab) -> dict[str, dict]:

@@ -19,7 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import streamlit as st
 
@@ -31,8 +31,8 @@ from ..bpe.parity import BALANCES, Balance, BalanceName, ParityStep, ParityTrain
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import decode_bytes, mib
 from ..formats.parallel import UDHR_LANGUAGES, udhr_split
+from . import clicks, links, render, server, storage
 from . import fairness_charts as charts
-from . import links, render, server, storage
 
 __all__ = [
     "Language",
@@ -49,6 +49,9 @@ __all__ = [
     "worst_first",
     "merge_sentence",
     "lab_headlines",
+    "LanguageRow",
+    "language_rows",
+    "language_table",
     "settings_form",
     "upload_form",
     "current_request",
@@ -179,6 +182,19 @@ class Side:
         """k within what this side trained (a side that ran out of pairs stopped sooner)."""
         return max(0, min(k, self.merges))
 
+    def saved(self, k: int) -> list[int]:
+        """Each language's development tokens that merge k (1..N) saved."""
+        return [b - a for b, a in zip(self.dev[k - 1], self.dev[k])]
+
+    def owner(self, k: int) -> tuple[int, bool]:
+        """Merge k's language and whether it served that language (True), or was chosen over all
+        languages and shortened that one's development text most (False; ties: the first)."""
+        served = self.records[k - 1].served
+        if served is not None:
+            return served, True
+        saved = self.saved(k)
+        return max(range(len(saved)), key=lambda i: (saved[i], -i)), False
+
 
 def build_side(trainer: ParityTrainer, tests: Sequence[str]) -> Side:
     """A trained ParityTrainer's run as a Side; ``tests``: each language's test text, counted after
@@ -305,11 +321,11 @@ def merge_sentence(side: Side, k: int, names: Sequence[str], *, reference: int |
         )
     k = side.at(k)
     r = side.records[k - 1]
-    before, after = side.dev[k - 1], side.dev[k]
+    before = side.dev[k - 1]
     what = f"Merge {k} ({_q(r.left, style)} + {_q(r.right, style)} → {_q(r.token, style)})"
     if r.served is None:
-        saved = [b - a for b, a in zip(before, after)]
-        most = max(range(len(saved)), key=lambda i: (saved[i], -i))
+        saved = side.saved(k)
+        most, _ = side.owner(k)
         helped = (
             f"it shortened {names[most]}'s development text most, by {saved[most]:,} token{'s' * (saved[most] != 1)}"
             if saved[most] > 0
@@ -393,6 +409,71 @@ def lab_headlines(lab: Lab, k: int) -> list[render.Headline]:
         )
     )
     return cards
+
+
+class LanguageRow(NamedTuple):
+    """One language at merge k: its test text in tokens under each side (and against English's,
+    or the fewest's), and how many of the first k merges each side gave it."""
+
+    language: str
+    classical_tokens: int
+    classical_ratio: float
+    variant_tokens: int
+    variant_ratio: float
+    classical_merges: int  # merges chosen over all languages that shortened its text most
+    variant_merges: int  # merges that served it (or, chosen over all, shortened it most)
+
+
+def _shares(side: Side, k: int, n: int) -> list[int]:
+    """How many of the first k merges each language got (``Side.owner``)."""
+    got = [0] * n
+    for i in range(1, side.at(k) + 1):
+        got[side.owner(i)[0]] += 1
+    return got
+
+
+def language_rows(lab: Lab, k: int) -> list[LanguageRow]:
+    """Every language at merge k (see LanguageRow).
+
+    >>> from explorer import TrainerConfig
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=3)
+    >>> sides = [build_side(ParityTrainer(["aaaa aaaa aaaa", "bcbc"], ["aaaa", "bcbc"], cfg, balance=Balance(m)).run(), ["aa aa", "bc"]) for m in ("classical", "parity")]
+    >>> language_rows(Lab(("English", "B"), (True, True), False, 3, *sides), 3)[1]
+    LanguageRow(language='B', classical_tokens=1, classical_ratio=0.5, variant_tokens=1, variant_ratio=0.5, classical_merges=1, variant_merges=1)
+    """
+    c, v = lab.classical, lab.variant
+    tc, tv = c.test[c.at(k)], v.test[v.at(k)]
+    ref = lab.reference
+    base_c = tc[ref] if ref is not None else min(tc)
+    base_v = tv[ref] if ref is not None else min(tv)
+    n = len(lab.names)
+    got_c, got_v = _shares(c, k, n), _shares(v, k, n)
+    return [
+        LanguageRow(name, tc[i], tc[i] / max(base_c, 1), tv[i], tv[i] / max(base_v, 1), got_c[i], got_v[i])
+        for i, name in enumerate(lab.names)
+    ]
+
+
+def language_table(lab: Lab, k: int) -> str:
+    """:func:`language_rows` as an HTML table (names escaped)."""
+    against = f"× {lab.names[lab.reference]}" if lab.reference is not None else "× fewest"
+    mode = lab.variant.mode
+    head = (
+        f"<tr><th>language</th><th>classical: test tokens</th><th>{against}</th><th>merges it got</th>"
+        f"<th>{mode}: test tokens</th><th>{against}</th><th>merges it got</th></tr>"
+    )
+    body = "".join(
+        f'<tr><td>{render.escape(r.language, into="html")}</td><td class="num">{r.classical_tokens:,}</td>'
+        f'<td class="num">{r.classical_ratio:.2f}</td><td class="num">{r.classical_merges:,}</td>'
+        f'<td class="num">{r.variant_tokens:,}</td><td class="num">{r.variant_ratio:.2f}</td>'
+        f'<td class="num">{r.variant_merges:,}</td></tr>'
+        for r in language_rows(lab, k)
+    )
+    return (
+        f'<div class="bpe-grid-title">Each language at merge {k:,} (test text; a merge chosen over all languages '
+        "counts for the one it shortened most)</div>"
+        f'<div class="bpe-scroll"><table class="bpe-cmp fair-langs">{head}{body}</table></div>'
+    )
 
 
 # ---- the settings ------------------------------------------------------------------------
@@ -721,8 +802,15 @@ def _on_slider() -> None:
     st.session_state[_K] = int(st.session_state[_SLIDER])
 
 
+_BUTTONS = {"fair_back": -1, "fair_step": 1, "fair_step10": 10}  # widget key -> merges per click
+
+
 def controls(lab: Lab) -> int:
-    """Back, Step, +10 and a slider for the merge shown; the merge k they settle on."""
+    """Back, Step, +10 and a slider for the merge shown; the merge k they settle on. Quick clicks
+    all count (``clicks``): five clicks on Step move five merges."""
+    queued = clicks.counted_clicks(list(_BUTTONS), key="w_fair_clicks")
+    if queued:
+        _move(sum(_BUTTONS[key] * n for key, n in queued.items()), lab)
     k = _shown(lab)
     if st.session_state.get(_SLIDER) != k:
         st.session_state[_SLIDER] = k
@@ -795,6 +883,7 @@ def step_view(lab: Lab, k: int) -> None:
         col.html(_said(_SIDE_TITLES[side.mode], sentence))
         col.vega_lite_chart(spec=charts.at_merge(specs[f"curves:{name}"], k), width="stretch")
         col.vega_lite_chart(spec=charts.at_merge(specs[f"strip:{name}"], k), width="stretch")
+    st.html(language_table(lab, k))
     g, t = st.columns(2, gap="medium")
     g.vega_lite_chart(spec=charts.at_merge(specs["gini"], k), width="stretch")
     t.vega_lite_chart(spec=charts.at_merge(specs["totals"], k), width="stretch")

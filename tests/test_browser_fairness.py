@@ -1,0 +1,102 @@
+"""The Fairness page in Chromium at 1280x720 (a projector, sidebar open) and 1920x1080: the
+answer (headline cards, both sides' sentences, curves and served-language strips) on the first
+screen with nothing cut short; Back, Step, +10, quick clicks and the slider each change both
+sentences to the merge they name (checked against the engine alone). Screenshots land in
+test-artifacts/fairness_*.png (the README's is tests/screenshots/fairness_page.png, copied from
+the 1280x720 one).
+
+Each action waits for the text it should draw, never merely for idle."""
+
+from __future__ import annotations
+
+import pytest
+from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
+from test_fairness_page import classical_sentence, engine
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from playwright.sync_api import expect  # noqa: E402
+
+WAIT = 120.0
+SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
+
+
+@pytest.fixture(scope="module")
+def classical():
+    return engine("classical")
+
+
+def inside_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["x"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
+
+
+# headline numbers, buttons, the slider's value and the sentences: text cut short by its box
+_CUT = """() => [...document.querySelectorAll('.bpe-card-number, .bpe-card-text, .fair-say, button p')]
+  .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
+  .map((e) => e.innerText.slice(0, 60))"""
+
+
+def says(page, k: int, classical) -> None:
+    """Wait until both sides speak of merge k, and the classical one as the engine says."""
+    left, right = page.locator(".fair-say").nth(0), page.locator(".fair-say").nth(1)
+    expect(left).to_have_text(classical_sentence(classical, k), timeout=WAIT * 1000)
+    expect(right).to_contain_text(f"Merge {k} (", timeout=WAIT * 1000)
+    expect(page.get_by_text(f"Merge {k:,} of 500")).to_be_visible()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["1280x720", "1920x1080"])
+def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(app_url, new_page, classical, size):
+    name = f"{size['width']}x{size['height']}"
+    with new_page(**size) as page:
+        page.goto(f"{app_url}/Fairness")
+        cards = page.locator(".bpe-card")
+        wait_idle(page, timeout=WAIT, until=[cards.nth(2), page.locator(".fair-say").nth(1)])
+        says(page, 500, classical)  # a new run opens at its last merge: the answer first
+        charts = page.locator('[data-testid="stVegaLiteChart"]')
+        expect(charts).to_have_count(6, timeout=WAIT * 1000)
+        # the main view on one screen: the three cards, both sentences, both curves and strips
+        for i in range(3):
+            assert inside_viewport(page, cards.nth(i)), cards.nth(i).bounding_box()
+        for i in range(2):
+            assert inside_viewport(page, page.locator(".fair-say").nth(i))
+        for i in range(4):
+            assert inside_viewport(page, charts.nth(i)), (i, charts.nth(i).bounding_box())
+        assert page.evaluate(_CUT) == []
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.screenshot(path=str(ARTIFACTS / f"fairness_{name}.png"))
+
+        page.get_by_role("button", name="Back", exact=True).click()
+        says(page, 499, classical)
+        slider = page.get_by_role("slider", name="Merge shown")
+        slider.focus()
+        page.keyboard.press("Home")  # the slider to merge 0
+        expect(page.locator(".fair-say").nth(0)).to_contain_text("No merge yet", timeout=WAIT * 1000)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        says(page, 3, classical)
+        page.get_by_role("button", name="Step", exact=True).click()
+        says(page, 4, classical)
+        page.get_by_role("button", name="+10", exact=True).click()
+        says(page, 14, classical)
+        # quick clicks all count: three Steps without waiting land on merge 17
+        step = page.get_by_role("button", name="Step", exact=True)
+        for _ in range(3):
+            step.click()
+        says(page, 17, classical)
+        wait_idle(page, timeout=WAIT, settle=0)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert page.evaluate(_CUT) == []
+        page.screenshot(path=str(ARTIFACTS / f"fairness_{name}_merge_17.png"))
+        full_screenshot(page, ARTIFACTS / f"fairness_{name}_full.png")
+        assert "fair_k=17" in page.url
+        assert not page.errors, page.errors
