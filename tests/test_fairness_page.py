@@ -143,6 +143,10 @@ def test_the_default_view_leads_with_held_out_gini_worst_off_and_global_cost_at_
         in (got["Global cost at merge 500"][1])
     )
     assert sentences(at) == [classical_sentence(runs["classical"], 500), sentences(at)[1]]
+    # the README quotes these numbers
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"({gini(counts['classical']):.3f} classical, {gini(counts['parity']):.3f} parity)" in readme
+    assert f"(+{cost:.0%} at this small budget)" in readme
 
 
 def test_the_charts_are_the_engines_counts_with_a_rule_at_the_merge_shown(runs):
