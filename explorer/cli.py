@@ -405,7 +405,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     texts = [(f, read_text_file(f)) for f in args.files]  # every file is read before any line is printed
     tokens: list[int] = []
     for name, text in texts:
-        counts = evaluate(tok, text, alpha=alpha)
+        counts = evaluate(tok, text, alpha=alpha, shortest=True)
         tokens.append(counts.tokens)
         row: dict = {"file": name, **counts.as_dict()}
         if args.curve is not None:

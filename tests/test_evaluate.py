@@ -237,7 +237,7 @@ def tiktoken_encoding(tmp_path_factory):
 @pytest.mark.parametrize("name", TABLES)
 def test_evaluate_counts_equal_tiktokens_on_every_sample_corpus(name, corpus, tiktoken_encoding):
     text = read_sample(corpus)
-    got = evaluate(load_pretrained(name), text)
+    got = evaluate(load_pretrained(name), text, shortest=True)
     ids = tiktoken_encoding(name).encode_ordinary(text)
     tokens = len(ids)
     n_bytes, chars, words = len(text.encode("utf-8")), len(text), len(text.split())
@@ -348,7 +348,7 @@ def test_evaluate_prints_one_json_line_per_file_with_the_documented_keys_in_orde
         row = json.loads(line)
         assert list(row) == KEYS
         text = path.read_text(encoding="utf-8")
-        assert row == {"file": str(path), **evaluate(tok, text).as_dict()}
+        assert row == {"file": str(path), **evaluate(tok, text, shortest=True).as_dict()}
         assert row["tokens"] == len(tok.encode(text)) and row["words"] == len(text.split())
         assert row["bytes_per_token"] == row["bytes"] / row["tokens"]
         assert row["chars_per_token"] == row["chars"] / row["tokens"]
@@ -391,7 +391,7 @@ def test_a_trained_folder_evaluates_as_the_trainers_tokenizer(trained_dir):
     assert code == 0, err
     row = json.loads(out)
     tok = train(UDHR_EN, make_config("sennrich", num_merges=200)).tokenizer()
-    assert row == {"file": str(path), **evaluate(tok, text).as_dict()}
+    assert row == {"file": str(path), **evaluate(tok, text, shortest=True).as_dict()}
     assert row["unk"] == tok.encode(text).count(tok.unk_id) > 0  # English characters only: Chinese is unknown
 
 
@@ -483,7 +483,8 @@ def test_sennrich_low_lower_newest_widest_by_hand():
     assert tok.tokens(tok.encode("low newest")) == ["lo", "w", "</w>", "n", "e", "w", "est</w>"]
     assert replay(tok, piece_counts(tok, text)) == [95, 86, 77, 68, 61]
     assert piece_counts(tok, text) == {"low": 5, "lower": 2, "newest": 6, "widest": 3}
-    got = evaluate(tok, text)
+    assert evaluate(tok, text).shortest_tokens is None  # asked for only
+    got = evaluate(tok, text, shortest=True)
     # 61 tokens, 9 distinct: lo x7, w x16, </w> x7, e x8, r x2, n x6, est</w> x9, i x3, d x3
     counts = [7, 16, 7, 8, 2, 6, 9, 3, 3]
     assert sorted(Counter(tok.tokens(tok.encode(text))).values()) == sorted(counts)
