@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
+from test_browser_layout import inside_viewport
 from test_fairness_page import classical_sentence, engine
 
 pytestmark = pytest.mark.browser
@@ -26,18 +27,6 @@ SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
 @pytest.fixture(scope="module")
 def classical():
     return engine("classical")
-
-
-def inside_viewport(page, locator) -> bool:
-    box = locator.bounding_box()
-    size = page.viewport_size
-    return (
-        box is not None
-        and box["y"] >= 0
-        and box["x"] >= 0
-        and box["y"] + box["height"] <= size["height"]
-        and box["x"] + box["width"] <= size["width"]
-    )
 
 
 # headline numbers, buttons, the slider's value and the sentences: text cut short by its box

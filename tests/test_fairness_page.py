@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from conftest import ROOT, shown, unescaped
 from streamlit.testing.v1 import AppTest
+from test_compare_page import headlines as cards  # the headline cards: panel -> (number, sentence)
 
 from explorer import Balance, ParityTrainer, corpus_config
 from explorer.formats.parallel import UDHR_LANGUAGES, udhr_split
@@ -92,16 +93,6 @@ def sentences(at: AppTest) -> list[str]:
     return [html.unescape(s) for s in found]
 
 
-def cards(at: AppTest) -> dict[str, tuple[str, str]]:
-    body = next(h.proto.body for h in at.get("html") if 'class="bpe-cards"' in h.proto.body)
-    found = re.findall(
-        r'<div class="bpe-card-panel">(.*?)</div><div class="bpe-card-number">(.*?)</div>'
-        r'<div class="bpe-card-text">(.*?)</div>',
-        body,
-    )
-    return {html.unescape(p): (html.unescape(n), html.unescape(t)) for p, n, t in found}
-
-
 def charts(at: AppTest) -> list[tuple[dict, dict]]:
     """Every chart: (its spec, its named datasets as DataFrames), in page order."""
     out = []
@@ -158,7 +149,7 @@ def test_the_charts_are_the_engines_counts_with_a_rule_at_the_merge_shown(runs):
         "curves",
         "strip",
         "gini",
-        "totals",
+        "tokens",
     ]
     assert rules(at) == [120] * 6
     for (_, frames), mode in ((drawn[0], "classical"), (drawn[2], "parity")):
@@ -176,7 +167,7 @@ def test_the_charts_are_the_engines_counts_with_a_rule_at_the_merge_shown(runs):
     assert set(strip.how) == {"served"}
     # ... and on the classical side every merge was chosen over all languages together
     assert set(drawn[1][1]["strip"].how) == {"global"}
-    totals = drawn[5][1]["totals"]
+    totals = drawn[5][1]["tokens"]
     last = totals[(totals["merge"] == 500) & (totals.side == "classical")].tokens.item()
     assert last == sum(runs["classical"].records[-1].train_tokens)
 

@@ -224,28 +224,47 @@ def _side_colour(lab: Lab) -> alt.Color:
     )
 
 
-def gini_spec(lab: Lab) -> dict:
-    """The Gini coefficient of the languages' token counts over merges, both sides, held-out test
-    text solid and development text dashed."""
+def _sides_spec(
+    lab: Lab,
+    frame: pd.DataFrame,
+    title: str,
+    *,
+    value: str,
+    axis_format: str,
+    tip_format: str,
+    zero: bool,
+    dash: alt.StrokeDash | None = None,
+) -> dict:
+    """A line per side (classical grey, the variant blue; ``dash``: a second split) of ``value``
+    over merges, titled, with the rule. The frame's name in the spec is the value's."""
+    tips = ["side:N", *(["text:N"] if dash is not None else [])]
+    encodings = {} if dash is None else {"strokeDash": dash}
     lines = (
-        alt.Chart(
-            alt.NamedData("gini"),
-            title=alt.Title("Gini over the languages, after each merge (0: all pay alike)", fontSize=13),
-        )
+        alt.Chart(alt.NamedData(value), title=alt.Title(title, fontSize=13))
         .mark_line(strokeWidth=2)
         .encode(
             x=_x(lab.merges),
-            y=alt.Y("gini:Q", title=None, scale=alt.Scale(zero=True), axis=_y_axis(".2f")),
+            y=alt.Y(f"{value}:Q", title=None, scale=alt.Scale(zero=zero), axis=_y_axis(axis_format)),
             color=_side_colour(lab),
-            strokeDash=alt.StrokeDash(
-                "text:N",
-                scale=alt.Scale(domain=["held-out test", "development"], range=[[1, 0], [5, 3]]),
-                legend=alt.Legend(orient="top", title=None, labelFontSize=12),
-            ),
-            tooltip=["side:N", "text:N", alt.Tooltip("merge:Q", format=","), alt.Tooltip("gini:Q", format=".3f")],
+            tooltip=[*tips, alt.Tooltip("merge:Q", format=","), alt.Tooltip(f"{value}:Q", format=tip_format)],
+            **encodings,
         )
     )
-    return _spec((lines + _rule()).properties(height=_BELOW), {"gini": gini_frame(lab)})
+    return _spec((lines + _rule()).properties(height=_BELOW), {value: frame})
+
+
+def gini_spec(lab: Lab) -> dict:
+    """The Gini coefficient of the languages' token counts over merges, both sides, held-out test
+    text solid and development text dashed."""
+    dash = alt.StrokeDash(
+        "text:N",
+        scale=alt.Scale(domain=["held-out test", "development"], range=[[1, 0], [5, 3]]),
+        legend=alt.Legend(orient="top", title=None, labelFontSize=12),
+    )
+    title = "Gini over the languages, after each merge (0: all pay alike)"
+    return _sides_spec(
+        lab, gini_frame(lab), title, value="gini", axis_format=".2f", tip_format=".3f", zero=True, dash=dash
+    )
 
 
 def totals_frame(lab: Lab) -> pd.DataFrame:
@@ -260,20 +279,8 @@ def totals_frame(lab: Lab) -> pd.DataFrame:
 
 def totals_spec(lab: Lab) -> dict:
     """The global compression each side gets: all training text in tokens over merges."""
-    lines = (
-        alt.Chart(
-            alt.NamedData("totals"),
-            title=alt.Title("Global: all languages' training text in tokens, after each merge", fontSize=13),
-        )
-        .mark_line(strokeWidth=2)
-        .encode(
-            x=_x(lab.merges),
-            y=alt.Y("tokens:Q", title=None, scale=alt.Scale(zero=False), axis=_y_axis(",d")),
-            color=_side_colour(lab),
-            tooltip=["side:N", alt.Tooltip("merge:Q", format=","), alt.Tooltip("tokens:Q", format=",")],
-        )
-    )
-    return _spec((lines + _rule()).properties(height=_BELOW), {"totals": totals_frame(lab)})
+    title = "Global: all languages' training text in tokens, after each merge"
+    return _sides_spec(lab, totals_frame(lab), title, value="tokens", axis_format=",d", tip_format=",", zero=False)
 
 
 def lab_specs(lab: Lab) -> dict[str, dict]:

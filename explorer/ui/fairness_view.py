@@ -978,12 +978,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
         variant = defaults.variant
 
     def number(key: str, low: int, high: int, default: int) -> int:
-        try:
-            value = links.count_param(params, key, low=low, high=high)
-        except ConfigError as err:
-            problems.append(str(err))
-            return default
-        return default if value is None else value
+        return links.count_or(params, key, problems, low=low, high=high, default=default)
 
     merges = number("fair_merges", MIN_MERGES, MAX_MERGES, defaults.merges)
     window = number("fair_window", 1, 5_000, defaults.window)

@@ -39,6 +39,7 @@ __all__ = [
     "parse_corpus_ref",
     "pasted_ref",
     "count_param",
+    "count_or",
     "stored_parts",
 ]
 
@@ -90,6 +91,23 @@ def count_param(params: dict[str, str], key: str, *, low: int, high: int = _MAX_
     if not (raw.isascii() and raw.isdigit() and len(raw) <= 7) or not low <= int(raw) <= high:
         raise ConfigError(f"{key}={raw!r} in the link is not a whole number from {low} to {high:,}")
     return int(raw)
+
+
+def count_or(params: dict[str, str], key: str, problems: list[str], *, low: int, high: int, default: int) -> int:
+    """:func:`count_param` for a page's own link: ``default`` when absent or bad (said in ``problems``).
+
+    >>> problems = []
+    >>> count_or({"k": "x"}, "k", problems, low=0, high=9, default=3), count_or({}, "k", problems, low=0, high=9, default=4)
+    (3, 4)
+    >>> problems
+    ["k='x' in the link is not a whole number from 0 to 9"]
+    """
+    try:
+        value = count_param(params, key, low=low, high=high)
+    except ConfigError as err:
+        problems.append(str(err))
+        return default
+    return default if value is None else value
 
 
 # ---- corpus refs ---------------------------------------------------------------------------
