@@ -26,6 +26,7 @@ TRAINED = {
     "char none": ("hf-course", {}),
     "byte gpt2": ("gpt2", {}),
     "byte no pre-tokenizer": ("bytes", {}),
+    "byte superwords": ("gpt2", {"vocab_size": None, "superbpe_transition": 200}),  # pieces span words
 }
 TOKENIZERS = ["gpt2", "cl100k_base", *TRAINED]
 # text a tokenizer may never have seen: accents, CJK, emoji, markers and special tokens as plain text
