@@ -98,7 +98,7 @@ def test_the_default_view_draws_its_headline_charts_and_superwords_without_excep
     at = variants_page()
     head = cards(at)
     assert list(head) == ["SuperBPE at t = 80%", "Bytes per token", "Rényi efficiency (α = 2.5)", "Superword tokens"]
-    assert len(at.get("arrow_vega_lite_chart")) + len(at.get("vega_lite_chart")) == 2
+    assert len(at.get("arrow_vega_lite_chart")) + len(at.get("vega_lite_chart")) == 3
     assert "superword tokens" in html_with(at, "var-superwords")
     assert at.query_params["var_merges"] == "3000" and at.query_params["var_t"] == "80"
 

@@ -20,13 +20,23 @@ from .charts import thin_rows
 if TYPE_CHECKING:
     from .variants_view import Lab
 
-__all__ = ["MEASURES", "measures_frame", "curves_frame", "measures_chart", "curves_chart"]
+__all__ = [
+    "MEASURES",
+    "MEASURE_HEIGHT",
+    "CURVES_HEIGHT",
+    "measures_frame",
+    "curves_frame",
+    "measure_chart",
+    "curves_chart",
+]
 
-MEASURES = ("bytes per token", "Rényi efficiency")
+MEASURES = ("bytes per token", "Rényi efficiency (α = 2.5)")
 _NAMES = ("classical", "SuperBPE")
 _COLOURS = ("#64748b", "#2563eb")  # classical grey, SuperBPE blue (as the Fairness page's sides)
 _RULE = "#dc2626"
 _POINTS = 300
+MEASURE_HEIGHT = 120  # pixels, the title and axis included
+CURVES_HEIGHT = 230
 
 
 def measures_frame(lab: Lab) -> pd.DataFrame:
@@ -48,34 +58,28 @@ def curves_frame(lab: Lab) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _colour() -> alt.Color:
+def _colour(*, legend: bool = True) -> alt.Color:
     return alt.Color(
         "tokenizer:N",
         scale=alt.Scale(domain=list(_NAMES), range=list(_COLOURS)),
-        legend=alt.Legend(orient="top", title=None),
+        legend=alt.Legend(orient="top", title=None) if legend else None,
     )
 
 
-def measures_chart(lab: Lab) -> alt.HConcatChart:
-    """Two small bar charts, one per measure, each bar labelled with its number."""
+def measure_chart(lab: Lab, measure: str) -> alt.LayerChart:
+    """One measure of both tokenizers on held-out text, a bar each labelled with its number (one
+    chart per measure: a single chart stretches to its column, a concatenation does not)."""
     df = measures_frame(lab)
-    panels = []
-    for measure in MEASURES:
-        part = df[df["measure"] == measure]
-        base = alt.Chart(part).encode(
-            y=alt.Y("tokenizer:N", title=None, sort=list(_NAMES)),
-            x=alt.X("value:Q", title=measure, scale=alt.Scale(zero=True)),
-        )
-        bars = base.mark_bar(height=22).encode(color=_colour(), tooltip=["tokenizer", "measure", "value"])
-        labels = base.mark_text(align="right", dx=-4, color="white", fontWeight="bold").encode(
-            text=alt.Text("value:Q", format=".3~f")
-        )
-        panels.append((bars + labels).properties(height=70, title=measure))
-    return (
-        alt.hconcat(*panels)
-        .properties(title=f"Held-out text ({lab.held_out_name}): higher is better")
-        .configure_title(anchor="start", fontSize=13)
+    part = df[df["measure"] == measure]
+    base = alt.Chart(part).encode(
+        y=alt.Y("tokenizer:N", title=None, sort=list(_NAMES)),
+        x=alt.X("value:Q", title=None, scale=alt.Scale(zero=True)),
     )
+    bars = base.mark_bar().encode(color=_colour(legend=False), tooltip=["tokenizer", "measure", "value"])
+    labels = base.mark_text(align="right", dx=-4, color="white", fontWeight="bold").encode(
+        text=alt.Text("value:Q", format=".3~f")
+    )
+    return (bars + labels).properties(title=measure)
 
 
 def curves_chart(lab: Lab) -> alt.LayerChart | alt.FacetChart:
@@ -92,10 +96,10 @@ def curves_chart(lab: Lab) -> alt.LayerChart | alt.FacetChart:
             tooltip=["tokenizer", "merge", "tokens"],
         )
     )
-    layers = [lines]
+    layers: list[alt.Chart] = [lines]
     if lab.superbpe.transition is not None:
         rule = pd.DataFrame({"merge": [lab.superbpe.transition], "label": [f"t = {lab.superbpe.transition:,}"]})
         mark = alt.Chart(rule).mark_rule(color=_RULE, strokeDash=[4, 3]).encode(x="merge:Q")
         text = alt.Chart(rule).mark_text(align="left", dx=4, dy=-60, color=_RULE).encode(x="merge:Q", text="label:N")
         layers += [mark, text]
-    return alt.layer(*layers).properties(height=170, title="Training corpus: tokens after each merge")
+    return alt.layer(*layers).properties(title="Training corpus: tokens after each merge")

@@ -415,7 +415,7 @@ def _superword_chips(variant: Variant) -> str:
     )
     more = len(variant.superwords) - SUPERWORD_CHIPS
     tail = f'<div class="bpe-freq">{more:,} more superword tokens not shown</div>' if more > 0 else ""
-    return f'<div class="bpe-row bpe-text var-superwords">{chips}</div>{tail}'
+    return f'<div class="bpe-row bpe-text var-superwords" style="font-size:.9rem;line-height:1.9">{chips}</div>{tail}'
 
 
 def superwords_panel(lab: Lab) -> None:
@@ -423,8 +423,9 @@ def superwords_panel(lab: Lab) -> None:
     tokens (most used on held-out text first)."""
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.altair_chart(charts.measures_chart(lab), width="stretch")
-        st.altair_chart(charts.curves_chart(lab), width="stretch")
+        for col, measure in zip(st.columns(2, gap="small"), charts.MEASURES):
+            col.altair_chart(charts.measure_chart(lab, measure), width="stretch", height=charts.MEASURE_HEIGHT)
+        st.altair_chart(charts.curves_chart(lab), width="stretch", height=charts.CURVES_HEIGHT)
     with right:
         sw = lab.superbpe
         if not sw.superwords:
@@ -594,7 +595,10 @@ def _health_keys() -> list[str]:
 
 
 def _health_label(key: str) -> str:
-    return "this session's tokenizer" if key == catalog.TRAINED else key
+    if key != catalog.TRAINED:
+        return key
+    live = st.session_state.get("live")
+    return "this session's" + (f" (merge {live.view:,})" if live is not None else "")
 
 
 def _health(key: str, corpus: str) -> tuple[HealthReport, Tokenizer] | None:
@@ -621,7 +625,7 @@ def _health(key: str, corpus: str) -> tuple[HealthReport, Tokenizer] | None:
 def _health_table(reports: dict[str, HealthReport], corpus_name: str) -> str:
     head = (
         "<tr><th>tokenizer</th><th>tokens</th><th>unreachable</th><th>part of a UTF-8 character</th>"
-        f"<th>unused on {html.escape(corpus_name)}</th></tr>"
+        f'<th title="{html.escape(corpus_name, quote=True)}">unused on the corpus</th></tr>'
     )
     rows = "".join(
         f'<tr data-name="{html.escape(key, quote=True)}"><td>{html.escape(_health_label(key))}</td>'
@@ -659,14 +663,15 @@ def health_panel(lab: Lab, request: Request) -> None:
         found = _health(key, corpus)
         if found is not None:
             reports[key], toks[key] = found
-    st.html(_health_table(reports, f"{lab.corpus_name} (first {lab.corpus_chars:,} characters)"))
+    st.html(_health_table(reports, lab.corpus_name))
     st.caption(
         "Unreachable tokens waste a row of the embedding table and were never trained, or trained on little "
         "(Land & Bartolo 2024, \u201cFishing for Magikarp\u201d). Parts of a character are fine at byte level but "
         "cannot be written as text. Unused: the corpus never needs them."
     )
     state.widget_default("w_var_health_tok", "o200k_base")
-    key = st.selectbox("Examples of", list(reports), format_func=_health_label, key="w_var_health_tok")
+    pick, _ = st.columns([1, 2])
+    key = pick.selectbox("Examples of", list(reports), format_func=_health_label, key="w_var_health_tok")
     if key is None or key not in reports:
         return
     report, tok = reports[key], toks[key]

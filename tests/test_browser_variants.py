@@ -1,0 +1,103 @@
+"""The Variants page in Chromium at 1280x720 (a projector, sidebar open) and 1920x1080: the answer
+(headline cards and the held-out chart) on the first screen with nothing cut short; moving the
+transition slider redraws the headline at the engine's numbers; each tab draws its view; a
+health example's link opens the Playground's *Why this split* on that token. Screenshots land in
+test-artifacts/variants_*.png (the README's is tests/screenshots/variants_page.png, copied from
+the 1280x720 one).
+
+Each action waits for the text it should draw, never merely for idle."""
+
+from __future__ import annotations
+
+import pytest
+from appserver import ARTIFACTS, require_chromium, wait_idle
+from test_variants_page import MERGES, held_out, trained
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from playwright.sync_api import expect  # noqa: E402
+
+WAIT = 120.0
+SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
+
+# headline numbers and sentences, buttons, tabs: text cut short by its box
+_CUT = """() => [...document.querySelectorAll('.bpe-card-number, .bpe-card-text, button p, .bpe-stat-value')]
+  .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
+  .map((e) => e.innerText.slice(0, 60))"""
+
+
+def inside_viewport(page, locator) -> bool:
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["x"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
+
+
+def headline(share: int) -> str:
+    """The first card's number, as the engine computes it."""
+    c, s = held_out(trained(MERGES, None)), held_out(trained(MERGES, MERGES * share // 100))
+    change = (s["tokens"] - c["tokens"]) / c["tokens"]
+    return f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
+
+
+def open_tab(page, label: str, until) -> None:
+    page.get_by_role("tab", name=label, exact=True).click()
+    wait_idle(page, timeout=WAIT, until=until)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["1280x720", "1920x1080"])
+def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_url, new_page, size):
+    name = f"{size['width']}x{size['height']}"
+    with new_page(**size) as page:
+        page.goto(f"{app_url}/Variants?var_merges={MERGES}")
+        cards = page.locator(".bpe-card")
+        first = page.locator(".bpe-card").nth(0)
+        wait_idle(page, timeout=WAIT, until=[cards.nth(3), page.locator(".var-superwords")])
+        expect(first.locator(".bpe-card-panel")).to_have_text("SuperBPE at t = 80%")
+        expect(first.locator(".bpe-card-number")).to_have_text(headline(80))
+        charts = page.locator('[data-testid="stVegaLiteChart"]')
+        expect(charts).to_have_count(3, timeout=WAIT * 1000)
+        # the answer on one screen: the slider, the four cards and the held-out charts
+        assert inside_viewport(page, page.get_by_role("slider").first)
+        for i in range(4):
+            assert inside_viewport(page, cards.nth(i)), cards.nth(i).bounding_box()
+        for i in range(2):
+            assert inside_viewport(page, charts.nth(i)), charts.nth(i).bounding_box()
+        assert page.evaluate(_CUT) == []
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.screenshot(path=str(ARTIFACTS / f"variants_{name}.png"))
+
+        # the transition slider, by keyboard: 80% -> 60%
+        slider = page.get_by_role("slider").first
+        slider.focus()
+        slider.press("ArrowLeft")
+        slider.press("ArrowLeft")
+        wait_idle(page, timeout=WAIT, until=page.get_by_text("SuperBPE at t = 60%", exact=True))
+        expect(first.locator(".bpe-card-number")).to_have_text(headline(60))
+        assert "var_t=60" in page.url
+        page.screenshot(path=str(ARTIFACTS / f"variants_t60_{name}.png"))
+
+        open_tab(page, "Scaffold tokens", page.locator("table.var-scaffold"))
+        expect(page.get_by_text("scaffold tokens at this τ")).to_be_visible()
+        assert page.evaluate(_CUT) == []
+        page.screenshot(path=str(ARTIFACTS / f"variants_scaffold_{name}.png"))
+
+        open_tab(page, "Token health", page.locator("table.var-health tr[data-name='o200k_base']"))
+        expect(page.locator("table.var-health tr")).to_have_count(5)  # a head and four tokenizers
+        link = page.locator("a.var-why").first
+        expect(link).to_be_visible(timeout=WAIT * 1000)
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.screenshot(path=str(ARTIFACTS / f"variants_health_{name}.png"))
+        if size["width"] == 1280:
+            # the example's link: the Playground's Why this split, o200k_base's " I'" cut in two
+            link.click()
+            wait_idle(page, timeout=WAIT, until=page.get_by_text("Lineage of a token"))
+            expect(page.get_by_text("(id 3413)", exact=False).first).to_be_visible()
+            assert "view=why" in page.url
