@@ -398,7 +398,7 @@ def describe_request(lab: Lab, request: Request) -> str:
     """One line under the title (Markdown, user text escaped)."""
     return render.escape(
         f"{lab.corpus_name} (first {lab.corpus_chars:,} characters) · {request.merges:,} merges · GPT-2's pieces, "
-        f"byte level · held out: {lab.held_out_name} · the settings in the sidebar",
+        f"byte level · held out: {lab.held_out_name}",
         into="markdown",
     )
 
@@ -407,10 +407,12 @@ def describe_request(lab: Lab, request: Request) -> str:
 def _superword_chips(variant: Variant) -> str:
     """The superword tokens as chips with their held-out count (all text escaped)."""
     tok = variant.tokenizer
+    # a chip and its count never part at a line end
     chips = "".join(
+        f'<span style="white-space:nowrap;margin-right:.5rem">'
         f'<span class="bpe-chip" title="{html.escape(render.token_title(tok, i), quote=True)}">'
         f"{render.token_label(tok, i, into='html')}</span>"
-        f'<span class="bpe-freq" style="margin-right:.5rem">×{n:,}</span>'
+        f'<span class="bpe-freq">×{n:,}</span></span> '
         for i, n in variant.superwords[:SUPERWORD_CHIPS]
     )
     more = len(variant.superwords) - SUPERWORD_CHIPS
