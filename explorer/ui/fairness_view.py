@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
@@ -635,7 +636,9 @@ def _check_part(what: str, upload, *, required: bool) -> str | None:
                 f"the {what} file {upload.name} is {mib(len(raw))}; the Fairness page takes up to "
                 f"{mib(MAX_UPLOAD_BYTES)} a file (it trains while you wait)"
             ) from None
-        raise ConfigError(f"the {what} file {upload.name}: {err}. Save it as UTF-8 text") from None
+        # this page offers no other decoding: what to do is to save the file as UTF-8
+        reason = re.sub(r" \(choose another decoding[^)]*\)", "", str(err))
+        raise ConfigError(f"the {what} file {upload.name}: {reason}. Save it as UTF-8 text") from None
     if not text.strip():
         raise ConfigError(f"the {what} file {upload.name} is empty (or only whitespace)")
     return text
@@ -680,6 +683,7 @@ def upload_form() -> None:
     the others' development text), and a test file if you have one."""
     round_ = st.session_state.get(_UPLOAD_ROUND, 0)
     with st.form("w_fair_up_form", border=False):
+        st.caption(f"UTF-8 text files of up to {mib(MAX_UPLOAD_BYTES)} each.")
         st.text_input("Name", key="w_fair_up_name", max_chars=MAX_NAME, placeholder="e.g. Swahili")
         st.file_uploader("Training text", key=f"fair_up_train_{round_}", type=None)
         st.file_uploader(
@@ -704,7 +708,7 @@ def upload_form() -> None:
 @st.cache_resource(show_spinner=False)
 def _memo() -> Memo:
     """Both sides of each request, for every session of this server."""
-    return Memo(max_entries=32)
+    return Memo(max_entries=16)
 
 
 def _train_side(languages: Sequence[Language], request: Request, balance: Balance, done: Callable[[int], None]) -> Side:
@@ -777,7 +781,7 @@ def train(request: Request) -> Lab | None:
 @st.cache_resource(show_spinner=False)
 def _spec_memo() -> Memo:
     """The charts of each Lab in ``_memo``, built once (a step only moves their rule)."""
-    return Memo(max_entries=32)
+    return Memo(max_entries=16)
 
 
 def _specs(lab: Lab) -> dict[str, dict]:
@@ -849,7 +853,7 @@ def _legend(names: Sequence[str]) -> str:
     )
     return (
         '<div class="fair-legend" style="font-size:.9rem;color:#334155;line-height:1.6">'
-        f"<b>Development text, tokens per language:</b> {swatches}</div>"
+        f"<b>Development-text tokens:</b> {swatches}</div>"
     )
 
 
@@ -877,12 +881,14 @@ def step_view(lab: Lab, k: int) -> None:
     st.html(render.headline_cards(lab_headlines(lab, k)))
     st.html(_legend(lab.names))
     specs = _specs(lab)
-    left, right = st.columns(2, gap="medium")
-    for col, side, name in ((left, lab.classical, "classical"), (right, lab.variant, "variant")):
+    sides = ((lab.classical, "classical"), (lab.variant, "variant"))
+    # a row of columns each: the charts start level whichever sentence is longer
+    for col, (side, _) in zip(st.columns(2, gap="medium"), sides):
         sentence = merge_sentence(side, k, lab.names, reference=lab.reference, style=lab.style)
         col.html(_said(_SIDE_TITLES[side.mode], sentence))
-        col.vega_lite_chart(spec=charts.at_merge(specs[f"curves:{name}"], k), width="stretch")
-        col.vega_lite_chart(spec=charts.at_merge(specs[f"strip:{name}"], k), width="stretch")
+    for chart in ("curves", "strip"):
+        for col, (_, name) in zip(st.columns(2, gap="medium"), sides):
+            col.vega_lite_chart(spec=charts.at_merge(specs[f"{chart}:{name}"], k), width="stretch")
     st.html(language_table(lab, k))
     g, t = st.columns(2, gap="medium")
     g.vega_lite_chart(spec=charts.at_merge(specs["gini"], k), width="stretch")
@@ -909,11 +915,14 @@ def step_area(lab: Lab) -> None:
 
 
 def describe(request: Request) -> str:
-    """One line under the title: what is compared (Markdown, user text escaped)."""
-    names = ", ".join(_label(k) for k in request.languages)
+    """One line under the title: what is compared (Markdown); the languages are in the legend.
+
+    >>> print(describe(Request()))
+    5 languages · gpt2 \\(byte level\\) · 500 merges each · classical BPE \\(left\\) against parity \\(right\\)\\; change them in the sidebar
+    """
     return render.escape(
-        f"{names} · {_preset_label(request.preset)} · {request.merges:,} merges each · classical BPE (left) against "
-        f"{request.variant} (right), the settings in the sidebar",
+        f"{len(request.languages)} languages · {_preset_label(request.preset)} · {request.merges:,} merges each · "
+        f"classical BPE (left) against {request.variant} (right); change them in the sidebar",
         into="markdown",
     )
 
