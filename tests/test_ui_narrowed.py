@@ -32,8 +32,10 @@ def _cell(bytes_per_token: float | None) -> SimpleNamespace:
     return SimpleNamespace(bytes_per_token=bytes_per_token)
 
 
-def _row(tokenizer: str, language: str, parity: float | None) -> SimpleNamespace:
-    return SimpleNamespace(tokenizer=tokenizer, language=language, parity=parity)
+def _row(tokenizer: str, language: str, parity: float | None, tokens: int) -> SimpleNamespace:
+    return SimpleNamespace(
+        tokenizer=tokenizer, language=language, parity=parity, evaluation=SimpleNamespace(tokens=tokens)
+    )
 
 
 def test_headlines_skip_missing_numbers_and_pick_the_extremes():
@@ -51,14 +53,18 @@ def test_headlines_skip_missing_numbers_and_pick_the_extremes():
         overlaps=[],
     )
     rows = [
-        _row("gpt2", "de", 1.5),
-        _row("gpt2", "fr", 1.8),
-        _row("gpt2", "en", None),
-        _row("cl100k_base", "fr", 1.2),
-        _row("o200k_base", "fr", 1.4),
-        _row("cl100k_base", "de", 1.1),
+        _row("gpt2", "de", 1.5, 150),
+        _row("gpt2", "fr", 1.8, 180),
+        _row("gpt2", "en", None, 100),
+        _row("cl100k_base", "fr", 1.2, 120),
+        _row("o200k_base", "fr", 1.4, 140),
+        _row("cl100k_base", "de", 1.1, 110),
     ]
     got = {h.panel: (h.number, h.sentence) for h in headlines(result, rows)}
-    assert got["Parity"] == ("1.8×", "fr costs gpt2 1.8× the tokens of the same English text; cl100k_base 1.2×")
+    # Gini of gpt2's 150, 180, 100 tokens: (2 x (30 + 50 + 80)) / (2 x 3² x 143.3) = 0.124; cl100k_base's 120, 110: 0.022
+    assert got["Parity"] == (
+        "1.8×",
+        "fr costs gpt2 1.8× the tokens of the same English text; cl100k_base 1.2×. Gini across languages: 0.12 vs 0.02",
+    )
     assert got["Compression"][0] == "4.50"
     assert got["Cross-evaluation"] == ("40%", "A encoded with C's tokenizer keeps 40% of the compression A's own gives")

@@ -31,6 +31,8 @@ _MODULES = (
     "explorer.ui.compare_view",
     "explorer.ui.links",
     "explorer.ui.class_view",
+    "explorer.ui.fairness_view",
+    "explorer.ui.variants_view",
 )
 
 _state: dict = {"ready": False, "started": None, "done": [], "seconds": None}
