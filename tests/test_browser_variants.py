@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from appserver import ARTIFACTS, require_chromium, wait_idle
+from test_browser_layout import inside_viewport
 from test_variants_page import MERGES, held_out, trained
 
 pytestmark = pytest.mark.browser
@@ -26,18 +27,6 @@ SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
 _CUT = """() => [...document.querySelectorAll('.bpe-card-number, .bpe-card-text, button p, .bpe-stat-value')]
   .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
   .map((e) => e.innerText.slice(0, 60))"""
-
-
-def inside_viewport(page, locator) -> bool:
-    box = locator.bounding_box()
-    size = page.viewport_size
-    return (
-        box is not None
-        and box["y"] >= 0
-        and box["x"] >= 0
-        and box["y"] + box["height"] <= size["height"]
-        and box["x"] + box["width"] <= size["width"]
-    )
 
 
 def headline(share: int, merges: int) -> str:

@@ -117,6 +117,8 @@ def test_the_transition_slider_gives_the_headline_the_engine_computes(page, clas
     assert head["Bytes per token"][0] == f"{c['bpt']:.2f} → {s['bpt']:.2f}"
     assert head["Rényi efficiency (α = 2.5)"][0] == f"{c['renyi']:.3f} → {s['renyi']:.3f}"
     assert head["Superword tokens"][0] == f"{s['superwords']:,}"
+    t = MERGES * share // 100
+    assert head["Superword tokens"][1].startswith(f"of the {MERGES - t:,} merges after the transition span a space")
     if share == 100:  # SuperBPE with t at the last merge is classical BPE
         assert s["tokens"] == c["tokens"] and s["superwords"] == 0
     assert page.query_params["var_t"] == str(share)

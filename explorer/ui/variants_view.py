@@ -157,7 +157,7 @@ class Variant:
 
     name: str
     tokenizer: Tokenizer
-    transition: int | None
+    transition: int | None  # as configured (None: classical); training may end before it
     curve: tuple[int, ...]
     held_out: Evaluation
     superwords: tuple[tuple[int, int], ...]
@@ -185,7 +185,7 @@ def build_variant(name: str, trainer: Trainer, held_out: str) -> Variant:
     return Variant(
         name,
         tok,
-        trainer.transitioned_at,
+        trainer.config.superbpe_transition,
         curve,
         evaluate_ids(tok, held_out, ids),
         tuple((i, used[i]) for i in ranked),
@@ -219,7 +219,8 @@ def headlines(lab: Lab) -> list[render.Headline]:
     c, s = lab.classical.held_out, lab.superbpe.held_out
     change = (s.tokens - c.tokens) / c.tokens if c.tokens else 0.0
     number = f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
-    after = lab.superbpe.merges - (lab.superbpe.transition or 0)
+    t = lab.superbpe.transition
+    after = max(0, lab.superbpe.merges - (lab.superbpe.merges if t is None else t))
     example = ""
     if lab.superbpe.superwords:
         first = lab.superbpe.superwords[0][0]
