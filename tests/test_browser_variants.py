@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from appserver import ARTIFACTS, require_chromium, wait_idle
-from test_browser_layout import inside_viewport
+from test_browser_layout import _SPILLED, inside_viewport
 from test_variants_page import MERGES, held_out, trained
 
 pytestmark = pytest.mark.browser
@@ -77,7 +77,7 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
 
         open_tab(page, "Scaffold tokens", page.locator("table.var-scaffold"))
         expect(page.get_by_text("scaffold tokens at this τ")).to_be_visible()
-        assert page.evaluate(_CUT) == []
+        assert page.evaluate(_CUT) == [] and page.evaluate(_SPILLED) == []
         page.screenshot(path=str(ARTIFACTS / f"variants_scaffold_{name}.png"))
 
         open_tab(page, "Token health", page.locator("table.var-health tr[data-name='o200k_base']"))
@@ -85,6 +85,7 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
         link = page.locator("a.var-why").first
         expect(link).to_be_visible(timeout=WAIT * 1000)
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        assert page.evaluate(_SPILLED) == []
         page.screenshot(path=str(ARTIFACTS / f"variants_health_{name}.png"))
         if size["width"] == 1280:
             # the example's link: the Playground's Why this split, o200k_base's " I'" cut in two

@@ -167,6 +167,12 @@ def test_the_health_counts_are_scans_of_each_tokenizer(page):
             f"{len(report.partial_utf8):,}",
             f"{unused:,} ({unused / report.tokens:.0%})",
         ], name
+    # the session's tokenizer (the default corpus and preset, at its step: 0 on a new session)
+    live = page.session_state["live"]
+    report = scan(live.tokenizer(live.view), reference=CORPUS_TEXT)
+    cells = re.findall(r'class="num">([^<]*)</td>', rows["trained"])
+    assert cells[:3] == [f"{report.tokens:,}", f"{len(report.unreachable):,}", f"{len(report.partial_utf8):,}"]
+    assert cells[3].startswith(f"{len(report.unused):,} (")
     # o200k_base's unreachable " I'" (its pieces " I" + "'"), shown with a link into Why this split
     assert "Playground?text=+I%27&amp;tokenizers=o200k_base&amp;view=why" in html_with(page, "Unreachable")
 
@@ -192,3 +198,11 @@ def test_superword_tokens_are_listed_most_used_on_held_out_text_first(page):
     counts = [used[int(i)] for i in chips]
     assert chips and counts == sorted(counts, reverse=True)
     assert all(" " in tok.decode([int(i)]).strip() for i in chips)
+
+
+def test_the_session_tokenizer_without_merges_says_to_step_it_first(page):
+    open_tab(page, "Scaffold tokens")
+    page.selectbox(key="w_var_scaffold_tok").set_value("trained").run()
+    assert not page.exception, page.exception
+    assert any("has no merges yet" in i.value for i in page.info)
+    page.selectbox(key="w_var_scaffold_tok").set_value("classical").run()
