@@ -10,7 +10,7 @@ Each action waits for the text it should draw, never merely for idle."""
 from __future__ import annotations
 
 import pytest
-from appserver import ARTIFACTS, require_chromium, wait_idle
+from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
 from test_browser_layout import _SPILLED, inside_viewport
 from test_variants_page import MERGES, held_out, trained
 
@@ -64,6 +64,7 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
         assert page.evaluate(_CUT) == []
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
         page.screenshot(path=str(ARTIFACTS / f"variants_{name}.png"))
+        full_screenshot(page, ARTIFACTS / f"variants_full_{name}.png")
 
         # the transition slider, by keyboard: 80% -> 60%
         slider = page.get_by_role("slider").first

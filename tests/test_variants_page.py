@@ -206,3 +206,20 @@ def test_the_session_tokenizer_without_merges_says_to_step_it_first(page):
     assert not page.exception, page.exception
     assert any("has no merges yet" in i.value for i in page.info)
     page.selectbox(key="w_var_scaffold_tok").set_value("classical").run()
+
+
+def test_one_held_out_line_is_shown_both_ways_the_line_using_most_superwords(page, classical):
+    page.select_slider(key="w_var_share").set_value(80).run()
+    open_tab(page, "Superwords")
+    superbpe = trained(MERGES, MERGES * 80 // 100).tokenizer()
+    superwords = {i for i in superbpe.merged_ids if " " in (t := superbpe.decode([i]))[1:].rstrip(" ") and t.strip()}
+    lines = [ln.strip() for ln in HELD_OUT_TEXT.splitlines() if len(ln.strip()) >= 50][:400]
+    uses = [sum(i in superwords for i in superbpe.encode(ln)) for ln in lines]
+    line = lines[uses.index(max(uses))]
+    panel = html_with(page, "One held-out line, both ways")
+    heads = re.findall(r'bpe-strip-head"><b>(.*?)</b> · ([\d,]+) tokens', panel)
+    assert heads == [
+        ("classical", f"{len(classical.tokenizer().encode(line)):,}"),
+        ("SuperBPE", f"{len(superbpe.encode(line)):,}"),
+    ]
+    assert max(uses) > 0 and len(superbpe.encode(line)) < len(classical.tokenizer().encode(line))

@@ -22,6 +22,7 @@ import html
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import islice
 from typing import cast
 from urllib.parse import urlencode
 
@@ -57,6 +58,7 @@ __all__ = [
     "current_request",
     "train",
     "transition_slider",
+    "example_line",
     "superwords_panel",
     "scaffold_panel",
     "health_panel",
@@ -202,6 +204,7 @@ class Lab:
     classical: Variant
     superbpe: Variant
     share: int
+    held_out_text: str = ""
 
 
 def headlines(lab: Lab) -> list[render.Headline]:
@@ -387,7 +390,7 @@ def train(request: Request) -> Lab | None:
         return None
     finally:
         bar.empty()
-    return Lab(name, request.held_out, len(text), classical, superbpe, request.share)
+    return Lab(name, request.held_out, len(text), classical, superbpe, request.share, held_out)
 
 
 def headline_view(lab: Lab) -> None:
@@ -421,6 +424,38 @@ def _superword_chips(variant: Variant) -> str:
     return f'<div class="bpe-row bpe-text var-superwords" style="font-size:.9rem;line-height:1.9">{chips}</div>{tail}'
 
 
+def example_line(tok: Tokenizer, text: str, superwords: Iterable[int], *, min_chars: int = 50, lines: int = 400) -> str:
+    """A line of ``text`` that shows superwords at work: among its first ``lines`` lines of at
+    least ``min_chars`` characters, the one whose encoding uses the most superword tokens (the
+    first on ties); the first such line when none uses any ("" when there is none).
+
+    >>> from explorer import make_config, train
+    >>> cfg = make_config("gpt2", vocab_size=None, num_merges=8, superbpe_transition=3, sequences="lines")
+    >>> tok = train("of the cat\\n" * 5, cfg).tokenizer()
+    >>> example_line(tok, "a dog\\nthe cat of the cat\\n", superword_ids(tok), min_chars=5)
+    'the cat of the cat'
+    """
+    wanted = set(superwords)
+    best, most = "", -1
+    for line in islice((ln.strip() for ln in text.splitlines() if len(ln.strip()) >= min_chars), lines):
+        n = sum(1 for i in tok.encode(line) if i in wanted)
+        if n > most:
+            best, most = line, n
+    return best
+
+
+def _both_ways(lab: Lab) -> str:
+    """One held-out line encoded by each tokenizer, as chips under its name and token count."""
+    line = example_line(lab.superbpe.tokenizer, lab.held_out_text, (i for i, _ in lab.superbpe.superwords))
+    if not line:
+        return ""
+    rows = []
+    for v in (lab.classical, lab.superbpe):
+        ids = v.tokenizer.encode(line)
+        rows.append(render.token_strip(v.name, f"{len(ids):,} tokens", render.encoded_chips(v.tokenizer, ids)))
+    return render.panel("One held-out line, both ways", "".join(rows))
+
+
 def superwords_panel(lab: Lab) -> None:
     """The held-out measures of both tokenizers, the training curves, and SuperBPE's superword
     tokens (most used on held-out text first)."""
@@ -429,6 +464,9 @@ def superwords_panel(lab: Lab) -> None:
         for col, measure in zip(st.columns(2, gap="small"), charts.MEASURES):
             col.altair_chart(charts.measure_chart(lab, measure), width="stretch", height=charts.MEASURE_HEIGHT)
         st.altair_chart(charts.curves_chart(lab), width="stretch", height=charts.CURVES_HEIGHT)
+        both = _both_ways(lab)
+        if both:
+            st.html(both)
     with right:
         sw = lab.superbpe
         if not sw.superwords:
