@@ -100,11 +100,11 @@ def test_compare_shows_the_parity_headline_on_the_first_screen_after_compare(app
         number = card.locator(".bpe-card-number")
         assert re.fullmatch(r"\d+\.\d×", number.inner_text())
         assert inside_viewport(page, card), card.bounding_box()
-        # the parity tables fit: no sideways scroll inside them
+        # the parity tables fit (parity, fertility, Rényi efficiency): no sideways scroll inside them
         page.get_by_role("tab", name="Parity across languages").click()
         grids = page.locator('[role="tabpanel"]:visible .bpe-scroll')
-        expect(grids).to_have_count(2)
-        for i in range(2):
+        expect(grids).to_have_count(3)
+        for i in range(3):
             assert grids.nth(i).evaluate("(e) => e.scrollWidth <= e.clientWidth + 1")
         assert cut_short(page) == [] and page.evaluate(_SPILLED) == []
         page.screenshot(path=str(ARTIFACTS / "layout_compare_pressed_1280x720.png"))
