@@ -35,7 +35,7 @@ from ..analysis.scaffold import ScaffoldReport, TokenUse, describe, ios_threshol
 from ..bpe.config import make_config
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
-from ..errors import ConfigError, ExplorerError
+from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
 from . import catalog, data, links, render, server, state
 from . import variants_charts as charts
@@ -767,12 +767,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
         held = d.held_out
 
     def number(key: str, low: int, high: int, default: int) -> int:
-        try:
-            value = links.count_param(params, key, low=low, high=high)
-        except ConfigError as err:
-            problems.append(str(err))
-            return default
-        return default if value is None else value
+        return links.count_or(params, key, problems, low=low, high=high, default=default)
 
     merges = number("var_merges", MIN_MERGES, MAX_MERGES, d.merges)
     share = number("var_t", 0, 100, d.share)
