@@ -6,6 +6,7 @@ Everything is located relative to this file, so the scripts run from any directo
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import os
 import platform
@@ -13,6 +14,7 @@ import re
 import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -179,6 +181,18 @@ def environment() -> str:
         f"{datetime.date.today().isoformat()}, Python {platform.python_version()}, "
         f"{platform.machine() or 'unknown machine'}, {os.cpu_count()} CPUs"
     )
+
+
+def bench_main(section: str, doc: str, body: Callable[[Printer], None]) -> None:
+    """A bench script's ``main``: ``body`` prints its lines; ``--write`` stores them as the
+    script's section of RESULTS.md."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
+    args = ap.parse_args()
+    out = Printer()
+    body(out)
+    if args.write:
+        write_section(section, f"bench/{section}.py", out.lines)
 
 
 def write_section(name: str, title: str, lines: list[str], path: Path = RESULTS) -> None:

@@ -14,12 +14,11 @@ Best of REPS, interleaved; the unreachable ids are checked to be the same.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import tempfile
 from pathlib import Path
 
-from _common import Printer, timed, write_section
+from _common import Printer, bench_main, timed
 from encode import tiktoken_encoding
 
 REPS = 5
@@ -67,17 +66,15 @@ def bench_table(out: Printer, name: str, folder: Path) -> float:
     return ours / theirs
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
-    args = ap.parse_args()
-    out = Printer()
+def _run(out: Printer) -> None:
     out(f"best of {REPS}, interleaved; the table loaded once, before timing")
     with tempfile.TemporaryDirectory() as folder:
         for name in ("gpt2", "cl100k_base", "o200k_base"):
             bench_table(out, name, Path(folder))
-    if args.write:
-        write_section("health", "bench/health.py", out.lines)
+
+
+def main() -> None:
+    bench_main("health", __doc__, _run)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,9 @@ incremental bookkeeping), per merge against ours.
 
 from __future__ import annotations
 
-import argparse
 from collections import Counter
 
-from _common import Printer, best_of, fmt_s, read_corpus, timed, write_section, yes_no
+from _common import Printer, bench_main, best_of, fmt_s, read_corpus, timed, yes_no
 
 from explorer import Balance, ParityTrainer, Trainer, make_config
 from explorer.formats.parallel import UDHR_LANGUAGES, udhr_split
@@ -138,19 +137,17 @@ def bench_loop(out: Printer, names, trains, devs) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
-    args = ap.parse_args()
-    out = Printer()
+def _run(out: Printer) -> None:
     udhr = _udhr()
     bench_balances(out, "UDHR translations", *udhr)
     bench_loop(out, *udhr)
     big = _big()
     bench_balances(out, "large samples", *big)
     bench_loop(out, *big)
-    if args.write:
-        write_section("parity", "bench/parity.py", out.lines)
+
+
+def main() -> None:
+    bench_main("parity", __doc__, _run)
 
 
 if __name__ == "__main__":

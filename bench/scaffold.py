@@ -9,9 +9,7 @@ with the ratio; the token counts are checked to agree, and the scaffold tokens a
 
 from __future__ import annotations
 
-import argparse
-
-from _common import Printer, best_of, fmt_s, read_corpus, timed, write_section, yes_no
+from _common import Printer, bench_main, best_of, fmt_s, read_corpus, timed, yes_no
 
 from explorer import load_pretrained
 from explorer.analysis.scaffold import DEFAULT_TAU, scaffold
@@ -43,17 +41,15 @@ def bench_table(out: Printer, name: str, text: str) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
-    args = ap.parse_args()
-    out = Printer()
+def _run(out: Printer) -> None:
     text = read_corpus()
     out(f"corpus {len(text.encode('utf-8')):,} bytes; best of {REPS} (encode: {REPS} fresh tokenizers, cold)")
     for name in TABLES:
         bench_table(out, name, text)
-    if args.write:
-        write_section("scaffold", "bench/scaffold.py", out.lines)
+
+
+def main() -> None:
+    bench_main("scaffold", __doc__, _run)
 
 
 if __name__ == "__main__":

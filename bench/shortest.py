@@ -10,9 +10,7 @@ differ, the shortest split checked to decode as BPE's.
 
 from __future__ import annotations
 
-import argparse
-
-from _common import Printer, best_cold, fmt_s, read_corpus, write_section, yes_no
+from _common import Printer, bench_main, best_cold, fmt_s, read_corpus, yes_no
 
 from explorer import Tokenizer, load_pretrained, make_config, train
 from explorer.analysis.shortest import optimality_gap, shortest_segmentation
@@ -35,19 +33,17 @@ def bench_tokenizer(out: Printer, name: str, tok: Tokenizer, text: str) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
-    args = ap.parse_args()
-    out = Printer()
+def _run(out: Printer) -> None:
     text = read_corpus()
     out(f"corpus {len(text.encode('utf-8')):,} bytes; best of {REPS}, each with a fresh tokenizer (cold)")
     for name in TABLES:
         bench_tokenizer(out, name, load_pretrained(name), text)
     trained = train(text, make_config("sennrich", num_merges=TRAINED_MERGES)).tokenizer()
     bench_tokenizer(out, f"sennrich {TRAINED_MERGES:,}", trained, text)
-    if args.write:
-        write_section("shortest", "bench/shortest.py", out.lines)
+
+
+def main() -> None:
+    bench_main("shortest", __doc__, _run)
 
 
 if __name__ == "__main__":

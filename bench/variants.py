@@ -8,9 +8,7 @@ are superwords (span a space inside).
 
 from __future__ import annotations
 
-import argparse
-
-from _common import Printer, best_of, fmt_s, read_corpus, write_section
+from _common import Printer, bench_main, best_of, fmt_s, read_corpus
 
 from explorer import make_config, train
 
@@ -45,16 +43,14 @@ def bench_superbpe(out: Printer, text: str, held_out: str) -> None:
         )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--write", action="store_true", help="store the printed lines in bench/RESULTS.md")
-    args = ap.parse_args()
-    out = Printer()
+def _run(out: Printer) -> None:
     text = read_corpus()
     out(f"corpus {len(text.encode('utf-8')):,} bytes (one sequence per line), gpt2 preset; held out: {HELD_OUT}")
     bench_superbpe(out, text, read_corpus(HELD_OUT))
-    if args.write:
-        write_section("variants", "bench/variants.py", out.lines)
+
+
+def main() -> None:
+    bench_main("variants", __doc__, _run)
 
 
 if __name__ == "__main__":

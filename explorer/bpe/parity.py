@@ -224,16 +224,6 @@ class ParityTrainer(Stepping[ParityStep]):
     def done(self) -> bool:
         return self.stop_reason is not None
 
-    @property
-    def planned_merges(self) -> int | None:
-        """How many merges the stop rules allow in all (None: only running out of pairs stops)."""
-        cfg = self.config
-        if cfg.num_merges is not None:
-            return cfg.num_merges
-        if cfg.vocab_size is not None:
-            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
-        return None
-
     def require_room(self) -> ParityTrainer:
         """ConfigError when the vocabulary size leaves no room for a merge (as Trainer's)."""
         check_room(self.config, len(self._vocab), len(self.alphabet))

@@ -103,8 +103,27 @@ R = TypeVar("R")
 
 
 class Stepping(Generic[R]):
-    """``advance``, iteration and ``run`` for a trainer whose ``step`` makes one merge and
-    returns its record, or None once a stop rule fired."""
+    """``advance``, iteration, ``run`` and ``planned_merges`` for a trainer whose ``step`` makes
+    one merge and returns its record, or None once a stop rule fired."""
+
+    config: TrainerConfig
+    merges: list[tuple[int, int]]
+    _vocab: VocabBuilder
+
+    @property
+    def planned_merges(self) -> int | None:
+        """How many merges the stop rules allow in all (an upper bound: with id reuse a merge
+        can leave the vocabulary as it was); None when only running out of pairs stops training.
+
+        >>> Trainer.from_texts("low lower", TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)).planned_merges
+        5
+        """
+        cfg = self.config
+        if cfg.num_merges is not None:
+            return cfg.num_merges
+        if cfg.vocab_size is not None:
+            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
+        return None
 
     def step(self) -> R | None:
         raise NotImplementedError
@@ -342,21 +361,6 @@ class Trainer(Stepping[StepRecord]):
         """UTF-8 bytes in all pieces, counted with frequency (computed once: the charts ask on
         every step, and 40,000 distinct words take ~5 ms)."""
         return sum(len(w.encode("utf-8", "surrogatepass")) * f for w, f in zip(self._words, self._freqs))
-
-    @property
-    def planned_merges(self) -> int | None:
-        """How many merges the stop rules allow in all (an upper bound: with id reuse a merge
-        can leave the vocabulary as it was); None when only running out of pairs stops training.
-
-        >>> Trainer.from_texts("low lower", TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)).planned_merges
-        5
-        """
-        cfg = self.config
-        if cfg.num_merges is not None:
-            return cfg.num_merges
-        if cfg.vocab_size is not None:
-            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
-        return None
 
     def peek(self, k: int | None = None) -> tuple[PairStat, ...]:
         """The pair table the next merge would be chosen from (winner first), without merging.
