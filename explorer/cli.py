@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorer train|encode|evaluate|export|import|presets|serve``.
+"""Command line: ``python -m explorer train|encode|evaluate|scan|export|import|presets|app|serve``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
