@@ -38,9 +38,18 @@ from ..errors import ConfigError
 from ..stages.pipeline import count_words
 from .config import EncodeOptions, TrainerConfig
 from .trainer import DEFAULT_TOP_K, Stepping, Trainer, check_room, symbol_sequences
-from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet
+from .vocab import PAIR_MASK, PAIR_SHIFT, VocabBuilder, build_alphabet
 
-__all__ = ["BalanceName", "BALANCES", "RuleName", "Balance", "ParityStep", "ParityTrainer", "train_balanced"]
+__all__ = [
+    "BalanceName",
+    "BALANCES",
+    "RuleName",
+    "Balance",
+    "ParityStep",
+    "ParityTrainer",
+    "train_balanced",
+    "worst_first",
+]
 
 BalanceName = Literal["classical", "parity", "parity-window", "parity-hybrid"]
 RuleName = Literal["global", "worst", "window", "exhausted"]
@@ -50,13 +59,6 @@ BALANCES: dict[str, str] = {
     "parity": "the most frequent pair of the language whose development text has the most tokens now",
     "parity-window": "parity, but a language that served more than its share of the recent merges waits its turn",
     "parity-hybrid": "classical for a number of merges first, then parity",
-}
-
-RULES: dict[str, str] = {
-    "global": "the most frequent pair of all languages together",
-    "worst": "the worst-compressed language's most frequent pair",
-    "window": "a worse-compressed language had served its share of the recent merges",
-    "exhausted": "the worse-compressed languages had no pair left to merge",
 }
 
 
@@ -118,6 +120,16 @@ class ParityStep:
     @property
     def pair(self) -> tuple[str, str]:
         return (self.left, self.right)
+
+
+def worst_first(tokens: Sequence[int]) -> list[int]:
+    """Languages from the most tokens to the fewest, ties in the given order: the order in which
+    parity-aware BPE looks for the language to serve.
+
+    >>> worst_first([5, 9, 9, 1])
+    [1, 2, 0, 3]
+    """
+    return sorted(range(len(tokens)), key=lambda i: (-tokens[i], i))
 
 
 def _texts(t: str | Iterable[str]) -> list[str]:
@@ -233,20 +245,10 @@ class ParityTrainer(Stepping[ParityStep]):
         """Language ``language``'s own trainer (its pair table: ``.peek(k)``)."""
         return self._train[language]
 
-    def tokenizer(self, k: int | None = None):
-        """A Tokenizer holding the first k merges (all of them by default)."""
-        from .tokenizer import Tokenizer
-
-        merges = self.merges if k is None else self.merges[:k]
-        cfg = self.config
-        vocab = Vocab(cfg.special_tokens, tuple(self.alphabet), tuple(merges), cfg.reuse_ids)
-        return Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=self.encoding)
-
     # ---- choosing ------------------------------------------------------------------------
     def worst_first(self) -> list[int]:
         """The languages from the most development tokens to the fewest (ties: given order)."""
-        dev = self.dev_tokens
-        return sorted(range(len(dev)), key=lambda lang: (-dev[lang], lang))
+        return worst_first(self.dev_tokens)
 
     def _choose(self) -> tuple[int, int, int | None, RuleName] | str:
         """(pair, its count, language served or None, rule), or why training stops."""

@@ -31,7 +31,7 @@ from operator import itemgetter
 from typing import Generic, Self, TypeVar
 
 from ..errors import ConfigError
-from ..stages.pipeline import count_words, word_symbols
+from ..stages.pipeline import Pipeline, count_words, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig, superword_config
 from .records import PairStat, StepLog, StepRecord
@@ -107,8 +107,22 @@ class Stepping(Generic[R]):
     one merge and returns its record, or None once a stop rule fired."""
 
     config: TrainerConfig
+    encoding: EncodeOptions
+    alphabet: list[str]
     merges: list[tuple[int, int]]
     _vocab: VocabBuilder
+
+    def tokenizer(self, k: int | None = None):
+        """A Tokenizer holding the first k merges (all of them by default)."""
+        merges = self.merges if k is None else self.merges[:k]
+        return self._tokenizer(merges, self.config.tokenizer_pipeline(len(merges)))
+
+    def _tokenizer(self, merges: Sequence[tuple[int, int]], pipeline: Pipeline):
+        from .tokenizer import Tokenizer
+
+        config = self.config
+        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids)
+        return Tokenizer(pipeline=pipeline, vocab=vocab, encoding=self.encoding)
 
     @property
     def planned_merges(self) -> int | None:
@@ -206,7 +220,6 @@ class Trainer(Stepping[StepRecord]):
             to_ids = partial(map, by_byte.__getitem__)
         else:
             to_ids = partial(map, ids.__getitem__)
-
         self.records = StepLog(self._vocab.tokens, full=full_records)
         self.merges: list[tuple[int, int]] = []
         self.stop_reason: str | None = None
@@ -278,11 +291,7 @@ class Trainer(Stepping[StepRecord]):
         encodes it, and training goes on over them with the same vocabulary: merges may now
         cross the spaces between words. Stage two's index replaces stage one's."""
         assert self._superwords is not None
-        from .tokenizer import Tokenizer
-
-        config = self.config
-        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(self.merges), config.reuse_ids)
-        tok = Tokenizer(pipeline=superword_config(config).pipeline, vocab=vocab, encoding=self.encoding)
+        tok = self._tokenizer(self.merges, superword_config(self.config).pipeline)
         self._words = list(self._superwords)
         self._freqs = [self._superwords[w] for w in self._words]
         self._superwords = None
@@ -374,15 +383,6 @@ class Trainer(Stepping[StepRecord]):
         if self.done:
             return ()
         return tuple(map(self._pair_stat, self._top(max(1, self.top_k if k is None else k))))
-
-    def tokenizer(self, k: int | None = None):
-        """A Tokenizer holding the first k merges (all of them by default)."""
-        from .tokenizer import Tokenizer
-
-        merges = self.merges if k is None else self.merges[:k]
-        config = self.config
-        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids)
-        return Tokenizer(pipeline=config.tokenizer_pipeline(len(merges)), vocab=vocab, encoding=self.encoding)
 
     # ---- tie-breaking --------------------------------------------------------------------
     # How each attribute is copied by __deepcopy__: containers of immutable values (ints, strings,

@@ -28,7 +28,7 @@ from ..analysis.compare import Memo
 from ..analysis.evaluate import piece_counts, replay
 from ..analysis.fairness import gini
 from ..bpe.config import PRESETS, corpus_config
-from ..bpe.parity import BALANCES, Balance, BalanceName, ParityStep, ParityTrainer
+from ..bpe.parity import BALANCES, Balance, BalanceName, ParityStep, ParityTrainer, worst_first
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import decode_bytes, mib
 from ..formats.parallel import UDHR_LANGUAGES, udhr_split
@@ -47,7 +47,6 @@ __all__ = [
     "language_bundle",
     "read_bundle",
     "build_side",
-    "worst_first",
     "merge_sentence",
     "lab_headlines",
     "LanguageRow",
@@ -255,16 +254,6 @@ class Lab:
 
 
 # ---- what a step says --------------------------------------------------------------------
-def worst_first(tokens: Sequence[int]) -> list[int]:
-    """Languages from the most tokens to the fewest, ties in the given order, as the engine ranks
-    them (``ParityTrainer.worst_first``).
-
-    >>> worst_first([5, 9, 9, 1])
-    [1, 2, 0, 3]
-    """
-    return sorted(range(len(tokens)), key=lambda i: (-tokens[i], i))
-
-
 def _q(token: str, style: render.TokenStyle) -> str:
     return "‘" + render.token_text(token, style) + "’"
 
