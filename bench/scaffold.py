@@ -9,7 +9,7 @@ with the ratio; the token counts are checked to agree, and the scaffold tokens a
 
 from __future__ import annotations
 
-from _common import Printer, bench_main, best_of, fmt_s, read_corpus, timed, yes_no
+from _common import Printer, bench_main, best_cold, best_of, fmt_s, read_corpus, yes_no
 
 from explorer import load_pretrained
 from explorer.analysis.scaffold import DEFAULT_TAU, scaffold
@@ -19,19 +19,9 @@ REPS = 3
 SHOWN = 5
 
 
-def _cold_encode(tok, text: str) -> tuple[float, list[int]]:
-    """Best of REPS encodes, each by a fresh tokenizer (built outside the timing)."""
-    best, ids = float("inf"), []
-    for _ in range(REPS):
-        fresh = tok.truncate(tok.num_merges)
-        dt, ids = timed(fresh.encode, text)
-        best = min(best, dt)
-    return best, ids
-
-
 def bench_table(out: Printer, name: str, text: str) -> None:
     tok = load_pretrained(name)
-    encode_s, ids = _cold_encode(tok, text)
+    encode_s, ids = best_cold(tok, lambda t: t.encode(text), REPS)
     dt, report = best_of(REPS, scaffold, tok, text)
     first = ", ".join(repr(tok.decode([u.id])) for u in report.scaffold[:SHOWN])
     out(
