@@ -11,16 +11,12 @@ from __future__ import annotations
 from _common import Printer, bench_main, best_of, fmt_s, read_corpus
 
 from explorer import make_config, train
+from explorer.analysis.text import superword_ids
 
 MERGES = 5_000
 SHARES = (0.5, 0.8, 0.9)
 REPS = 3
 HELD_OUT = "english_frankenstein.txt"
-
-
-def _superwords(tok) -> int:
-    """Tokens with a space after their first character: they cross a word boundary."""
-    return sum(1 for i in range(len(tok.vocab)) if " " in tok.decode([i])[1:].rstrip(" ") and tok.decode([i]).strip())
 
 
 def bench_superbpe(out: Printer, text: str, held_out: str) -> None:
@@ -39,7 +35,7 @@ def bench_superbpe(out: Printer, text: str, held_out: str) -> None:
         n = len(tok.encode(held_out))
         out(
             f"SuperBPE t={transition:<6,} {fmt_s(dt):>9}  ratio {dt / base:.2f}  held-out {n:,} tokens "
-            f"({(n - tokens) / tokens:+.1%}), {held_bytes / n:.2f} bytes/token, superword tokens {_superwords(tok):,}"
+            f"({(n - tokens) / tokens:+.1%}), {held_bytes / n:.2f} bytes/token, superword tokens {len(superword_ids(tok)):,}"
         )
 
 

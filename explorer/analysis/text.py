@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
 from ..stages.pipeline import word_symbols
+from ..stages.pretokenizers import is_superword
 
 __all__ = [
+    "superword_ids",
     "TextStats",
     "RoundTrip",
     "text_stats",
@@ -147,3 +149,19 @@ def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, 
     char = config.replace(unit="char", alphabet="present", **shared)
     byte = config.replace(unit="byte", alphabet="full-bytes", **shared)
     return char, byte
+
+
+def superword_ids(tokenizer: Tokenizer) -> list[int]:
+    """The merged tokens that are superwords (``is_superword``), in the order they were learned.
+
+    >>> from explorer import make_config, train
+    >>> cfg = make_config("gpt2", vocab_size=None, num_merges=6, superbpe_transition=3, sequences="lines")
+    >>> tok = train("of the cat\\n" * 5, cfg).tokenizer()
+    >>> [tok.decode([i]) for i in superword_ids(tok)]  # three merges in words, then across spaces
+    ['of th', 'of the', 'of the ']
+    """
+    return [
+        i
+        for i in tokenizer.merged_ids
+        if is_superword(tokenizer.token_bytes(i).decode("utf-8", "replace")) and not tokenizer.is_special(i)
+    ]

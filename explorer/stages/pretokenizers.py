@@ -49,6 +49,7 @@ __all__ = [
     "TIKTOKEN_PATTERNS",
     "Superwords",
     "superword_twin",
+    "is_superword",
     "MINBPE_PATTERNS",
     "CustomRegex",
     "NoSplit",
@@ -776,6 +777,16 @@ class Superwords(PreTokenizer):
 
 
 SUPERWORDS_SUFFIX = "-superwords"
+
+
+def is_superword(text: str) -> bool:
+    """Whether a token's text crosses a word boundary, as a superword does: a space after its
+    first character, leading and trailing spaces aside (``" the"`` is one word, ``" of the"`` two).
+
+    >>> [is_superword(t) for t in (" of the", " the", "  ", "the ", ", and")]
+    [True, False, False, False, True]
+    """
+    return " " in text[1:].rstrip(" ") and bool(text.strip())
 
 
 def superword_twin(name: str) -> str | None:

@@ -32,6 +32,7 @@ from ..analysis.compare import Memo
 from ..analysis.evaluate import Evaluation, evaluate_ids, piece_counts
 from ..analysis.health import HealthReport, TokenNote, scan
 from ..analysis.scaffold import ScaffoldReport, TokenUse, describe, ios_threshold, is_scaffold, scaffold
+from ..analysis.text import superword_ids
 from ..bpe.config import make_config
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
@@ -49,8 +50,6 @@ __all__ = [
     "Lab",
     "cut",
     "transition_of",
-    "superword_ids",
-    "is_superword",
     "headlines",
     "scaffold_list",
     "playground_link",
@@ -125,32 +124,6 @@ def cut(text: str, limit: int) -> str:
 
 
 # ---- superwords ----------------------------------------------------------------------------
-def is_superword(text: str) -> bool:
-    """A token that crosses a word boundary: a space after its first character, leading and
-    trailing spaces aside (``" the"`` is one word, ``" of the"`` two).
-
-    >>> [is_superword(t) for t in (" of the", " the", "  ", "the ", ", and")]
-    [True, False, False, False, True]
-    """
-    return " " in text[1:].rstrip(" ") and bool(text.strip())
-
-
-def superword_ids(tokenizer: Tokenizer) -> list[int]:
-    """The merged tokens that are superwords, in the order they were learned.
-
-    >>> from explorer import make_config, train
-    >>> cfg = make_config("gpt2", vocab_size=None, num_merges=6, superbpe_transition=3, sequences="lines")
-    >>> tok = train("of the cat\\n" * 5, cfg).tokenizer()
-    >>> [tok.decode([i]) for i in superword_ids(tok)]  # three merges in words, then across spaces
-    ['of th', 'of the', 'of the ']
-    """
-    return [
-        i
-        for i in tokenizer.merged_ids
-        if is_superword(tokenizer.token_bytes(i).decode("utf-8", "replace")) and not tokenizer.is_special(i)
-    ]
-
-
 @dataclass(frozen=True)
 class Variant:
     """One tokenizer trained to the budget. ``curve[k]``: the training corpus's tokens after k
