@@ -25,7 +25,7 @@ import weakref
 from dataclasses import dataclass
 from itertools import accumulate, chain
 
-from ..bpe.tokenizer import Tokenizer, _PieceCache
+from ..bpe.tokenizer import PieceCache, Tokenizer
 from ..stages.markers import apply_marker
 from ..stages.units import base_symbols
 
@@ -45,7 +45,7 @@ class _Shortest:
         for i in range(n_special, len(tokens)):
             self.ids.setdefault(tokens[i], i)
         self.longest = max(map(len, self.ids), default=1)
-        self.cache = _PieceCache(self.split)
+        self.cache = PieceCache(self.split)
 
     def symbols(self, piece: str) -> list[str]:
         unit = self.tokenizer.pipeline.unit

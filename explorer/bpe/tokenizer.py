@@ -29,7 +29,7 @@ from .config import EncodeOptions, TrainerConfig
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
 from .vocab import Vocab
 
-__all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "Tokenizer", "TraceStep"]
+__all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "PieceCache", "Tokenizer", "TraceStep"]
 
 EncodingRules = Literal["merges", "tiktoken"]
 DecodeErrors = Literal["replace", "strict", "ignore"]
@@ -47,12 +47,12 @@ ENCODING_RULES: dict[str, str] = {
 _CACHE_LIMIT = 200_000
 
 
-class _PieceCache(dict):
+class PieceCache(dict):
     """piece -> ids, merged on first look-up. Hits stay inside dict's C ``__getitem__`` (only a
     miss calls ``__missing__``), so encoding maps it over every piece of a text; 1 MB of
     Shakespeare has 300k pieces but 15k distinct ones, each merged once.
 
-    >>> cache = _PieceCache(lambda piece: (len(piece),))
+    >>> cache = PieceCache(lambda piece: (len(piece),))
     >>> cache["abc"], len(cache)
     ((3,), 1)
     """
@@ -196,7 +196,7 @@ class Tokenizer:
             self._byte_id = self._byte_ids.__getitem__
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
-        self._cache = _PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
+        self._cache = PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
 
     def _merged_texts(self) -> Sequence[str]:
@@ -338,7 +338,7 @@ class Tokenizer:
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
-        the heap for a long one), once per distinct piece (``_PieceCache``).
+        the heap for a long one), once per distinct piece (``PieceCache``).
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
