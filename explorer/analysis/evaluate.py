@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from itertools import chain, repeat
 
 from ..bpe.merging import ID_BITS, Chain, chain_merges, pack, packed_rules
+from ..bpe.picky import EventPlan
+from ..bpe.picky import replay as picky_replay
 from ..bpe.tokenizer import Tokenizer
 from .fairness import RENYI_ALPHA, renyi_efficiency
 from .shortest import shortest_count
@@ -154,6 +156,8 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
     >>> [len(tok.truncate(k).encode("aab aab ab c")) for k in range(4)]
     [9, 7, 5, 4]
     """
+    if tokenizer.events is not None:
+        return _replay_events(tokenizer, pieces, tokenizer.events)
     n_merges = tokenizer.num_merges
     pieces_chain = Chain()
     owner: list[int] = []
@@ -194,6 +198,39 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
             w = owner[p]
             total -= freqs[w]
             live[w] -= 1
+    return out
+
+
+def _replay_events(tokenizer: Tokenizer, pieces: Mapping[str, int], plan: EventPlan) -> list[int]:
+    """``replay`` for a PickyBPE tokenizer: its merges and removals made on every piece at once
+    (``picky.replay``); a merge takes one token off a piece, a removal adds its parts less one,
+    and ``out[k]`` is the count once the removals after merge k are made too.
+
+    >>> from explorer import TrainerConfig, Vocab
+    >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
+    >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="whitespace", unit="char").pipeline, vocab=vocab)
+    >>> replay(tok, {"abab": 2, "aba": 1}), [len(tok.truncate(k).encode("abab abab aba")) for k in range(3)]
+    ([11, 6, 9], [11, 6, 9])
+    """
+    pieces_chain = Chain()
+    owner: list[int] = []
+    freqs: list[int] = []
+    total = 0
+    for w, (piece, freq) in enumerate(pieces.items()):
+        ids = tokenizer.initial_ids(piece)
+        pieces_chain.add(ids)
+        owner.extend(repeat(w, len(ids)))
+        freqs.append(freq)
+        total += len(ids) * freq
+    out = [total]
+    after = plan.after
+    for t, kind, p, made in picky_replay(pieces_chain, plan):
+        k = after[t]
+        if k > len(out):  # the events up to merge k - 1 are all made: their counts are final
+            out.extend([total] * (k - len(out)))
+        # made: (left, right, new) for a merge, (token, *parts) for a removal
+        total += -freqs[owner[p]] if kind == "merge" else (len(made) - 2) * freqs[owner[p]]
+    out.extend([total] * (tokenizer.num_merges + 1 - len(out)))
     return out
 
 

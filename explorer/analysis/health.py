@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from itertools import accumulate, chain, islice
 from typing import Literal
 
-from ..bpe import merging
 from ..bpe.tokenizer import Tokenizer
 from ..stages.pretokenizers import PATTERNS_COMPILED, iter_piece_texts
 from ..stages.units import UNICODE_TO_BYTE, bytes_to_display
@@ -266,8 +265,7 @@ def _own_symbols(tok: Tokenizer, ids: Sequence[int]) -> dict[int, tuple[int, ...
     for (a, b), new in zip(tok.merges, tok.merged_ids):
         # a merge joins tokens made before it; a reused id keeps its first making
         symbols.setdefault(new, symbols.get(a, (a,)) + symbols.get(b, (b,)))
-    lookup = merging.packed_rules(tok.merge_rules()).get
-    return {i: tuple(merging.encode(list(symbols.get(i, (i,))), lookup)) for i in ids}
+    return {i: tok.merge_symbols(symbols.get(i, (i,))) for i in ids}
 
 
 def _notes(tok: Tokenizer, ids: Sequence[int], own: dict[int, tuple[int, ...]] | None = None) -> tuple[TokenNote, ...]:

@@ -186,6 +186,11 @@ def count_merges(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> MergeCounts
     >>> dict(counts.alone), dict(counts.inside), dict(counts.twice)
     ({3: 3, 2: 1}, {(0, 2): 4, (2, 2097155): 3, (1, 2097155): 3}, {(0, 2): 4})
     """
+    if tokenizer.events is not None:
+        raise ConfigError(
+            "scaffold tokens are read from a classical BPE tokenizer: this one was trained with PickyBPE, "
+            "which removed its own (see its removals)"
+        )
     chain = Chain()
     owner: list[int] = []
     freqs: list[int] = []

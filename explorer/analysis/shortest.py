@@ -40,10 +40,13 @@ class _Shortest:
         self.tokenizer = tokenizer
         n_special = tokenizer.vocab.n_special
         tokens = tokenizer.vocab.tokens
-        # a text made twice (reused ids) keeps its first id, as the vocabulary's own look-up
+        # a text made twice (reused ids) keeps its first id, as the vocabulary's own look-up;
+        # PickyBPE's removed tokens are no longer in the vocabulary
+        removed = tokenizer.vocab.removed
         self.ids: dict[str, int] = {}
         for i in range(n_special, len(tokens)):
-            self.ids.setdefault(tokens[i], i)
+            if i not in removed:
+                self.ids.setdefault(tokens[i], i)
         self.longest = max(map(len, self.ids), default=1)
         self.cache = PieceCache(self.split)
 

@@ -84,6 +84,9 @@ DROPOUT_STYLES: dict[str, str] = {
 }
 
 MAX_VOCAB_SIZE = 1_000_000
+# PickyBPE's τ: removed when standalone < τ x inside; past 1,000 every merged token fed to a merge
+# goes whatever its count, so larger values change nothing a reader could tell apart
+MAX_PICKY = 1000.0
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -115,6 +118,7 @@ class TrainerConfig:
     reuse_ids: bool
     specials_in_text: SpecialsInTextName
     superbpe_transition: int | None
+    picky: float | None
 
     def __init__(
         self,
@@ -136,6 +140,7 @@ class TrainerConfig:
         reuse_ids: bool = True,
         specials_in_text: SpecialsInTextName = "split",
         superbpe_transition: int | None = None,
+        picky: float | None = None,
     ):
         # a stage name given flat (None: not given) is the pipeline's, over ``pipeline`` if both
         stages: dict[str, Any] = {
@@ -159,6 +164,7 @@ class TrainerConfig:
             "reuse_ids": reuse_ids,
             "specials_in_text": specials_in_text,
             "superbpe_transition": superbpe_transition,
+            "picky": picky,
         }
         for name, value in own.items():
             object.__setattr__(self, name, value)
@@ -218,6 +224,12 @@ class TrainerConfig:
                     + (f", marker none (not {self.marker!r})" if self.marker != "none" else "")
                 )
 
+        if self.picky is not None:
+            if not (isinstance(self.picky, int | float) and 0 <= self.picky <= MAX_PICKY):
+                raise ConfigError(f"PickyBPE's τ must be a number from 0 to {MAX_PICKY:g} (0 removes nothing)")
+            if self.superbpe_transition is not None:
+                raise ConfigError("PickyBPE and SuperBPE cannot be combined: choose one of the two")
+
     def tokenizer_pipeline(self, merges: int) -> Pipeline:
         """The pipeline a tokenizer of the first ``merges`` merges encodes with: SuperBPE's past
         its transition (superwords), this config's otherwise.
@@ -256,8 +268,9 @@ class TrainerConfig:
         """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pipeline"}
         d["special_tokens"] = list(self.special_tokens)
-        if self.superbpe_transition is None:  # a field added later: files without it stay as they were
-            del d["superbpe_transition"]
+        for later in ("superbpe_transition", "picky"):  # fields added later: files without them stay as they were
+            if d[later] is None:
+                del d[later]
         return d
 
     def to_dict(self) -> dict:

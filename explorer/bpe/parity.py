@@ -175,6 +175,8 @@ class ParityTrainer(Stepping[ParityStep]):
             raise ConfigError(f"{len(self.languages)} names for {len(train)} languages")
         if config.superbpe_transition is not None:
             raise ConfigError("parity-aware training has no SuperBPE stage: leave the SuperBPE transition out")
+        if config.picky is not None:
+            raise ConfigError("parity-aware training removes no tokens: leave PickyBPE's τ out")
         self.config = config
         self.balance = balance
         self.encoding = encoding
@@ -211,6 +213,8 @@ class ParityTrainer(Stepping[ParityStep]):
         self._window: deque[int] = deque(maxlen=balance.window)
         self._served = Counter[int]()
         self.merges: list[tuple[int, int]] = []
+        self.removals: list[tuple[int, int]] = []
+        self._removed: set[int] = set()
         self.records: list[ParityStep] = []
         self.stop_reason: str | None = None
         self.initial_dev_tokens: tuple[int, ...] = self.dev_tokens

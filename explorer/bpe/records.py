@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import takewhile
 from typing import NamedTuple, overload
 
-__all__ = ["PairStat", "StepRecord", "StepLog"]
+__all__ = ["PairStat", "RemovalRecord", "StepRecord", "StepLog"]
 
 
 class PairStat(NamedTuple):
@@ -33,6 +33,22 @@ class PairStat(NamedTuple):
     left: str
     right: str
     count: int  # type: ignore[assignment]  # the table's column: shadows tuple.count on purpose
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalRecord:
+    """A token PickyBPE removed right after a merge (``bpe.picky``): each of its occurrences
+    left standing alone was split into ``parts``."""
+
+    after: int  # the step (merge) it followed
+    token_id: int
+    token: str
+    parts: tuple[int, ...]
+    part_tokens: tuple[str, ...]
+    alone: int  # its occurrences standing alone after that merge (each one split)
+    inside: int  # the occurrences that merge took (alone < τ x inside)
+    tokens_after: int  # tokens in the corpus once it was split
+    words_affected: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +73,7 @@ class StepRecord:
     examples: tuple[tuple[str, int], ...]  # (word as in the corpus, occurrences merged there x its frequency)
     example_words: tuple[int, ...] = ()  # the examples' indices in Trainer.words (a long word is cut above)
     compact: bool = False  # kept without its pair table and examples (a step past the log's ``full``)
+    removals: tuple[RemovalRecord, ...] = ()  # PickyBPE: the tokens removed right after this merge
 
     @property
     def pair(self) -> tuple[str, str]:
@@ -89,7 +106,7 @@ class StepLog(Sequence[StepRecord]):
     [9]
     """
 
-    __slots__ = ("_tokens", "full", "_ids", "_nums", "_reused", "_detail")
+    __slots__ = ("_tokens", "full", "_ids", "_nums", "_reused", "_detail", "_removals")
 
     def __init__(self, tokens: Sequence[str], *, full: int | None = None):
         if full is not None and full < 0:
@@ -100,6 +117,8 @@ class StepLog(Sequence[StepRecord]):
         self._nums = array("q")
         self._reused = bytearray()
         self._detail: list[tuple[tuple[PairStat, ...], tuple[tuple[str, int], ...], tuple[int, ...]]] = []
+        # PickyBPE: step index -> its removals, (token id, parts, alone, inside, tokens after, words)
+        self._removals: dict[int, list[tuple[int, tuple[int, ...], int, int, int, int]]] = {}
 
     def append(
         self,
@@ -124,6 +143,44 @@ class StepLog(Sequence[StepRecord]):
         self._nums.extend((count, replaced, tokens_after, n_tied, words_affected))
         self._reused.append(reused)
 
+    def append_removal(
+        self, token_id: int, parts: tuple[int, ...], *, alone: int, inside: int, tokens_after: int, words_affected: int
+    ) -> None:
+        """Log a removal that followed the last step logged.
+
+        >>> log = StepLog(["a", "b", "ab", "abb"])
+        >>> log.append(0, 1, 2, count=3, replaced=3, tokens_after=6, n_tied=0, words_affected=1, reused=False,
+        ...            top_pairs=(), examples=())
+        >>> log.append(2, 1, 3, count=3, replaced=3, tokens_after=3, n_tied=0, words_affected=1, reused=False,
+        ...            top_pairs=(), examples=())
+        >>> log.append_removal(2, (0, 1), alone=0, inside=3, tokens_after=3, words_affected=0)
+        >>> [(r.after, r.token, r.part_tokens) for r in log[1].removals], log[0].removals, len(log.all_removals())
+        ([(2, 'ab', ('a', 'b'))], (), 1)
+        """
+        if not len(self):
+            raise ValueError("a removal follows a step: log the step first")
+        row = (token_id, tuple(parts), alone, inside, tokens_after, words_affected)
+        self._removals.setdefault(len(self) - 1, []).append(row)
+
+    def _removal(self, i: int, row: tuple[int, tuple[int, ...], int, int, int, int]) -> RemovalRecord:
+        token_id, parts, alone, inside, after, words = row
+        tokens = self._tokens
+        return RemovalRecord(
+            after=i + 1,
+            token_id=token_id,
+            token=tokens[token_id],
+            parts=parts,
+            part_tokens=tuple(tokens[t] for t in parts),
+            alone=alone,
+            inside=inside,
+            tokens_after=after,
+            words_affected=words,
+        )
+
+    def all_removals(self) -> list[RemovalRecord]:
+        """Every removal logged, in the order made."""
+        return [self._removal(i, row) for i in sorted(self._removals) for row in self._removals[i]]
+
     def __deepcopy__(self, memo: dict) -> StepLog:
         """A copy that shares the logged details: they are tuples of immutable values (pair rows,
         example words), and copying them one by one was most of copying a trainer (a session
@@ -145,6 +202,7 @@ class StepLog(Sequence[StepRecord]):
         twin.full = self.full
         twin._ids, twin._nums, twin._reused = array("i", self._ids), array("q", self._nums), bytearray(self._reused)
         twin._detail = list(self._detail)
+        twin._removals = {i: list(rows) for i, rows in self._removals.items()}
         return twin
 
     @property
@@ -211,6 +269,7 @@ class StepLog(Sequence[StepRecord]):
             examples=examples,
             example_words=words,
             compact=compact,
+            removals=tuple(self._removal(i, row) for row in self._removals.get(i, ())),
         )
 
     def column(self, name: str) -> list[int]:

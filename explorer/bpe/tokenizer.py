@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import lshift, or_
@@ -24,9 +25,10 @@ from ..stages.normalizers import normalize_str
 from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
-from . import merging
+from . import merging, picky
 from .config import EncodeOptions, TrainerConfig
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
+from .picky import EventPlan, event_plan
 from .vocab import Vocab
 
 __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "PieceCache", "Tokenizer", "TraceStep"]
@@ -77,6 +79,7 @@ class TraceStep(NamedTuple):
     right: str
     token: str
     tokens: tuple[str, ...]  # the piece's tokens after this merge
+    removed: bool = False  # PickyBPE: a removal (``left`` split into ``right``'s parts), not a merge
 
 
 class EncodedPiece(NamedTuple):
@@ -196,7 +199,19 @@ class Tokenizer:
             self._byte_id = self._byte_ids.__getitem__
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
-        self._cache = PieceCache(self._whole_or_merged if rules == "tiktoken" else self._merged_piece)
+        # PickyBPE's removals: pieces replay the merges and removals in the order learned
+        self._plan: EventPlan | None = None
+        if vocab.removals:
+            if rules == "tiktoken":
+                raise ConfigError(
+                    "tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges"
+                )
+            self._plan = event_plan(
+                len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
+            )
+        self._cache = PieceCache(
+            self._whole_or_merged if rules == "tiktoken" else self._replayed if self._plan else self._merged_piece
+        )
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
 
     def _merged_texts(self) -> Sequence[str]:
@@ -350,6 +365,22 @@ class Tokenizer:
             merging.lowest_first(ids, self._pair) if len(ids) <= SHORT_PIECE else merging.encode(ids, self._pair)
         )
 
+    def _replayed(self, piece: str) -> tuple[int, ...]:
+        """A piece's ids under PickyBPE: the merges and removals replayed (``picky.replay``).
+
+        >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
+        >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
+        >>> tok.tokens(tok._replayed("ababa")), tok.tokens(tok._replayed("abaab"))
+        (['a', 'b', 'aba'], ['aba', 'a', 'b'])
+        """
+        return self._replay_ids(self._piece_ids(piece))
+
+    def _replay_ids(self, ids: list[int]) -> tuple[int, ...]:
+        assert self._plan is not None
+        chain = Chain(ids)
+        deque(picky.replay(chain, self._plan), maxlen=0)
+        return tuple(chain.walk())
+
     def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
         """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
         raw = piece.encode("utf-8", "surrogatepass")
@@ -380,9 +411,27 @@ class Tokenizer:
         # a part longer than one byte is a merged text, so a key of the table
         return tuple(get(t) & ID_MASK if len(t) > 1 else ids.get(t, unk) for t in parts)  # type: ignore[operator]
 
+    @property
+    def events(self) -> EventPlan | None:
+        """PickyBPE's timeline of merges and removals (``picky.EventPlan``); None for a
+        tokenizer that only merges."""
+        return self._plan
+
+    def merge_symbols(self, ids: Sequence[int]) -> tuple[int, ...]:
+        """Base-symbol ids (one piece) merged as ``encode`` merges a piece's, with no look-up
+        of the piece as a whole (tiktoken's shortcut).
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (2, 0)])
+        >>> tok.merge_symbols([0, 1, 0, 1]), tok.merge_symbols([0, 1, 0])
+        ((2, 2), (3,))
+        """
+        return self._merge_ids(list(ids))
+
     def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
         # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
         # own_merges_suffice or the piece is long
+        if self._plan is not None:
+            return self._replay_ids(ids)
         return tuple(merging.encode(ids, self._pair))
 
     def _dropped(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
@@ -394,6 +443,10 @@ class Tokenizer:
         >>> tok._dropped([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
+        if self._plan is not None:
+            raise ConfigError(
+                "BPE-dropout skips merges in rank order; a PickyBPE tokenizer also removes tokens, so it has no dropout here"
+            )
         skip = lambda: rng.random() < dropout  # noqa: E731 - asked once per merge considered
         if self.encoding.dropout_style == "once":
             return merging.merge_once(ids, self._pair, skip=skip)
@@ -536,6 +589,8 @@ class Tokenizer:
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
         links = Chain(self._piece_ids(piece))
+        if self._plan is not None:
+            return self._replay_trace(links)
         return [
             TraceStep(
                 packed >> ID_BITS,
@@ -547,6 +602,46 @@ class Tokenizer:
             )
             for packed, at, left, right in merging.chain_merges(links, self._pair)
         ]
+
+    def _replay_trace(self, links: Chain) -> list[TraceStep]:
+        """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
+        token split into its parts, ``left`` the token, ``right`` its parts joined by spaces).
+
+        >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
+        >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
+        >>> [(s.rank, s.left, s.right, s.tokens, s.removed) for s in tok.encode_trace("abaab")][2:]
+        [(1, 'ab', 'a', ('aba', 'ab'), False), (1, 'ab', 'a b', ('aba', 'a', 'b'), True)]
+        """
+        assert self._plan is not None
+        after = self._plan.after
+        steps: list[TraceStep] = []
+        for t, kind, at, ids in picky.replay(links, self._plan):
+            if kind == "merge":
+                left, right, new = ids
+                steps.append(
+                    TraceStep(
+                        after[t] - 1,
+                        links.index(at),
+                        self.id_to_token(left),
+                        self.id_to_token(right),
+                        self._tokens[new],
+                        tuple(self.tokens(links.walk())),
+                    )
+                )
+            else:
+                token, *parts = ids
+                steps.append(
+                    TraceStep(
+                        after[t] - 1,
+                        links.index(at),
+                        self._tokens[token],
+                        " ".join(self.tokens(parts)),
+                        self._tokens[token],
+                        tuple(self.tokens(links.walk())),
+                        True,
+                    )
+                )
+        return steps
 
     def base_tokens(self, piece: str) -> list[str]:
         """The piece's symbols before any merge (unknown ones as the unk token)."""

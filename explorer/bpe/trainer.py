@@ -34,11 +34,13 @@ from ..errors import ConfigError
 from ..stages.pipeline import Pipeline, count_words, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig, superword_config
-from .records import PairStat, StepLog, StepRecord
+from .picky import is_scaffold, live_parts
+from .records import PairStat, RemovalRecord, StepLog, StepRecord
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
 __all__ = [
     "PairStat",
+    "RemovalRecord",
     "StepRecord",
     "StepLog",
     "Trainer",
@@ -112,17 +114,29 @@ class Stepping(Generic[R]):
     merges: list[tuple[int, int]]
     _vocab: VocabBuilder
 
-    def tokenizer(self, k: int | None = None):
-        """A Tokenizer holding the first k merges (all of them by default)."""
-        merges = self.merges if k is None else self.merges[:k]
-        return self._tokenizer(merges, self.config.tokenizer_pipeline(len(merges)))
+    removals: list[tuple[int, int]]  # PickyBPE's (after merge k, id); empty for other training
+    _removed: set[int]
 
-    def _tokenizer(self, merges: Sequence[tuple[int, int]], pipeline: Pipeline):
+    def tokenizer(self, k: int | None = None):
+        """A Tokenizer holding the first k merges (all of them by default), and PickyBPE's
+        removals that followed them."""
+        merges = self.merges if k is None else self.merges[:k]
+        removals = [r for r in self.removals if r[0] <= len(merges)]
+        return self._tokenizer(merges, self.config.tokenizer_pipeline(len(merges)), removals)
+
+    def _tokenizer(
+        self, merges: Sequence[tuple[int, int]], pipeline: Pipeline, removals: Sequence[tuple[int, int]] = ()
+    ):
         from .tokenizer import Tokenizer
 
         config = self.config
-        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids)
+        vocab = Vocab(config.special_tokens, tuple(self.alphabet), tuple(merges), config.reuse_ids, tuple(removals))
         return Tokenizer(pipeline=pipeline, vocab=vocab, encoding=self.encoding)
+
+    @property
+    def n_live(self) -> int:
+        """Tokens in the vocabulary now, PickyBPE's removed ones left out."""
+        return len(self._vocab) - len(self._removed)
 
     @property
     def planned_merges(self) -> int | None:
@@ -136,7 +150,7 @@ class Stepping(Generic[R]):
         if cfg.num_merges is not None:
             return cfg.num_merges
         if cfg.vocab_size is not None:
-            return max(0, cfg.vocab_size - len(self._vocab) + len(self.merges))
+            return max(0, cfg.vocab_size - self.n_live + len(self.merges))
         return None
 
     def step(self) -> R | None:
@@ -242,7 +256,11 @@ class Trainer(Stepping[StepRecord]):
                 raise ConfigError("SuperBPE training reads the texts twice: start it with Trainer.from_texts")
             self._superwords = dict(superwords)
         self.transitioned_at: int | None = None  # SuperBPE: the merges made before the texts were rejoined
+        self.removals: list[tuple[int, int]] = []  # PickyBPE: (after merge k, id), see bpe.picky
+        self._removed: set[int] = set()
         self.initial_tokens = self.tokens = self._index(map(to_ids, seqs))
+        if config.picky is not None:
+            self._start_picky()
 
     def _index(self, id_seqs: Iterable[Iterable[int]]) -> int:
         """Lay the words (as ids, in the order of ``self._words``) out in the position arrays,
@@ -284,6 +302,24 @@ class Trainer(Stepping[StepRecord]):
         heapq.heapify(self._heap)
         self._front: list[tuple[int, object, int]] = []  # see _top
         return total
+
+    def _start_picky(self) -> None:
+        """PickyBPE's bookkeeping, kept only when it trains (``bpe.picky``)::
+
+        _alone[id]      occurrences of the token in the corpus now (weighted by frequency)
+        _base_len[id]   base symbols it spans: a removal lays its parts out from its position
+        _parents[id]    the pair that last made it
+        _made[id]       positions where it was made (stale ones skipped when it is removed)
+        """
+        alone = [0] * len(self._vocab)
+        freqs = self._freqs
+        for t, wi in zip(self._sym, self._wof):
+            alone[t] += freqs[wi]
+        self._alone = alone
+        self._n_base = len(self._vocab)  # special tokens and the alphabet: never removed
+        self._base_len = [1] * len(self._vocab)
+        self._parents: dict[int, tuple[int, int]] = {}
+        self._made: dict[int, array] = {}
 
     def _rejoin(self) -> None:
         """SuperBPE's second stage: the texts counted again as superwords (the pre-tokenizer's
@@ -530,7 +566,7 @@ class Trainer(Stepping[StepRecord]):
         cfg = self.config
         if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
             return self._finish("num_merges")
-        if cfg.vocab_size is not None and len(self._vocab) >= cfg.vocab_size:
+        if cfg.vocab_size is not None and self.n_live >= cfg.vocab_size:
             return self._finish("vocab_size")
         if self._superwords is not None and len(self.merges) >= cfg.superbpe_transition:  # type: ignore[operator]
             self._rejoin()
@@ -589,6 +625,7 @@ class Trainer(Stepping[StepRecord]):
         new_id, reused = self._vocab.add_merge(left, right)
         if cfg.tie_break == "hf" and not reused:
             self._hf_rank.append(new_id)
+        positions = self._where.get(best, ()) if cfg.picky is not None else ()
         replaced, per_word = self._merge(best, left, right, new_id) if best_count else (0, {})
         self.tokens -= replaced
         self.merges.append((left, right))
@@ -609,7 +646,120 @@ class Trainer(Stepping[StepRecord]):
             examples=examples,
             example_words=tuple(wi for wi, _ in picked),
         )
+        if cfg.picky is not None:
+            self._picky_step(left, right, new_id, replaced, positions, reused)
         return new_id
+
+    def _picky_step(self, a: int, b: int, new: int, replaced: int, positions: Iterable[int], reused: bool) -> None:
+        """After the merge (a, b) -> new: PickyBPE's counts, then the check of a and b (a merged
+        token whose occurrences left alone are under τ x the merge's is removed)."""
+        alone, base_len, sym = self._alone, self._base_len, self._sym
+        if not reused:
+            alone.append(0)
+            base_len.append(0)
+        base_len[new] = base_len[a] + base_len[b]
+        self._parents[new] = (a, b)
+        self._removed.discard(new)
+        alone[new] += replaced
+        alone[a] -= replaced
+        alone[b] -= replaced
+        made = self._made.setdefault(new, array("i"))
+        made.extend(p for p in positions if sym[p] == new)
+        tau: float = self.config.picky  # type: ignore[assignment]  # set: PickyBPE trains
+        for x in (a,) if a == b else (a, b):
+            if x >= self._n_base and x not in self._removed and is_scaffold(alone[x], replaced, tau):
+                self._remove(x, replaced)
+
+    def _remove(self, x: int, inside: int) -> None:
+        """Remove token x: every occurrence split into its live parts (``picky.live_parts``),
+        pair counts, positions and the heap updated as a merge updates them."""
+        sym, nxt, prv, wof, freqs = self._sym, self._nxt, self._prv, self._wof, self._freqs
+        alone, base_len, made = self._alone, self._base_len, self._made
+        parts = live_parts(x, self._parents, self._removed)
+        self._removed.add(x)
+        before: dict[int, int] = {}
+        bump, note = self._bump, self._note
+        first_merged = self._n_base
+        at_x = sorted({p for p in made.pop(x, ()) if sym[p] == x})
+        words: set[int] = set()
+        split = 0
+        for p in at_x:
+            wi = wof[p]
+            w = freqs[wi]
+            left, right = prv[p], nxt[p]
+            if left >= 0:
+                bump(sym[left] << PAIR_SHIFT | x, -w, before)
+            if right >= 0:
+                bump(x << PAIR_SHIFT | sym[right], -w, before)
+            last = -1
+            at = p
+            for part in parts:
+                sym[at] = part
+                if last >= 0:
+                    nxt[last] = at
+                    prv[at] = last
+                    pair = sym[last] << PAIR_SHIFT | part
+                    bump(pair, w, before)
+                    note(pair, last)
+                if part >= first_merged:
+                    made.setdefault(part, array("i")).append(at)
+                alone[part] += w
+                last = at
+                at += base_len[part]
+            nxt[last] = right
+            if right >= 0:
+                prv[right] = last
+                pair = parts[-1] << PAIR_SHIFT | sym[right]
+                bump(pair, w, before)
+                note(pair, last)
+            if left >= 0:
+                pair = sym[left] << PAIR_SHIFT | parts[0]
+                bump(pair, w, before)
+                note(pair, left)
+            split += w
+            words.add(wi)
+        alone[x] -= split
+        self.tokens += (len(parts) - 1) * split
+        self._settle(before)
+        self.removals.append((len(self.merges), x))
+        self.records.append_removal(
+            x, tuple(parts), alone=split, inside=inside, tokens_after=self.tokens, words_affected=len(words)
+        )
+
+    def _bump(self, pair: int, delta: int, before: dict[int, int]) -> None:
+        """Change a pair's count, keeping its count before the change in ``before`` (``_settle``)."""
+        count = self._count
+        old = count.get(pair, 0)
+        before.setdefault(pair, old)
+        count[pair] = old + delta
+
+    def _note(self, pair: int, p: int) -> None:
+        """Record a position of a pair (ascending array while positions come in order, a heap after)."""
+        lst = self._where.get(pair)
+        if lst is None:
+            self._where[pair] = array("i", (p,))
+        elif type(lst) is list:
+            heapq.heappush(lst, p)
+        elif p >= lst[-1]:
+            lst.append(p)
+        else:
+            heapq.heappush(self._heap_of(pair), p)
+
+    def _settle(self, before: dict[int, int]) -> None:
+        """The count histogram and the heap brought up to date for the pairs whose counts
+        changed (``before``: pair -> count before); a pair that is gone is forgotten."""
+        count, where, hist, heap = self._count, self._where, self._hist, self._heap
+        push = heapq.heappush
+        for changed, old in before.items():
+            c = count.get(changed, 0)
+            if old > 0:
+                hist[old] -= 1
+            if c <= 0:
+                count.pop(changed, None)
+                where.pop(changed, None)
+            else:
+                hist[c] += 1
+                push(heap, (-c, self._tie_key(changed), changed))
 
     def _finish(self, reason: str) -> bool:
         """Stop for good: a finished trainer never merges again (another setting makes another
@@ -707,17 +857,7 @@ class Trainer(Stepping[StepRecord]):
             merged_count = count[pair]
         del count[pair]
         hist[merged_count] -= 1
-        heap = self._heap
-        for changed, old in before.items():
-            c = count[changed]
-            if old > 0:
-                hist[old] -= 1
-            if c <= 0:
-                del count[changed]
-                where.pop(changed, None)
-            else:
-                hist[c] += 1
-                push(heap, (-c, self._tie_key(changed), changed))
+        self._settle(before)
         return replaced, per_word
 
     def run(self) -> Trainer:

@@ -13,6 +13,7 @@ from typing import cast
 from ..errors import ConfigError, FormatError
 from ..stages.units import UNICODE_TO_BYTE, byte_alphabet
 from .config import TrainerConfig
+from .picky import removal_parts
 
 __all__ = ["Vocab", "VocabBuilder", "build_alphabet", "hf_alphabet_ranks", "int_pairs"]
 
@@ -144,12 +145,17 @@ class Vocab(Sequence[str]):
     alphabet: tuple[str, ...] = ()
     merges: tuple[tuple[int, int], ...] = ()
     reuse_ids: bool = True
+    # PickyBPE's removals, ((after, id), ...): id removed right after merge number ``after`` (1-based)
+    removals: tuple[tuple[int, int], ...] = ()
     # derived in __post_init__, never compared: tokens by id, token -> first id, each merge's id
     tokens: tuple[str, ...] = field(init=False, repr=False, compare=False)
     ids: dict[str, int] = field(init=False, repr=False, compare=False)
     merged_ids: tuple[int, ...] = field(init=False, repr=False, compare=False)
     n_special: int = field(init=False, repr=False, compare=False)
     n_base: int = field(init=False, repr=False, compare=False)  # ids before the merges'
+    # each removal's parts (picky.removal_parts), and the ids removed for good (not made again)
+    removal_parts: tuple[tuple[int, ...], ...] = field(init=False, repr=False, compare=False)
+    removed: frozenset[int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(set(self.special_tokens)) != len(self.special_tokens) or not all(self.special_tokens):
@@ -157,15 +163,21 @@ class Vocab(Sequence[str]):
         merges = int_pairs(self.merges)
         built = VocabBuilder(self.special_tokens, self.alphabet, reuse_ids=self.reuse_ids)
         n_base = len(built)
+        merged_ids = tuple(built.add_merges(merges))
+        removals = int_pairs(self.removals)
+        parts = removal_parts(n_base, merges, merged_ids, removals) if removals else ()
         derived = {
             "n_base": n_base,
             "special_tokens": tuple(self.special_tokens),
             "alphabet": tuple(self.alphabet),
             "merges": merges,
-            "merged_ids": tuple(built.add_merges(merges)),
+            "merged_ids": merged_ids,
             "tokens": tuple(built.tokens),
             "ids": built.ids,
             "n_special": built.n_special,
+            "removals": removals,
+            "removal_parts": parts,
+            "removed": _removed_for_good(merged_ids, removals),
         }
         for name, value in derived.items():
             object.__setattr__(self, name, value)
@@ -183,19 +195,33 @@ class Vocab(Sequence[str]):
         return token in self.ids
 
     def __hash__(self) -> int:
-        return hash((self.special_tokens, self.alphabet, self.merges, self.reuse_ids))
+        return hash((self.special_tokens, self.alphabet, self.merges, self.reuse_ids, self.removals))
+
+    @property
+    def n_live(self) -> int:
+        """How many tokens the vocabulary has once PickyBPE's removed ones are left out.
+
+        >>> Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),)).n_live
+        3
+        """
+        return len(self.tokens) - len(self.removed)
 
     def id(self, token: str) -> int | None:
         """The id of a token (the first, when ids are not reused), else None."""
         return self.ids.get(token)
 
     def truncate(self, k: int) -> Vocab:
-        """The vocabulary after its first k merges.
+        """The vocabulary after its first k merges (and the removals that followed them).
 
         >>> Vocab(alphabet=("a",), merges=((0, 0), (1, 1))).truncate(1).tokens
         ('a', 'aa')
+        >>> v = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0), (0, 0)), removals=((2, 2),))
+        >>> v.truncate(1).removals, v.truncate(2).removed
+        ((), frozenset({2}))
         """
-        return Vocab(self.special_tokens, self.alphabet, self.merges[: max(0, k)], self.reuse_ids)
+        k = max(0, k)
+        removals = tuple(r for r in self.removals if r[0] <= k)
+        return Vocab(self.special_tokens, self.alphabet, self.merges[:k], self.reuse_ids, removals)
 
     def to_dict(self) -> dict:
         """trace.json's "vocab" object (the merges are its top-level "merges" list).
@@ -208,6 +234,16 @@ class Vocab(Sequence[str]):
             "alphabet": list(self.alphabet),
             "reuse_ids": self.reuse_ids,
         }
+
+
+def _removed_for_good(merged_ids: Sequence[int], removals: Sequence[tuple[int, int]]) -> frozenset[int]:
+    """The ids whose last event is a removal: no later merge made them again.
+
+    >>> sorted(_removed_for_good([2, 3, 2], [(2, 2), (2, 3)]))
+    [3]
+    """
+    last_made = {made: k + 1 for k, made in enumerate(merged_ids)}
+    return frozenset(token for after, token in removals if last_made[token] <= after)
 
 
 def int_pairs(merges: Iterable[Sequence[int]]) -> tuple[tuple[int, int], ...]:

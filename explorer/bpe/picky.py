@@ -1,0 +1,276 @@
+"""PickyBPE (Chizhov et al. 2024, "BPE Gets Picky"): training that removes the tokens a merge
+has made useless, and the encoder that follows the merges and removals in the order learned.
+
+After each merge (a, b) -> ab, each merged token among a and b is checked: when what is left of
+it standing alone is under τ times the merge's count (``is_scaffold``), it is removed and every
+occurrence is split into its parts: the two tokens it was merged from, each split further when
+it was itself removed (``live_parts``). A removed token may come back: a later merge that makes
+it again restores it. τ = 0 removes nothing (classical BPE); the paper's threshold T on the
+intersection-over-self is τ = (1 - T) / T (T = 0.9 is τ ≈ 0.11).
+
+Data shapes::
+
+    removals   ((after, id), ...)   id removed right after the merge numbered ``after`` (1-based),
+                                    in the order made (after nondecreasing)
+    events     merge k (0-based) and the removals after it, in one timeline; time = index:
+               [merge 0, merge 1, removal (2, id), merge 2, ...]
+    plan.merges[(a, b)]  -> ([time, ...], [new id, ...])   every time the pair merges
+    plan.removals[id]    -> ([time, ...], [parts, ...])    every time the token is removed
+
+Encoding replays the timeline on each piece (``replay``): the next event that applies to the
+piece (its earliest pair merge or token removal after "now") is made, everywhere in the piece at
+once, as training made it everywhere in the corpus. So the tokenizer after k merges gives every
+training word exactly the segmentation training had then.
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..errors import FormatError
+from .merging import Chain
+
+__all__ = [
+    "EventPlan",
+    "is_scaffold",
+    "live_parts",
+    "removal_parts",
+    "event_plan",
+    "replay",
+    "ios_threshold",
+]
+
+
+def is_scaffold(alone: int, inside: int, tau: float) -> bool:
+    """PickyBPE's rule: a token whose occurrences left standing alone after a merge are under
+    τ times the occurrences that merge took (its intersection-over-self above 1 / (1 + τ)).
+
+    >>> is_scaffold(1, 10, 0.2), is_scaffold(2, 10, 0.2), is_scaffold(0, 10, 0.0)
+    (True, False, False)
+    """
+    return alone < tau * inside
+
+
+def ios_threshold(tau: float) -> float:
+    """The paper's IoS threshold T for a τ: a token goes when IoS > T = 1 / (1 + τ).
+
+    >>> round(ios_threshold(1 / 9), 6), ios_threshold(0.0)
+    (0.9, 1.0)
+    """
+    return 1 / (1 + tau)
+
+
+def live_parts(token: int, parents: Mapping[int, tuple[int, int]], removed: set[int] | frozenset[int]) -> list[int]:
+    """A removed token's parts: the two it was merged from, each split further while removed.
+
+    >>> live_parts(5, {3: (0, 1), 4: (3, 2), 5: (4, 0)}, {4, 5, 3})
+    [0, 1, 2, 0]
+    >>> live_parts(5, {3: (0, 1), 4: (3, 2), 5: (4, 0)}, {5})
+    [4, 0]
+    """
+    out: list[int] = []
+    stack = list(reversed(parents[token]))
+    while stack:
+        t = stack.pop()
+        if t in removed:
+            a, b = parents[t]
+            stack += (b, a)
+        else:
+            out.append(t)
+    return out
+
+
+def removal_parts(
+    n_base: int, merges: Sequence[tuple[int, int]], merged_ids: Sequence[int], removals: Sequence[tuple[int, int]]
+) -> tuple[tuple[int, ...], ...]:
+    """Each removal's parts, as training split the token then (``live_parts`` with the parents
+    of the merge that last made it). FormatError for a removal that training cannot have made:
+    out of order, past the merges, of a base symbol, or of a token not live then.
+
+    >>> removal_parts(2, [(0, 1), (2, 1), (0, 1)], [2, 3, 2], [(2, 2), (3, 2)])
+    ((0, 1), (0, 1))
+    >>> removal_parts(2, [(0, 1)], [2], [(1, 0)])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: removal 0 (after merge 1) removes id 0, which is not a merged token live then
+    """
+    parents: dict[int, tuple[int, int]] = {}
+    removed: set[int] = set()
+    out: list[tuple[int, ...]] = []
+    k = 0
+    for r, (after, token) in enumerate(removals):
+        if not k <= after <= len(merges) or after < 1:
+            raise FormatError(
+                f"removal {r} comes after merge {after}: removals follow a merge, in order, "
+                f"at most the last ({len(merges)})"
+            )
+        for pair, made in zip(merges[k:after], merged_ids[k:after]):
+            parents[made] = pair
+            removed.discard(made)
+        k = after
+        if token < n_base or token not in parents or token in removed:
+            raise FormatError(
+                f"removal {r} (after merge {after}) removes id {token}, which is not a merged token live then"
+            )
+        out.append(tuple(live_parts(token, parents, removed)))
+        removed.add(token)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class EventPlan:
+    """The merges and removals as one timeline, looked up by pair and by token (module doc)."""
+
+    merges: dict[tuple[int, int], tuple[list[int], list[int]]]
+    removals: dict[int, tuple[list[int], list[tuple[int, ...]]]]
+    after: list[int]  # time -> the merges made once that event is made
+    base_len: list[int]  # id -> how many base symbols it spans (a removal's parts sit side by side)
+
+    def next_merge(self, pair: tuple[int, int], now: int) -> tuple[int, int] | None:
+        """(time, new id) of the pair's first merge after ``now``, None if none."""
+        found = self.merges.get(pair)
+        if found is None:
+            return None
+        times, made = found
+        i = bisect_right(times, now)
+        return (times[i], made[i]) if i < len(times) else None
+
+    def next_removal(self, token: int, now: int) -> tuple[int, tuple[int, ...]] | None:
+        """(time, parts) of the token's first removal after ``now``, None if none."""
+        found = self.removals.get(token)
+        if found is None:
+            return None
+        times, parts = found
+        i = bisect_right(times, now)
+        return (times[i], parts[i]) if i < len(times) else None
+
+
+def event_plan(
+    n_tokens: int,
+    n_base: int,
+    merges: Sequence[tuple[int, int]],
+    merged_ids: Sequence[int],
+    removals: Sequence[tuple[int, int]],
+    parts: Sequence[tuple[int, ...]],
+) -> EventPlan:
+    """The timeline of a vocabulary's merges and removals (``removal_parts`` gives ``parts``).
+
+    >>> plan = event_plan(4, 2, [(0, 1), (2, 0)], [2, 3], [(2, 2)], [(0, 1)])
+    >>> plan.merges, plan.removals, plan.after
+    ({(0, 1): ([0], [2]), (2, 0): ([1], [3])}, {2: ([2], [(0, 1)])}, [1, 2, 2])
+    """
+    plan_merges: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+    plan_removals: dict[int, tuple[list[int], list[tuple[int, ...]]]] = {}
+    after: list[int] = []
+    base_len = [1] * max(n_tokens, n_base)
+    r = 0
+    for k, (pair, made) in enumerate(zip(merges, merged_ids)):
+        times, ids = plan_merges.setdefault(pair, ([], []))
+        times.append(len(after))
+        ids.append(made)
+        after.append(k + 1)
+        base_len[made] = base_len[pair[0]] + base_len[pair[1]]
+        while r < len(removals) and removals[r][0] == k + 1:
+            token = removals[r][1]
+            rtimes, rparts = plan_removals.setdefault(token, ([], []))
+            rtimes.append(len(after))
+            rparts.append(parts[r])
+            after.append(k + 1)
+            r += 1
+    return EventPlan(plan_merges, plan_removals, after, base_len)
+
+
+EventKind = Literal["merge", "removal"]
+
+
+def replay(chain: Chain, plan: EventPlan) -> Iterator[tuple[int, EventKind, int, tuple[int, ...]]]:
+    """Make the timeline's events on every piece of the chain, earliest first, left to right
+    within one event, and yield each as made: (time, kind, position, tokens) with tokens
+    (left, right, new) for a merge, (token, *parts) for a removal. The chain must hold the
+    pieces' base symbols, one a position: a removal lays its parts out over the positions
+    the token spans.
+
+    Candidates sit in a heap of (time, position, kind); an entry whose tokens have since changed
+    is stale and dropped when popped. Each change pushes the next event of the pairs and tokens
+    it made, after now.
+
+    >>> plan = event_plan(4, 2, [(0, 1), (2, 0)], [2, 3], [(2, 2)], [(0, 1)])
+    >>> chain = Chain([0, 1, 0, 0, 1])  # a b a a b -> ab a ab -> aba ab -> aba a b
+    >>> [(t, kind, p) for t, kind, p, _ in replay(chain, plan)], chain.walk()
+    ([(0, 'merge', 0), (0, 'merge', 3), (1, 'merge', 0), (2, 'removal', 3)], [3, 0, 1])
+    """
+    sym, nxt, prv = chain.sym, chain.nxt, chain.prv
+    base_len = plan.base_len
+    heap: list[tuple[int, int, int]] = []  # (time, position, 0 merge | 1 removal)
+    push = heapq.heappush
+
+    def pair_at(p: int, now: int) -> None:
+        q = nxt[p]
+        if q >= 0:
+            found = plan.next_merge((sym[p], sym[q]), now)
+            if found is not None:
+                push(heap, (found[0], p, 0))
+
+    def token_at(p: int, now: int) -> None:
+        found = plan.next_removal(sym[p], now)
+        if found is not None:
+            push(heap, (found[0], p, 1))
+
+    for p in range(len(sym)):
+        if sym[p] >= 0:
+            pair_at(p, -1)
+            token_at(p, -1)
+    while heap:
+        t, p, kind = heapq.heappop(heap)
+        x = sym[p]
+        if x < 0:
+            continue
+        if kind == 0:
+            q = nxt[p]
+            if q < 0:
+                continue
+            found = plan.next_merge((x, sym[q]), t - 1)
+            if found is None or found[0] != t:
+                continue
+            y, new = sym[q], found[1]
+            sym[p] = new
+            sym[q] = -1
+            nxt[p] = nxt[q]
+            if nxt[q] >= 0:
+                prv[nxt[q]] = p
+            pair_at(p, t)
+            if prv[p] >= 0:
+                pair_at(prv[p], t)
+            token_at(p, t)
+            yield t, "merge", p, (x, y, new)
+        else:
+            found_r = plan.next_removal(x, t - 1)
+            if found_r is None or found_r[0] != t:
+                continue
+            parts = found_r[1]
+            end = nxt[p]
+            at, last = p, -1
+            for part in parts:
+                sym[at] = part
+                if last >= 0:
+                    prv[at] = last
+                    nxt[last] = at
+                last = at
+                at += base_len[part]
+            nxt[last] = end
+            if end >= 0:
+                prv[end] = last
+            q = p
+            while True:
+                token_at(q, t)
+                pair_at(q, t)
+                if q == last:
+                    break
+                q = nxt[q]
+            if prv[p] >= 0:
+                pair_at(prv[p], t)
+            yield t, "removal", p, (x, *parts)
