@@ -31,7 +31,7 @@ from operator import itemgetter
 from typing import Generic, Self, TypeVar
 
 from ..errors import ConfigError
-from ..stages.pipeline import Pipeline, count_words, word_symbols
+from ..stages.pipeline import Pipeline, count_words, count_words_and_superwords, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig, superword_config
 from .picky import is_scaffold, live_parts
@@ -350,10 +350,11 @@ class Trainer(Stepping[StepRecord]):
         for SuperBPE, count the texts' superwords too (they are trained on after the transition)."""
         superwords = None
         if config.superbpe_transition is not None:
-            texts = [texts] if isinstance(texts, str) else list(texts)
-            superwords = count_words(texts, superword_config(config))
+            words, superwords = count_words_and_superwords(texts, config)
+        else:
+            words = count_words(texts, config)
         return cls(
-            count_words(texts, config),
+            words,
             config,
             top_k=top_k,
             full_records=full_records,

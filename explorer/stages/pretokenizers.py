@@ -49,6 +49,7 @@ __all__ = [
     "TIKTOKEN_PATTERNS",
     "Superwords",
     "superword_twin",
+    "join_superwords",
     "is_superword",
     "MINBPE_PATTERNS",
     "CustomRegex",
@@ -754,19 +755,7 @@ class Superwords(PreTokenizer):
         return out
 
     def piece_texts(self, text: str, *, pattern: str | None = None) -> list[str]:
-        out: list[str] = []
-        run: list[str] = []
-        for piece in _PRETOKENIZER(self.base).piece_texts(text, pattern=pattern):
-            if _NUMBER.search(piece):
-                if run:
-                    out.append("".join(run))
-                    run = []
-                out.append(piece)
-            else:
-                run.append(piece)
-        if run:
-            out.append("".join(run))
-        return out
+        return join_superwords(_PRETOKENIZER(self.base).piece_texts(text, pattern=pattern))
 
     def to_hf(self, *, pattern: str | None = None) -> dict:
         # None would mean "no split" there: say so instead of writing a different tokenizer
@@ -774,6 +763,29 @@ class Superwords(PreTokenizer):
             "SuperBPE's superword pre-tokenizer (pieces joined across spaces) has no form in a Hugging Face "
             "tokenizer.json"
         )
+
+
+def join_superwords(pieces: Iterable[str]) -> list[str]:
+    """The base pre-tokenizer's pieces as superwords: runs without a digit joined, a piece with
+    a digit kept on its own (``Superwords``; a trainer that has the pieces already joins them
+    here instead of cutting the text again).
+
+    >>> join_superwords(["By", " the", " way", ",", " 42", " days"])
+    ['By the way,', ' 42', ' days']
+    """
+    out: list[str] = []
+    run: list[str] = []
+    for piece in pieces:
+        if _NUMBER.search(piece):
+            if run:
+                out.append("".join(run))
+                run = []
+            out.append(piece)
+        else:
+            run.append(piece)
+    if run:
+        out.append("".join(run))
+    return out
 
 
 SUPERWORDS_SUFFIX = "-superwords"
