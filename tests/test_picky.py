@@ -7,6 +7,7 @@ training had then."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 
 import pytest
@@ -14,7 +15,7 @@ from conftest import read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer import ConfigError, FormatError, Tokenizer, TrainerConfig, Vocab, make_config, replay, train
+from explorer import ConfigError, FormatError, Tokenizer, Trainer, TrainerConfig, Vocab, make_config, replay, train
 from explorer.analysis.evaluate import piece_counts
 
 Seg = tuple[str, ...]
@@ -233,3 +234,16 @@ def test_picky_settings_are_checked():
     tok = train("abcdab cd bcd bcd", _config(0.5, 12)).tokenizer()
     with pytest.raises(ConfigError, match="no dropout"):
         tok.encode("abc", dropout=0.5, seed=1)
+
+
+def test_a_copy_taken_mid_training_trains_on_as_the_original():
+    text = read_sample("english_frankenstein.txt")[:30_000]
+    cfg = make_config("gpt2", vocab_size=None, num_merges=300, picky=0.5)
+    whole = train(text, cfg)
+    t = Trainer.from_texts(text, cfg)
+    t.advance(150)
+    twin = copy.deepcopy(t)
+    t.advance(20)  # the original goes on: the copy must not see it
+    twin.run()
+    assert twin.merges == whole.merges and twin.removals == whole.removals
+    assert twin.records.all_removals() == whole.records.all_removals()

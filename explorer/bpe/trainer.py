@@ -438,6 +438,11 @@ class Trainer(Stepping[StepRecord]):
             "_heap",
             "_front",
             "_hist",
+            "removals",
+            "_removed",
+            "_alone",
+            "_base_len",
+            "_parents",
         }
     )
     _ARRAYS = frozenset({"_sym", "_nxt", "_prv", "_wof"})
@@ -463,7 +468,7 @@ class Trainer(Stepping[StepRecord]):
                 value = value.copy()
             elif name in self._ARRAYS:
                 value = array(value.typecode, value)
-            elif name == "_where":
+            elif name in ("_where", "_made"):
                 value = {pair: (array(v.typecode, v) if type(v) is array else list(v)) for pair, v in value.items()}
             else:
                 value = copy.deepcopy(value, memo)
