@@ -11,6 +11,7 @@ import re
 import pyarrow as pa
 import pytest
 from conftest import ROOT, shown, unescaped
+from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.testing.v1 import AppTest
 from test_compare_page import headlines as cards  # the headline cards: panel -> (number, sentence)
 
@@ -107,6 +108,12 @@ def rules(at: AppTest) -> list[int]:
     return [spec["layer"][-1]["encoding"]["x"]["datum"] for spec, _ in charts(at)]
 
 
+def merge_slider(at: AppTest):
+    """The slider of the merge shown (a new one, under a new key, each time a button moves it)."""
+    (slider,) = [s for s in at.slider if s.label == "Merge shown"]
+    return slider
+
+
 def shown_k(at: AppTest) -> int:
     return int(at.session_state["fair_k"])
 
@@ -179,7 +186,7 @@ def test_back_step_ten_and_the_slider_show_the_sentence_of_that_merge(runs):
     assert sentences(at)[0] == classical_sentence(runs["classical"], 499)
     worst = [k for k, r in enumerate(runs["parity"].records, 1) if r.rule == "worst" and r.served != 0]
     k = worst[len(worst) // 3]
-    at.slider(key="w_fair_slider").set_value(k - 11).run()
+    merge_slider(at).set_value(k - 11).run()
     assert shown_k(at) == k - 11 and rules(at) == [k - 11] * 6
     at.button(key="fair_step").click().run()
     assert sentences(at)[0] == classical_sentence(runs["classical"], k - 10)
@@ -188,9 +195,42 @@ def test_back_step_ten_and_the_slider_show_the_sentence_of_that_merge(runs):
     assert sentences(at) == [classical_sentence(runs["classical"], k), parity_sentence(runs["parity"], k)]
     assert rules(at) == [k] * 6
     assert at.query_params["fair_k"] == str(k)
-    at.slider(key="w_fair_slider").set_value(0).run()
+    merge_slider(at).set_value(0).run()
     assert sentences(at)[0].startswith("No merge yet: Hindi starts with the most tokens")
     assert at.button(key="fair_back").disabled and not at.button(key="fair_step").disabled
+
+
+def as_drawn(at: AppTest) -> WidgetStates:
+    """The page's widget values as the browser holds them now (a copy: later runs leave it be)."""
+    return at.main.root.get_widget_states()
+
+
+def counted(at: AppTest, totals: dict[str, int], drawn: WidgetStates | None = None) -> None:
+    """Rerun as the browser does when its click counter (explorer/ui/clicks.py) reports these
+    running totals, with every other widget as ``drawn`` (by default the newest page; an older
+    one when the browser asks before the last run's answer has arrived). AppTest has no hand for
+    a component's state: the one private call here sends it."""
+    states = WidgetStates()
+    states.CopyFrom(drawn or as_drawn(at))
+    counter = next(c for c in at.get("bidi_component") if c.proto.component_name == "bpe_explorer_click_counter")
+    value = json.dumps({"clicks": {"nonce": "one page load", **totals}})
+    states.widgets.append(WidgetState(id=counter.proto.id, json_value=value))
+    at._run(states)
+
+
+def test_quick_steps_each_move_one_merge_though_the_page_is_a_run_behind(runs):
+    # three Step clicks 30 ms apart: the first run's answer arrives after the second and third
+    # clicks have gone out, so those two carry the slider as it was drawn before (merge 14)
+    at = fairness_page({"fair_k": "14"})
+    before = as_drawn(at)
+    counted(at, {"fair_step": 1}, before)
+    assert shown_k(at) == 15
+    counted(at, {"fair_step": 3}, before)  # the second and third clicks, in one run
+    assert shown_k(at) == 17
+    assert sentences(at)[0] == classical_sentence(runs["classical"], 17)
+    assert rules(at) == [17] * 6
+    counted(at, {"fair_step": 3, "fair_back": 1})  # the newest page: one Back
+    assert shown_k(at) == 16
 
 
 def test_the_window_variant_says_which_language_waited_and_why():
@@ -227,7 +267,7 @@ def test_train_both_applies_the_sidebars_settings_and_the_link_rebuilds_the_view
     at.number_input(key="w_fair_global").set_value(50)
     at.button(key=TRAIN_BOTH).click().run()
     assert not at.exception and shown_k(at) == 200
-    at.slider(key="w_fair_slider").set_value(73).run()
+    merge_slider(at).set_value(73).run()
     link = dict(at.query_params)
     assert {k: v for k, v in link.items() if k.startswith("fair")} == {
         "fair": "en,ko,el",
@@ -251,7 +291,7 @@ def test_train_both_applies_the_sidebars_settings_and_the_link_rebuilds_the_view
         balance=Balance("parity-hybrid", global_merges=50),
     ).run()
     assert hybrid.records[49].served is None and hybrid.records[50].served is not None
-    at.slider(key="w_fair_slider").set_value(50).run()
+    merge_slider(at).set_value(50).run()
     names = ["English", "Korean", "Greek"]
     assert sentences(at)[1] == classical_sentence(hybrid, 50, names, show=str)
 

@@ -75,7 +75,8 @@ _UPLOAD_PREFIX = "up:"  # a language key: a UDHR code, or "up:" + the stored bun
 
 _REQUEST = "fair_request"  # the Request trained and shown
 _K = "fair_k"  # the merge shown
-_SLIDER = "w_fair_slider"
+_SLIDER = "fair_slider"  # the slider's key is this and its generation: "fair_slider_3"
+_SLIDER_GEN = "fair_slider_gen"  # bumped whenever the page, not the slider, moves the merge shown
 _UPLOADS = "fair_uploads"  # {key: Language} the session added
 _UPLOAD_NOTE = "fair_upload_note"  # ("error" | "success", text): what the last "Add" did, said once
 _UPLOAD_ROUND = "fair_upload_round"  # bumped to empty the upload form's file pickers
@@ -786,13 +787,34 @@ def _shown(lab: Lab) -> int:
 
 
 def _move(n: int, lab: Lab) -> None:
-    k = max(0, min(_shown(lab) + n, lab.merges))
-    st.session_state[_K] = k
-    st.session_state[_SLIDER] = k
+    st.session_state[_K] = max(0, min(_shown(lab) + n, lab.merges))
 
 
-def _on_slider() -> None:
-    st.session_state[_K] = int(st.session_state[_SLIDER])
+# Why the slider is replaced, not set, when a button moves the merge: quick clicks go out before
+# the last run's answer arrives, and each such rerun carries the slider as the browser still
+# draws it. Set to 15 by the first click's run, a slider the browser still shows at 14 reads
+# to Streamlit as a move back to 14 (its on_change fires before the clicks are counted): three
+# quick Steps made two. A new key is a new widget; the old one's late value changes nothing.
+#   session_state: {"fair_slider_gen": 4, "fair_slider_4": 15, "fair_k": 15}
+def _current_slider() -> str:
+    return f"{_SLIDER}_{int(st.session_state.get(_SLIDER_GEN, 0))}"
+
+
+def _on_slider(key: str) -> None:
+    if key == _current_slider():  # not a replaced slider's late value
+        st.session_state[_K] = int(st.session_state[key])
+
+
+def _slider_key(k: int) -> str:
+    """The key of a slider that shows merge k: the current one if it does, else a new one."""
+    key = _current_slider()
+    if st.session_state.get(key) != k:
+        gen = int(st.session_state.get(_SLIDER_GEN, 0))
+        st.session_state.pop(key, None)
+        st.session_state[_SLIDER_GEN] = gen + 1
+        key = f"{_SLIDER}_{gen + 1}"
+        st.session_state[key] = k
+    return key
 
 
 _BUTTONS = {"fair_back": -1, "fair_step": 1, "fair_step10": 10}  # widget key -> merges per click
@@ -805,8 +827,7 @@ def controls(lab: Lab) -> int:
     if queued:
         _move(sum(_BUTTONS[key] * n for key, n in queued.items()), lab)
     k = _shown(lab)
-    if st.session_state.get(_SLIDER) != k:
-        st.session_state[_SLIDER] = k
+    slider_key = _slider_key(k)
     row = st.columns([0.9, 0.9, 0.9, 5.3, 2.4], vertical_alignment="center", gap="small")
     row[0].button("Back", key="fair_back", on_click=_move, args=(-1, lab), disabled=k == 0, width="stretch")
     row[1].button(
@@ -823,8 +844,9 @@ def controls(lab: Lab) -> int:
         "Merge shown",
         0,
         max(lab.merges, 1),
-        key=_SLIDER,
+        key=slider_key,
         on_change=_on_slider,
+        args=(slider_key,),
         label_visibility="collapsed",
         disabled=lab.merges == 0,
         help="Drag to any merge: every number and chart shows both tokenizers as of that merge.",
