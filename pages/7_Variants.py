@@ -1,4 +1,4 @@
-"""Variants lab: classical BPE against SuperBPE, scaffold tokens, and each tokenizer's token health."""
+"""Variants lab: classical BPE against SuperBPE and PickyBPE, scaffold tokens, and each tokenizer's token health."""
 
 import streamlit as st
 
@@ -12,19 +12,24 @@ links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view
 with st.sidebar:
     view.settings_form()
 
-st.title("Variants lab: SuperBPE, scaffold tokens, token health")
+st.title("Variants lab: SuperBPE, PickyBPE, scaffold tokens, token health")
 request = view.current_request()
-view.transition_slider(request)
+left, right = st.columns(2, gap="large")
+with left:
+    view.transition_slider(request)
+with right:
+    view.tau_slider(request)
 lab = view.train(request)
 links.keep_current(view.link_params())
 if lab is None:
     st.stop()
 st.caption(view.describe_request(lab, request))
-view.headline_view(lab)  # the answer first
+view.headline_view(lab)  # the answer first: cards, then the three on held-out text
 # only the tab open is drawn: the scans and counts behind the others cost seconds the first time
 tabs = st.tabs(view.TABS, key="w_var_tab", on_change="rerun")
 draw = (
     lambda: view.superwords_panel(lab),
+    lambda: view.timeline_panel(lab),
     lambda: view.scaffold_panel(lab, request),
     lambda: view.health_panel(lab, request),
 )

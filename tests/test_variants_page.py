@@ -1,6 +1,6 @@
 """The Variants page with AppTest: every number it shows is recomputed here from the engine alone
-(SuperBPE and classical training, the encoder, ``scaffold``, ``scan``), not read from the page's
-own helpers."""
+(classical, SuperBPE and PickyBPE training, the encoder, ``scaffold``, ``scan``), not read from the
+page's own helpers."""
 
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ import re
 from collections import Counter
 
 import pytest
-from conftest import ROOT, read_sample, unescaped
+from conftest import ROOT, chart_data, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, load_pretrained, make_config
 from explorer.analysis.fairness import renyi_efficiency
 from explorer.analysis.health import scan
 from explorer.analysis.scaffold import scaffold
+from explorer.ui.render import token_label
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 300
@@ -37,6 +38,15 @@ HELD_OUT_TEXT = cut(read_sample(HELD_OUT), 100_000)
 def trained(merges: int, transition: int | None) -> Trainer:
     cfg = make_config("gpt2", vocab_size=None, num_merges=merges, sequences="lines", superbpe_transition=transition)
     return Trainer.from_texts(CORPUS_TEXT, cfg).run()
+
+
+def picky_trained(merges: int, tau: float) -> Trainer:
+    """PickyBPE trained to as many live tokens as classical BPE has after ``merges`` merges."""
+    size = len(trained(merges, None).tokenizer().vocab)
+    cfg = make_config("gpt2", vocab_size=size, num_merges=None, sequences="lines", picky=tau)
+    trainer = Trainer.from_texts(CORPUS_TEXT, cfg).run()
+    assert len(trainer.tokenizer().vocab) - len(trainer.tokenizer().vocab.removed) == size
+    return trainer
 
 
 def held_out(trainer: Trainer) -> dict:
@@ -97,10 +107,11 @@ def classical():
 def test_the_default_view_draws_its_headline_charts_and_superwords_without_exception():
     at = variants_page()
     head = cards(at)
-    assert list(head) == ["SuperBPE at t = 80%", "Bytes per token", "Rényi efficiency (α = 2.5)", "Superword tokens"]
+    assert list(head) == ["SuperBPE at t = 80%", "PickyBPE at τ = 0.1", "Tokens PickyBPE removed", "Superword tokens"]
     assert len(at.get("arrow_vega_lite_chart")) + len(at.get("vega_lite_chart")) == 3
     assert "superword tokens" in html_with(at, "var-superwords")
     assert at.query_params["var_merges"] == "3000" and at.query_params["var_t"] == "80"
+    assert at.query_params["var_picky"] == "0.1"
 
 
 @pytest.mark.parametrize("share", [80, 50, 100])
@@ -114,8 +125,10 @@ def test_the_transition_slider_gives_the_headline_the_engine_computes(page, clas
         f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}",
         f"tokens on held-out text ({HELD_OUT}): {s['tokens']:,} against classical BPE's {c['tokens']:,}",
     )
-    assert head["Bytes per token"][0] == f"{c['bpt']:.2f} → {s['bpt']:.2f}"
-    assert head["Rényi efficiency (α = 2.5)"][0] == f"{c['renyi']:.3f} → {s['renyi']:.3f}"
+    bpt = chart_data(page, "bytes per token").set_index("tokenizer")["value"]
+    renyi = chart_data(page, "Rényi efficiency (α = 2.5)").set_index("tokenizer")["value"]
+    assert bpt["classical"] == round(c["bpt"], 3) and bpt["SuperBPE"] == round(s["bpt"], 3)
+    assert renyi["classical"] == round(c["renyi"], 3) and renyi["SuperBPE"] == round(s["renyi"], 3)
     assert head["Superword tokens"][0] == f"{s['superwords']:,}"
     t = MERGES * share // 100
     assert head["Superword tokens"][1].startswith(f"of the {MERGES - t:,} merges after the transition span a space")
@@ -223,3 +236,141 @@ def test_one_held_out_line_is_shown_both_ways_the_line_using_most_superwords(pag
         ("SuperBPE", f"{len(superbpe.encode(line)):,}"),
     ]
     assert max(uses) > 0 and len(superbpe.encode(line)) < len(classical.tokenizer().encode(line))
+
+
+# ---- PickyBPE ------------------------------------------------------------------------------------
+def removal_text(tok, trainer: Trainer, r) -> str:
+    """A removal's sentence, written here from the record and the tokenizer's tokens."""
+
+    def q(i: int) -> str:
+        return "‘" + token_label(tok, i) + "’"
+
+    merged = trainer.records[r.after - 1].token_id
+    parts = " + ".join(q(i) for i in r.parts)
+    return (
+        f"after merge {r.after:,}: {q(r.token_id)} removed — alone {r.alone:,}, inside {q(merged)} {r.inside:,} "
+        f"— split into {parts}"
+    )
+
+
+def timeline_rows(at: AppTest) -> list[tuple[str, str, str]]:
+    """The timeline's rows as (kind, merge number, what happened), as a reader sees them."""
+    table = html_with(at, "var-timeline")
+    rows = re.findall(r'<tr class="var-tl-(merge|removal)" data-(?:merge|after)="(\d+)".*?<td>([^<]*)</td></tr>', table)
+    return [(kind, k, html.unescape(text)) for kind, k, text in rows]
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.0])
+def test_the_tau_slider_gives_the_pickybpe_headline_and_bars_the_engine_computes(page, classical, tau):
+    page.select_slider(key="w_var_picky").set_value(tau).run()
+    assert not page.exception, page.exception
+    picky = picky_trained(MERGES, tau)
+    c, p = held_out(classical), held_out(picky)
+    head = cards(page)
+    change = (p["tokens"] - c["tokens"]) / c["tokens"]
+    number, sentence = head[f"PickyBPE at τ = {tau:g}"]
+    assert number == f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
+    assert sentence.startswith(f"tokens on held-out text: {p['tokens']:,} against {c['tokens']:,}")
+    assert f"T = {1 / (1 + tau):.2f}" in sentence
+    removals = picky.records.all_removals()
+    assert head["Tokens PickyBPE removed"][0] == f"{len(removals):,}"
+    assert head["Tokens PickyBPE removed"][1].startswith(
+        f"it made {len(picky.merges):,} merges to classical BPE's {MERGES:,}"
+    )
+    bpt = chart_data(page, "bytes per token").set_index("tokenizer")["value"]
+    renyi = chart_data(page, "Rényi efficiency (α = 2.5)").set_index("tokenizer")["value"]
+    assert list(bpt.index) == ["classical", "SuperBPE", "PickyBPE"]
+    assert bpt["PickyBPE"] == round(p["bpt"], 3) and renyi["PickyBPE"] == round(p["renyi"], 3)
+    if tau == 0:  # τ = 0 removes nothing: classical BPE
+        assert removals == [] and p["tokens"] == c["tokens"] and len(picky.merges) == MERGES
+    else:
+        # each token removed for good freed a place: more merges for as many live tokens
+        assert len(removals) > 0 and len(picky.merges) >= MERGES + len(picky.tokenizer().vocab.removed)
+    assert page.query_params["var_picky"] == f"{tau:g}"
+    page.select_slider(key="w_var_picky").set_value(0.1).run()
+
+
+def test_the_timeline_shows_each_removal_as_a_row_of_its_own_after_its_merge(page):
+    page.select_slider(key="w_var_picky").set_value(0.5).run()
+    open_tab(page, "PickyBPE timeline")
+    picky = picky_trained(MERGES, 0.5)
+    tok = picky.tokenizer()
+    removals = picky.records.all_removals()
+    # the rule, checked here: what was left alone is under τ x the merge's count, and the parts
+    # spell the token
+    for r in removals:
+        assert r.alone < 0.5 * r.inside
+        assert b"".join(tok.token_bytes(i) for i in r.parts) == tok.token_bytes(r.token_id)
+    page.toggle(key="w_var_tl_only").set_value(True).run()
+    assert not page.exception, page.exception
+    rows = timeline_rows(page)
+    assert [kind for kind, _, _ in rows] == ["removal"] * min(200, len(removals))
+    assert [text for _, _, text in rows] == [removal_text(tok, picky, r) for r in removals[:200]]
+    assert page.query_params["var_removals"] == "1" and page.query_params["var_tab"] == "picky"
+
+    # every step in order, from the first removal's merge: the merge, then its removals
+    first = removals[0].after
+    page.toggle(key="w_var_tl_only").set_value(False)
+    page.number_input(key="w_var_tl_from").set_value(first).run()
+    rows = timeline_rows(page)
+    rec = picky.records[first - 1]
+    assert rows[0] == (
+        "merge",
+        str(first),
+        f"merge {first:,}: ‘{token_label(tok, rec.left_id)}’ + ‘{token_label(tok, rec.right_id)}’ → "
+        f"‘{token_label(tok, rec.token_id)}’ ({rec.count:,} times)",
+    )
+    after_first = [r for r in removals if r.after == first]
+    assert rows[1 : 1 + len(after_first)] == [("removal", str(first), removal_text(tok, picky, r)) for r in after_first]
+    assert rows[1 + len(after_first)][:2] == ("merge", str(first + 1))
+    merge_numbers = [int(k) for kind, k, _ in rows if kind == "merge"]
+    assert merge_numbers == list(range(first, first + len(merge_numbers)))
+    page.select_slider(key="w_var_picky").set_value(0.1).run()
+
+
+def test_tau_zero_says_pickybpe_removed_nothing_and_a_late_start_fits_the_merges_made(page):
+    open_tab(page, "PickyBPE timeline")
+    page.select_slider(key="w_var_picky").set_value(1.0).run()
+    page.number_input(key="w_var_tl_from").set_value(picky_trained(MERGES, 1.0).records.__len__()).run()
+    page.select_slider(key="w_var_picky").set_value(0.0).run()
+    assert not page.exception, page.exception
+    assert page.session_state["w_var_tl_from"] == MERGES  # τ = 0 makes fewer merges: the start is kept inside
+    assert any("removed no token at τ = 0" in c.value for c in page.caption)
+    page.toggle(key="w_var_tl_only").set_value(True).run()
+    assert not page.exception, page.exception
+    assert not any("var-timeline" in e.proto.body for e in page.get("html"))
+    page.toggle(key="w_var_tl_only").set_value(False)
+    page.number_input(key="w_var_tl_from").set_value(1)
+    page.select_slider(key="w_var_picky").set_value(0.1).run()
+
+
+def test_classical_scaffold_rows_mark_the_tokens_pickybpe_removed_too(page, classical):
+    page.select_slider(key="w_var_picky").set_value(0.5).run()
+    open_tab(page, "Scaffold tokens")
+    page.selectbox(key="w_var_scaffold_tok").set_value("classical")
+    page.select_slider(key="w_var_tau").set_value(0.1).run()
+    assert not page.exception, page.exception
+    tok = classical.tokenizer()
+    picky_tok = picky_trained(MERGES, 0.5).tokenizer()
+    gone = {picky_tok.id_to_token(i) for i in picky_tok.vocab.removed}
+    report = scaffold(tok, CORPUS_TEXT, tau=0.1)
+    both = [u.id for u in report.scaffold if tok.id_to_token(u.id) in gone]
+    assert 0 < len(both) < len(report.scaffold)
+    table = html_with(page, "var-scaffold")
+    marked = [int(i) for i, row in re.findall(r'<tr data-id="(\d+)">(.*?)</tr>', table) if "✂ removed" in row]
+    assert marked == [i for i in both if i in [u.id for u in report.scaffold[:40]]]
+    strip = html_with(page, "removed too")
+    assert f'bpe-stat-value">{len(both):,}</div><div class="bpe-stat-label">of them PickyBPE (τ = 0.5)' in strip
+    chips = html_with(page, "var-removed")
+    assert f"({len([t for t in gone if tok.token_to_id(t) is not None]):,} tokens classical BPE also has)" in chips
+    page.select_slider(key="w_var_picky").set_value(0.1).run()
+
+
+@pytest.mark.parametrize("bad", ["abc", "0.3", "-1"])
+def test_a_link_with_a_bad_tau_says_so_in_one_line_and_trains_the_default(bad):
+    at = variants_page(var_merges=str(MERGES), var_picky=bad, var_tab="picky", var_removals="1")
+    warning = unescaped(at.warning[0].value)
+    assert f"var_picky={bad!r} is not one of 0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1" in warning
+    assert "PickyBPE at τ = 0.1" in cards(at)
+    assert at.session_state["w_var_tab"] == "PickyBPE timeline" and at.session_state["w_var_tl_only"] is True
+    assert timeline_rows(at) and all(kind == "removal" for kind, _, _ in timeline_rows(at))

@@ -1,10 +1,11 @@
-"""The Variants page's charts (Altair): classical BPE against SuperBPE on held-out text (bytes per
-token and Rényi efficiency, side by side), and the training corpus's tokens after each merge,
-with a rule at SuperBPE's transition. Names go into Vega's text (SVG), never into HTML.
+"""The Variants page's charts (Altair): classical BPE against SuperBPE and PickyBPE on held-out
+text (bytes per token and Rényi efficiency, side by side), and the training corpus's tokens after
+each merge, with a rule at SuperBPE's transition (PickyBPE's line runs on: it makes more merges
+for the same vocabulary size). Names go into Vega's text (SVG), never into HTML.
 
 Frames::
 
-    measures_frame   tokenizer, measure, value          4 rows: 2 tokenizers x 2 measures
+    measures_frame   tokenizer, measure, value          6 rows: 3 tokenizers x 2 measures
     curves_frame     merge, tokens, tokenizer           one row per merge shown, per tokenizer
 """
 
@@ -31,19 +32,20 @@ __all__ = [
 ]
 
 MEASURES = ("bytes per token", "Rényi efficiency (α = 2.5)")
-_NAMES = ("classical", "SuperBPE")
-_COLOURS = ("#64748b", "#2563eb")  # classical grey, SuperBPE blue (as the Fairness page's sides)
+_NAMES = ("classical", "SuperBPE", "PickyBPE")
+# classical grey, SuperBPE blue (as the Fairness page's sides), PickyBPE green
+_COLOURS = ("#64748b", "#2563eb", "#059669")
 _RULE = "#dc2626"
 _POINTS = 300
-MEASURE_HEIGHT = 120  # pixels, the title and axis included
+MEASURE_HEIGHT = 130  # pixels, the title and axis included
 CURVES_HEIGHT = 230
 
 
 def measures_frame(lab: Lab) -> pd.DataFrame:
-    """Both tokenizers' held-out measures, one row per (tokenizer, measure)."""
+    """Each tokenizer's held-out measures, one row per (tokenizer, measure)."""
     rows = []
-    for name, variant in zip(_NAMES, (lab.classical, lab.superbpe)):
-        e = variant.held_out
+    for variant in lab.variants:
+        name, e = variant.name, variant.held_out
         rows.append({"tokenizer": name, "measure": MEASURES[0], "value": round(e.bytes_per_token or 0.0, 3)})
         rows.append({"tokenizer": name, "measure": MEASURES[1], "value": round(e.renyi_efficiency or 0.0, 3)})
     return pd.DataFrame(rows)
@@ -52,9 +54,11 @@ def measures_frame(lab: Lab) -> pd.DataFrame:
 def curves_frame(lab: Lab) -> pd.DataFrame:
     """The training corpus's tokens after each merge, thinned to a few hundred points a line."""
     frames = []
-    for name, variant in zip(_NAMES, (lab.classical, lab.superbpe)):
+    for variant in lab.variants:
         rows = thin_rows(len(variant.curve), _POINTS)
-        frames.append(pd.DataFrame({"merge": rows, "tokens": [variant.curve[k] for k in rows], "tokenizer": name}))
+        frames.append(
+            pd.DataFrame({"merge": rows, "tokens": [variant.curve[k] for k in rows], "tokenizer": variant.name})
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -67,7 +71,7 @@ def _colour(*, legend: bool = True) -> alt.Color:
 
 
 def measure_chart(lab: Lab, measure: str) -> alt.LayerChart:
-    """One measure of both tokenizers on held-out text, a bar each labelled with its number (one
+    """One measure of each tokenizer on held-out text, a bar each labelled with its number (one
     chart per measure: a single chart stretches to its column, a concatenation does not)."""
     df = measures_frame(lab)
     part = df[df["measure"] == measure]
@@ -83,8 +87,9 @@ def measure_chart(lab: Lab, measure: str) -> alt.LayerChart:
 
 
 def curves_chart(lab: Lab) -> alt.LayerChart | alt.FacetChart:
-    """The training corpus's tokens after each merge: the lines are one up to the transition,
-    where SuperBPE starts merging across spaces."""
+    """The training corpus's tokens after each merge: classical's and SuperBPE's lines are one up
+    to the transition, where SuperBPE starts merging across spaces; PickyBPE's steps up at each
+    removal and runs past the budget (a removal frees a place in its vocabulary)."""
     df = curves_frame(lab)
     lines = (
         alt.Chart(df)

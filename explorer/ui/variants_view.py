@@ -1,15 +1,16 @@
-"""The Variants page: classical BPE against SuperBPE on one corpus and merge budget, the scaffold
-tokens of a tokenizer (PickyBPE's intermediate tokens), and the health of each tokenizer's
-vocabulary.
+"""The Variants page: classical BPE against SuperBPE and PickyBPE on one corpus and vocabulary
+size, PickyBPE's merges and removals in order, the scaffold tokens of a tokenizer (PickyBPE's
+intermediate tokens), and the health of each tokenizer's vocabulary.
 
-Data shapes (N merges, t the SuperBPE transition, a whole number of merges)::
+Data shapes (N merges, t the SuperBPE transition, a whole number of merges; τ PickyBPE's)::
 
     Request     corpus (a sample's name, or "session": the session's corpus), held-out sample,
-                N and t as a share of N in percent: what the page trains
-    Variant     one tokenizer trained to N (t=None: classical): the training corpus's tokens
-                after each merge, what it makes of the held-out text, its superword tokens
-                with their count in the held-out encoding, most used first
-    Lab         both variants of one Request
+                N, t as a share of N in percent, and τ: what the page trains
+    Variant     one tokenizer trained to N merges (PickyBPE: to classical's live vocabulary, so
+                more merges): the training corpus's tokens after each merge (and the removals
+                after it), what it makes of the held-out text, its superword tokens with their
+                count in the held-out encoding, most used first; PickyBPE's removals and records
+    Lab         the three variants of one Request
 
 Training is kept for the whole server (``compare.Memo``), so the next visitor, a refresh or
 moving the slider back does not train again; the scaffold counts and health scans likewise.
@@ -20,10 +21,10 @@ from __future__ import annotations
 import hashlib
 import html
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import cast
+from typing import NamedTuple, cast
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -34,6 +35,8 @@ from ..analysis.health import HealthReport, TokenNote, scan
 from ..analysis.scaffold import ScaffoldReport, TokenUse, describe, ios_threshold, is_scaffold, scaffold
 from ..analysis.text import superword_ids
 from ..bpe.config import make_config
+from ..bpe.picky import ios_threshold as picky_threshold
+from ..bpe.records import RemovalRecord, StepLog
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
@@ -57,6 +60,11 @@ __all__ = [
     "current_request",
     "train",
     "transition_slider",
+    "tau_slider",
+    "TimelineRow",
+    "timeline",
+    "removal_sentence",
+    "timeline_panel",
     "example_line",
     "superwords_panel",
     "scaffold_panel",
@@ -77,11 +85,17 @@ SHARES = tuple(range(0, 101, 10))  # the transition, in percent of the budget
 DEFAULT_SHARE = 80
 TAUS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 DEFAULT_TAU = 0.1
-TABS = ("Superwords", "Scaffold tokens", "Token health")
+TABS = ("Superwords", "PickyBPE timeline", "Scaffold tokens", "Token health")
 PRESET = "gpt2"  # byte level, GPT-2's pieces: the pre-tokenizer SuperBPE's authors start from
 SCAFFOLD_ROWS = 40
 SUPERWORD_CHIPS = 60
-_TAB_SLUGS = {"Superwords": "superwords", "Scaffold tokens": "scaffold", "Token health": "health"}
+TIMELINE_ROWS = 200
+_TAB_SLUGS = {
+    "Superwords": "superwords",
+    "PickyBPE timeline": "picky",
+    "Scaffold tokens": "scaffold",
+    "Token health": "health",
+}
 # the tokenizers the Scaffold tab offers: the two trained here, the session's, the bundled tables
 _HERE = ("classical", "superbpe")
 
@@ -89,12 +103,14 @@ _HERE = ("classical", "superbpe")
 # ---- the request ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Request:
-    """What the page trains: corpus, held-out text, merge budget and the transition's share."""
+    """What the page trains: corpus, held-out text, merge budget, the transition's share and
+    PickyBPE's τ."""
 
     corpus: str = DEFAULT_CORPUS
     held_out: str = DEFAULT_HELD_OUT
     merges: int = DEFAULT_MERGES
     share: int = DEFAULT_SHARE
+    tau: float = DEFAULT_TAU
 
     @property
     def transition(self) -> int:
@@ -127,8 +143,9 @@ def cut(text: str, limit: int) -> str:
 @dataclass(frozen=True)
 class Variant:
     """One tokenizer trained to the budget. ``curve[k]``: the training corpus's tokens after k
-    merges; ``superwords``: (id, uses in the held-out encoding), most used first, then in the
-    order learned."""
+    merges (and PickyBPE's removals after merge k); ``superwords``: (id, uses in the held-out
+    encoding), most used first, then in the order learned; ``removals``: PickyBPE's, in the
+    order made, with ``records`` (its merges) for the timeline."""
 
     name: str
     tokenizer: Tokenizer
@@ -136,10 +153,26 @@ class Variant:
     curve: tuple[int, ...]
     held_out: Evaluation
     superwords: tuple[tuple[int, int], ...]
+    removals: tuple[RemovalRecord, ...] = ()
+    records: StepLog | None = None  # PickyBPE only: its merges, for the timeline
 
     @property
     def merges(self) -> int:
         return len(self.curve) - 1
+
+
+def tokens_curve(initial: int, after_merges: Iterable[int], removals: Iterable[RemovalRecord]) -> tuple[int, ...]:
+    """The corpus's tokens after k merges, PickyBPE's removals after merge k counted in (each
+    removal logs the count once it is made; the last one after a merge holds).
+
+    >>> r = lambda after, n: RemovalRecord(after, 0, "", (), (), 0, 0, n, 0)
+    >>> tokens_curve(10, [8, 6, 5], [r(2, 7), r(2, 8)])
+    (10, 8, 8, 5)
+    """
+    curve = [initial, *after_merges]
+    for r in removals:
+        curve[r.after] = r.tokens_after
+    return tuple(curve)
 
 
 def build_variant(name: str, trainer: Trainer, held_out: str) -> Variant:
@@ -150,11 +183,16 @@ def build_variant(name: str, trainer: Trainer, held_out: str) -> Variant:
     >>> v = build_variant("SuperBPE", train("of the cat\\n" * 5, cfg), "of the cat of the cat")
     >>> v.curve, v.held_out.tokens, [(v.tokenizer.decode([i]), n) for i, n in v.superwords]
     ((55, 50, 45, 40, 35), 13, [('of th', 2), ('of t', 0)])
+    >>> cfg = make_config("gpt2", vocab_size=None, num_merges=3, picky=1.0, sequences="lines")
+    >>> v = build_variant("PickyBPE", train("ab abc\\n" * 5, cfg), "abc")
+    >>> v.curve, [(r.after, r.token, r.part_tokens) for r in v.removals], v.held_out.tokens
+    ((35, 25, 20, 15), [(3, 'Ġab', ('Ġ', 'ab'))], 2)
     """
     tok = trainer.tokenizer()
     ids = tok.encode(held_out)
     used = Counter(ids)
-    curve = (trainer.initial_tokens, *trainer.records.column("tokens_after"))
+    removals = tuple(trainer.records.all_removals())
+    curve = tokens_curve(trainer.initial_tokens, trainer.records.column("tokens_after"), removals)
     order = superword_ids(tok)
     ranked = sorted(order, key=lambda i: -used[i])  # stable: learned order among equals
     return Variant(
@@ -164,12 +202,14 @@ def build_variant(name: str, trainer: Trainer, held_out: str) -> Variant:
         curve,
         evaluate_ids(tok, held_out, ids),
         tuple((i, used[i]) for i in ranked),
+        removals,
+        trainer.records if trainer.config.picky is not None else None,
     )
 
 
 @dataclass(frozen=True)
 class Lab:
-    """Classical BPE and SuperBPE on one corpus and budget."""
+    """Classical BPE, SuperBPE and PickyBPE on one corpus and vocabulary size."""
 
     corpus_name: str
     held_out_name: str
@@ -178,60 +218,87 @@ class Lab:
     superbpe: Variant
     share: int
     held_out_text: str = ""
+    picky: Variant | None = None
+    tau: float = DEFAULT_TAU
+
+    @property
+    def variants(self) -> tuple[Variant, ...]:
+        return (self.classical, self.superbpe) + ((self.picky,) if self.picky is not None else ())
+
+
+def _saving(tokens: int, base: int) -> str:
+    """A token count against the classical one, as a share.
+
+    >>> _saving(368, 400), _saving(404, 400), _saving(0, 0)
+    ('8.0% fewer', '1.0% more', '0.0% fewer')
+    """
+    change = (tokens - base) / base if base else 0.0
+    return f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
 
 
 def headlines(lab: Lab) -> list[render.Headline]:
-    """The answer first: what SuperBPE saves on held-out text, then bytes per token, Rényi
-    efficiency and how many superword tokens it learned.
+    """The answer first: what SuperBPE and PickyBPE save on held-out text against classical
+    BPE, how many tokens PickyBPE removed, and how many superword tokens SuperBPE learned (bytes
+    per token and Rényi efficiency of the three are the chart beside).
 
     >>> from explorer.analysis.evaluate import Evaluation
     >>> e = lambda n, r: Evaluation(bytes=1000, chars=1000, words=200, tokens=n, unk=0, renyi_efficiency=r)
     >>> tok = Tokenizer(config=make_config("gpt2"), alphabet=["a"], merges=[])
     >>> c = Variant("classical", tok, None, (9, 8), e(400, 0.6), ())
     >>> s = Variant("SuperBPE", tok, 2400, (9, 7), e(368, 0.7), ((0, 5),))
-    >>> [(h.panel, h.number) for h in headlines(Lab("a.txt", "b.txt", 9, c, s, 80))]
-    [('SuperBPE at t = 80%', '8.0% fewer'), ('Bytes per token', '2.50 → 2.72'), ('Rényi efficiency (α = 2.5)', '0.600 → 0.700'), ('Superword tokens', '1')]
+    >>> p = Variant("PickyBPE", tok, None, (9, 8, 7), e(396, 0.62), (), (RemovalRecord(2, 0, "a", (), (), 1, 9, 7, 1),))
+    >>> [(h.panel, h.number) for h in headlines(Lab("a.txt", "b.txt", 9, c, s, 80, "", p, 0.1))]
+    [('SuperBPE at t = 80%', '8.0% fewer'), ('PickyBPE at τ = 0.1', '1.0% fewer'), ('Tokens PickyBPE removed', '1'), ('Superword tokens', '1')]
     """
     c, s = lab.classical.held_out, lab.superbpe.held_out
-    change = (s.tokens - c.tokens) / c.tokens if c.tokens else 0.0
-    number = f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
     t = lab.superbpe.transition
     after = max(0, lab.superbpe.merges - (lab.superbpe.merges if t is None else t))
     example = ""
     if lab.superbpe.superwords:
         first = lab.superbpe.superwords[0][0]
         example = f", e.g. ‘{render.token_label(lab.superbpe.tokenizer, first)}’"
-
-    def num(x: float | None, digits: int) -> str:
-        return "–" if x is None else f"{x:.{digits}f}"
-
-    return [
+    cards = [
         render.Headline(
             f"SuperBPE at t = {lab.share}%",
-            number,
+            _saving(s.tokens, c.tokens),
             f"tokens on held-out text ({lab.held_out_name}): {s.tokens:,} against classical BPE's {c.tokens:,}",
-        ),
-        render.Headline(
-            "Bytes per token",
-            f"{num(c.bytes_per_token, 2)} → {num(s.bytes_per_token, 2)}",
-            "held-out text, classical → SuperBPE",
-        ),
-        render.Headline(
-            "Rényi efficiency (α = 2.5)",
-            f"{num(c.renyi_efficiency, 3)} → {num(s.renyi_efficiency, 3)}",
-            "how evenly the text uses its tokens (1 = all alike), classical → SuperBPE",
-        ),
+        )
+    ]
+    if lab.picky is not None:
+        p = lab.picky
+        cards.append(
+            render.Headline(
+                f"PickyBPE at τ = {lab.tau:g}",
+                _saving(p.held_out.tokens, c.tokens),
+                f"tokens on held-out text: {p.held_out.tokens:,} against {c.tokens:,}, with as many live tokens "
+                f"(IoS threshold T = {picky_threshold(lab.tau):.2f})",
+            )
+        )
+        first_removal = ""
+        if p.removals:
+            r = p.removals[0]
+            first_removal = f"; the first, ‘{render.token_label(p.tokenizer, r.token_id)}’ after merge {r.after:,}"
+        cards.append(
+            render.Headline(
+                "Tokens PickyBPE removed",
+                f"{len(p.removals):,}",
+                f"it made {p.merges:,} merges to classical BPE's {lab.classical.merges:,}{first_removal}",
+            )
+        )
+    cards.append(
         render.Headline(
             "Superword tokens",
             f"{len(lab.superbpe.superwords):,}",
             f"of the {after:,} merges after the transition span a space{example}",
-        ),
-    ]
+        )
+    )
+    return cards
 
 
 # ---- the settings --------------------------------------------------------------------------
 _REQUEST = "var_request"
 _SHARE = "w_var_share"
+_PICKY = "w_var_picky"
 
 
 def _corpus_label(name: str) -> str:
@@ -280,6 +347,7 @@ def _update() -> None:
         ss.get("w_var_held", old.held_out),
         int(ss.get("w_var_merges", old.merges)),
         int(ss.get(_SHARE, old.share)),
+        float(ss.get(_PICKY, old.tau)),
     )
 
 
@@ -291,12 +359,37 @@ def transition_slider(request: Request) -> None:
     """SuperBPE's transition, as a share of the budget (the page's one big control)."""
     state.widget_default(_SHARE, request.share)
     st.select_slider(
-        "SuperBPE transition t (share of the merges learned within words; after it, merges may cross spaces)",
+        "SuperBPE transition t (share of the merges learned within words)",
         SHARES,
         key=_SHARE,
         format_func=lambda p: f"{p}%",
         on_change=_update,
-        help="t = 100% is classical BPE. The authors' best: about 80-90% of a 200k vocabulary.",
+        help="After t, merges may cross spaces. t = 100% is classical BPE. The authors' best: about 80-90% of a "
+        "200k vocabulary.",
+    )
+
+
+def tau_label(tau: float) -> str:
+    """A τ with the paper's IoS threshold T beside it.
+
+    >>> tau_label(0.1), tau_label(0.0)
+    ('0.1 (T = 0.91)', '0 (T = 1.00)')
+    """
+    return f"{tau:g} (T = {picky_threshold(tau):.2f})"
+
+
+def tau_slider(request: Request) -> None:
+    """PickyBPE's τ (beside the transition): the tokens it removes while training."""
+    state.widget_default(_PICKY, request.tau)
+    st.select_slider(
+        "PickyBPE τ (a token goes when left alone under τ × its merge's count)",
+        TAUS,
+        key=_PICKY,
+        format_func=tau_label,
+        on_change=_update,
+        help="After each merge, a token it merged is removed when its occurrences left standing alone are fewer "
+        "than τ times the merge's: the paper's intersection-over-self above T = 1 / (1 + τ) (its T = 0.9 is "
+        "τ ≈ 0.11). τ = 0 is classical BPE. PickyBPE trains until it has as many live tokens as classical BPE.",
     )
 
 
@@ -320,22 +413,27 @@ def _corpus_text(request: Request) -> tuple[str, str] | None:
     return cut(data.sample_text(request.corpus), MAX_CORPUS_CHARS), request.corpus
 
 
-def _train_one(text: str, held_out: str, merges: int, transition: int | None, done: Callable[[int], None]) -> Variant:
-    cfg = make_config(PRESET, vocab_size=None, num_merges=merges, sequences="lines", superbpe_transition=transition)
+def _train_one(
+    name: str, text: str, held_out: str, merges: int, done: Callable[[int], None], **options: object
+) -> Variant:
+    """One variant trained by turns on the server's heavy lane; ``done`` hears how far it got,
+    in merges (PickyBPE: in live tokens gained, what its budget counts)."""
+    cfg = make_config(PRESET, sequences="lines", **({"vocab_size": None, "num_merges": merges} | options))
     with server.HEAVY.turn():
         trainer = Trainer.from_texts(text, cfg, top_k=0, full_records=0)
+    base = trainer.n_live
     while not trainer.done:
         # heavy work takes turns with other sessions' runs, a chunk at a time
         with server.HEAVY.turn():
             trainer.advance(250)
-        done(len(trainer.records))
-    name = "classical" if transition is None else "SuperBPE"
+        done(trainer.n_live - base if cfg.picky is not None else len(trainer.records))
     return build_variant(name, trainer, held_out)
 
 
 def train(request: Request) -> Lab | None:
-    """Both variants of the request, trained with a progress bar (or read from the server's
-    memo); None, with a message on the page, when the request cannot be trained."""
+    """The three variants of the request, trained with a progress bar (or read from the
+    server's memo); None, with a message on the page, when the request cannot be trained.
+    PickyBPE trains to classical BPE's vocabulary size (live tokens), so it is trained last."""
     found = _corpus_text(request)
     if found is None:
         st.warning("This session's corpus is empty: choose a sample in the sidebar, or a corpus on the Corpus page.")
@@ -345,37 +443,49 @@ def train(request: Request) -> Lab | None:
     base = f"{_digest(text)}:{_digest(held_out)}:{request.merges}"
     bar = st.empty()
 
-    def one(transition: int | None, label: str) -> Variant:
+    def one(key: str, label: str, **options: object) -> Variant:
         def make() -> Variant:
             def show(n: int) -> None:
-                bar.progress(min(1.0, n / request.merges), text=f"Training {label}… {n:,} of {request.merges:,} merges")
+                bar.progress(min(1.0, n / request.merges), text=f"Training {label}… {n:,} of {request.merges:,}")
 
             show(0)
-            return _train_one(text, held_out, request.merges, transition, show)
+            return _train_one(label.split(" ")[0], text, held_out, request.merges, show, **options)
 
-        return cast(Variant, _memo().get(f"variant:{base}:{transition}", make))
+        return cast(Variant, _memo().get(f"variant:{base}:{key}", make))
 
     try:
-        classical = one(None, "classical BPE")
-        superbpe = one(request.transition, f"SuperBPE (t = {request.transition:,})")
+        classical = one("None", "classical BPE")
+        t = request.transition
+        superbpe = one(str(t), f"SuperBPE (t = {t:,})", superbpe_transition=t)
+        size = classical.tokenizer.vocab.n_live
+        picky = one(
+            f"picky:{request.tau:g}:{size}",
+            f"PickyBPE (τ = {request.tau:g})",
+            vocab_size=size,
+            num_merges=None,
+            picky=request.tau,
+        )
     except ExplorerError as err:
         st.error(render.escape(str(err), into="markdown"))
         return None
     finally:
         bar.empty()
-    return Lab(name, request.held_out, len(text), classical, superbpe, request.share, held_out)
+    return Lab(name, request.held_out, len(text), classical, superbpe, request.share, held_out, picky, request.tau)
 
 
 def headline_view(lab: Lab) -> None:
-    """The headline cards."""
+    """The headline cards, then the three tokenizers' held-out measures side by side."""
     st.html(render.headline_cards(headlines(lab)))
+    for col, measure in zip(st.columns(2, gap="medium"), charts.MEASURES):
+        col.altair_chart(charts.measure_chart(lab, measure), width="stretch", height=charts.MEASURE_HEIGHT)
 
 
 def describe_request(lab: Lab, request: Request) -> str:
     """One line under the title (Markdown, user text escaped)."""
     return render.escape(
-        f"{lab.corpus_name} (first {lab.corpus_chars:,} characters) · {request.merges:,} merges · GPT-2's pieces, "
-        f"byte level · held out: {lab.held_out_name}",
+        f"{lab.corpus_name} (first {lab.corpus_chars:,} characters) · {request.merges:,} merges, "
+        f"{lab.classical.tokenizer.vocab.n_live:,} tokens each (PickyBPE: live ones) · GPT-2's pieces, byte level · "
+        f"held out: {lab.held_out_name}",
         into="markdown",
     )
 
@@ -430,12 +540,10 @@ def _both_ways(lab: Lab) -> str:
 
 
 def superwords_panel(lab: Lab) -> None:
-    """The held-out measures of both tokenizers, the training curves, and SuperBPE's superword
-    tokens (most used on held-out text first)."""
+    """The training curves, one held-out line both ways, and SuperBPE's superword tokens (most
+    used on held-out text first)."""
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        for col, measure in zip(st.columns(2, gap="small"), charts.MEASURES):
-            col.altair_chart(charts.measure_chart(lab, measure), width="stretch", height=charts.MEASURE_HEIGHT)
         st.altair_chart(charts.curves_chart(lab), width="stretch", height=charts.CURVES_HEIGHT)
         both = _both_ways(lab)
         if both:
@@ -453,6 +561,146 @@ def superwords_panel(lab: Lab) -> None:
                 "Classical BPE cannot learn them: its pieces never cross a word boundary.",
             )
         )
+
+
+# ---- PickyBPE's timeline -------------------------------------------------------------------
+class TimelineRow(NamedTuple):
+    """A row of PickyBPE's timeline: merge ``after`` itself (``removal`` None), or a token
+    removed right after it."""
+
+    after: int
+    removal: RemovalRecord | None
+
+
+def timeline(
+    n_merges: int,
+    removals: Sequence[RemovalRecord],
+    *,
+    removals_only: bool = False,
+    start: int = 1,
+    limit: int = TIMELINE_ROWS,
+) -> list[TimelineRow]:
+    """Merges and removals in the order made, from merge ``start`` on, at most ``limit`` rows:
+    each merge, then the removals that followed it (only those with ``removals_only``).
+
+    >>> r = lambda after, i: RemovalRecord(after, i, "", (), (), 0, 0, 0, 0)
+    >>> rs = [r(2, 7), r(2, 8), r(4, 9)]
+    >>> [(x.after, x.removal and x.removal.token_id) for x in timeline(4, rs, start=2, limit=4)]
+    [(2, None), (2, 7), (2, 8), (3, None)]
+    >>> [(x.after, x.removal and x.removal.token_id) for x in timeline(4, rs, removals_only=True, start=3)]
+    [(4, 9)]
+    """
+    later = [r for r in removals if r.after >= start]
+    if removals_only:
+        return [TimelineRow(r.after, r) for r in later[:limit]]
+    rows: list[TimelineRow] = []
+    i = 0
+    for k in range(start, n_merges + 1):
+        if len(rows) >= limit:
+            break
+        rows.append(TimelineRow(k, None))
+        while i < len(later) and later[i].after == k:
+            rows.append(TimelineRow(k, later[i]))
+            i += 1
+    return rows[:limit]
+
+
+def _quoted(tok: Tokenizer, token_id: int) -> str:
+    return "‘" + render.token_label(tok, token_id) + "’"
+
+
+def removal_sentence(tok: Tokenizer, removal: RemovalRecord, merged: int) -> str:
+    """A removal as one sentence (plain text): the merge it followed, what was left of the token
+    standing alone, the merge's count and token (``merged``), and the parts it was split into.
+
+    >>> from explorer import make_config, train
+    >>> trainer = train("ab abc\\n" * 5, make_config("gpt2", vocab_size=None, num_merges=3, picky=1.0))
+    >>> (r,) = trainer.records.all_removals()
+    >>> removal_sentence(trainer.tokenizer(), r, trainer.records[r.after - 1].token_id)
+    'after merge 3: ‘·ab’ removed — alone 0, inside ‘·abc’ 5 — split into ‘·’ + ‘ab’'
+    """
+    parts = " + ".join(_quoted(tok, i) for i in removal.parts)
+    return (
+        f"after merge {removal.after:,}: {_quoted(tok, removal.token_id)} removed — alone {removal.alone:,}, "
+        f"inside {_quoted(tok, merged)} {removal.inside:,} — split into {parts}"
+    )
+
+
+def _timeline_rows(variant: Variant, rows: list[TimelineRow]) -> str:
+    """The timeline as an HTML table: a merge's row, a removal's row of its own (text escaped)."""
+    tok, records = variant.tokenizer, variant.records
+    assert records is not None
+
+    def chip(token_id: int) -> str:
+        return f'<span class="bpe-chip">{render.token_label(tok, token_id, into="html")}</span>'
+
+    out = []
+    for row in rows:
+        record = records[row.after - 1]
+        r = row.removal
+        if r is None:
+            text = (
+                f"merge {row.after:,}: {_quoted(tok, record.left_id)} + {_quoted(tok, record.right_id)} → "
+                f"{_quoted(tok, record.token_id)} ({record.count:,} times)"
+            )
+            out.append(
+                f'<tr class="var-tl-merge" data-merge="{row.after}"><td class="num">{row.after:,}</td>'
+                f"<td>{chip(record.token_id)}</td><td>{html.escape(text)}</td></tr>"
+            )
+        else:
+            text = removal_sentence(tok, r, record.token_id)
+            out.append(
+                f'<tr class="var-tl-removal" data-after="{r.after}" data-id="{r.token_id}" '
+                f'style="background:#fef3c7"><td class="num">{r.after:,}</td>'
+                f"<td>✂ {chip(r.token_id)}</td><td>{html.escape(text)}</td></tr>"
+            )
+    head = "<tr><th>merge</th><th>token</th><th>what happened</th></tr>"
+    return f'<div class="bpe-scroll"><table class="bpe-cmp var-timeline">{head}{"".join(out)}</table></div>'
+
+
+_TL_ONLY, _TL_FROM = "w_var_tl_only", "w_var_tl_from"
+
+
+def timeline_panel(lab: Lab) -> None:
+    """PickyBPE's merges and removals in the order made, a removal as a row of its own
+    (filterable to removals only), from any merge on."""
+    p = lab.picky
+    if p is None or p.records is None:
+        st.info("PickyBPE was not trained for this view.")
+        return
+    st.html(
+        render.stat_strip(
+            [
+                ("merges", f"{p.merges:,}"),
+                ("removals", f"{len(p.removals):,}"),
+                ("live tokens (as classical BPE)", f"{p.tokenizer.vocab.n_live:,}"),
+                ("IoS threshold T = 1 / (1 + τ)", f"{picky_threshold(lab.tau):.3f}"),
+            ]
+        )
+    )
+    ss = st.session_state
+    state.widget_default(_TL_ONLY, False)
+    state.widget_default(_TL_FROM, 1)
+    last = max(1, p.merges)
+    if not 1 <= int(ss[_TL_FROM]) <= last:  # another τ made fewer merges
+        ss[_TL_FROM] = min(max(1, int(ss[_TL_FROM])), last)
+    a, b = st.columns([3, 2], gap="medium")
+    only = a.toggle("Removals only", key=_TL_ONLY)
+    start = int(b.number_input("From merge", 1, last, step=100, key=_TL_FROM))
+    rows = timeline(p.merges, p.removals, removals_only=only, start=start)
+    st.caption(
+        f"After each merge PickyBPE checks the two tokens it merged: one whose occurrences left standing alone are "
+        f"fewer than τ = {lab.tau:g} times the merge's count is removed, each occurrence split into its parts "
+        "(Chizhov et al. 2024). A removal is a step of its own (✂, yellow); a removed token can come back when a "
+        "later merge makes it again. Up to "
+        f"{TIMELINE_ROWS} rows from the merge chosen."
+    )
+    if not p.removals:
+        st.caption(f"PickyBPE removed no token at τ = {lab.tau:g}: it is classical BPE. Move τ right.")
+    if rows:
+        st.html(_timeline_rows(p, rows))
+    elif only:
+        st.caption(f"No removal after merge {start - 1:,}.")
 
 
 # ---- scaffold tokens -----------------------------------------------------------------------
@@ -491,22 +739,61 @@ def _uses(key: str, tok: Tokenizer, pieces: Callable[[], dict[str, int]]) -> Sca
     return cast(ScaffoldReport, _memo().get(f"scaffold:{key}", make))
 
 
-def _scaffold_rows(tok: Tokenizer, picked: list[TokenUse]) -> str:
-    """The scaffold tokens as an HTML table: token, alone, IoS, the lineage sentence."""
+def _scaffold_rows(tok: Tokenizer, picked: list[TokenUse], removed: set[int] | None = None) -> str:
+    """The scaffold tokens as an HTML table: token, alone, IoS, the lineage sentence, and with
+    ``removed`` (ids PickyBPE removed too) a column marking them."""
 
     def show(i: int) -> str:
         return "‘" + render.token_label(tok, i) + "’"
 
+    def mark(i: int) -> str:
+        if removed is None:
+            return ""
+        return '<td class="var-both">✂ removed</td>' if i in removed else "<td></td>"
+
     rows = "".join(
         f'<tr data-id="{u.id}"><td><span class="bpe-chip">{render.token_label(tok, u.id, into="html")}</span></td>'
         f'<td class="num">{u.alone:,}</td><td class="num">{u.inside:,}</td><td class="num">{u.ios:.3f}</td>'
-        f"<td>{html.escape(describe(tok, u, show=show, limit=2))}</td></tr>"
+        f"{mark(u.id)}<td>{html.escape(describe(tok, u, show=show, limit=2))}</td></tr>"
         for u in picked[:SCAFFOLD_ROWS]
     )
-    head = "<tr><th>token</th><th>alone</th><th>inside</th><th>IoS</th><th>lineage</th></tr>"
+    picky_head = "" if removed is None else "<th>PickyBPE</th>"
+    head = f"<tr><th>token</th><th>alone</th><th>inside</th><th>IoS</th>{picky_head}<th>lineage</th></tr>"
     more = len(picked) - SCAFFOLD_ROWS
     tail = f'<p class="bpe-cap">{more:,} more not shown (the highest IoS first).</p>' if more > 0 else ""
     return f'<div class="bpe-scroll"><table class="bpe-cmp var-scaffold">{head}{rows}</table></div>{tail}'
+
+
+def picky_removed(tok: Tokenizer, picky: Tokenizer) -> set[int]:
+    """The ids in ``tok`` of the tokens PickyBPE's tokenizer ``picky`` removed for good (matched
+    by their text: both are trained alike on one corpus, their ids differ).
+
+    >>> from explorer import make_config, train
+    >>> classical = train("ab abc\\n" * 5, make_config("gpt2", vocab_size=None, num_merges=3)).tokenizer()
+    >>> picky = train("ab abc\\n" * 5, make_config("gpt2", vocab_size=None, num_merges=3, picky=1.0)).tokenizer()
+    >>> [classical.decode([i]) for i in picky_removed(classical, picky)]
+    [' ab']
+    """
+    gone = {picky.id_to_token(i) for i in picky.vocab.removed}
+    return {i for t in gone if (i := tok.token_to_id(t)) is not None}
+
+
+def _removed_chips(tok: Tokenizer, lab: Lab, removed: set[int], both: set[int]) -> str:
+    """PickyBPE's removed tokens as chips, those this list calls scaffold too first (marked ✂)."""
+    ids = sorted(removed, key=lambda i: (i not in both, i))
+    chips = "".join(
+        f'<span class="bpe-chip{" var-both" if i in both else ""}" title="{html.escape(render.token_title(tok, i), quote=True)}">'
+        f"{'✂ ' if i in both else ''}{render.token_label(tok, i, into='html')}</span> "
+        for i in ids[:SUPERWORD_CHIPS]
+    )
+    more = len(ids) - SUPERWORD_CHIPS
+    tail = f'<div class="bpe-freq">{more:,} more not shown</div>' if more > 0 else ""
+    return render.panel(
+        f"Removed by PickyBPE at τ = {lab.tau:g} ({len(removed):,} tokens classical BPE also has)",
+        f'<div class="bpe-row bpe-text var-removed" style="line-height:1.9">{chips}</div>{tail}',
+        f"Trained on the same corpus to the same vocabulary size; ✂: a scaffold token above too, at this τ "
+        f"({len(both):,}). Move either τ to compare.",
+    )
 
 
 def scaffold_panel(lab: Lab, request: Request) -> None:
@@ -555,27 +842,31 @@ def scaffold_panel(lab: Lab, request: Request) -> None:
 
     report = _uses(text_key, tok, pieces)
     picked = scaffold_list(report.uses, tau)
-    st.html(
-        render.stat_strip(
-            [
-                ("scaffold tokens at this τ", f"{len(picked):,}"),
-                ("merged tokens the text uses or merges", f"{len(report.uses):,}"),
-                ("IoS threshold 1 / (1 + τ)", f"{ios_threshold(tau):.3f}"),
-            ]
-        )
-    )
+    # beside classical BPE: the tokens PickyBPE, trained on the same corpus, removed for good
+    removed = picky_removed(tok, lab.picky.tokenizer) if key == "classical" and lab.picky is not None else None
+    both = [u.id for u in picked if removed is not None and u.id in removed]
+    stats = [
+        ("scaffold tokens at this τ", f"{len(picked):,}"),
+        ("merged tokens the text uses or merges", f"{len(report.uses):,}"),
+        ("IoS threshold 1 / (1 + τ)", f"{ios_threshold(tau):.3f}"),
+    ]
+    if removed is not None:
+        stats.append((f"of them PickyBPE (τ = {lab.tau:g}) removed too", f"{len(both):,}"))
+    st.html(render.stat_strip(stats))
     st.caption(
         render.escape(
             f"Measured on {where}. A scaffold token exists on the way to longer ones: once they are made it "
             "seldom stands alone (PickyBPE, Chizhov et al. 2024; Scaffold-BPE, Lian et al. 2024). PickyBPE "
-            "training, which removes them while training, is coming.",
+            "removes them while training: its removals are on the PickyBPE timeline tab.",
             into="markdown",
         )
     )
     if picked:
-        st.html(_scaffold_rows(tok, picked))
+        st.html(_scaffold_rows(tok, picked, removed))
     else:
         st.caption("No scaffold token at this τ: every merged token stands alone often enough.")
+    if removed is not None and lab.picky is not None:
+        st.html(_removed_chips(tok, lab, removed, set(both)))
 
 
 # ---- token health --------------------------------------------------------------------------
@@ -710,16 +1001,40 @@ def link_params() -> dict[str, str]:
         "var_held": req.held_out,
         "var_merges": str(req.merges),
         "var_t": str(req.share),
+        "var_picky": f"{req.tau:g}",
     }
     tab = ss.get(_TAB) or TABS[0]
     if tab != TABS[0]:
         params["var_tab"] = _TAB_SLUGS.get(tab, "superwords")
+    if tab == "PickyBPE timeline" and ss.get(_TL_ONLY):
+        params["var_removals"] = "1"
     if tab == "Scaffold tokens":
         params["var_tok"] = str(ss.get("w_var_scaffold_tok", "classical"))
         params["var_tau"] = f"{ss.get('w_var_tau', DEFAULT_TAU):g}"
     if tab == "Token health":
         params["var_health"] = str(ss.get("w_var_health_tok", "o200k_base"))
     return params
+
+
+def _tau_or(params: dict[str, str], key: str, problems: list[str], default: float) -> float:
+    """A τ the link names, one of the sliders' (``default``, and a line in ``problems``, otherwise).
+
+    >>> problems = []
+    >>> _tau_or({"t": "0.5"}, "t", problems, 0.1), _tau_or({"t": "x"}, "t", problems, 0.1), _tau_or({}, "t", problems, 0.1)
+    (0.5, 0.1, 0.1)
+    >>> problems
+    ["t='x' is not one of 0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1"]
+    """
+    if key not in params:
+        return default
+    try:
+        tau = float(params[key])
+    except ValueError:
+        tau = -1.0
+    if tau in TAUS:
+        return tau
+    problems.append(f"{key}={params[key][:20]!r} is not one of {', '.join(f'{t:g}' for t in TAUS)}")
+    return default
 
 
 def apply_link(params: dict[str, str]) -> list[str]:
@@ -747,9 +1062,13 @@ def apply_link(params: dict[str, str]) -> list[str]:
     if share not in SHARES:
         problems.append(f"var_t={share} is not a multiple of 10")
         share = d.share
-    request = Request(corpus, held, merges, share)
+    picky = _tau_or(params, "var_picky", problems, d.tau)
+    request = Request(corpus, held, merges, share, picky)
     ss[_REQUEST] = request
     ss["w_var_corpus"], ss["w_var_held"], ss["w_var_merges"], ss[_SHARE] = corpus, held, merges, share
+    ss[_PICKY] = picky
+    if params.get("var_removals") == "1":
+        ss[_TL_ONLY] = True
     slug = params.get("var_tab")
     if slug is not None:
         tab = {v: k for k, v in _TAB_SLUGS.items()}.get(slug)
@@ -763,14 +1082,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
         else:
             problems.append(f"var_tok={params['var_tok'][:30]!r} is not one of {', '.join(_scaffold_choices())}")
     if "var_tau" in params:
-        try:
-            tau = float(params["var_tau"])
-        except ValueError:
-            tau = -1.0
-        if tau in TAUS:
-            ss["w_var_tau"] = tau
-        else:
-            problems.append(f"var_tau={params['var_tau'][:20]!r} is not one of {', '.join(f'{t:g}' for t in TAUS)}")
+        ss["w_var_tau"] = _tau_or(params, "var_tau", problems, DEFAULT_TAU)
     if "var_health" in params:
         if params["var_health"] in _health_keys():
             ss["w_var_health_tok"] = params["var_health"]
