@@ -3,7 +3,7 @@
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
-        [--normalizer N] [--special TOK ...] [--top-k K] [--superbpe-transition T] --out DIR
+        [--normalizer N] [--special TOK ...] [--top-k K] [--superbpe-transition T | --picky TAU] --out DIR
         [--balance classical|parity|parity-window|parity-hybrid --dev DEV [DEV ...]
          [--global-merges N] [--window W] [--window-alpha A]]
         (with --dev or a parity balance, each FILE is one language's training text and each DEV,
@@ -37,8 +37,9 @@ from typing import TextIO
 from .analysis.evaluate import curve, evaluate
 from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .analysis.health import scan
-from .bpe.config import PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
+from .bpe.config import MAX_PICKY, PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
 from .bpe.parity import BALANCES, Balance, BalanceName, ParityTrainer
+from .bpe.picky import ios_threshold
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer
 from .errors import ExplorerError
@@ -97,6 +98,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="T",
         help="SuperBPE: after T merges, train on with the pre-tokenizer's pieces joined across spaces "
         "(superwords; pre-tokenizer gpt2, cl100k or o200k)",
+    )
+    t.add_argument(
+        "--picky",
+        type=_tau,
+        metavar="TAU",
+        help="PickyBPE: after each merge, remove a merged token of its pair whose occurrences left standing alone "
+        "are under TAU x the merge's count (the paper's IoS threshold T = 1/(1+TAU): 0.11 is T = 0.9; 0 removes "
+        "nothing)",
     )
     t.add_argument("--out", required=True, metavar="DIR")
     t.add_argument(
@@ -251,6 +260,7 @@ def _overrides(args: argparse.Namespace) -> dict:
         "normalizer",
         "specials_in_text",
         "superbpe_transition",
+        "picky",
     ):
         if getattr(args, name) is not None:
             o[name] = getattr(args, name)
@@ -363,7 +373,55 @@ def _train_balanced(args: argparse.Namespace, balance: Balance, out: TextIO, err
     return 0
 
 
+def _tau(value: str) -> float:
+    """--picky's τ: a number from 0 to ``MAX_PICKY``, else argparse's one-line error.
+
+    >>> _tau("0.11"), _tau("0")
+    (0.11, 0.0)
+    >>> _tau("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: τ is from 0 (classical BPE) to 1,000, not -1
+    """
+    try:
+        tau = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"τ must be a number (e.g. 0.11, the paper's T = 0.9), not {value!r}"
+        ) from None
+    if not 0 <= tau <= MAX_PICKY:  # NaN too
+        raise argparse.ArgumentTypeError(f"τ is from 0 (classical BPE) to {MAX_PICKY:,g}, not {value}")
+    return tau
+
+
+def _picky_alone(args: argparse.Namespace) -> None:
+    """--picky trains one text with classical BPE's stages: no SuperBPE, no balance."""
+    if args.picky is None:
+        return
+    if args.superbpe_transition is not None:
+        raise ExplorerError("--picky and --superbpe-transition cannot be combined: train PickyBPE or SuperBPE")
+    if args.balance is not None or args.dev:
+        raise ExplorerError("--picky cannot be combined with --balance or --dev: PickyBPE trains one text")
+
+
+def _picky_line(trainer: Trainer) -> str:
+    """What PickyBPE removed, the line after train's summary (that line stays as it is).
+
+    >>> from explorer import make_config, train
+    >>> _picky_line(train("ab ab abc abc abc", make_config("sennrich", num_merges=3, picky=0.5)))
+    'PickyBPE τ 0.5 (IoS threshold T 0.667): 1 token removed (1 removal), vocab 6 live\\n'
+    """
+    tau = trainer.config.picky
+    assert tau is not None
+    n, gone = len(trainer.removals), len(trainer.vocab) - trainer.n_live  # gone: removed and not made again
+    return (
+        f"PickyBPE τ {tau:g} (IoS threshold T {ios_threshold(tau):.3g}): {gone:,} token{'s' * (gone != 1)} removed "
+        f"({n:,} removal{'s' * (n != 1)}), vocab {trainer.n_live:,} live\n"
+    )
+
+
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _picky_alone(args)
     balance = _balance(args)
     if balance is not None:
         return _train_balanced(args, balance, out, err)
@@ -384,6 +442,8 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"{len(trainer.records)} merges, vocab {len(trainer.vocab)}, stopped: {trainer.stop_reason}; "
         f"tokens {trainer.initial_tokens:,} -> {trainer.tokens:,}; wrote {path}\n"
     )
+    if trainer.config.picky is not None:
+        out.write(_picky_line(trainer))
     return 0
 
 

@@ -16,7 +16,9 @@ within its stage:
 - ``text``: any other UTF-8 text.
 
 Every failure to read a file is a FormatError of one sentence that names the file; a writer
-that cannot hold a tokenizer raises ConfigError naming the setting in the way.
+that cannot hold a tokenizer raises ConfigError naming the setting in the way, and FormatError
+when no file of the format can hold it (SuperBPE's superwords in a tokenizer.json; PickyBPE's
+removals in any format but ``removals=True`` ones, refused by ``exporters.export_files``).
 """
 
 from __future__ import annotations
@@ -240,6 +242,8 @@ class FileFormat:
     kinds: tuple[FileKind, ...]
     file_sets: tuple[tuple[str, ...], ...]
     uses_trace: bool = False
+    # holds PickyBPE's removals (Vocab.removals): export refuses a tokenizer with any otherwise
+    removals: bool = False
     import_title: str | None = None  # as an import names it, when not the title
     needs_pretokenizer: Callable[[Found], bool] = _never
 

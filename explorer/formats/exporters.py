@@ -7,15 +7,16 @@ here, and ``export_files`` returns a format's files by name::
     export_files(tok, "hf")       {"tokenizer.json": b'{"version": "1.0", ...'}
     export_files(tok, "tiktoken") {"tokenizer.tiktoken": b"IQ== 1\\n...", "tokenizer.json": b'{"pat_str": ...'}
 
-A format that cannot represent a tokenizer raises ConfigError naming the setting
-(``export_problem`` gives the same sentence without raising, for a page to show first).
-Vocabularies in the files are derived from the merges, as everywhere else.
+A format that cannot represent a tokenizer raises ConfigError naming the setting, or
+FormatError when no file of the format can (a PickyBPE tokenizer's removals: only trace.json
+holds them); ``export_problem`` gives the same sentence without raising, for a page to show
+first. Vocabularies in the files are derived from the merges, as everywhere else.
 """
 
 from __future__ import annotations
 
 from ..bpe.tokenizer import Tokenizer
-from ..errors import ConfigError
+from ..errors import ConfigError, FormatError
 from ..stages.normalizers import PY_SPACE
 from .arrow import to_arrow_merges
 from .gpt2 import to_gpt2_merges, to_gpt2_vocab
@@ -36,6 +37,7 @@ __all__ = [
     "SUBWORD_NMT_VERSIONS",
     "export_files",
     "export_problem",
+    "removals_problem",
     "zip_files",
     "to_hf_tokenizer_json",
     "to_gpt2_vocab",
@@ -60,16 +62,32 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
     """
     if fmt not in EXPORT_FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}")
+    spec = EXPORT_FORMATS[fmt]
+    if tok.vocab.removals and not spec.removals:
+        raise FormatError(removals_problem(spec.title, len(tok.vocab.removals)))
     if trace is None:
         trace = trace_from_tokenizer(tok)
-    files = EXPORT_FORMATS[fmt].write(tok, trace)
+    files = spec.write(tok, trace)
     return {name: data if isinstance(data, bytes) else data.encode("utf-8") for name, data in files.items()}
 
 
+def removals_problem(title: str, n: int) -> str:
+    """Why a format of merges alone cannot hold a PickyBPE tokenizer.
+
+    >>> removals_problem("subword-nmt codes", 1)
+    "subword-nmt codes holds merges only, and this PickyBPE tokenizer also removes tokens after their merges (1 removal): its merges alone would encode differently; export BPE Explorer's trace.json instead"
+    """
+    return (
+        f"{title} holds merges only, and this PickyBPE tokenizer also removes tokens after their merges "
+        f"({n:,} removal{'s' * (n != 1)}): its merges alone would encode differently; export BPE Explorer's "
+        "trace.json instead"
+    )
+
+
 def export_problem(tok: Tokenizer, fmt: str) -> str | None:
-    """Why a format cannot hold this tokenizer (the ConfigError's sentence), or None."""
+    """Why a format cannot hold this tokenizer (the ConfigError's or FormatError's sentence), or None."""
     try:
         export_files(tok, fmt, trace={"merges": []})
-    except ConfigError as err:
+    except (ConfigError, FormatError) as err:
         return str(err)
     return None

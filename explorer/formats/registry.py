@@ -61,6 +61,7 @@ class ExportFormat(NamedTuple):
     # writes the merge history (counts and all), so a caller passes the trainer's trace; the
     # others read the tokenizer alone
     uses_trace: bool = False
+    removals: bool = False  # can hold PickyBPE's removals (FileFormat.removals)
 
 
 class ImportFormat(NamedTuple):
@@ -70,7 +71,7 @@ class ImportFormat(NamedTuple):
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = FORMATS.view(
-    lambda f: ExportFormat(f.name, f.title, f.description, f.write, f.uses_trace)
+    lambda f: ExportFormat(f.name, f.title, f.description, f.write, f.uses_trace, f.removals)
 )
 IMPORT_FORMATS: dict[str, ImportFormat] = FORMATS.view(
     lambda f: ImportFormat(f.name, f.import_title or f.title, f.files)

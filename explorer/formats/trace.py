@@ -23,6 +23,20 @@ what training decided, "training"; it keeps every key of version 1 (a flat "conf
                   "words_affected": 3054}, ...]
     }
 
+A PickyBPE trace (``TrainerConfig(picky=τ)``: "training" and "config" carry ``"picky": τ``) adds
+the tokens it removed, in the order removed: top-level ``"removals"``, ``[[after, id], ...]``
+(id removed right after merge number ``after``), and in each merge followed by removals the
+details a reader shows::
+
+      "merges": [..., {"step": 812, ..., "removals": [{"id": 4417, "token": "entucky",
+                  "parts": [2023, 88], "part_tokens": ["ent", "ucky"], "alone": 2, "inside": 412,
+                  "tokens_after": 901733, "words_affected": 2}]}, ...],
+      "removals": [[812, 4417], ...]
+
+Both are left out when nothing was removed, so every other trace stays as it was. A loaded
+trace's removals are checked as its merges are: the pairs the encoder replays come from the
+top-level list, and each merge's "removals", when present, must name the same ids and parts.
+
 Merges are the source of truth: a loaded tokenizer re-derives every id and checks it against
 the file; a version 2 file whose "pipeline" or "vocab" disagrees with its "config" or "alphabet"
 is refused. Version 1 files (no "pipeline", "vocab", "training") load from "config" and
@@ -35,12 +49,13 @@ formats other tools read, :mod:`explorer.formats.importers` reads them.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..bpe.config import EncodeOptions, TrainerConfig
 from ..bpe.parity import ParityStep, ParityTrainer
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.trainer import StepRecord, Trainer
+from ..bpe.trainer import RemovalRecord, StepRecord, Trainer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
 from ..stages.pipeline import Pipeline
@@ -81,13 +96,42 @@ def _merge_head(r: StepRecord | ParityStep, *, replaced: int, tokens_after: int)
 
 
 def _record_dict(r: StepRecord) -> dict:
-    return {
+    out = {
         **_merge_head(r, replaced=r.replaced, tokens_after=r.tokens_after),
         "reused": r.reused,
         "n_tied": r.n_tied,
         "ties": [list(t) for t in r.ties],
         "words_affected": r.words_affected,
     }
+    if r.removals:  # PickyBPE only: other merges keep their keys as they were
+        out["removals"] = [_removal_dict(rm) for rm in r.removals]
+    return out
+
+
+def _removal_dict(rm: RemovalRecord) -> dict:
+    return {
+        **_removal_head(rm.token_id, rm.token, rm.parts, rm.part_tokens),
+        "alone": rm.alone,
+        "inside": rm.inside,
+        "tokens_after": rm.tokens_after,
+        "words_affected": rm.words_affected,
+    }
+
+
+def _removal_head(token_id: int, token: str, parts: Sequence[int], part_tokens: Sequence[str]) -> dict:
+    """The keys every removal of a trace has (a merge's "removals" entries).
+
+    >>> _removal_head(5, "ab", (2, 3), ("a", "b"))
+    {'id': 5, 'token': 'ab', 'parts': [2, 3], 'part_tokens': ['a', 'b']}
+    """
+    return {"id": token_id, "token": token, "parts": list(parts), "part_tokens": list(part_tokens)}
+
+
+def _with_removals(data: dict, removals: Sequence[tuple[int, int]]) -> dict:
+    """The trace with its top-level "removals" when it has any (else as it was)."""
+    if removals:
+        data["removals"] = [list(r) for r in removals]
+    return data
 
 
 def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
@@ -95,11 +139,12 @@ def trace_dict(trainer: Trainer, *, steps: int | None = None) -> dict:
     that step (the tokenizer a page shows at step k)."""
     records = trainer.records if steps is None else trainer.records[: max(0, steps)]
     finished = steps is None or steps >= len(trainer.records)
-    return {
+    data = {
         **_trained_head(trainer, initial_tokens=trainer.initial_tokens),
         "stop_reason": trainer.stop_reason if finished else None,
         "merges": [_record_dict(r) for r in records],
     }
+    return _with_removals(data, [r for r in trainer.removals if r[0] <= len(records)])
 
 
 def _trained_head(trainer: Trainer | ParityTrainer, *, initial_tokens: int) -> dict:
@@ -183,7 +228,21 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
     >>> from explorer import make_config, train
     >>> trace_from_tokenizer(train("aaa", make_config("bytes", num_merges=1)).tokenizer())["merges"]
     [{'step': 1, 'left': 'a', 'right': 'a', 'left_id': 97, 'right_id': 97, 'token': 'aa', 'id': 256}]
+
+    PickyBPE's removals come with it, without their counts:
+
+    >>> picky = Tokenizer(pipeline=make_config("bytes").pipeline, vocab=Vocab(alphabet=("a", "b", "c"),
+    ...                   merges=((0, 1), (3, 2)), removals=((2, 3),)))
+    >>> data = trace_from_tokenizer(picky)
+    >>> data["merges"][1]["removals"], data["removals"]
+    ([{'id': 3, 'token': 'ab', 'parts': [0, 1], 'part_tokens': ['a', 'b']}], [[2, 3]])
     """
+    vocab = tok.vocab
+    # merge number -> the removals right after it, as a merge's "removals" entries
+    removed_after: dict[int, list[dict]] = {}
+    for (after, token), parts in zip(vocab.removals, vocab.removal_parts):
+        head = _removal_head(token, vocab[token], parts, [vocab[p] for p in parts])
+        removed_after.setdefault(after, []).append(head)
     data = {
         **_parts(tok.pipeline, tok.vocab),
         "config": tok.config.to_dict(),
@@ -199,10 +258,12 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
                 "right_id": b,
                 "token": tok.vocab[n],
                 "id": n,
+                **({"removals": removed_after[k]} if k in removed_after else {}),
             }
             for k, ((a, b), n) in enumerate(zip(tok.merges, tok.merged_ids), 1)
         ],
     }
+    _with_removals(data, vocab.removals)
     trailing = {t: i for t, i in tok.special_ids.items() if i >= len(tok.vocab)}
     if trailing:
         data["special_ids"] = trailing
@@ -269,16 +330,18 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
         "the trace's 'special_ids' must map special tokens to integer ids",
     )
     rules = data.get("rules", "merges")
+    removals = _removal_pairs(data.get("removals", []))
     try:
         tok = Tokenizer(
             pipeline=config.tokenizer_pipeline(len(pairs)),  # SuperBPE's superwords past its transition
-            vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids),
+            vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids, removals),
             encoding=encoding,
             special_ids=special_ids,
             rules=rules,
         )
     except ValueError as err:
-        raise FormatError(f"the trace's merges are inconsistent: {err}") from None
+        what = "merges and removals" if removals else "merges"
+        raise FormatError(f"the trace's {what} are inconsistent: {err}") from None
     except ConfigError as err:
         raise FormatError(f"the trace's config is invalid: {err}") from None
     for i, (m, new_id) in enumerate(zip(merges, tok.merged_ids)):
@@ -288,7 +351,64 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
                 m["token"] == tok.vocab[new_id],
                 f"merge {i + 1} says token {m['token']!r} but derives {tok.vocab[new_id]!r}",
             )
+    _removals_agree(merges, tok.vocab)
     return tok
+
+
+def _removal_pairs(value: object) -> tuple[tuple[int, int], ...]:
+    """The top-level "removals" as (after, id) pairs, or FormatError saying what is wrong with
+    its form (whether training can have made them is ``Vocab``'s check).
+
+    >>> _removal_pairs([[3, 260], [3, 261]])
+    ((3, 260), (3, 261))
+    >>> _removal_pairs([[3, "ab"]])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: the trace's 'removals' must be a list of [after merge, id] pairs of integers; item 0 is [3, 'ab']
+    """
+    _require(isinstance(value, list), "the trace's 'removals' must be a list of [after merge, id] pairs of integers")
+    assert isinstance(value, list)
+    for i, item in enumerate(value):
+        _require(
+            isinstance(item, list) and len(item) == 2 and all(type(x) is int for x in item),
+            f"the trace's 'removals' must be a list of [after merge, id] pairs of integers; item {i} is {item!r}",
+        )
+    return tuple((after, token) for after, token in value)
+
+
+def _removals_agree(merges: list, vocab: Vocab) -> None:
+    """Each merge's "removals" (a reader's details), when given, must name the removals of the
+    top-level list that follow it, with the parts they derive.
+
+    >>> v = Vocab(alphabet=("a", "b", "c"), merges=((0, 1), (3, 2)), removals=((2, 3),))
+    >>> _removals_agree([{}, {"removals": [{"id": 3, "parts": [0, 1]}]}], v)
+    >>> _removals_agree([{}, {"removals": [{"id": 4}]}], v)
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: merge 2's 'removals' name ids [4] but the trace's 'removals' remove [3] after it
+    """
+    expected: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    for (after, token), parts in zip(vocab.removals, vocab.removal_parts):
+        expected.setdefault(after, []).append((token, parts))
+    for k, m in enumerate(merges, 1):
+        if "removals" not in m:
+            continue
+        listed = m["removals"]
+        _require(
+            isinstance(listed, list) and all(isinstance(r, dict) for r in listed),
+            f"merge {k}'s 'removals' must be a list of objects",
+        )
+        made = expected.get(k, [])
+        ids = [r.get("id") for r in listed]
+        _require(
+            ids == [token for token, _ in made],
+            f"merge {k}'s 'removals' name ids {ids} but the trace's 'removals' remove {[t for t, _ in made]} after it",
+        )
+        for r, (token, parts) in zip(listed, made):
+            _require(
+                "parts" not in r or r["parts"] == list(parts),
+                f"merge {k}'s removal of id {token} says parts {r['parts']!r} but derives {list(parts)}",
+            )
 
 
 def _agrees(data: dict, key: str, expected: dict, where: str) -> None:

@@ -37,4 +37,5 @@ FORMAT = FileFormat(
     kinds=(FileKind("trace", "json", 10, _is_trace, what="a trace.json"),),
     file_sets=(("trace",),),
     uses_trace=True,
+    removals=True,  # PickyBPE's removals: top-level "removals" (formats.trace)
 )

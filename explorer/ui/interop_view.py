@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..errors import ConfigError, ExplorerError
+from ..errors import ExplorerError
 from ..formats.corpora import MAX_CORPUS_BYTES, mib
 from ..formats.exporters import EXPORT_FORMATS, export_files, zip_files
 from ..formats.importers import IMPORT_FORMATS
@@ -76,7 +76,7 @@ def export_download(live: state.Live, fmt: str, key: str) -> Download:
     try:
         # one export both checks and writes: export_problem would write the files a second time
         files = export_files(entry.tokenizer, fmt, trace=trace)
-    except ConfigError as err:
+    except ExplorerError as err:  # a setting in the way (ConfigError), or what no such file holds (FormatError)
         out = Download(problem=str(err))
     else:
         name = download_name(state.corpus_choice().label(), k.k, fmt, files)
