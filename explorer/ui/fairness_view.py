@@ -75,8 +75,7 @@ _UPLOAD_PREFIX = "up:"  # a language key: a UDHR code, or "up:" + the stored bun
 
 _REQUEST = "fair_request"  # the Request trained and shown
 _K = "fair_k"  # the merge shown
-_SLIDER = "fair_slider"  # the slider's key is this and its generation: "fair_slider_3"
-_SLIDER_GEN = "fair_slider_gen"  # bumped whenever the page, not the slider, moves the merge shown
+_SLIDER = "fair_slider"  # its key: this and a generation, "fair_slider_3" (clicks.moved_widget)
 _UPLOADS = "fair_uploads"  # {key: Language} the session added
 _UPLOAD_NOTE = "fair_upload_note"  # ("error" | "success", text): what the last "Add" did, said once
 _UPLOAD_ROUND = "fair_upload_round"  # bumped to empty the upload form's file pickers
@@ -790,31 +789,9 @@ def _move(n: int, lab: Lab) -> None:
     st.session_state[_K] = max(0, min(_shown(lab) + n, lab.merges))
 
 
-# Why the slider is replaced, not set, when a button moves the merge: quick clicks go out before
-# the last run's answer arrives, and each such rerun carries the slider as the browser still
-# draws it. Set to 15 by the first click's run, a slider the browser still shows at 14 reads
-# to Streamlit as a move back to 14 (its on_change fires before the clicks are counted): three
-# quick Steps made two. A new key is a new widget; the old one's late value changes nothing.
-#   session_state: {"fair_slider_gen": 4, "fair_slider_4": 15, "fair_k": 15}
-def _current_slider() -> str:
-    return f"{_SLIDER}_{int(st.session_state.get(_SLIDER_GEN, 0))}"
-
-
 def _on_slider(key: str) -> None:
-    if key == _current_slider():  # not a replaced slider's late value
+    if clicks.is_current(key):  # not the late value of a slider a button has replaced
         st.session_state[_K] = int(st.session_state[key])
-
-
-def _slider_key(k: int) -> str:
-    """The key of a slider that shows merge k: the current one if it does, else a new one."""
-    key = _current_slider()
-    if st.session_state.get(key) != k:
-        gen = int(st.session_state.get(_SLIDER_GEN, 0))
-        st.session_state.pop(key, None)
-        st.session_state[_SLIDER_GEN] = gen + 1
-        key = f"{_SLIDER}_{gen + 1}"
-        st.session_state[key] = k
-    return key
 
 
 _BUTTONS = {"fair_back": -1, "fair_step": 1, "fair_step10": 10}  # widget key -> merges per click
@@ -827,7 +804,7 @@ def controls(lab: Lab) -> int:
     if queued:
         _move(sum(_BUTTONS[key] * n for key, n in queued.items()), lab)
     k = _shown(lab)
-    slider_key = _slider_key(k)
+    slider_key = clicks.moved_widget(_SLIDER, k)  # a new slider when a button moved k
     row = st.columns([0.9, 0.9, 0.9, 5.3, 2.4], vertical_alignment="center", gap="small")
     row[0].button("Back", key="fair_back", on_click=_move, args=(-1, lab), disabled=k == 0, width="stretch")
     row[1].button(
