@@ -74,7 +74,10 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   written from the paper's description (per merge, checking the first merges agree).
 - `bench/variants.py`: SuperBPE (transition at 50% / 80% / 90% of 5,000 merges) against classical
   BPE on the same corpus (training time ratio), and the tokens each makes of held-out text
-  (Frankenstein), with the number of superword tokens.
+  (Frankenstein), with the number of superword tokens; then PickyBPE (τ = 0.11, the paper's
+  T = 0.9, and τ = 0.5) against classical BPE at the same vocabulary of 5,000 live tokens
+  (training time ratio, tokens removed, merges made, held-out tokens and bytes per token, and the
+  held-out text's cold encode against classical's).
 - `bench/scaffold.py`: the scaffold-token analysis (explorer.analysis.scaffold: every merge the
   encoding makes counted, one pass over the distinct pieces) of this corpus under GPT-2, cl100k_base
   and o200k_base, against our own cold encode of it (ratio; token counts checked to agree).
