@@ -11,11 +11,12 @@ from collections import Counter
 import pandas as pd
 import pyarrow as pa
 import pytest
-from conftest import ROOT, Panel, chart_data, encode_view, is_utf8, read_sample, unescaped
+from conftest import ROOT, Panel, chart_data, encode_view, is_utf8, read_sample, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis.text import sample_segmentations, twin_configs
+from explorer.errors import ConfigError
 from explorer.stages.pipeline import count_words
 from explorer.ui.render import APP_CSS, token_label
 from explorer.ui.state import CorpusChoice
@@ -663,3 +664,78 @@ def test_the_dropout_histogram_counts_every_sample_by_its_length():
     shown = chart_data(at, "Segmentation lengths")
     assert dict(zip(shown["tokens"], shown["samples"])) == lengths and shown["samples"].sum() == 40
     assert len(lengths) > 3
+
+
+# ---- PickyBPE: removals in Why this split, no dropout -----------------------------------------
+PICKY_TEXT = "Everyone has the right to freedom of thought, through independent courts."
+
+
+@pytest.fixture(scope="module")
+def picky_playground():
+    """A session whose own tokenizer is PickyBPE's (τ = 0.5, 200 merges), on Why this split."""
+    at = playground(config=corpus_config("gpt2", picky=0.5), merges=200, tokenizers=["trained"], text=PICKY_TEXT)
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_playground):
+    at = picky_playground
+    ref = engine(200, picky=0.5)
+    tok = ref.tokenizer(200)
+    assert ref.records.all_removals()
+    pieces = tok.encode_pieces(PICKY_TEXT)
+    # the piece whose trace removes most
+    i = max(range(len(pieces)), key=lambda j: sum(s.removed for s in tok.encode_trace(pieces[j].text)))
+    at.selectbox(key="w_why_piece").set_value(i).run()
+    assert not at.exception, at.exception
+    steps = tok.encode_trace(pieces[i].text)
+    assert any(s.removed for s in steps) and any(not s.removed for s in steps)
+    table = frame(at, "merge rank")
+    assert table["merge rank"].tolist() == [s.rank for s in steps]
+    for (_, row), s in zip(table.iterrows(), steps):
+        if not s.removed:
+            assert row["step"] == f"{row['left']} + {row['right']} → {row['new token']}"
+            assert row["pair count then"] == ref.records[s.rank].count
+            continue
+        # a removal: the token, and the parts it was split into, which spell it byte for byte
+        removed = tok.token_to_id(s.left)
+        (record,) = [r for r in ref.records[s.rank].removals if r.token_id == removed]  # what training did
+        assert row["left"] == token_label(tok, removed)
+        assert pd.isna(row["right"]) and pd.isna(row["new token"]) and pd.isna(row["pair count then"])
+        assert row["learned at step"] == s.rank + 1
+        assert len(record.parts) >= 2
+        assert b"".join(tok.token_bytes(p) for p in record.parts) == tok.token_bytes(removed)
+        assert row["step"] == f"✂ {token_label(tok, removed)} removed → " + " + ".join(
+            token_label(tok, p) for p in record.parts
+        )
+    final = tok.encode_piece(pieces[i].text)
+    assert table["tokens after"].iloc[-1].split(" | ") == [token_label(tok, t) for t in final]
+    assert "removal(s) (✂)" in " ".join(c.value for c in at.caption)
+
+
+def test_dropout_of_a_pickybpe_tokenizer_says_the_engines_reason_in_the_page(picky_playground):
+    at = picky_playground
+    at.radio(key="w_play_view").set_value("Encode").run()
+    at.selectbox(key="w_drop_tok").set_value(0).run()
+    assert not at.exception, at.exception
+    tok = engine(200, picky=0.5).tokenizer(200)
+    with pytest.raises(ConfigError) as raised:
+        tok.encode(PICKY_TEXT, dropout=0.1, seed=0)
+    assert [unescaped(e.value) for e in at.error] == [str(raised.value)]
+    assert all(b.key != "drop_sample" for b in at.button)
+
+
+def test_the_train_pages_look_up_shows_a_removal_as_a_removal():
+    at = playground(config=corpus_config("gpt2", picky=0.5), merges=200)
+    at.switch_page("pages/2_Train.py").run()
+    tok = engine(200, picky=0.5).tokenizer(200)
+    word = "independent"
+    steps = tok.encode_trace(tok.encode_pieces(word)[0].text)
+    assert any(s.removed for s in steps)
+    at.text_input(key="w_word_search").input(word).run()
+    assert not at.exception, at.exception
+    body = next(b for b in train_html(at) if "got its tokens" in b)
+    rows = re.findall(r'<div class="bpe-row( bpe-removal)?">(after step|step) (\d+):', body)
+    assert [(bool(r), int(k)) for r, _, k in rows] == [(s.removed, s.rank + 1) for s in steps]
+    assert all(kind == "after step" for r, kind, _ in rows if r)

@@ -306,7 +306,11 @@ def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
         if len(text) > len(sample):
             st.caption("Dropout samples use the first 2,000 characters.")
         tok = choice.tokenizer
-        ids = tok.encode(sample, dropout=p, seed=seed)
+        try:  # a tokenizer with no dropout (PickyBPE's) says why
+            ids = tok.encode(sample, dropout=p, seed=seed)
+        except ExplorerError as err:
+            st.error(render.md_text(str(err)))
+            return
         st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=_CHIP_LIMIT))
         if st.button(f"Sample {n} segmentations", key="drop_sample"):
             counts = sample_segmentations(tok, sample, dropout=p, samples=n, seed=seed)
@@ -514,23 +518,34 @@ def trace_table(choice: Entry, piece: str) -> None:
     if not steps:
         st.caption("No merge applies to this piece: it stays as its base symbols.")
         return
+    picky = tok.events is not None
     rows = []
-    for n, s in enumerate(steps, 1):
-        row = {
-            "#": n,
-            "merge rank": s.rank,
-            "left": _label_of(tok, s.left),
-            "right": _label_of(tok, s.right),
-            "new token": _label_of(tok, s.token),
-            "tokens after": " | ".join(_label_of(tok, t) for t in s.tokens),
-        }
+    for n, (s, made) in enumerate(render.traced(tok.base_tokens(piece), steps), 1):
+        row: dict[str, object] = {"#": n, "merge rank": s.rank}
+        if picky:  # PickyBPE: a removal is a step of its own, its token split into its parts
+            row["step"] = (
+                f"✂ {_label_of(tok, s.left)} removed → {' + '.join(_label_of(tok, t) for t in made)}"
+                if s.removed
+                else f"{_label_of(tok, s.left)} + {_label_of(tok, s.right)} → {_label_of(tok, s.token)}"
+            )
+        row["left"] = _label_of(tok, s.left)
+        row["right"] = None if s.removed else _label_of(tok, s.right)
+        row["new token"] = None if s.removed else _label_of(tok, s.token)
+        row["tokens after"] = " | ".join(_label_of(tok, t) for t in s.tokens)
         if choice.trainer is not None:
             record = choice.trainer.records[s.rank]
             row["learned at step"] = record.step
-            row["pair count then"] = record.count
+            row["pair count then"] = None if s.removed else record.count
         rows.append(row)
+    removals = sum(s.removed for s in steps)
     st.caption(
-        f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+        (
+            f"{len(steps) - removals} merge(s) and {removals} removal(s) (✂) made on this piece in the order "
+            "PickyBPE learned them; a removal splits a token into its parts, as training did right after the merge "
+            "of its rank. "
+            if picky
+            else f"{len(steps)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+        )
         + (
             "Rank r is the merge learned at step r + 1."
             if choice.trainer is not None

@@ -6,6 +6,7 @@ import html
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 import streamlit as st
 
@@ -39,15 +40,16 @@ _WORD_CHARS = 1_000
 
 
 # ---- controls --------------------------------------------------------------------------
-def _sync_slider(live: state.Live) -> None:
-    st.session_state["view_slider"] = live.view
+# The slider's key: this and a generation ("view_slider_3", clicks.moved_widget): a new slider
+# each time a button or a tick moves the step, so that the browser's late value of the slider
+# it replaced (sent with the next quick click) does not move the step back.
+_SLIDER = "view_slider"
 
 
 def _forward(n: int) -> None:
     live = state.live()
     live.playing = False
     live.forward(n)
-    _sync_slider(live)
 
 
 def _start_run() -> None:
@@ -66,22 +68,19 @@ def _stop_run() -> None:
             )
         live.running = False
         live.view = live.trained
-    _sync_slider(live)
 
 
 def _reset() -> None:
-    live = state.live(reset=True)
-    _sync_slider(live)
+    state.live(reset=True)
 
 
-def _on_slider() -> None:
+def _on_slider(key: str) -> None:
     live = state.live()
-    if live.playing:
-        # the slider is disabled while playing; a "change" now is a timer tick's rerun carrying
-        # the browser's value from one step ago, which must neither stop nor rewind the play
-        _sync_slider(live)
+    if live.playing or not clicks.is_current(key):
+        # the browser's value from before a Step or a timer tick moved the step (the slider is
+        # disabled while playing): it must neither rewind the step nor stop the play
         return
-    live.view = int(st.session_state["view_slider"])
+    live.view = int(st.session_state[key])
 
 
 def _set_playing(playing: bool) -> None:
@@ -143,14 +142,14 @@ def status(live: state.Live) -> None:
     # the status and the slider share a row: the pair table's top stays on the first screen
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(status)
-    if st.session_state.get("view_slider") != live.view:
-        _sync_slider(live)
+    key = clicks.moved_widget(_SLIDER, live.view)
     right.slider(
         "Step shown",
         0,
         live.trained,
-        key="view_slider",
+        key=key,
         on_change=_on_slider,
+        args=(key,),
         label_visibility="collapsed",
         disabled=live.playing,
         help="Jump to any step already trained (pause first while playing); the panels show the corpus as it was then.",
@@ -458,10 +457,14 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
             body += render.caption(f"How {render.visible(pieces[0].text)!r} got its tokens, merge by merge:")
+            # a PickyBPE removal is a step of its own: its token split into its parts
             body += "".join(
-                f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
+                f'<div class="bpe-row bpe-removal">after step {s.rank + 1}: ✂ {render.chips([s.left], style=style)} '
+                f"removed → {render.chips(list(made), style=style)} → {render.chips(s.tokens, style=style)}</div>"
+                if s.removed
+                else f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
                 f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
-                for s in steps[:40]
+                for s, made in islice(render.traced(tok.base_tokens(pieces[0].text), steps), 40)
             )
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
