@@ -27,7 +27,8 @@ import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from appserver import ARTIFACTS, app_process, follow_runs, require_chromium, wait_idle
+from appserver import ARTIFACTS, follow_runs, require_chromium, wait_idle
+from conftest import log_since
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -45,15 +46,11 @@ COUNT = re.compile(r"\(([\d,]+)\)\s*$")  # an option's count, "(1,234)", at the 
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The app on a port of its own, with a data folder (and so a room store) of its own, its
-    output kept to look for tracebacks."""
-    folder = tmp_path_factory.mktemp("class-data")
-    log_path = folder / "server.log"
-    with pytest.MonkeyPatch.context() as mp, open(log_path, "w") as log:
-        mp.setenv("BPE_EXPLORER_DATA", str(folder / "data"))
-        with app_process(log=log) as (url, _proc):
-            yield url, log_path
+def server(app_server):
+    """The test process's app (tests/conftest.py: its start and stop are paid once, not again
+    here) and where its log stood when this module began, to look for tracebacks from there on.
+    The room is a new one (a fresh random code) in the session's store."""
+    return app_server, app_server.log.stat().st_size
 
 
 class Browser:
@@ -209,7 +206,7 @@ def room_rev(url: str, code: str) -> int:
 
 
 def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server, chromium):
-    url, log_path = server
+    url = server[0].url
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     b = Browser(chromium, url)
     try:
@@ -218,7 +215,7 @@ def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server, chromi
         b.close()
     assert not b.dialogs, f"dialogs opened: {b.dialogs}"
     assert not b.errors, f"script errors: {b.errors}"
-    log = log_path.read_text(errors="replace")
+    log = log_since(*server)
     assert "Traceback" not in log and "Uncaught app exception" not in log, log[-3000:]
     # The room code is read from the back of the room: big type. (Drawn as a <p> inside
     # st.markdown, the page's own ".cls-code {font-size: ...}" lost to the Markdown container's

@@ -136,7 +136,7 @@ def test_a_long_tokens_lineage_keeps_its_text_at_least_12_px(app_url, new_page):
         open_page(page, why, until=page.get_by_role("heading", name="Lineage of a token"))
         # the English example's most merged piece under o200k_base is " accomplishment"
         tree = page.locator(".bpe-lin")
-        wait_idle(page, timeout=WAIT, until=tree.locator(".bpe-chip", has_text="·accomplishment"))
+        wait_idle(page, timeout=WAIT, settle=0, until=tree.locator(".bpe-chip", has_text="·accomplishment"))
         sizes = tree.evaluate("""(t) => [...t.querySelectorAll('.bpe-chip, .bpe-lin-meta')]
             .map((e) => parseFloat(getComputedStyle(e).fontSize))""")
         assert len(sizes) >= 2 * 13 and min(sizes) >= 12, sizes
