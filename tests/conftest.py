@@ -308,6 +308,33 @@ COMPARE_TABS = {
 }
 
 
+def as_drawn(at):
+    """An AppTest page's widget values as the browser holds them now (a copy: later runs leave it be)."""
+    return at.main.root.get_widget_states()
+
+
+def counted(at, totals: dict[str, int], drawn=None) -> None:
+    """Rerun as the browser does when its click counter (explorer/ui/clicks.py) reports these
+    running totals, with every other widget as ``drawn`` (by default the newest page; an older
+    one when the browser asks before the last run's answer has arrived). AppTest has no hand for
+    a component's state: the one private call here sends it."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+
+    states = WidgetStates()
+    states.CopyFrom(drawn or as_drawn(at))
+    counter = next(c for c in at.get("bidi_component") if c.proto.component_name == "bpe_explorer_click_counter")
+    value = json.dumps({"clicks": {"nonce": "one page load", **totals}})
+    states.widgets.append(WidgetState(id=counter.proto.id, json_value=value))
+    at._run(states)
+
+
+def view_slider(at):
+    """The Train page's "Step shown" slider (its key gains a generation each time a button moves
+    the step: explorer.ui.clicks.moved_widget)."""
+    (found,) = [s for s in at.slider if (s.key or "").startswith("view_slider_")]
+    return found
+
+
 def open_tab(at, label: str):
     """Open one of the Compare page's tabs (only the open one is drawn), as a click on it does."""
     at.session_state["w_cmp_tab"] = label

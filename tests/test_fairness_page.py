@@ -10,8 +10,7 @@ import re
 
 import pyarrow as pa
 import pytest
-from conftest import ROOT, shown, unescaped
-from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+from conftest import ROOT, as_drawn, counted, shown, unescaped
 from streamlit.testing.v1 import AppTest
 from test_compare_page import headlines as cards  # the headline cards: panel -> (number, sentence)
 
@@ -198,24 +197,6 @@ def test_back_step_ten_and_the_slider_show_the_sentence_of_that_merge(runs):
     merge_slider(at).set_value(0).run()
     assert sentences(at)[0].startswith("No merge yet: Hindi starts with the most tokens")
     assert at.button(key="fair_back").disabled and not at.button(key="fair_step").disabled
-
-
-def as_drawn(at: AppTest) -> WidgetStates:
-    """The page's widget values as the browser holds them now (a copy: later runs leave it be)."""
-    return at.main.root.get_widget_states()
-
-
-def counted(at: AppTest, totals: dict[str, int], drawn: WidgetStates | None = None) -> None:
-    """Rerun as the browser does when its click counter (explorer/ui/clicks.py) reports these
-    running totals, with every other widget as ``drawn`` (by default the newest page; an older
-    one when the browser asks before the last run's answer has arrived). AppTest has no hand for
-    a component's state: the one private call here sends it."""
-    states = WidgetStates()
-    states.CopyFrom(drawn or as_drawn(at))
-    counter = next(c for c in at.get("bidi_component") if c.proto.component_name == "bpe_explorer_click_counter")
-    value = json.dumps({"clicks": {"nonce": "one page load", **totals}})
-    states.widgets.append(WidgetState(id=counter.proto.id, json_value=value))
-    at._run(states)
 
 
 def test_quick_steps_each_move_one_merge_though_the_page_is_a_run_behind(runs):

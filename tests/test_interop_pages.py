@@ -10,7 +10,7 @@ import re
 import zipfile
 
 import pytest
-from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
+from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped, view_slider
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
@@ -75,7 +75,7 @@ def train_page(steps: int, *, shown: int | None = None) -> AppTest:
     for _ in range(steps // 10):
         at.button(key="step10").click().run()
     if shown is not None:
-        at.slider(key="view_slider").set_value(shown).run()
+        view_slider(at).set_value(shown).run()
     at.session_state["w_dl_open"] = True
     at.run()
     assert not at.exception, at.exception

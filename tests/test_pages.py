@@ -11,7 +11,9 @@ import pandas as pd
 import pytest
 from conftest import (
     ROOT,
+    as_drawn,
     chart_data,
+    counted,
     encode_view,
     read_sample,
     shown,
@@ -20,6 +22,7 @@ from conftest import (
     train_html,
     train_text,
     unescaped,
+    view_slider,
 )
 from streamlit.testing.v1 import AppTest
 
@@ -209,7 +212,7 @@ def test_run_to_end_makes_the_merge_budget():
 def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_it():
     at = train_page()
     at.button(key="step100").click().run()
-    at.slider(key="view_slider").set_value(7).run()
+    view_slider(at).set_value(7).run()
     assert status(at).startswith("Step **7** of 100")
     ref = engine()
     ref.advance(100)
@@ -228,6 +231,21 @@ def test_slider_shows_a_past_steps_segmentation_exactly_as_the_engine_computes_i
     ]
 
 
+def test_quick_steps_from_a_past_step_each_move_one_step_though_the_page_is_a_run_behind():
+    # three Step clicks 30 ms apart on steps already trained: the second and third go out before
+    # the first run's answer arrives, so they carry the slider as it was drawn (step 10)
+    at = train_page()
+    at.button(key="step100").click().run()
+    view_slider(at).set_value(10).run()
+    before = as_drawn(at)
+    counted(at, {"step": 1}, before)
+    assert status(at).startswith("Step **11** of 100")
+    counted(at, {"step": 3}, before)  # the second and third clicks, in one run
+    assert status(at).startswith("Step **13** of 100")
+    view_slider(at).set_value(12).run()  # the newest slider still moves the step, back as well
+    assert status(at).startswith("Step **12** of 100")
+
+
 def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compact(monkeypatch):
     monkeypatch.setattr("explorer.ui.state.FULL_RECORDS", 5)
     at = train_page()
@@ -235,7 +253,7 @@ def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compa
     ref = engine()
     ref.advance(10)
     assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
-    at.slider(key="view_slider").set_value(7).run()
+    view_slider(at).set_value(7).run()
     # the table before merge 8: only the winner, with a note; merge 7's sentence names no example words
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
         [shown(ref.records[7].left), shown(ref.records[7].right), ref.records[7].count]
@@ -243,7 +261,7 @@ def test_past_the_full_records_a_step_shows_its_winner_and_says_the_log_is_compa
     assert "keeps the full pair table for the first 5 steps only" in train_text(at)
     assert f"({ref.records[6].words_affected:,} words)" not in at.info[0].value
     assert f"(in {ref.records[6].words_affected:,} words)" in unescaped(at.info[0].value)
-    at.slider(key="view_slider").set_value(3).run()
+    view_slider(at).set_value(3).run()
     assert len(pair_table(at)) == 10
     assert "keeps the full pair table" not in train_text(at)
 
@@ -486,7 +504,7 @@ def test_no_merge_possible_is_said_without_inviting_a_click_on_step():
 def test_the_status_reports_the_vocabulary_of_the_step_shown():
     at = train_page()
     at.button(key="step10").click().run()
-    at.slider(key="view_slider").set_value(4).run()
+    view_slider(at).set_value(4).run()
     ref = engine()
     ref.advance(10)
     assert status(at).startswith(f"Step **4** of 10 trained · vocabulary {len(ref.tokenizer(4).vocab):,}")
@@ -577,7 +595,7 @@ def test_pairs_shown_is_a_view_setting_that_keeps_the_trainer():
         assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
             [text(p.left), text(p.right), p.count] for p in ref.peek(rows)
         ]
-    at.slider(key="view_slider").set_value(3).run()  # a past step shows the table recorded then
+    view_slider(at).set_value(3).run()  # a past step shows the table recorded then
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
         [text(p.left), text(p.right), p.count] for p in ref.records[3].top_pairs[:5]
     ]
@@ -685,7 +703,7 @@ def test_charts_have_whole_steps_real_axes_at_step_zero_and_mark_the_step_shown(
     assert per_token["bytes per token"].tolist() == pytest.approx(
         [ref.corpus_bytes / t for t in [ref.initial_tokens] + [r.tokens_after for r in ref.records]]
     )
-    at.slider(key="view_slider").set_value(4).run()
+    view_slider(at).set_value(4).run()
     chart = step_chart_spec(at, "Tokens in the corpus")
     assert chart["shown"] == 4 and max(chart["x"]) == 10  # the rule moves; the curve keeps every step trained
     lengths = step_chart(at, "Token lengths in the vocabulary so far")

@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from conftest import ROOT, read_sample, shown, step_chart, train_text, unescaped
+from conftest import ROOT, read_sample, shown, step_chart, train_text, unescaped, view_slider
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
@@ -80,14 +80,14 @@ def test_all_of_it_without_step_records_trains_to_the_end_at_once(monkeypatch):
     assert history(at)["new token"].tolist()[::-1] == [shown(r.token) for r in ref.records]
     assert any("without step records" in c.value for c in at.caption)
     # a past step shows its winner and says the log is compact
-    at.slider(key="view_slider").set_value(3).run()
+    view_slider(at).set_value(3).run()
     assert "keeps the full pair table for the first 0 steps only" in train_text(at)
 
 
 def test_an_idle_session_lets_its_trainer_go_and_gets_it_back_at_the_same_step(monkeypatch):
     at = train_page(monkeypatch)
     at.button(key="step10").click().run()
-    at.slider(key="view_slider").set_value(6).run()
+    view_slider(at).set_value(6).run()
     mine = at.session_state["live"]
     before = history(at)
     # not idle yet: nothing is released
