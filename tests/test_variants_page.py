@@ -281,6 +281,16 @@ def test_the_tau_slider_gives_the_pickybpe_headline_and_bars_the_engine_computes
     renyi = chart_data(page, "Rényi efficiency (α = 2.5)").set_index("tokenizer")["value"]
     assert list(bpt.index) == ["classical", "SuperBPE", "PickyBPE"]
     assert bpt["PickyBPE"] == round(p["bpt"], 3) and renyi["PickyBPE"] == round(p["renyi"], 3)
+    # the training curve: the corpus's tokens after each merge and the removals after it, read
+    # off a trainer stepped one merge at a time
+    stepper = Trainer.from_texts(CORPUS_TEXT, picky.config)
+    tokens = [stepper.tokens]
+    while stepper.step() is not None:
+        tokens.append(stepper.tokens)
+    curve = chart_data(page, "Training corpus: tokens after each merge")
+    line = curve[curve["tokenizer"] == "PickyBPE"]
+    assert line["merge"].iloc[-1] == len(picky.merges) and len(line) > 100
+    assert line["tokens"].tolist() == [tokens[k] for k in line["merge"]]
     if tau == 0:  # τ = 0 removes nothing: classical BPE
         assert removals == [] and p["tokens"] == c["tokens"] and len(picky.merges) == MERGES
     else:
