@@ -1,5 +1,8 @@
 """Memory per session, measured in a fresh process (peak RSS), so one student's big corpus
-cannot take the server's memory."""
+cannot take the server's memory.
+
+Not a ``load`` test: a process's high-water mark (VmHWM) and tracemalloc's count are its own,
+whatever else runs beside it, so these run with the rest of the suite."""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ import sys
 
 import pytest
 from conftest import ROOT
-
-pytestmark = pytest.mark.load  # measured alone on the machine: .ci/run's load step
 
 # Train a few merges on MIB MiB of text without pre-tokenization (the bytes preset: one
 # position per byte, the trainer's worst case) and report its memory high-water mark.
