@@ -1,6 +1,7 @@
 """The Variants page in Chromium at 1280x720 (a projector, sidebar open) and 1920x1080: the answer
 (headline cards and the held-out chart) on the first screen with nothing cut short; moving the
-transition slider redraws the headline at the engine's numbers; each tab draws its view; a
+transition slider and PickyBPE's τ slider redraws the headline at the engine's numbers; the
+PickyBPE timeline lists the engine's removals as rows of their own; each tab draws its view; a
 health example's link opens the Playground's *Why this split* on that token. Screenshots land in
 test-artifacts/variants_*.png (the README's is tests/screenshots/variants_page.png, copied from
 the 1280x720 one).
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pytest
 from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
 from test_browser_layout import _SPILLED, inside_viewport
-from test_variants_page import MERGES, held_out, trained
+from test_variants_page import MERGES, held_out, picky_trained, removal_text, trained
 
 pytestmark = pytest.mark.browser
 
@@ -33,6 +34,13 @@ def headline(share: int, merges: int) -> str:
     """The first card's number, as the engine computes it."""
     c, s = held_out(trained(merges, None)), held_out(trained(merges, merges * share // 100))
     change = (s["tokens"] - c["tokens"]) / c["tokens"]
+    return f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
+
+
+def picky_headline(tau: float, merges: int) -> str:
+    """The PickyBPE card's number, as the engine computes it."""
+    c, p = held_out(trained(merges, None)), held_out(picky_trained(merges, tau))
+    change = (p["tokens"] - c["tokens"]) / c["tokens"]
     return f"{abs(change):.1%} {'fewer' if change <= 0 else 'more'}"
 
 
@@ -76,6 +84,28 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
         expect(first.locator(".bpe-card-number")).to_have_text(headline(60, merges))
         assert "var_t=60" in page.url
         page.screenshot(path=str(ARTIFACTS / f"variants_t60_{name}.png"))
+
+        # PickyBPE's τ slider, by keyboard: 0.1 -> 0.2
+        tau = page.get_by_role("slider").nth(1)
+        tau.focus()
+        tau.press("ArrowRight")
+        wait_idle(page, timeout=WAIT, until=page.get_by_text("PickyBPE at τ = 0.2", exact=True))
+        expect(cards.nth(1).locator(".bpe-card-number")).to_have_text(picky_headline(0.2, merges))
+        assert "var_picky=0.2" in page.url
+
+        # the timeline, removals only: the engine's removals, each a row of its own
+        open_tab(page, "PickyBPE timeline", page.locator("table.var-timeline"))
+        page.get_by_text("Removals only", exact=True).click()
+        wait_idle(page, timeout=WAIT, until=page.locator("table.var-timeline tr.var-tl-removal"))
+        expect(page.locator("table.var-timeline tr.var-tl-merge")).to_have_count(0)
+        trainer = picky_trained(merges, 0.2)
+        removals = trainer.records.all_removals()
+        rows = page.locator("table.var-timeline tr.var-tl-removal")
+        expect(rows).to_have_count(min(200, len(removals)))
+        expect(rows.first.locator("td").nth(2)).to_have_text(removal_text(trainer.tokenizer(), trainer, removals[0]))
+        assert page.evaluate(_CUT) == [] and page.evaluate(_SPILLED) == []
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        page.screenshot(path=str(ARTIFACTS / f"variants_timeline_{name}.png"))
 
         open_tab(page, "Scaffold tokens", page.locator("table.var-scaffold"))
         expect(page.get_by_text("scaffold tokens at this τ")).to_be_visible()

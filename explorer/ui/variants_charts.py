@@ -37,7 +37,7 @@ _NAMES = ("classical", "SuperBPE", "PickyBPE")
 _COLOURS = ("#64748b", "#2563eb", "#059669")
 _RULE = "#dc2626"
 _POINTS = 300
-MEASURE_HEIGHT = 130  # pixels, the title and axis included
+MEASURE_HEIGHT = 140  # pixels, the title and axis included
 CURVES_HEIGHT = 230
 
 
@@ -76,7 +76,8 @@ def measure_chart(lab: Lab, measure: str) -> alt.LayerChart:
     df = measures_frame(lab)
     part = df[df["measure"] == measure]
     base = alt.Chart(part).encode(
-        y=alt.Y("tokenizer:N", title=None, sort=list(_NAMES)),
+        # three bands in a short chart: Vega would drop every other label where they crowd
+        y=alt.Y("tokenizer:N", title=None, sort=list(_NAMES), axis=alt.Axis(labelOverlap=False)),
         x=alt.X("value:Q", title=None, scale=alt.Scale(zero=True)),
     )
     bars = base.mark_bar().encode(color=_colour(legend=False), tooltip=["tokenizer", "measure", "value"])

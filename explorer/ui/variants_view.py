@@ -484,8 +484,8 @@ def describe_request(lab: Lab, request: Request) -> str:
     """One line under the title (Markdown, user text escaped)."""
     return render.escape(
         f"{lab.corpus_name} (first {lab.corpus_chars:,} characters) · {request.merges:,} merges, "
-        f"{lab.classical.tokenizer.vocab.n_live:,} tokens each (PickyBPE: live ones) · GPT-2's pieces, byte level · "
-        f"held out: {lab.held_out_name}",
+        f"{lab.classical.tokenizer.vocab.n_live:,} tokens each · GPT-2's pieces, byte level · held out: "
+        f"{lab.held_out_name}",
         into="markdown",
     )
 
