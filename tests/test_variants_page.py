@@ -12,10 +12,11 @@ import pytest
 from conftest import ROOT, chart_data, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
-from explorer import Trainer, load_pretrained, make_config
+from explorer import Trainer, corpus_config, load_pretrained, make_config
 from explorer.analysis.fairness import renyi_efficiency
 from explorer.analysis.health import scan
 from explorer.analysis.scaffold import scaffold
+from explorer.errors import ConfigError
 from explorer.ui.render import token_label
 
 APP = str(ROOT / "app.py")
@@ -384,3 +385,26 @@ def test_a_link_with_a_bad_tau_says_so_in_one_line_and_trains_the_default(bad):
     assert "PickyBPE at τ = 0.1" in cards(at)
     assert at.session_state["w_var_tab"] == "PickyBPE timeline" and at.session_state["w_var_tl_only"] is True
     assert timeline_rows(at) and all(kind == "removal" for kind, _, _ in timeline_rows(at))
+
+
+def test_a_pickybpe_session_tokenizer_gets_the_engines_reason_in_the_scaffold_tab_and_a_health_row():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["preset_name"] = None
+    at.session_state["config"] = corpus_config("gpt2", picky=0.5)
+    at.run()
+    at.switch_page("pages/2_Train.py").run()
+    at.button(key="step100").click().run()
+    at.query_params.update(var_merges=str(MERGES))
+    at.switch_page("pages/7_Variants.py").run()
+    open_tab(at, "Scaffold tokens")
+    at.selectbox(key="w_var_scaffold_tok").set_value("trained").run()
+    assert not at.exception, at.exception
+    live = at.session_state["live"]
+    assert live.trainer.removals  # the session's tokenizer removed some
+    with pytest.raises(ConfigError) as raised:
+        scaffold(live.tokenizer(live.view), CORPUS_TEXT, tau=0.1)
+    assert [unescaped(i.value) for i in at.info] == [str(raised.value)]
+    open_tab(at, "Token health")
+    rows = dict(re.findall(r'<tr data-name="([^"]+)">(.*?)</tr>', html_with(at, "var-health")))
+    report = scan(live.tokenizer(live.view), reference=CORPUS_TEXT)
+    assert re.findall(r'class="num">([^<]*)</td>', rows["trained"])[0] == f"{report.tokens:,}"

@@ -840,7 +840,11 @@ def scaffold_panel(lab: Lab, request: Request) -> None:
             counts.update(piece_counts(tok, t))
         return dict(counts)
 
-    report = _uses(text_key, tok, pieces)
+    try:
+        report = _uses(text_key, tok, pieces)
+    except ExplorerError as err:  # a PickyBPE tokenizer (the session's): it removed its own
+        st.info(render.escape(str(err), into="markdown"))
+        return
     picked = scaffold_list(report.uses, tau)
     # beside classical BPE: the tokens PickyBPE, trained on the same corpus, removed for good
     removed = picky_removed(tok, lab.picky.tokenizer) if key == "classical" and lab.picky is not None else None
