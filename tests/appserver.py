@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -22,6 +23,7 @@ __all__ = [
     "ARTIFACTS",
     "CHROMIUM_ARGS",
     "AppRuns",
+    "IdleWaitWarning",
     "SharedChromium",
     "app_process",
     "browser_page",
@@ -337,6 +339,11 @@ def _locators(page, what) -> list:
     return [what]
 
 
+class IdleWaitWarning(UserWarning):
+    """:func:`wait_idle` spent its whole ``settle`` waiting for a rerun that never began: time
+    lost on every run of the suite; the call wants ``settle=0``."""
+
+
 def _rerun_began(page, runs: AppRuns | None) -> bool:
     if runs is not None and runs.started > runs.seen:
         return True
@@ -355,7 +362,9 @@ def wait_idle(page, *, timeout: float = 30.0, settle: float = 5.0, until=None, g
     - ``settle``: the longest wait (seconds) for a rerun to begin when none has begun since the
       last ``wait_idle`` on this page. Runs are counted as they start, so one that already
       began (or even ended) ends this wait at once; an action that starts no rerun costs the
-      whole ``settle``: pass ``settle=0`` after one (a viewport change, say).
+      whole ``settle``: pass ``settle=0`` after one (a viewport change, an expander opened, a
+      second look after a wait that saw the rerun). Such a wait gives an
+      :class:`IdleWaitWarning` (listed in pytest's summary, at the caller's line).
     - ``timeout``: the longest wait (seconds) for each of the rest.
 
     Prefer ``until``/``gone``: they wait for the action's own effect, not for any rerun.
@@ -376,6 +385,8 @@ def wait_idle(page, *, timeout: float = 30.0, settle: float = 5.0, until=None, g
             deadline = time.monotonic() + settle
             while not _rerun_began(page, runs) and time.monotonic() < deadline:
                 page.wait_for_timeout(50)  # none began in time: an action the browser handled alone
+            if not _rerun_began(page, runs):
+                warnings.warn(IdleWaitWarning(f"waited {settle:g} s for a rerun that never began"), stacklevel=2)
     if runs is not None:
         deadline = time.monotonic() + timeout
         while runs.running:
