@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -61,6 +61,9 @@ __all__ = [
     "train",
     "transition_slider",
     "tau_slider",
+    "tau_label",
+    "tokens_curve",
+    "picky_removed",
     "TimelineRow",
     "timeline",
     "removal_sentence",
@@ -355,17 +358,22 @@ def current_request() -> Request:
     return cast(Request, st.session_state.get(_REQUEST) or Request())
 
 
+def _slider(key: str, value: object, label: str, options: Sequence, fmt: Callable[[Any], str], about: str) -> None:
+    """One of the request's sliders above the headline: a move trains anew (or reads the memo)."""
+    state.widget_default(key, value)
+    st.select_slider(label, options, key=key, format_func=fmt, on_change=_update, help=about)
+
+
 def transition_slider(request: Request) -> None:
-    """SuperBPE's transition, as a share of the budget (the page's one big control)."""
-    state.widget_default(_SHARE, request.share)
-    st.select_slider(
+    """SuperBPE's transition, as a share of the budget."""
+    _slider(
+        _SHARE,
+        request.share,
         "SuperBPE transition t (share of the merges learned within words)",
         SHARES,
-        key=_SHARE,
-        format_func=lambda p: f"{p}%",
-        on_change=_update,
-        help="After t, merges may cross spaces. t = 100% is classical BPE. The authors' best: about 80-90% of a "
-        "200k vocabulary.",
+        lambda p: f"{p}%",
+        "After t, merges may cross spaces. t = 100% is classical BPE. The authors' best: about 80-90% of a 200k "
+        "vocabulary.",
     )
 
 
@@ -380,16 +388,15 @@ def tau_label(tau: float) -> str:
 
 def tau_slider(request: Request) -> None:
     """PickyBPE's τ (beside the transition): the tokens it removes while training."""
-    state.widget_default(_PICKY, request.tau)
-    st.select_slider(
+    _slider(
+        _PICKY,
+        request.tau,
         "PickyBPE τ (a token goes when left alone under τ × its merge's count)",
         TAUS,
-        key=_PICKY,
-        format_func=tau_label,
-        on_change=_update,
-        help="After each merge, a token it merged is removed when its occurrences left standing alone are fewer "
-        "than τ times the merge's: the paper's intersection-over-self above T = 1 / (1 + τ) (its T = 0.9 is "
-        "τ ≈ 0.11). τ = 0 is classical BPE. PickyBPE trains until it has as many live tokens as classical BPE.",
+        tau_label,
+        "After each merge, a token it merged is removed when its occurrences left standing alone are fewer than τ "
+        "times the merge's: the paper's intersection-over-self above T = 1 / (1 + τ) (its T = 0.9 is τ ≈ 0.11). "
+        "τ = 0 is classical BPE. PickyBPE trains until it has as many live tokens as classical BPE.",
     )
 
 
