@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import Trainer, corpus_config, load_pretrained
 from explorer.analysis.text import sample_segmentations, twin_configs
 from explorer.errors import ConfigError
+from explorer.formats.trace import trace_dict
 from explorer.stages.pipeline import count_words
 from explorer.ui.render import APP_CSS, token_label
 from explorer.ui.state import CorpusChoice
@@ -679,13 +680,12 @@ def picky_playground():
     return at
 
 
-def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_playground):
-    at = picky_playground
-    ref = engine(200, picky=0.5)
-    tok = ref.tokenizer(200)
+def removal_rows_shown(at: AppTest, ref: Trainer, *, trained: bool) -> None:
+    """Why this split on the piece of PICKY_TEXT whose trace removes most: each row as the
+    engine's trace, a removal as the token and the parts training split it into."""
+    tok = ref.tokenizer(len(ref.merges))
     assert ref.records.all_removals()
     pieces = tok.encode_pieces(PICKY_TEXT)
-    # the piece whose trace removes most
     i = max(range(len(pieces)), key=lambda j: sum(s.removed for s in tok.encode_trace(pieces[j].text)))
     at.selectbox(key="w_why_piece").set_value(i).run()
     assert not at.exception, at.exception
@@ -693,17 +693,19 @@ def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_
     assert any(s.removed for s in steps) and any(not s.removed for s in steps)
     table = frame(at, "merge rank")
     assert table["merge rank"].tolist() == [s.rank for s in steps]
+    assert ("learned at step" in table.columns) == trained
     for (_, row), s in zip(table.iterrows(), steps):
         if not s.removed:
             assert row["step"] == f"{row['left']} + {row['right']} → {row['new token']}"
-            assert row["pair count then"] == ref.records[s.rank].count
+            assert not trained or row["pair count then"] == ref.records[s.rank].count
             continue
         # a removal: the token, and the parts it was split into, which spell it byte for byte
         removed = tok.token_to_id(s.left)
         (record,) = [r for r in ref.records[s.rank].removals if r.token_id == removed]  # what training did
         assert row["left"] == token_label(tok, removed)
-        assert pd.isna(row["right"]) and pd.isna(row["new token"]) and pd.isna(row["pair count then"])
-        assert row["learned at step"] == s.rank + 1
+        assert pd.isna(row["right"]) and pd.isna(row["new token"])
+        if trained:
+            assert row["learned at step"] == s.rank + 1 and pd.isna(row["pair count then"])
         assert len(record.parts) >= 2
         assert b"".join(tok.token_bytes(p) for p in record.parts) == tok.token_bytes(removed)
         assert row["step"] == f"✂ {token_label(tok, removed)} removed → " + " + ".join(
@@ -712,6 +714,29 @@ def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_
     final = tok.encode_piece(pieces[i].text)
     assert table["tokens after"].iloc[-1].split(" | ") == [token_label(tok, t) for t in final]
     assert "removal(s) (✂)" in " ".join(c.value for c in at.caption)
+
+
+def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_playground):
+    removal_rows_shown(picky_playground, engine(200, picky=0.5), trained=True)
+
+
+def test_an_imported_pickybpe_trace_shows_its_removals_and_has_no_dropout():
+    ref = engine(200, picky=0.5)
+    at = playground(text=PICKY_TEXT)
+    (uploader,) = at.file_uploader
+    uploader.set_value([("trace.json", json.dumps(trace_dict(ref)).encode(), "application/json")])
+    at.run()
+    at.button(key="import_go").click().run()
+    assert not at.exception, at.exception
+    (key,) = at.session_state["imported_tokenizers"]
+    at.multiselect(key="w_play_tokenizers").set_value([key]).run()
+    at.selectbox(key="w_drop_tok").set_value(0).run()
+    assert not at.exception, at.exception
+    with pytest.raises(ConfigError) as raised:
+        ref.tokenizer().encode(PICKY_TEXT, dropout=0.1, seed=0)
+    assert [unescaped(e.value) for e in at.error] == [str(raised.value)]
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    removal_rows_shown(at, ref, trained=False)
 
 
 def test_dropout_of_a_pickybpe_tokenizer_says_the_engines_reason_in_the_page(picky_playground):
