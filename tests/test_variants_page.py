@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 from collections import Counter
+from functools import cache
 
 import pytest
 from conftest import ROOT, chart_data, read_sample, unescaped
@@ -36,11 +37,13 @@ CORPUS_TEXT = cut(read_sample(CORPUS), 300_000)
 HELD_OUT_TEXT = cut(read_sample(HELD_OUT), 100_000)
 
 
+@cache  # read only: each test file trains a setting once
 def trained(merges: int, transition: int | None) -> Trainer:
     cfg = make_config("gpt2", vocab_size=None, num_merges=merges, sequences="lines", superbpe_transition=transition)
     return Trainer.from_texts(CORPUS_TEXT, cfg).run()
 
 
+@cache
 def picky_trained(merges: int, tau: float) -> Trainer:
     """PickyBPE trained to as many live tokens as classical BPE has after ``merges`` merges."""
     size = len(trained(merges, None).tokenizer().vocab)
