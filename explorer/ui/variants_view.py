@@ -35,7 +35,6 @@ from ..analysis.health import HealthReport, TokenNote, scan
 from ..analysis.scaffold import ScaffoldReport, TokenUse, describe, ios_threshold, is_scaffold, scaffold
 from ..analysis.text import superword_ids
 from ..bpe.config import make_config
-from ..bpe.picky import ios_threshold as picky_threshold
 from ..bpe.records import RemovalRecord, StepLog
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
@@ -274,7 +273,7 @@ def headlines(lab: Lab) -> list[render.Headline]:
                 f"PickyBPE at τ = {lab.tau:g}",
                 _saving(p.held_out.tokens, c.tokens),
                 f"tokens on held-out text: {p.held_out.tokens:,} against {c.tokens:,}, with as many live tokens "
-                f"(IoS threshold T = {picky_threshold(lab.tau):.2f})",
+                f"(IoS threshold T = {ios_threshold(lab.tau):.2f})",
             )
         )
         first_removal = ""
@@ -383,7 +382,7 @@ def tau_label(tau: float) -> str:
     >>> tau_label(0.1), tau_label(0.0)
     ('0.1 (T = 0.91)', '0 (T = 1.00)')
     """
-    return f"{tau:g} (T = {picky_threshold(tau):.2f})"
+    return f"{tau:g} (T = {ios_threshold(tau):.2f})"
 
 
 def tau_slider(request: Request) -> None:
@@ -681,7 +680,7 @@ def timeline_panel(lab: Lab) -> None:
                 ("merges", f"{p.merges:,}"),
                 ("removals", f"{len(p.removals):,}"),
                 ("live tokens (as classical BPE)", f"{p.tokenizer.vocab.n_live:,}"),
-                ("IoS threshold T = 1 / (1 + τ)", f"{picky_threshold(lab.tau):.3f}"),
+                ("IoS threshold T = 1 / (1 + τ)", f"{ios_threshold(lab.tau):.3f}"),
             ]
         )
     )
