@@ -49,7 +49,9 @@ from dataclasses import dataclass
 from itertools import repeat
 from typing import NamedTuple
 
+from ..bpe import picky
 from ..bpe.merging import ID_BITS, ID_MASK, Chain, chain_merges, packed_rules
+from ..bpe.picky import ios_threshold
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError
 from .evaluate import piece_counts
@@ -71,15 +73,6 @@ __all__ = [
 ]
 
 DEFAULT_TAU = 0.1  # PickyBPE's T = 1 / 1.1, about 0.909 (the authors' example: 0.9)
-
-
-def ios_threshold(tau: float) -> float:
-    """PickyBPE's IoS threshold T for the issue's τ: alone < τ · inside ⟺ IoS > 1 / (1 + τ).
-
-    >>> ios_threshold(0.0), ios_threshold(0.25), round(ios_threshold(0.1), 4)
-    (1.0, 0.8, 0.9091)
-    """
-    return 1.0 / (1.0 + tau)
 
 
 def tau_for_threshold(threshold: float) -> float:
@@ -254,7 +247,7 @@ def is_scaffold(use: TokenUse, tau: float) -> bool:
     >>> is_scaffold(use, 0.1), is_scaffold(use, 0.0), is_scaffold(use, 2 / 412)
     (True, False, False)
     """
-    return any(f.alone_after < tau * f.inside for f in use.feeds)
+    return any(picky.is_scaffold(f.alone_after, f.inside, tau) for f in use.feeds)
 
 
 def _check_tau(tau: float) -> float:
