@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import mul
 
 from ..bpe.merging import ID_BITS, Chain, chain_merges, pack, packed_rules
 from ..bpe.picky import EventPlan
@@ -145,6 +146,29 @@ def piece_counts(tokenizer: Tokenizer, texts: str | Iterable[str]) -> Counter[st
     return counts
 
 
+def _piece_chain(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> tuple[Chain, list[int], list[int], list[int]]:
+    """Every distinct piece's base ids in one chain: (chain, owner[p] the piece of position p,
+    freqs[w] piece w's count, lengths[w] its base symbols).
+
+    >>> from explorer import TrainerConfig
+    >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[])
+    >>> chain, owner, freqs, lengths = _piece_chain(tok, {"ab": 2, "b": 1})
+    >>> chain.sym, owner, freqs, lengths
+    ([0, 1, 1], [0, 0, 1], [2, 1], [2, 1])
+    """
+    chain = Chain()
+    owner: list[int] = []
+    freqs: list[int] = []
+    lengths: list[int] = []
+    for w, (piece, freq) in enumerate(pieces.items()):
+        ids = tokenizer.initial_ids(piece)
+        chain.add(ids)
+        owner.extend(repeat(w, len(ids)))
+        freqs.append(freq)
+        lengths.append(len(ids))
+    return chain, owner, freqs, lengths
+
+
 def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
     """``out[k]`` = the number of tokens ``tokenizer.truncate(k)`` makes of the pieces (each
     counted with its frequency), for every k from 0 to the tokenizer's number of merges.
@@ -159,20 +183,11 @@ def replay(tokenizer: Tokenizer, pieces: Mapping[str, int]) -> list[int]:
     if tokenizer.events is not None:
         return _replay_events(tokenizer, pieces, tokenizer.events)
     n_merges = tokenizer.num_merges
-    pieces_chain = Chain()
-    owner: list[int] = []
-    freqs: list[int] = []
-    live: list[int] = []
+    pieces_chain, owner, freqs, live = _piece_chain(tokenizer, pieces)
+    total = sum(map(mul, live, freqs))
     wholes: list[tuple[int, int]] = []
-    total = 0
-    for w, (piece, freq) in enumerate(pieces.items()):
-        ids = tokenizer.initial_ids(piece)
-        pieces_chain.add(ids)
-        owner.extend(repeat(w, len(ids)))
-        freqs.append(freq)
-        live.append(len(ids))
-        total += len(ids) * freq
-        whole = tokenizer.whole_token(piece) if len(ids) > 1 else None
+    for w, piece in enumerate(pieces):
+        whole = tokenizer.whole_token(piece) if live[w] > 1 else None
         rank = None if whole is None else tokenizer.merge_rank(whole)
         if rank is not None:
             wholes.append((rank, w))
@@ -212,16 +227,8 @@ def _replay_events(tokenizer: Tokenizer, pieces: Mapping[str, int], plan: EventP
     >>> replay(tok, {"abab": 2, "aba": 1}), [len(tok.truncate(k).encode("abab abab aba")) for k in range(3)]
     ([11, 6, 9], [11, 6, 9])
     """
-    pieces_chain = Chain()
-    owner: list[int] = []
-    freqs: list[int] = []
-    total = 0
-    for w, (piece, freq) in enumerate(pieces.items()):
-        ids = tokenizer.initial_ids(piece)
-        pieces_chain.add(ids)
-        owner.extend(repeat(w, len(ids)))
-        freqs.append(freq)
-        total += len(ids) * freq
+    pieces_chain, owner, freqs, lengths = _piece_chain(tokenizer, pieces)
+    total = sum(map(mul, lengths, freqs))
     out = [total]
     after = plan.after
     for t, kind, p, made in picky_replay(pieces_chain, plan):
