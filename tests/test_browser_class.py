@@ -27,7 +27,7 @@ import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from appserver import ARTIFACTS, follow_runs, require_chromium, wait_idle
+from appserver import ARTIFACTS, follow_runs, look_until, require_chromium, wait_idle
 from conftest import log_since
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -95,7 +95,7 @@ def visible(page, what, *, timeout: float = FOLLOW_S):
     """Wait (retrying) until ``what`` (a text, a regex or a locator) is drawn; return it."""
     loc = page.get_by_text(what) if isinstance(what, (str, re.Pattern)) else what
     loc = loc.filter(visible=True).first
-    expect(loc).to_be_visible(timeout=timeout * 1000)
+    look_until(page, loc, "visible", timeout)
     return loc
 
 

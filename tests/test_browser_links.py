@@ -22,8 +22,7 @@ def see(page, text, *, timeout: float = WAIT, more: bool = False):
     the app is idle. ``more``: more of what the last ``see`` waited for (no action between), so
     no new rerun is waited for (one that never comes cost 5 s)."""
     locator = (page.get_by_text(text) if isinstance(text, (str, re.Pattern)) else text).first
-    locator.wait_for(state="visible", timeout=timeout)
-    wait_idle(page, timeout=timeout / 1000, settle=0 if more else 5.0)
+    wait_idle(page, timeout=timeout / 1000, settle=0 if more else 5.0, until=locator)
     return locator
 
 
