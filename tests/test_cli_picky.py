@@ -283,3 +283,26 @@ def test_the_train_pages_download_of_a_picky_tokenizer_shows_why_instead_of_a_bu
     assert [unescaped(i.value) for i in at.info if "PickyBPE" in i.value] == [
         f"This format cannot hold this tokenizer: {export_problem(tok, 'gpt2')}."
     ]
+
+
+def test_the_scan_of_a_picky_tokenizer_says_its_removed_tokens_apart(picky_run):
+    """Removed tokens are no longer in the vocabulary: neither scanned nor called unreachable,
+    but listed as removed; the other tokens are checked as any tokenizer's."""
+    _, _, out, ours = picky_run
+    code, stdout, err = run("scan", "--tokenizer", str(out))
+    assert code == 0, err
+    report = json.loads(stdout)
+    removed = sorted(ours.tokenizer().vocab.removed)
+    assert report["removed"] == removed and list(report)[:5] == [
+        "tokens",
+        "unreachable",
+        "partial_utf8",
+        "unused",
+        "removed",
+    ]
+    assert report["tokens"] == ours.tokenizer().vocab.n_live - len(ours.config.special_tokens)
+    assert not set(report["unreachable"]) & set(removed)
+    tok = ours.tokenizer()
+    # the ids still scanned: each reachable unless its own text encodes otherwise
+    for i in report["unreachable"]:
+        assert tok.encode_bytes(tok.token_bytes(i)) != [i]

@@ -77,18 +77,26 @@ class HealthReport:
     special: int
     reference_tokens: int | None = None  # tokens of the reference text
     examples: dict[Kind, tuple[TokenNote, ...]] = field(default_factory=dict)
+    removed: tuple[int, ...] = ()  # PickyBPE's removed tokens: out of the vocabulary, not scanned
 
     def as_dict(self) -> dict:
         """The CLI's JSON: ``tokens``, the unreachable ids, counts of the other kinds, then the rest.
 
         >>> HealthReport(3, (2,), (), None, 1).as_dict()
         {'tokens': 3, 'unreachable': [2], 'partial_utf8': 0, 'unused': None, 'special': 1, 'reference_tokens': None, 'examples': {}}
+
+        A PickyBPE vocabulary's removed ids are said apart, after ``unused``:
+
+        >>> list(HealthReport(3, (), (), None, 0, removed=(5, 9)).as_dict())[:5]
+        ['tokens', 'unreachable', 'partial_utf8', 'unused', 'removed']
         """
+        removed = {"removed": list(self.removed)} if self.removed else {}
         return {
             "tokens": self.tokens,
             "unreachable": list(self.unreachable),
             "partial_utf8": len(self.partial_utf8),
             "unused": None if self.unused is None else len(self.unused),
+            **removed,
             "special": self.special,
             "reference_tokens": self.reference_tokens,
             "examples": {kind: [note.as_dict() for note in notes] for kind, notes in self.examples.items()},
@@ -109,7 +117,8 @@ def scan(tokenizer: Tokenizer, *, reference: str | None = None) -> HealthReport:
     >>> report.examples["unreachable"]
     (TokenNote(id=258, token='abc', hex='61 62 63', encodes_as=(97, 256)),)
     """
-    ids = [i for i in range(len(tokenizer)) if not tokenizer.is_special(i)]
+    removed = tokenizer.vocab.removed  # PickyBPE's: no longer tokens, so never made by design
+    ids = [i for i in range(len(tokenizer)) if not tokenizer.is_special(i) and i not in removed]
     data = _token_bytes(tokenizer, ids)
     decoded = list(map(_decoded, data))
     partial = tuple(i for i, text in zip(ids, decoded) if isinstance(text, int))
@@ -135,6 +144,7 @@ def scan(tokenizer: Tokenizer, *, reference: str | None = None) -> HealthReport:
         special=len(tokenizer.special_ids),
         reference_tokens=reference_tokens,
         examples=examples,
+        removed=tuple(sorted(removed)),
     )
 
 
