@@ -45,9 +45,26 @@ def require_haproxy() -> None:
         pytest.skip("haproxy is not installed (apt-get install haproxy)")
 
 
+# the smoke runs' corpora: Frankenstein (0.4 MB) plus a small sample each, not Tiny Shakespeare
+# (1.1 MB): what they check (errors, leaks, histories, clicks shown) does not need the size
+SMALL = ("--corpus", "english_frankenstein.txt")
+
+
 def test_a_small_classroom_steps_without_errors_or_leaks():
     proc = run_bench(
-        "--sessions", "3", "--seconds", "4", "--merges", "60", "--bursts", "1", "--browsers", "1", "--deadline", "100"
+        "--sessions",
+        "3",
+        "--seconds",
+        "4",
+        "--merges",
+        "60",
+        "--bursts",
+        "1",
+        "--browsers",
+        "1",
+        "--deadline",
+        "100",
+        *SMALL,
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
@@ -81,6 +98,7 @@ def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leak
         "1",
         "--deadline",
         "100",
+        *SMALL,
     )
     report = proc.stdout + proc.stderr
     assert proc.returncode == 0, report
