@@ -50,72 +50,42 @@ def require_haproxy() -> None:
 SMALL = ("--corpus", "english_frankenstein.txt")
 
 
-def test_a_small_classroom_steps_without_errors_or_leaks():
+def _smoke_run(sessions: int, *extra: str) -> tuple[str, str]:
+    """A short load run of ``sessions`` protocol sessions and one browser; the checks every run
+    passes: no error, no leak, every session's history read and equal to the engine's, every
+    click one step. Returns (stdout, the whole report)."""
     proc = run_bench(
-        "--sessions",
-        "3",
-        "--seconds",
-        "4",
-        "--merges",
-        "60",
-        "--bursts",
-        "1",
-        "--browsers",
-        "1",
-        "--deadline",
-        "100",
-        *SMALL,
+        *("--sessions", str(sessions), "--browsers", "1", "--seconds", "4", "--merges", "60"),
+        *("--bursts", "1", "--deadline", "100", *SMALL, *extra),
     )
-    report = proc.stdout + proc.stderr
+    out, report = proc.stdout, proc.stdout + proc.stderr
     assert proc.returncode == 0, report
-    assert re.search(r"^errors: 0$", proc.stdout, re.M), report
-    assert "target 0 leaks: 0 -> met" in proc.stdout, report
-    # every session's history was read and compared, and every click made exactly one step
+    assert re.search(r"^errors: 0$", out, re.M), report  # a websocket off its page's server is one
+    assert "target 0 leaks: 0 -> met" in out, report
     assert (
-        "3 of 3 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 3"
-        in proc.stdout
-    ), report
-    assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
-    assert re.search(r"^browsers: 1 Chromium .* steps shown (\d+) of \1 clicked", proc.stdout, re.M), report
-    assert "run to end: 3 sessions pressed Run to end together; 3 reached their last step" in proc.stdout, report
+        f"{sessions} of {sessions} sessions' full history read from the page; identical to the engine alone on "
+        f"their corpus and preset: {sessions}"
+    ) in out, report
+    assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", out, re.M), report
+    return out, report
+
+
+def test_a_small_classroom_steps_without_errors_or_leaks():
+    out, report = _smoke_run(3)
+    assert re.search(r"^browsers: 1 Chromium .* steps shown (\d+) of \1 clicked", out, re.M), report
+    assert "run to end: 3 sessions pressed Run to end together; 3 reached their last step" in out, report
 
 
 def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leaks():
     require_haproxy()
-    proc = run_bench(
-        "--sessions",
-        "4",
-        "--servers",
-        "2",
-        "--proxy",
-        "--browsers",
-        "1",
-        "--seconds",
-        "4",
-        "--merges",
-        "60",
-        "--bursts",
-        "1",
-        "--deadline",
-        "100",
-        *SMALL,
-    )
-    report = proc.stdout + proc.stderr
-    assert proc.returncode == 0, report
-    assert re.search(r"^errors: 0$", proc.stdout, re.M), report  # a websocket off its page's server is one
-    assert "target 0 leaks: 0 -> met" in proc.stdout, report
-    assert (
-        "4 of 4 sessions' full history read from the page; identical to the engine alone on their corpus and preset: 4"
-        in proc.stdout
-    ), report
-    assert re.search(r"^steady: steps shown (\d+) of \1 clicked \(wrong step shown: 0\)", proc.stdout, re.M), report
+    out, report = _smoke_run(4, "--servers", "2", "--proxy")
     # haproxy gave new sessions to the two servers in turn (the browser's first request may come
     # between two sessions'); the browser has a server too
     assert re.search(
-        r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", proc.stdout, re.M
+        r"^proxy: protocol sessions per server \(haproxy's cookie\): app1 [1-3], app2 [1-3]$", out, re.M
     ), report
-    assert re.search(r"^proxy: browser contexts per server \(haproxy's cookie\): app[12] 1$", proc.stdout, re.M), report
-    assert "server RSS (all servers and haproxy added up)" in proc.stdout, report
+    assert re.search(r"^proxy: browser contexts per server \(haproxy's cookie\): app[12] 1$", out, re.M), report
+    assert "server RSS (all servers and haproxy added up)" in out, report
 
 
 @pytest.mark.load  # a step the students' pages miss in the 2 s before the next is an error: alone on the machine
