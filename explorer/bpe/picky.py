@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ..errors import FormatError
 from .merging import Chain
@@ -41,6 +41,7 @@ __all__ = [
     "removal_parts",
     "event_plan",
     "replay",
+    "lay_out",
     "ios_threshold",
 ]
 
@@ -121,6 +122,9 @@ def removal_parts(
     return tuple(out)
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class EventPlan:
     """The merges and removals as one timeline, looked up by pair and by token (module doc)."""
@@ -132,21 +136,55 @@ class EventPlan:
 
     def next_merge(self, pair: tuple[int, int], now: int) -> tuple[int, int] | None:
         """(time, new id) of the pair's first merge after ``now``, None if none."""
-        found = self.merges.get(pair)
-        if found is None:
-            return None
-        times, made = found
-        i = bisect_right(times, now)
-        return (times[i], made[i]) if i < len(times) else None
+        return _next_after(self.merges.get(pair), now)
 
     def next_removal(self, token: int, now: int) -> tuple[int, tuple[int, ...]] | None:
         """(time, parts) of the token's first removal after ``now``, None if none."""
-        found = self.removals.get(token)
-        if found is None:
-            return None
-        times, parts = found
-        i = bisect_right(times, now)
-        return (times[i], parts[i]) if i < len(times) else None
+        return _next_after(self.removals.get(token), now)
+
+
+def _next_after(events: tuple[list[int], list[T]] | None, now: int) -> tuple[int, T] | None:
+    """(time, what) of the first of ``events`` (times ascending, what happens then) after ``now``.
+
+    >>> _next_after(([2, 5], ["x", "y"]), 2), _next_after(([2, 5], ["x", "y"]), 5), _next_after(None, 0)
+    ((5, 'y'), None, None)
+    """
+    if events is None:
+        return None
+    times, what = events
+    i = bisect_right(times, now)
+    return (times[i], what[i]) if i < len(times) else None
+
+
+def lay_out(
+    sym: MutableSequence[int],
+    nxt: MutableSequence[int],
+    prv: MutableSequence[int],
+    p: int,
+    parts: Sequence[int],
+    base_len: Sequence[int],
+) -> list[int]:
+    """A removal at position p: its parts written over the positions the token spans (one per
+    base symbol), linked in order, the last to what followed the token; their positions.
+
+    >>> sym, nxt, prv = [5, -1, -1, 7], [3, -1, -1, -1], [-1, -1, -1, 0]  # token 5 spans 3 symbols
+    >>> lay_out(sym, nxt, prv, 0, (1, 2), [1, 1, 2]), sym, nxt, prv
+    ([0, 1], [1, 2, -1, 7], [1, 3, -1, -1], [-1, 0, -1, 1])
+    """
+    end = nxt[p]
+    at: list[int] = []
+    q = p
+    for part in parts:
+        sym[q] = part
+        if at:
+            prv[q] = at[-1]
+            nxt[at[-1]] = q
+        at.append(q)
+        q += base_len[part]
+    nxt[at[-1]] = end
+    if end >= 0:
+        prv[end] = at[-1]
+    return at
 
 
 def event_plan(
@@ -252,25 +290,9 @@ def replay(chain: Chain, plan: EventPlan) -> Iterator[tuple[int, EventKind, int,
             if found_r is None or found_r[0] != t:
                 continue
             parts = found_r[1]
-            end = nxt[p]
-            at, last = p, -1
-            for part in parts:
-                sym[at] = part
-                if last >= 0:
-                    prv[at] = last
-                    nxt[last] = at
-                last = at
-                at += base_len[part]
-            nxt[last] = end
-            if end >= 0:
-                prv[end] = last
-            q = p
-            while True:
+            for q in lay_out(sym, nxt, prv, p, parts, base_len):
                 token_at(q, t)
                 pair_at(q, t)
-                if q == last:
-                    break
-                q = nxt[q]
             if prv[p] >= 0:
                 pair_at(prv[p], t)
             yield t, "removal", p, (x, *parts)

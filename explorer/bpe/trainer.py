@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..stages.pipeline import Pipeline, count_words, count_words_and_superwords, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
 from .config import EncodeOptions, TrainerConfig, superword_config
-from .picky import is_scaffold, live_parts
+from .picky import is_scaffold, lay_out, live_parts
 from .records import PairStat, RemovalRecord, StepLog, StepRecord
 from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
@@ -140,8 +140,9 @@ class Stepping(Generic[R]):
 
     @property
     def planned_merges(self) -> int | None:
-        """How many merges the stop rules allow in all (an upper bound: with id reuse a merge
-        can leave the vocabulary as it was); None when only running out of pairs stops training.
+        """How many merges the stop rules allow in all, as if the vocabulary grew by one a merge
+        (with id reuse a merge can leave it as it was, and each PickyBPE removal makes room for
+        one more); None when only running out of pairs stops training.
 
         >>> Trainer.from_texts("low lower", TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)).planned_merges
         5
@@ -697,27 +698,19 @@ class Trainer(Stepping[StepRecord]):
                 bump(sym[left] << PAIR_SHIFT | x, -w, before)
             if right >= 0:
                 bump(x << PAIR_SHIFT | sym[right], -w, before)
-            last = -1
-            at = p
-            for part in parts:
-                sym[at] = part
-                if last >= 0:
-                    nxt[last] = at
-                    prv[at] = last
-                    pair = sym[last] << PAIR_SHIFT | part
-                    bump(pair, w, before)
-                    note(pair, last)
+            at = lay_out(sym, nxt, prv, p, parts, base_len)
+            for a, b, q in zip(parts, parts[1:], at):
+                pair = a << PAIR_SHIFT | b
+                bump(pair, w, before)
+                note(pair, q)
+            for part, q in zip(parts, at):
                 if part >= first_merged:
-                    made.setdefault(part, array("i")).append(at)
+                    made.setdefault(part, array("i")).append(q)
                 alone[part] += w
-                last = at
-                at += base_len[part]
-            nxt[last] = right
             if right >= 0:
-                prv[right] = last
                 pair = parts[-1] << PAIR_SHIFT | sym[right]
                 bump(pair, w, before)
-                note(pair, last)
+                note(pair, at[-1])
             if left >= 0:
                 pair = sym[left] << PAIR_SHIFT | parts[0]
                 bump(pair, w, before)
