@@ -19,7 +19,7 @@ from explorer.analysis.text import sample_segmentations, twin_configs
 from explorer.errors import ConfigError
 from explorer.formats.trace import trace_dict
 from explorer.stages.pipeline import count_words
-from explorer.ui.render import APP_CSS, token_label
+from explorer.ui.render import APP_CSS, chips, style_of, token_label
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -764,3 +764,7 @@ def test_the_train_pages_look_up_shows_a_removal_as_a_removal():
     rows = re.findall(r'<div class="bpe-row( bpe-removal)?">(after step|step) (\d+):', body)
     assert [(bool(r), int(k)) for r, _, k in rows] == [(s.removed, s.rank + 1) for s in steps]
     assert all(kind == "after step" for r, kind, _ in rows if r)
+    style = style_of("byte")
+    for s in steps:  # each removal row shows the parts the engine split its token into
+        if s.removed:
+            assert f"removed → {chips(list(s.parts), style=style)}" in body

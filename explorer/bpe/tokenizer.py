@@ -79,7 +79,8 @@ class TraceStep(NamedTuple):
     right: str
     token: str
     tokens: tuple[str, ...]  # the piece's tokens after this merge
-    removed: bool = False  # PickyBPE: a removal (``left`` split into ``right``'s parts), not a merge
+    removed: bool = False  # PickyBPE: a removal (``left`` split into ``parts``), not a merge
+    parts: tuple[str, ...] = ()  # a removal's parts (``right`` joins them with spaces)
 
 
 class EncodedPiece(NamedTuple):
@@ -605,42 +606,28 @@ class Tokenizer:
 
     def _replay_trace(self, links: Chain) -> list[TraceStep]:
         """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
-        token split into its parts, ``left`` the token, ``right`` its parts joined by spaces).
+        token, ``left``, split into ``parts``; ``right`` joins them with spaces).
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
         >>> [(s.rank, s.left, s.right, s.tokens, s.removed) for s in tok.encode_trace("abaab")][2:]
         [(1, 'ab', 'a', ('aba', 'ab'), False), (1, 'ab', 'a b', ('aba', 'a', 'b'), True)]
+        >>> tok.encode_trace("abaab")[-1].parts
+        ('a', 'b')
         """
         assert self._plan is not None
         after = self._plan.after
         steps: list[TraceStep] = []
         for t, kind, at, ids in picky.replay(links, self._plan):
-            if kind == "merge":
-                left, right, new = ids
-                steps.append(
-                    TraceStep(
-                        after[t] - 1,
-                        links.index(at),
-                        self.id_to_token(left),
-                        self.id_to_token(right),
-                        self._tokens[new],
-                        tuple(self.tokens(links.walk())),
-                    )
-                )
-            else:
-                token, *parts = ids
-                steps.append(
-                    TraceStep(
-                        after[t] - 1,
-                        links.index(at),
-                        self._tokens[token],
-                        " ".join(self.tokens(parts)),
-                        self._tokens[token],
-                        tuple(self.tokens(links.walk())),
-                        True,
-                    )
-                )
+            if kind == "merge":  # ids: (left, right, new)
+                left, right, token = map(self.id_to_token, ids)
+                parts: tuple[str, ...] = ()
+            else:  # ids: (token, *parts)
+                token = left = self._tokens[ids[0]]
+                parts = tuple(self.tokens(ids[1:]))
+                right = " ".join(parts)
+            walked = tuple(self.tokens(links.walk()))
+            steps.append(TraceStep(after[t] - 1, links.index(at), left, right, token, walked, bool(parts), parts))
         return steps
 
     def base_tokens(self, piece: str) -> list[str]:

@@ -520,11 +520,11 @@ def trace_table(choice: Entry, piece: str) -> None:
         return
     picky = tok.events is not None
     rows = []
-    for n, (s, made) in enumerate(render.traced(tok.base_tokens(piece), steps), 1):
+    for n, s in enumerate(steps, 1):
         row: dict[str, object] = {"#": n, "merge rank": s.rank}
         if picky:  # PickyBPE: a removal is a step of its own, its token split into its parts
             row["step"] = (
-                f"✂ {_label_of(tok, s.left)} removed → {' + '.join(_label_of(tok, t) for t in made)}"
+                f"✂ {_label_of(tok, s.left)} removed → {' + '.join(_label_of(tok, t) for t in s.parts)}"
                 if s.removed
                 else f"{_label_of(tok, s.left)} + {_label_of(tok, s.right)} → {_label_of(tok, s.token)}"
             )

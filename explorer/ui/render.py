@@ -11,7 +11,7 @@ from typing import Literal, NamedTuple
 
 from ..analysis.lineage import KeywordInContext
 from ..analysis.text import utf8_runs
-from ..bpe.tokenizer import Tokenizer, TraceStep
+from ..bpe.tokenizer import Tokenizer
 from ..stages.units import display_to_bytes
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "lineage_tree",
     "panel",
     "caption",
-    "traced",
 ]
 
 # Colour-blind-safe pastel cycle; neighbouring chips always differ.
@@ -601,22 +600,3 @@ def kwic_rows(rows: Sequence[KeywordInContext]) -> str:
         f"<mark>{html.escape(r.match)}</mark>{html.escape(r.right)}</div>"
         for r in rows
     )
-
-
-def traced(base: Sequence[str], steps: Iterable[TraceStep]) -> Iterable[tuple[TraceStep, tuple[str, ...]]]:
-    """Each step of ``encode_trace`` with the tokens it made: a merge's new token, or the parts a
-    removal (PickyBPE's) split its token into, read off the piece's tokens before and after it
-    (``base``: the piece's tokens before any step) — a token may hold a space, so a removal's
-    ``right`` (its parts joined by spaces) cannot be split back.
-
-    >>> from explorer import TrainerConfig, Vocab
-    >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline,
-    ...                 vocab=Vocab(alphabet=("a", " "), merges=((0, 1), (2, 0)), removals=((2, 2),)))
-    >>> [(s.removed, made) for s, made in traced(tok.base_tokens("a  a"), tok.encode_trace("a  a"))]
-    [(False, ('a ',)), (True, ('a', ' '))]
-    """
-    before = tuple(base)
-    for step in steps:
-        grew = len(step.tokens) - len(before)
-        yield step, (step.tokens[step.position : step.position + grew + 1] if step.removed else (step.token,))
-        before = step.tokens

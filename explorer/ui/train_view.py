@@ -6,7 +6,6 @@ import html
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
 
 import streamlit as st
 
@@ -460,11 +459,11 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
             # a PickyBPE removal is a step of its own: its token split into its parts
             body += "".join(
                 f'<div class="bpe-row bpe-removal">after step {s.rank + 1}: ✂ {render.chips([s.left], style=style)} '
-                f"removed → {render.chips(list(made), style=style)} → {render.chips(s.tokens, style=style)}</div>"
+                f"removed → {render.chips(list(s.parts), style=style)} → {render.chips(s.tokens, style=style)}</div>"
                 if s.removed
                 else f'<div class="bpe-row">step {s.rank + 1}: {render.chips([s.left + s.right], style=style)} ← '
                 f"{render.chips([s.left, s.right], style=style)} → {render.chips(s.tokens, style=style)}</div>"
-                for s, made in islice(render.traced(tok.base_tokens(pieces[0].text), steps), 40)
+                for s in steps[:40]
             )
         unknown = sum(1 for p in pieces for i in p.ids if i == tok.unk_id)
         if unknown:
