@@ -239,10 +239,10 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
     """
     vocab = tok.vocab
     # merge number -> the removals right after it, as a merge's "removals" entries
-    removed_after: dict[int, list[dict]] = {}
-    for (after, token), parts in zip(vocab.removals, vocab.removal_parts):
-        head = _removal_head(token, vocab[token], parts, [vocab[p] for p in parts])
-        removed_after.setdefault(after, []).append(head)
+    removed_after = {
+        after: [_removal_head(token, vocab[token], parts, [vocab[p] for p in parts]) for token, parts in made]
+        for after, made in _removals_by_merge(vocab).items()
+    }
     data = {
         **_parts(tok.pipeline, tok.vocab),
         "config": tok.config.to_dict(),
@@ -355,6 +355,18 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     return tok
 
 
+def _removals_by_merge(vocab: Vocab) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+    """Merge number -> the (id, parts) removed right after it, in the order removed.
+
+    >>> _removals_by_merge(Vocab(alphabet=("a", "b", "c"), merges=((0, 1), (3, 2)), removals=((2, 3),)))
+    {2: [(3, (0, 1))]}
+    """
+    out: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+    for (after, token), parts in zip(vocab.removals, vocab.removal_parts):
+        out.setdefault(after, []).append((token, parts))
+    return out
+
+
 def _removal_pairs(value: object) -> tuple[tuple[int, int], ...]:
     """The top-level "removals" as (after, id) pairs, or FormatError saying what is wrong with
     its form (whether training can have made them is ``Vocab``'s check).
@@ -387,9 +399,7 @@ def _removals_agree(merges: list, vocab: Vocab) -> None:
     ...
     explorer.errors.FormatError: merge 2's 'removals' name ids [4] but the trace's 'removals' remove [3] after it
     """
-    expected: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-    for (after, token), parts in zip(vocab.removals, vocab.removal_parts):
-        expected.setdefault(after, []).append((token, parts))
+    expected = _removals_by_merge(vocab)
     for k, m in enumerate(merges, 1):
         if "removals" not in m:
             continue
