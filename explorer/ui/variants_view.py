@@ -23,6 +23,7 @@ import html
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from typing import Any, NamedTuple, cast
 from urllib.parse import urlencode
@@ -258,7 +259,7 @@ def headlines(lab: Lab) -> list[render.Headline]:
     example = ""
     if lab.superbpe.superwords:
         first = lab.superbpe.superwords[0][0]
-        example = f", e.g. ‘{render.token_label(lab.superbpe.tokenizer, first)}’"
+        example = f", e.g. {_quoted(lab.superbpe.tokenizer, first)}"
     cards = [
         render.Headline(
             f"SuperBPE at t = {lab.share}%",
@@ -279,7 +280,7 @@ def headlines(lab: Lab) -> list[render.Headline]:
         first_removal = ""
         if p.removals:
             r = p.removals[0]
-            first_removal = f"; the first, ‘{render.token_label(p.tokenizer, r.token_id)}’ after merge {r.after:,}"
+            first_removal = f"; the first, {_quoted(p.tokenizer, r.token_id)} after merge {r.after:,}"
         cards.append(
             render.Headline(
                 "Tokens PickyBPE removed",
@@ -449,23 +450,24 @@ def train(request: Request) -> Lab | None:
     base = f"{_digest(text)}:{_digest(held_out)}:{request.merges}"
     bar = st.empty()
 
-    def one(key: str, label: str, **options: object) -> Variant:
+    def one(key: str, name: str, label: str, **options: object) -> Variant:
         def make() -> Variant:
             def show(n: int) -> None:
                 bar.progress(min(1.0, n / request.merges), text=f"Training {label}… {n:,} of {request.merges:,}")
 
             show(0)
-            return _train_one(label.split(" ")[0], text, held_out, request.merges, show, **options)
+            return _train_one(name, text, held_out, request.merges, show, **options)
 
         return cast(Variant, _memo().get(f"variant:{base}:{key}", make))
 
     try:
-        classical = one("None", "classical BPE")
+        classical = one("None", "classical", "classical BPE")
         t = request.transition
-        superbpe = one(str(t), f"SuperBPE (t = {t:,})", superbpe_transition=t)
+        superbpe = one(str(t), "SuperBPE", f"SuperBPE (t = {t:,})", superbpe_transition=t)
         size = classical.tokenizer.vocab.n_live
         picky = one(
             f"picky:{request.tau:g}:{size}",
+            "PickyBPE",
             f"PickyBPE (τ = {request.tau:g})",
             vocab_size=size,
             num_merges=None,
@@ -749,9 +751,6 @@ def _scaffold_rows(tok: Tokenizer, picked: list[TokenUse], removed: set[int] | N
     """The scaffold tokens as an HTML table: token, alone, IoS, the lineage sentence, and with
     ``removed`` (ids PickyBPE removed too) a column marking them."""
 
-    def show(i: int) -> str:
-        return "‘" + render.token_label(tok, i) + "’"
-
     def mark(i: int) -> str:
         if removed is None:
             return ""
@@ -760,7 +759,7 @@ def _scaffold_rows(tok: Tokenizer, picked: list[TokenUse], removed: set[int] | N
     rows = "".join(
         f'<tr data-id="{u.id}"><td><span class="bpe-chip">{render.token_label(tok, u.id, into="html")}</span></td>'
         f'<td class="num">{u.alone:,}</td><td class="num">{u.inside:,}</td><td class="num">{u.ios:.3f}</td>'
-        f"{mark(u.id)}<td>{html.escape(describe(tok, u, show=show, limit=2))}</td></tr>"
+        f"{mark(u.id)}<td>{html.escape(describe(tok, u, show=partial(_quoted, tok), limit=2))}</td></tr>"
         for u in picked[:SCAFFOLD_ROWS]
     )
     picky_head = "" if removed is None else "<th>PickyBPE</th>"
