@@ -419,6 +419,21 @@ def wait_idle(page, *, timeout: float = 30.0, settle: float = 5.0, until=None, g
         runs.seen = started
 
 
+# a projector and a desktop screen: the sizes each page's browser test opens it at
+SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
+SIZE_IDS = ["1280x720", "1920x1080"]
+
+_CUT_BY_BOX = """(selectors) => [...document.querySelectorAll(selectors)]
+  .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
+  .map((e) => e.innerText.slice(0, 60))"""
+
+
+def cut_by_box(page, selectors: str) -> list[str]:
+    """The start of each visible text matching ``selectors`` (CSS) that its box cuts short,
+    wider or taller than the box."""
+    return page.evaluate(_CUT_BY_BOX, selectors)
+
+
 def full_screenshot(page, path: Path) -> None:
     """Streamlit scrolls inside stMain: grow the viewport to its height, then shoot."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ Each action waits for the text it should draw, never merely for idle."""
 from __future__ import annotations
 
 import pytest
-from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
+from appserver import ARTIFACTS, SIZE_IDS, SIZES, cut_by_box, full_screenshot, require_chromium, wait_idle
 from test_browser import _quick_clicks as quick_clicks
 from test_browser_layout import inside_viewport
 from test_fairness_page import classical_sentence, engine
@@ -23,7 +23,6 @@ require_chromium()
 from playwright.sync_api import expect  # noqa: E402
 
 WAIT = 120.0
-SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +31,7 @@ def classical():
 
 
 # headline numbers, buttons, the slider's value and the sentences: text cut short by its box
-_CUT = """() => [...document.querySelectorAll('.bpe-card-number, .bpe-card-text, .fair-say, button p')]
-  .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
-  .map((e) => e.innerText.slice(0, 60))"""
+_CUT = ".bpe-card-number, .bpe-card-text, .fair-say, button p"
 
 
 def says(page, k: int, classical) -> None:
@@ -45,7 +42,7 @@ def says(page, k: int, classical) -> None:
     expect(page.get_by_text(f"Merge {k:,} of 500")).to_be_visible()
 
 
-@pytest.mark.parametrize("size", SIZES, ids=["1280x720", "1920x1080"])
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(app_url, new_page, classical, size):
     name = f"{size['width']}x{size['height']}"
     with new_page(**size) as page:
@@ -62,7 +59,7 @@ def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(
             assert inside_viewport(page, page.locator(".fair-say").nth(i))
         for i in range(4):
             assert inside_viewport(page, charts.nth(i)), (i, charts.nth(i).bounding_box())
-        assert page.evaluate(_CUT) == []
+        assert cut_by_box(page, _CUT) == []
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
         page.screenshot(path=str(ARTIFACTS / f"fairness_{name}.png"))
 
@@ -88,7 +85,7 @@ def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(
         wait_idle(page, timeout=WAIT, settle=0)
         says(page, 17, classical)
         assert page.locator('[data-testid="stException"]').count() == 0
-        assert page.evaluate(_CUT) == []
+        assert cut_by_box(page, _CUT) == []
         page.screenshot(path=str(ARTIFACTS / f"fairness_{name}_merge_17.png"))
         full_screenshot(page, ARTIFACTS / f"fairness_{name}_full.png")
         page.wait_for_function("() => location.search.includes('fair_k=17')", timeout=10_000)  # the link caught up

@@ -11,7 +11,7 @@ Each action waits for the text it should draw, never merely for idle."""
 from __future__ import annotations
 
 import pytest
-from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
+from appserver import ARTIFACTS, SIZE_IDS, SIZES, cut_by_box, full_screenshot, require_chromium, wait_idle
 from test_browser_layout import _SPILLED, inside_viewport
 from test_variants_page import MERGES, held_out, picky_trained, removal_text, trained
 
@@ -22,12 +22,9 @@ require_chromium()
 from playwright.sync_api import expect  # noqa: E402
 
 WAIT = 120.0
-SIZES = [{"width": 1280, "height": 720}, {"width": 1920, "height": 1080}]
 
 # headline numbers and sentences, buttons, tabs: text cut short by its box
-_CUT = """() => [...document.querySelectorAll('.bpe-card-number, .bpe-card-text, button p, .bpe-stat-value')]
-  .filter((e) => e.offsetParent !== null && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
-  .map((e) => e.innerText.slice(0, 60))"""
+_CUT = ".bpe-card-number, .bpe-card-text, button p, .bpe-stat-value"
 
 
 def headline(share: int, merges: int) -> str:
@@ -49,7 +46,7 @@ def open_tab(page, label: str, until) -> None:
     wait_idle(page, timeout=WAIT, until=until)
 
 
-@pytest.mark.parametrize("size", SIZES, ids=["1280x720", "1920x1080"])
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_url, new_page, size):
     name = f"{size['width']}x{size['height']}"
     # a smaller budget than the page's default 3,000 merges (the README's screenshot): the same
@@ -70,7 +67,7 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
             assert inside_viewport(page, cards.nth(i)), cards.nth(i).bounding_box()
         for i in range(2):
             assert inside_viewport(page, charts.nth(i)), charts.nth(i).bounding_box()
-        assert page.evaluate(_CUT) == []
+        assert cut_by_box(page, _CUT) == []
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
         page.screenshot(path=str(ARTIFACTS / f"variants_{name}.png"))
         full_screenshot(page, ARTIFACTS / f"variants_full_{name}.png")
@@ -103,13 +100,13 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
         rows = page.locator("table.var-timeline tr.var-tl-removal")
         expect(rows).to_have_count(min(200, len(removals)))
         expect(rows.first.locator("td").nth(2)).to_have_text(removal_text(trainer.tokenizer(), trainer, removals[0]))
-        assert page.evaluate(_CUT) == [] and page.evaluate(_SPILLED) == []
+        assert cut_by_box(page, _CUT) == [] and page.evaluate(_SPILLED) == []
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
         page.screenshot(path=str(ARTIFACTS / f"variants_timeline_{name}.png"))
 
         open_tab(page, "Scaffold tokens", page.locator("table.var-scaffold"))
         expect(page.get_by_text("scaffold tokens at this τ")).to_be_visible()
-        assert page.evaluate(_CUT) == [] and page.evaluate(_SPILLED) == []
+        assert cut_by_box(page, _CUT) == [] and page.evaluate(_SPILLED) == []
         page.screenshot(path=str(ARTIFACTS / f"variants_scaffold_{name}.png"))
 
         open_tab(page, "Token health", page.locator("table.var-health tr[data-name='o200k_base']"))
