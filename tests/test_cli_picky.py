@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from conftest import SAMPLES, read_sample, unescaped
+from conftest import SAMPLES, merge_everywhere, read_sample, unescaped
 from test_cli import run
 
 from explorer import FormatError, make_config, train
@@ -143,25 +143,13 @@ def test_a_reader_replaying_the_files_strings_gets_the_loaded_tokenizers_tokens(
             continue
         for kind, token, parts in events:
             seg = (
-                _merged(seg, parts, token)
+                list(merge_everywhere(seg, *parts, token)[0])
                 if kind == "merge"
                 else [p for t in seg for p in (parts if t == token else [t])]
             )
         assert loaded.tokens(loaded.encode(piece)) == seg, piece
         checked += 1
     assert checked > 300
-
-
-def _merged(seg: list[str], pair: tuple[str, ...], token: str) -> list[str]:
-    out, i = [], 0
-    while i < len(seg):
-        if i + 1 < len(seg) and (seg[i], seg[i + 1]) == pair:
-            out.append(token)
-            i += 2
-        else:
-            out.append(seg[i])
-            i += 1
-    return out
 
 
 # ---- errors --------------------------------------------------------------------------------------

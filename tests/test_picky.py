@@ -11,7 +11,7 @@ import copy
 from collections import Counter
 
 import pytest
-from conftest import read_sample
+from conftest import merge_everywhere, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,20 +19,6 @@ from explorer import ConfigError, FormatError, Tokenizer, Trainer, TrainerConfig
 from explorer.analysis.evaluate import piece_counts
 
 Seg = tuple[str, ...]
-
-
-def _apply(seg: Seg, pair: tuple[str, str]) -> tuple[Seg, int]:
-    """The pair merged left to right, no two overlapping; and how many times."""
-    out, i, n = [], 0, 0
-    while i < len(seg):
-        if i + 1 < len(seg) and (seg[i], seg[i + 1]) == pair:
-            out.append(seg[i] + seg[i + 1])
-            i += 2
-            n += 1
-        else:
-            out.append(seg[i])
-            i += 1
-    return tuple(out), n
 
 
 def _reference(words: dict[str, int], tau: float, merges: int):
@@ -69,7 +55,7 @@ def _reference(words: dict[str, int], tau: float, merges: int):
         pair = max(p for p, c in pairs.items() if c == top)
         replaced = 0
         for w, seg in segs.items():
-            segs[w], n = _apply(seg, pair)
+            segs[w], n = merge_everywhere(seg, *pair, "".join(pair))
             replaced += n * words[w]
         made.append(pair)
         parents[pair[0] + pair[1]] = pair

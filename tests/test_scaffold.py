@@ -14,7 +14,7 @@ from fractions import Fraction
 import pytest
 import tiktoken
 import tiktoken.load
-from conftest import read_sample
+from conftest import merge_everywhere, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,21 +55,6 @@ def _report(tok: Tokenizer, alone: Counter[int], feeds: dict[int, list[Feed]], t
     return ScaffoldReport(tau, sum(alone.values()), tuple(uses), tuple(scaffold_uses))
 
 
-def _merge_everywhere(word: tuple[int, ...], a: int, b: int, new: int) -> tuple[tuple[int, ...], int]:
-    """The word with every (a, b) merged, left to right, none overlapping; and how many."""
-    out: list[int] = []
-    made = i = 0
-    while i < len(word):
-        if i + 1 < len(word) and word[i] == a and word[i + 1] == b:
-            out.append(new)
-            made += 1
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out), made
-
-
 def _by_recount(tok: Tokenizer, text: str, tau: float) -> ScaffoldReport:
     """The paper's counts, merge by merge: before merging (a, b) count each token in every word
     (f(x)), merge it everywhere (f(a, b) merges made), and what is left of x is f(x) minus the
@@ -84,7 +69,7 @@ def _by_recount(tok: Tokenizer, text: str, tau: float) -> ScaffoldReport:
         after: Counter[tuple[int, ...]] = Counter()
         made = 0
         for word, freq in words.items():
-            merged, n = _merge_everywhere(word, a, b, new)
+            merged, n = merge_everywhere(word, a, b, new)
             after[merged] += freq
             made += n * freq
         words = after

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 import regex
-from conftest import SAMPLES, read_sample
+from conftest import SAMPLES, merge_everywhere, read_sample
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_cli import run
@@ -35,18 +35,6 @@ def _superwords(text: str) -> list[str]:
     return out + ([run] if run else [])
 
 
-def _apply(seq: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
-    out, i = [], 0
-    while i < len(seq):
-        if i + 1 < len(seq) and (seq[i], seq[i + 1]) == pair:
-            out.append(seq[i] + seq[i + 1])
-            i += 2
-        else:
-            out.append(seq[i])
-            i += 1
-    return tuple(out)
-
-
 def _reference(text: str, *, transition: int, merges: int) -> list[tuple[str, str]]:
     """Character-level SuperBPE by recounting: ties go to the lexicographically largest pair
     (subword-nmt's rule, our tie_break="subword-nmt")."""
@@ -58,7 +46,7 @@ def _reference(text: str, *, transition: int, merges: int) -> list[tuple[str, st
             for s in _superwords(text):
                 seq = tuple(s)
                 for pair in made:
-                    seq = _apply(seq, pair)
+                    seq = merge_everywhere(seq, *pair, "".join(pair))[0]
                 words[seq] += 1
         counts: Counter = Counter()
         for w, f in words.items():
@@ -69,7 +57,7 @@ def _reference(text: str, *, transition: int, merges: int) -> list[tuple[str, st
         top = max(counts.values())
         pair = max(p for p, c in counts.items() if c == top)
         made.append(pair)
-        words = Counter({_apply(w, pair): f for w, f in words.items()})
+        words = Counter({merge_everywhere(w, *pair, "".join(pair))[0]: f for w, f in words.items()})
     return made
 
 
