@@ -16,6 +16,7 @@ from _common import Printer, bench_main, best_cold, best_of, fmt_s, read_corpus
 
 from explorer import make_config, train
 from explorer.analysis.text import superword_ids
+from explorer.bpe.picky import ios_threshold
 
 MERGES = 5_000
 SHARES = (0.5, 0.8, 0.9)
@@ -68,7 +69,7 @@ def bench_picky(out: Printer, text: str, held_out: str) -> None:
         dt, ours, ids, enc = _trained(text, held_out, cfg.replace(picky=tau), encode_reps=REPS)
         removed = len(ours.vocab) - ours.n_live  # removed and not made again
         out(
-            f"PickyBPE τ={tau:<4g} T={1 / (1 + tau):.2f} {fmt_s(dt):>9}  ratio {dt / base:.2f}  removed "
+            f"PickyBPE τ={tau:<4g} T={ios_threshold(tau):.2f} {fmt_s(dt):>9}  ratio {dt / base:.2f}  removed "
             f"{removed:,} tokens ({len(ours.removals):,} removals, {len(ours.merges):,} merges)  "
             f"{_held_out(len(ids), held_bytes, tokens)}, encode {fmt_s(enc)} (ratio {enc / enc_base:.2f})"
         )
