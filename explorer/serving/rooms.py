@@ -11,7 +11,8 @@ What a room holds (both backends keep the same records)::
     room      code "K7QX2M", key_hash sha256(teacher key), view {"corpus": "...", "preset": ...},
               step 12, rev 7 (bumped by what students must redraw: step, question),
               tally 31 (bumped by joins and answers: what the teacher's tally redraws),
-              question 3 (the current one, or None), created, active (seconds since the epoch)
+              question 3 (the current one, or None), created, active (seconds since the epoch),
+              top (the last step its training can reach), starter (the browser that started it)
     members   id (a secret of the student's browser), name (unique in the room), joined, seen
     questions qid 1, 2, ... with kind "merge" | "count", the step asked at, options, state
               "open" -> "closed" -> "revealed", the answer once revealed
@@ -20,8 +21,25 @@ What a room holds (both backends keep the same records)::
 
 Codes are six characters from an alphabet without look-alikes (32**6, about 10**9 codes); a wrong
 code gives "no such room" and nothing else. The teacher's key is 192 random bits, kept only as
-its SHA-256 and compared in constant time. A room idle for ``idle_hours`` is gone; the number of
-rooms and of members per room is bounded.
+its SHA-256 and compared in constant time. A room idle for ``idle_hours`` is gone, one that
+nobody joined sooner (``empty_minutes``); the number of rooms and of members per room is bounded.
+
+Nothing here can be exhausted or probed by one browser (:class:`Limits`, all from the environment):
+
+- **Starting rooms is rate-limited** per browser and per network address (``starts`` and
+  ``address_starts`` in the last hour); the counts are hit logs kept in the store (a table in
+  SQLite, sorted sets in Redis), so every app process shares them. A refusal, like the limit of
+  rooms, says when the next slot frees (:class:`Wait`).
+- **Existence checks give nothing away.** Following a room (:meth:`Rooms.revs_for`) needs a
+  member's id or the teacher's follow token (:func:`follow_token`, derived from the key, which
+  it cannot stand in for); a missing room and a wrong credential are the same ``None``. Failed
+  lookups count per browser and per address (:meth:`Rooms.miss`), and past ``misses`` a minute a
+  lookup without a credential is refused (:meth:`Rooms.refused`), so codes cannot be guessed fast.
+- **A room's step stays inside its training**: from 0 to ``top``, the last step its trainer can
+  reach (given at create; :data:`MAX_STEP` when unknown).
+- **A room holds the files its view names** (``holds`` at create): the store keeps them while the
+  room lives (:meth:`explorer.serving.store.SqliteStore.hold`, holder ``room:CODE``, deadline moved
+  by the room's activity, released by the purge).
 
 >>> import tempfile
 >>> from explorer.serving.store import SqliteStore
@@ -40,9 +58,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import hashlib
 import hmac
 import json
+import math
 import os
 import random
 import re
@@ -59,6 +79,7 @@ __all__ = [
     "ALPHABET",
     "CODE_LENGTH",
     "MAX_NAME",
+    "MAX_STEP",
     "MAX_OPTIONS",
     "Answer",
     "Limits",
@@ -69,14 +90,18 @@ __all__ = [
     "NoSuchRoom",
     "NotTeacher",
     "RoomFull",
+    "Wait",
     "Rooms",
     "SqliteRooms",
     "RedisRooms",
     "Standing",
     "clean_name",
+    "follow_token",
+    "holder",
     "leaderboard",
     "merge_options",
     "normalize_code",
+    "when",
     "winners",
 ]
 
@@ -86,6 +111,9 @@ MAX_NAME = 48  # characters of a display name
 MAX_OPTIONS = 8  # candidate pairs of a next-merge question
 MAX_SENTENCE = 300  # characters of a token-count question's sentence
 MAX_COUNT = 1_000_000  # the largest token count a student may guess
+MAX_STEP = 200_000  # a room's last step when its training's is not known (a link's largest step)
+START_WINDOW_S = 3600.0  # room starts are counted over the last hour
+MISS_WINDOW_S = 60.0  # failed room lookups are counted over the last minute
 PRESENT_S = 20.0  # a member seen this recently is present (the page asks every half second)
 Kind = Literal["merge", "count"]
 State = Literal["open", "closed", "revealed"]
@@ -107,14 +135,39 @@ class RoomFull(RoomError):
     """The limit of rooms, or of members in a room, is reached."""
 
 
+class Wait(RoomFull):
+    """A limit that frees by itself at ``frees_at`` (seconds since the epoch): the room limit, the
+    rate of room starts, the failed lookups. The message ends with when: ``head``, then
+    ``the next one frees at 15:42, in 12 minutes`` (the server's clock; a page may say it again in
+    the reader's time zone with :meth:`sentence`)."""
+
+    def __init__(self, head: str, *, frees_at: float, now: float, verb: str = "the next one frees"):
+        self.head, self.frees_at, self.now, self.verb = head, frees_at, now, verb
+        super().__init__(self.sentence())
+
+    def sentence(self, tz: datetime.tzinfo | None = None) -> str:
+        """The message, the time of day in ``tz`` (None: the server's local time)."""
+        return f"{self.head}: {self.verb} {when(self.frees_at, self.now, tz)}."
+
+
 @dataclass(frozen=True)
 class Limits:
-    """How many rooms a store keeps, how many members a room takes, how long an idle room lives.
-    From ``BPE_EXPLORER_MAX_ROOMS``, ``BPE_EXPLORER_ROOM_SIZE`` and ``BPE_EXPLORER_ROOM_HOURS``."""
+    """How many rooms a store keeps, how many members a room takes, how long an idle room lives
+    (``empty_minutes`` for one nobody joined), how many rooms a browser and an address may start
+    an hour, how many failed room lookups a browser and an address may make a minute. From
+    ``BPE_EXPLORER_MAX_ROOMS``, ``BPE_EXPLORER_ROOM_SIZE``, ``BPE_EXPLORER_ROOM_HOURS``,
+    ``BPE_EXPLORER_EMPTY_ROOM_MINUTES``, ``BPE_EXPLORER_ROOM_STARTS``,
+    ``BPE_EXPLORER_ADDRESS_ROOM_STARTS``, ``BPE_EXPLORER_ROOM_MISSES`` and
+    ``BPE_EXPLORER_ADDRESS_ROOM_MISSES``."""
 
     rooms: int = 200
     members: int = 100
     idle_hours: float = 4.0
+    empty_minutes: float = 30.0
+    starts: int = 6
+    address_starts: int = 30
+    misses: int = 20
+    address_misses: int = 60
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -130,11 +183,25 @@ class Limits:
             number("BPE_EXPLORER_MAX_ROOMS", cls.rooms, int),
             number("BPE_EXPLORER_ROOM_SIZE", cls.members, int),
             number("BPE_EXPLORER_ROOM_HOURS", cls.idle_hours, float),
+            number("BPE_EXPLORER_EMPTY_ROOM_MINUTES", cls.empty_minutes, float),
+            number("BPE_EXPLORER_ROOM_STARTS", cls.starts, int),
+            number("BPE_EXPLORER_ADDRESS_ROOM_STARTS", cls.address_starts, int),
+            number("BPE_EXPLORER_ROOM_MISSES", cls.misses, int),
+            number("BPE_EXPLORER_ADDRESS_ROOM_MISSES", cls.address_misses, int),
         )
 
     @property
     def idle_seconds(self) -> float:
         return self.idle_hours * 3600
+
+    @property
+    def empty_seconds(self) -> float:
+        """How long a room nobody has joined lives idle (never longer than one with members)."""
+        return min(self.empty_minutes * 60, self.idle_seconds)
+
+    def lifetime(self, has_members: bool) -> float:
+        """Seconds of idleness a room survives."""
+        return self.idle_seconds if has_members else self.empty_seconds
 
 
 @dataclass(frozen=True)
@@ -147,6 +214,7 @@ class Room:
     question: int | None  # the current question's qid
     created: float
     active: float
+    top: int = MAX_STEP  # the last step its training can reach: set_step refuses any past it
 
 
 class Member(NamedTuple):
@@ -240,6 +308,60 @@ def _hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _token_of(key_hash: str) -> str:
+    return hashlib.sha256(b"bpe-explorer follow\0" + key_hash.encode()).hexdigest()[:32]
+
+
+def follow_token(key: str) -> str:
+    """What the teacher's page sends to follow its room (``/room-rev``): derived from the key,
+    checked against the key's hash the room keeps, and no use for changing the room (the key
+    cannot be found from it).
+
+    >>> len(follow_token("k")), follow_token("k") == follow_token("k"), follow_token("k") == follow_token("K")
+    (32, True, False)
+    """
+    return _token_of(_hash_key(key))
+
+
+def holder(code: str) -> str:
+    """The store's holder name of a room (it holds the files the room's view names).
+
+    >>> holder("k7qx2m")
+    'room:K7QX2M'
+    """
+    return f"room:{normalize_code(code)}"
+
+
+def _bucket(kind: str, who: str) -> str:
+    """A rate limit's bucket: what is counted and a hash of whom (no address is kept).
+
+    >>> _bucket("start:b", "b:0123")[:8], len(_bucket("start:b", "b:0123"))
+    ('start:b:', 32)
+    """
+    return f"{kind}:{hashlib.sha256(who.encode('utf-8', 'replace')).hexdigest()[:24]}"
+
+
+def when(at: float, now: float, tz: datetime.tzinfo | None = None) -> str:
+    """When ``at`` comes, for a sentence: its time of day (in ``tz``; None: local time) and how
+    far it is from ``now``.
+
+    >>> utc = datetime.timezone.utc
+    >>> when(1_800_000_720, 1_800_000_000, utc), when(1_800_000_040, 1_800_000_000, utc)
+    ('at 08:12, in 12 minutes', 'at 08:00, in 40 seconds')
+    >>> when(1_800_013_000, 1_800_000_000, utc)
+    'at 11:36, in 3 h 37 min'
+    """
+    clock = datetime.datetime.fromtimestamp(at, tz).strftime("%H:%M")
+    left = max(0.0, at - now)
+    if left < 90:
+        seconds = max(1, math.ceil(left))
+        return f"at {clock}, in {seconds} second{'s' * (seconds != 1)}"
+    minutes = math.ceil(left / 60)
+    if minutes < 120:
+        return f"at {clock}, in {minutes} minutes"
+    return f"at {clock}, in {minutes // 60} h {minutes % 60} min"
+
+
 def _key_matches(key: str | None, key_hash: str) -> bool:
     return bool(key) and hmac.compare_digest(_hash_key(key), key_hash)  # type: ignore[arg-type]
 
@@ -320,9 +442,22 @@ class Rooms(Protocol):
 
     limits: Limits
 
-    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]: ...
+    def create(
+        self,
+        view: dict[str, str],
+        *,
+        step: int = 0,
+        top: int | None = None,
+        starter: str | None = None,
+        address: str | None = None,
+        holds: Sequence[str] = (),
+    ) -> tuple[Room, str]: ...
     def get(self, code: str) -> Room | None: ...
     def revs(self, code: str) -> tuple[int, int] | None: ...
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None: ...
+    def refused(self, *, browser: str | None = None, address: str | None = None) -> Wait | None: ...
+    def miss(self, *, browser: str | None = None, address: str | None = None) -> Wait | None: ...
+    def starter(self, code: str) -> str | None: ...
     def is_teacher(self, code: str, key: str | None) -> bool: ...
     def set_step(self, code: str, key: str, step: int) -> Room: ...
     def join(self, code: str, name: str) -> Member: ...
@@ -348,8 +483,78 @@ class _Base:
         self.limits = limits or Limits.from_env()
         self.clock = clock
 
-    def _expired(self, active: float) -> bool:
-        return self.clock() - active > self.limits.idle_seconds
+    def _expired(self, active: float, has_members: bool = True) -> bool:
+        return self.clock() - active > self.limits.lifetime(has_members)
+
+    # -- rate limits (each backend keeps the hit logs: ``_take``) --
+    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
+        """None when every bucket (name, limit) has fewer than its limit of hits in the last
+        ``window`` seconds (then, when ``record``, one more hit is logged in each); else the
+        index of the first full bucket and when it frees."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _buckets(kind: str, browser: str | None, address: str | None, limits: tuple[int, int]) -> list[tuple[str, int]]:
+        """The buckets of whoever is known: the browser (``b``) and the network address (``a``)."""
+        found = []
+        if browser:
+            found.append((_bucket(f"{kind}:b", browser), limits[0]))
+        if address:
+            found.append((_bucket(f"{kind}:a", address), limits[1]))
+        return found
+
+    def _start_buckets(self, browser: str | None, address: str | None) -> list[tuple[str, int]]:
+        return self._buckets("start", browser, address, (self.limits.starts, self.limits.address_starts))
+
+    def _too_many_starts(self, buckets: list[tuple[str, int]], blocked: tuple[int, float]) -> Wait:
+        index, frees_at = blocked
+        name, limit = buckets[index]
+        if name.startswith("start:a:"):
+            head = (
+                f"Your network address has started {limit:,} rooms in the last hour, its limit "
+                "(BPE_EXPLORER_ADDRESS_ROOM_STARTS)"
+            )
+        else:
+            head = f"This browser has started {limit:,} rooms in the last hour, its limit (BPE_EXPLORER_ROOM_STARTS)"
+        return Wait(head, frees_at=frees_at, now=self.clock())
+
+    def _lookups(self, browser: str | None, address: str | None, *, record: bool) -> Wait | None:
+        buckets = self._buckets("miss", browser, address, (self.limits.misses, self.limits.address_misses))
+        if not buckets:
+            return None
+        blocked = self._take(buckets, MISS_WINDOW_S, record=record)
+        if blocked is None:
+            return None
+        return Wait(
+            "Too many room codes that match no room were tried from this browser or its network address",
+            frees_at=blocked[1],
+            now=self.clock(),
+            verb="try again",
+        )
+
+    def refused(self, *, browser: str | None = None, address: str | None = None) -> Wait | None:
+        """Whether lookups without a member's id or the teacher's key are refused now for this
+        browser or address (too many failed ones lately); the sentence saying until when."""
+        return self._lookups(browser, address, record=False)
+
+    def miss(self, *, browser: str | None = None, address: str | None = None) -> Wait | None:
+        """Count a failed lookup (no such room, or a wrong member or key) for this browser and
+        address; None, or the sentence when they are already at their limit (nothing counted)."""
+        return self._lookups(browser, address, record=True)
+
+    @staticmethod
+    def _top(top: int | None, step: int) -> int:
+        """A new room's last step, and its first one checked against it."""
+        last = MAX_STEP if top is None else max(0, int(top))
+        if not 0 <= int(step) <= last:
+            raise RoomError(f"A room starts at a step from 0 to {last:,}, the last its training reaches.")
+        return last
+
+    @staticmethod
+    def _check_step(step: int, top: int) -> int:
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= top:
+            raise RoomError(f"Step {step!r} is outside this room's training: its steps go from 0 to {top:,}.")
+        return step
 
     @staticmethod
     def _no_room(code: str) -> NoSuchRoom:
@@ -362,10 +567,12 @@ class _Base:
     def _not_teacher() -> NotTeacher:
         return NotTeacher("Only the teacher's link can change this room (its key is missing or wrong).")
 
-    def _full_rooms(self) -> RoomFull:
-        return RoomFull(
-            f"This server already has {self.limits.rooms:,} open rooms, its limit: try again when an "
-            "idle one has closed (after a few hours), or ask whoever runs it (BPE_EXPLORER_MAX_ROOMS)."
+    def _full_rooms(self, frees_at: float) -> Wait:
+        return Wait(
+            f"This server already has {self.limits.rooms:,} open rooms, its limit (BPE_EXPLORER_MAX_ROOMS), "
+            "and closes a room when it has been idle for a while",
+            frees_at=frees_at,
+            now=self.clock(),
         )
 
     def _full_room(self) -> RoomFull:
@@ -426,7 +633,8 @@ class _Base:
 _SQL = """
 CREATE TABLE IF NOT EXISTS rooms (
     code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, view TEXT NOT NULL, step INTEGER NOT NULL,
-    rev INTEGER NOT NULL, tally INTEGER NOT NULL, question INTEGER, created REAL NOT NULL, active REAL NOT NULL
+    rev INTEGER NOT NULL, tally INTEGER NOT NULL, question INTEGER, created REAL NOT NULL, active REAL NOT NULL,
+    top INTEGER, starter TEXT
 );
 CREATE TABLE IF NOT EXISTS room_members (
     code TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL, folded TEXT NOT NULL, joined REAL NOT NULL,
@@ -439,8 +647,12 @@ CREATE TABLE IF NOT EXISTS room_answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, member TEXT NOT NULL, value INTEGER NOT NULL, at REAL NOT NULL,
     PRIMARY KEY (code, qid, member)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS room_hits (bucket TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS room_hits_bucket ON room_hits (bucket, at);
 """
 _ROOM_COLUMNS = "code, view, step, rev, tally, question, created, active"
+_ADDED_COLUMNS = (("top", "INTEGER"), ("starter", "TEXT"))  # a store file from before them gets them
+_HAS_MEMBERS = "EXISTS (SELECT 1 FROM room_members m WHERE m.code = rooms.code)"
 
 
 class SqliteRooms(_Base):
@@ -467,6 +679,10 @@ class SqliteRooms(_Base):
                 with _write(conn):
                     for statement in filter(str.strip, _SQL.split(";")):
                         conn.execute(statement)
+                    columns = {row[1] for row in conn.execute("PRAGMA table_info(rooms)")}
+                    for name, kind in _ADDED_COLUMNS:
+                        if name not in columns:
+                            conn.execute(f"ALTER TABLE rooms ADD COLUMN {name} {kind}")
                 self._ready = made_for
             if not write:
                 return op(conn)
@@ -476,11 +692,15 @@ class SqliteRooms(_Base):
         return self.store._run(wrapped)
 
     def _room_row(self, conn, code: str) -> Room | None:
-        row = conn.execute(f"SELECT {_ROOM_COLUMNS} FROM rooms WHERE code = ?", (normalize_code(code),)).fetchone()
-        if row is None or self._expired(row[7]):
+        row = conn.execute(
+            f"SELECT {_ROOM_COLUMNS}, top, {_HAS_MEMBERS} FROM rooms WHERE code = ?", (normalize_code(code),)
+        ).fetchone()
+        if row is None or self._expired(row[7], bool(row[9])):
             return None
-        code, view, step, rev, tally, question, created, active = row
-        return Room(code, json.loads(view), step, rev, tally, question, created, active)
+        code, view, step, rev, tally, question, created, active, top, _ = row
+        return Room(
+            code, json.loads(view), step, rev, tally, question, created, active, MAX_STEP if top is None else top
+        )
 
     def _room_for(self, conn, code: str) -> Room:
         room = self._room_row(conn, code)
@@ -496,12 +716,43 @@ class SqliteRooms(_Base):
         return room
 
     def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
+        from .store import _extend_hold
+
         sets = ", ".join(f"{name} = ?" for name in columns)
+        now = self.clock()
         conn.execute(
             f"UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ?{', ' + sets if sets else ''} "
             "WHERE code = ?",
-            (rev, tally, self.clock(), *columns.values(), code),
+            (rev, tally, now, *columns.values(), code),
         )
+        # the files the room holds stay as long as it lives: its activity moves their deadline on
+        (has_members,) = conn.execute("SELECT EXISTS (SELECT 1 FROM room_members WHERE code = ?)", (code,)).fetchone()
+        _extend_hold(conn, holder(code), now + self.limits.lifetime(bool(has_members)))
+
+    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
+        return self._run(lambda conn: self._take_in(conn, buckets, window, record=record), write=True)
+
+    def _take_in(
+        self, conn, buckets: list[tuple[str, int]], window: float, *, record: bool
+    ) -> tuple[int, float] | None:
+        """:meth:`_Base._take` inside a write transaction."""
+        now = self.clock()
+        for index, (bucket, limit) in enumerate(buckets):
+            conn.execute("DELETE FROM room_hits WHERE bucket = ? AND at <= ?", (bucket, now - window))
+            hits = [at for (at,) in conn.execute("SELECT at FROM room_hits WHERE bucket = ? ORDER BY at", (bucket,))]
+            if len(hits) >= limit:  # the next slot frees when the hit that fills it leaves the window
+                return index, hits[len(hits) - limit] + window
+        if record:
+            conn.executemany("INSERT INTO room_hits (bucket, at) VALUES (?, ?)", [(b, now) for b, _ in buckets])
+        return None
+
+    def _next_free(self, conn) -> float:
+        """When the first of the open rooms expires, if nothing happens in it."""
+        (at,) = conn.execute(
+            f"SELECT MIN(active + CASE WHEN {_HAS_MEMBERS} THEN ? ELSE ? END) FROM rooms",
+            (self.limits.idle_seconds, self.limits.empty_seconds),
+        ).fetchone()
+        return self.clock() if at is None else at
 
     def _question(self, conn, code: str, qid: int) -> Question | None:
         row = conn.execute("SELECT body FROM room_questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
@@ -514,26 +765,47 @@ class SqliteRooms(_Base):
         )
 
     # -- the interface --
-    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
+    def create(
+        self,
+        view: dict[str, str],
+        *,
+        step: int = 0,
+        top: int | None = None,
+        starter: str | None = None,
+        address: str | None = None,
+        holds: Sequence[str] = (),
+    ) -> tuple[Room, str]:
+        """A new room and its teacher's key. ``top``: the last step its training reaches;
+        ``starter`` and ``address``: who starts it (each limited to so many starts an hour);
+        ``holds``: the stored files its view names, held while it lives."""
         key = secrets.token_urlsafe(24)
+        last = self._top(top, step)
+        buckets = self._start_buckets(starter, address)
 
         def op(conn) -> Room:
             self._purge(conn)
+            blocked = self._take_in(conn, buckets, START_WINDOW_S, record=False)
+            if blocked is not None:
+                raise self._too_many_starts(buckets, blocked)
             (live,) = conn.execute("SELECT COUNT(*) FROM rooms").fetchone()
             if live >= self.limits.rooms:
-                raise self._full_rooms()
+                raise self._full_rooms(self._next_free(conn))
             now = self.clock()
             while True:
                 code = self._new_code()
                 if conn.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
                     break
             conn.execute(
-                f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?)",
-                (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now),
+                f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}, top, starter) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?, ?, ?)",
+                (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now, last, starter),
             )
-            return Room(code, dict(view), int(step), 1, 0, None, now, now)
+            self._take_in(conn, buckets, START_WINDOW_S, record=True)
+            return Room(code, dict(view), int(step), 1, 0, None, now, now, last)
 
-        return self._run(op, write=True), key
+        room = self._run(op, write=True)
+        if holds:
+            self.store.hold(holder(room.code), list(holds), until=room.active + self.limits.empty_seconds)
+        return room, key
 
     def get(self, code: str) -> Room | None:
         return self._run(lambda conn: self._room_row(conn, code))
@@ -541,6 +813,37 @@ class SqliteRooms(_Base):
     def revs(self, code: str) -> tuple[int, int] | None:
         room = self.get(code)
         return None if room is None else (room.rev, room.tally)
+
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
+        """The room's (rev, tally) for one of its members or its teacher (the follow token); None
+        for a missing room and a wrong credential alike."""
+
+        def op(conn) -> tuple[int, int] | None:
+            room = self._room_row(conn, code)
+            if room is None:
+                return None
+            if (
+                member
+                and conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?", (room.code, member)).fetchone()
+            ):
+                return room.rev, room.tally
+            (key_hash,) = conn.execute("SELECT key_hash FROM rooms WHERE code = ?", (room.code,)).fetchone()
+            if token and hmac.compare_digest(_token_of(key_hash), token):
+                return room.rev, room.tally
+            return None
+
+        return self._run(op)
+
+    def starter(self, code: str) -> str | None:
+        """The browser that started the room (None: gone, or not known)."""
+
+        def op(conn) -> str | None:
+            if self._room_row(conn, code) is None:
+                return None
+            row = conn.execute("SELECT starter FROM rooms WHERE code = ?", (normalize_code(code),)).fetchone()
+            return row[0] if row else None
+
+        return self._run(op)
 
     def is_teacher(self, code: str, key: str | None) -> bool:
         def op(conn) -> bool:
@@ -554,7 +857,7 @@ class SqliteRooms(_Base):
     def set_step(self, code: str, key: str, step: int) -> Room:
         def op(conn) -> Room:
             room = self._teacher_room(conn, code, key)
-            if int(step) != room.step:
+            if self._check_step(step, room.top) != room.step:
                 self._bump(conn, room.code, rev=1, step=int(step))
             return self._room_for(conn, room.code)
 
@@ -678,7 +981,8 @@ class SqliteRooms(_Base):
                 raise self._never_asked()
             if question.state != "revealed":
                 self._put_question(conn, room.code, dataclasses.replace(question, state="revealed"))
-                self._bump(conn, room.code, rev=1, tally=1, step=max(room.step, question.step + question.merges))
+                step = min(room.top, max(room.step, question.step + question.merges))
+                self._bump(conn, room.code, rev=1, tally=1, step=step)
             return self._room_for(conn, room.code)
 
         return self._run(op, write=True)
@@ -707,58 +1011,134 @@ class SqliteRooms(_Base):
         return self._run(self._purge, write=True)
 
     def _purge(self, conn) -> int:
-        """Delete the rooms idle past the limit, with their members, questions and answers."""
-        cutoff = self.clock() - self.limits.idle_seconds
-        gone = [code for (code,) in conn.execute("SELECT code FROM rooms WHERE active < ?", (cutoff,))]
+        """Delete the rooms idle past the limit (a shorter one for rooms nobody joined), with
+        their members, questions and answers, and release the files they held; forget the
+        start and lookup counts that no window reaches any more."""
+        from .store import _release
+
+        now = self.clock()
+        gone = [
+            code
+            for (code,) in conn.execute(
+                f"SELECT code FROM rooms WHERE active < ? OR (active < ? AND NOT {_HAS_MEMBERS})",
+                (now - self.limits.idle_seconds, now - self.limits.empty_seconds),
+            ).fetchall()
+        ]
         for code in gone:
             for table in ("rooms", "room_members", "room_questions", "room_answers"):
                 conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
+            _release(conn, holder(code))
+        conn.execute("DELETE FROM room_hits WHERE at <= ?", (now - max(START_WINDOW_S, MISS_WINDOW_S),))
         return len(gone)
 
 
 # ---- Redis -----------------------------------------------------------------------------------
 # Keys, under the prefix (default "bpe-explorer:"):
 #   rooms                      sorted set: code -> last activity (for the room limit and the purge)
-#   room:CODE                  hash: key_hash, view, step, rev, tally, question, created, active, qids
+#   room:CODE                  hash: key_hash, view, step, rev, tally, question, created, active, qids,
+#                              members (how many joined), top, starter
 #   room:CODE:members          hash: member id -> {"name", "joined"} (JSON)
 #   room:CODE:names            hash: casefolded name -> member id (a name is unique in the room)
 #   room:CODE:seen             sorted set: member id -> last seen
 #   room:CODE:questions        hash: qid -> Question (JSON)
 #   room:CODE:answers:QID      hash: member id -> {"value", "at"} (JSON)
+#   hits:KIND:HASH             sorted set: one member per room start (or failed lookup) -> when
 # Every write is a Lua script (atomic on the server) that also sets the room's keys to expire a
-# while after the room's idle limit: Redis forgets abandoned rooms by itself.
+# while after the room's idle limit: Redis forgets abandoned rooms by itself. The store's
+# ``holders`` (the files a room holds) gets the room's expiry as its deadline with every change.
 
-# Every script: KEYS = the rooms index, the room's hash; ARGV = code, now, ttl, idle seconds, then
-# its own. It returns "ok" or the word for what stopped it ("gone", "full", "taken", ...).
+# A rate limit's check: the hit logs KEYS[first..first+n-1] (sorted sets of times) with their
+# limits ARGV[at..at+n-1]. nil when each has room for one more hit (then, when record, a hit
+# ``id`` at ``t`` is logged in each); else 'rate:<which, from 1>:<when the first full one frees>'.
+_LUA_TAKE = """
+local function take(first, at, n, window, t, id, record)
+  for i = 0, n - 1 do
+    local key, limit = KEYS[first + i], tonumber(ARGV[at + i])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', t - window)
+    local count = redis.call('ZCARD', key)
+    if count >= limit then  -- the next slot frees when the hit that fills it leaves the window
+      local hit = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+      return 'rate:' .. (i + 1) .. ':' .. string.format('%.6f', tonumber(hit[2]) + window)
+    end
+  end
+  if record then
+    for i = 0, n - 1 do
+      redis.call('ZADD', KEYS[first + i], string.format('%.6f', t), id)
+      redis.call('EXPIRE', KEYS[first + i], math.ceil(window) + 1)
+    end
+  end
+  return nil
+end
+"""
+
+# Every room script: KEYS = the rooms index, the room's hash, the store's holders; ARGV = code,
+# now, the idle seconds of a room nobody joined, of one with members, then its own. It returns
+# "ok" or the word for what stopped it ("gone", "full", "taken", ...).
 _LUA_HEAD = """
-local index, room = KEYS[1], KEYS[2]
-local code, now, ttl, idle = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local index, room, holders = KEYS[1], KEYS[2], KEYS[3]
+local code, now, empty_idle, idle = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local room_prefix = string.sub(room, 1, #room - #code)
+-- how long a room lives idle: shorter while nobody has joined (a room from before the count: long)
+local function lifetime(key)
+  if redis.call('HGET', key, 'members') == '0' then return empty_idle end
+  return idle
+end
 local function alive()
   local active = redis.call('HGET', room, 'active')
-  return active and tonumber(now) - tonumber(active) <= idle
+  return active and tonumber(now) - tonumber(active) <= lifetime(room)
 end
 local function touched(tally)
-  -- a change keeps the room alive: its activity, its place in the index, its keys' expiry
+  -- a change keeps the room alive: its activity, its place in the index, its keys' expiry, and
+  -- the deadline of the files it holds
   redis.call('HINCRBY', room, 'tally', tally)
   redis.call('HSET', room, 'active', now)
   redis.call('ZADD', index, now, code)
+  local life = lifetime(room)
   local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions'}
   for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do keys[#keys + 1] = room .. ':answers:' .. q end
-  for _, k in ipairs(keys) do redis.call('EXPIRE', k, ttl) end
+  for _, k in ipairs(keys) do redis.call('EXPIRE', k, math.floor(life) + 3600) end
+  redis.call('ZADD', holders, 'XX', string.format('%.6f', tonumber(now) + life), 'room:' .. code)
   return 'ok'
 end
 """
 
 _LUA_CREATE = (
     _LUA_HEAD
+    + _LUA_TAKE
     + """
--- ARGV[5..]: key_hash, view, step, max_rooms
+-- ARGV[5..]: key_hash, view, step, max_rooms, top, starter, window, hit id, then the limits of the
+-- start logs KEYS[4..] (this browser's, this address's)
+local n = #KEYS - 3
+local blocked = take(4, 13, n, tonumber(ARGV[11]), tonumber(now), ARGV[12], false)
+if blocked then return blocked end
 redis.call('ZREMRANGEBYSCORE', index, '-inf', tonumber(now) - idle)
-if redis.call('ZCARD', index) >= tonumber(ARGV[8]) then return 'full' end
+for _, other in ipairs(redis.call('ZRANGEBYSCORE', index, '-inf', tonumber(now) - empty_idle)) do
+  if redis.call('HGET', room_prefix .. other, 'members') == '0' then redis.call('ZREM', index, other) end
+end
+if redis.call('ZCARD', index) >= tonumber(ARGV[8]) then
+  -- full: say when the first open room expires, if nothing happens in it
+  local first = nil
+  local listed = redis.call('ZRANGE', index, 0, -1, 'WITHSCORES')
+  for i = 1, #listed, 2 do
+    local ends = tonumber(listed[i + 1]) + lifetime(room_prefix .. listed[i])
+    if first == nil or ends < first then first = ends end
+  end
+  return 'full:' .. string.format('%.6f', first or tonumber(now))
+end
 if redis.call('EXISTS', room) == 1 then return 'taken' end
 redis.call('HSET', room, 'key_hash', ARGV[5], 'view', ARGV[6], 'step', ARGV[7], 'rev', 1, 'tally', 0,
-           'question', '', 'created', now, 'active', now, 'qids', 0)
+           'question', '', 'created', now, 'active', now, 'qids', 0, 'members', 0, 'top', ARGV[9],
+           'starter', ARGV[10])
+take(4, 13, n, tonumber(ARGV[11]), tonumber(now), ARGV[12], true)
 return touched(0)
+"""
+)
+
+_LUA_RATE = (
+    _LUA_TAKE
+    + """
+-- KEYS: the hit logs; ARGV: window, now, hit id, "1" to log a hit, then each log's limit
+return take(1, 5, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1') or 'ok'
 """
 )
 
@@ -770,6 +1150,7 @@ if not alive() then return 'gone' end
 if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[8]) then return 'full' end
 if redis.call('HSETNX', room .. ':names', ARGV[7], ARGV[5]) == 0 then return 'taken' end
 redis.call('HSET', room .. ':members', ARGV[5], ARGV[6])
+redis.call('HINCRBY', room, 'members', 1)
 redis.call('ZADD', room .. ':seen', now, ARGV[5])
 return touched(1)
 """
@@ -805,7 +1186,17 @@ return touched(tonumber(ARGV[7]))
 )
 
 
-_LUA = {"create": _LUA_CREATE, "join": _LUA_JOIN, "answer": _LUA_ANSWER, "teach": _LUA_TEACH}
+_LUA = {"create": _LUA_CREATE, "join": _LUA_JOIN, "answer": _LUA_ANSWER, "teach": _LUA_TEACH, "rate": _LUA_RATE}
+
+
+def _blocked(outcome: str) -> tuple[int, float]:
+    """A rate script's 'rate:<which, from 1>:<when it frees>' as (index, time).
+
+    >>> _blocked("rate:2:1800000060.500000")
+    (1, 1800000060.5)
+    """
+    _, which, frees = outcome.split(":")
+    return int(which) - 1, float(frees)
 
 
 class RedisRooms(_Base):
@@ -827,17 +1218,30 @@ class RedisRooms(_Base):
         """``op`` on the store's client that replies in str."""
         return self.store._call(lambda client, _: op(client), text=True)
 
-    def _script(self, name: str, code: str, args: Sequence[object]) -> str:
-        """Run a script on the room: code, now, ttl and the idle limit first, then ``args``."""
-        head = [normalize_code(code), repr(self.clock()), self._ttl, self.limits.idle_seconds]
+    def _script(self, name: str, code: str, args: Sequence[object], *, keys: Sequence[str] = ()) -> str:
+        """Run a script on the room: code, now and the idle limits first, then ``args``; its keys
+        the index, the room's and the store's holders, then ``keys``."""
+        head = [normalize_code(code), repr(self.clock()), self.limits.empty_seconds, self.limits.idle_seconds]
+        return self._run_script(name, [self._index, self._key(code), self.store.holders_key, *keys], [*head, *args])
 
+    def _run_script(self, name: str, keys: Sequence[str], args: Sequence[object]) -> str:
         def op(client) -> str:
             if name not in self._scripts:  # a script object is bound to no connection: client= picks one
                 self._scripts[name] = client.register_script(_LUA[name])
-            keys, argv = [self._index, self._key(code)], [str(a) for a in (*head, *args)]
-            return self._scripts[name](keys=keys, args=argv, client=client)
+            return self._scripts[name](keys=list(keys), args=[str(a) for a in args], client=client)
 
         return self._call(op)
+
+    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
+        outcome = self._run_script(
+            "rate",
+            [self._hits(b) for b, _ in buckets],
+            [window, repr(self.clock()), secrets.token_hex(8), "1" if record else "0", *(n for _, n in buckets)],
+        )
+        return None if outcome == "ok" else _blocked(outcome)
+
+    def _hits(self, bucket: str) -> str:
+        return f"{self.prefix}hits:{bucket}"
 
     @property
     def _index(self) -> str:
@@ -846,13 +1250,9 @@ class RedisRooms(_Base):
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{normalize_code(code)}{':' + part if part else ''}"
 
-    @property
-    def _ttl(self) -> int:
-        return int(self.limits.idle_seconds) + 3600
-
     def _fields(self, code: str) -> dict[str, str] | None:
         raw = self._call(lambda client: client.hgetall(self._key(code)))
-        if not raw or self._expired(float(raw["active"])):
+        if not raw or self._expired(float(raw["active"]), raw.get("members") != "0"):
             return None
         return raw
 
@@ -867,6 +1267,7 @@ class RedisRooms(_Base):
             int(raw["question"]) if raw.get("question") else None,
             float(raw["created"]),
             float(raw["active"]),
+            int(raw["top"]) if raw.get("top") else MAX_STEP,
         )
 
     def _teacher_fields(self, code: str, key: str | None) -> dict[str, str]:
@@ -900,27 +1301,74 @@ class RedisRooms(_Base):
         self._call(lambda client: client.hset(self._key(code, "questions"), str(question.qid), question.to_json()))
 
     # -- the interface --
-    def create(self, view: dict[str, str], *, step: int = 0) -> tuple[Room, str]:
+    def create(
+        self,
+        view: dict[str, str],
+        *,
+        step: int = 0,
+        top: int | None = None,
+        starter: str | None = None,
+        address: str | None = None,
+        holds: Sequence[str] = (),
+    ) -> tuple[Room, str]:
+        """As :meth:`SqliteRooms.create`."""
         key = secrets.token_urlsafe(24)
+        last = self._top(top, step)
+        buckets = self._start_buckets(starter, address)
         while True:
             code = self._new_code()
             outcome = self._script(
-                "create", code, [_hash_key(key), json.dumps(view, sort_keys=True), int(step), self.limits.rooms]
+                "create",
+                code,
+                [
+                    _hash_key(key),
+                    json.dumps(view, sort_keys=True),
+                    int(step),
+                    self.limits.rooms,
+                    last,
+                    starter or "",
+                    START_WINDOW_S,
+                    secrets.token_hex(8),
+                    *(n for _, n in buckets),
+                ],
+                keys=[self._hits(b) for b, _ in buckets],
             )
-            if outcome == "full":
-                raise self._full_rooms()
+            if outcome.startswith("rate:"):
+                raise self._too_many_starts(buckets, _blocked(outcome))
+            if outcome.startswith("full:"):
+                raise self._full_rooms(float(outcome.split(":", 1)[1]))
             if outcome == "ok":
-                return self._must(code), key
+                room = self._must(code)
+                if holds:
+                    self.store.hold(holder(room.code), list(holds), until=room.active + self.limits.empty_seconds)
+                return room, key
 
     def get(self, code: str) -> Room | None:
         raw = self._fields(code)
         return None if raw is None else self._room_of(code, raw)
 
     def revs(self, code: str) -> tuple[int, int] | None:
-        rev, tally, active = self._call(lambda client: client.hmget(self._key(code), "rev", "tally", "active"))
-        if rev is None or self._expired(float(active)):
+        rev, tally, active, members = self._call(
+            lambda client: client.hmget(self._key(code), "rev", "tally", "active", "members")
+        )
+        if rev is None or self._expired(float(active), members != "0"):
             return None
         return int(rev), int(tally)
+
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
+        """As :meth:`SqliteRooms.revs_for`: None for a missing room and a wrong credential alike."""
+        raw = self._fields(code)
+        if raw is None:
+            return None
+        known = bool(member) and bool(self._call(lambda client: client.hexists(self._key(code, "members"), member)))
+        if known or (token and hmac.compare_digest(_token_of(raw["key_hash"]), token)):
+            return int(raw["rev"]), int(raw["tally"])
+        return None
+
+    def starter(self, code: str) -> str | None:
+        """The browser that started the room (None: gone, or not known)."""
+        raw = self._fields(code)
+        return (raw.get("starter") or None) if raw is not None else None
 
     def is_teacher(self, code: str, key: str | None) -> bool:
         raw = self._fields(code)
@@ -928,7 +1376,7 @@ class RedisRooms(_Base):
 
     def set_step(self, code: str, key: str, step: int) -> Room:
         raw = self._teacher_fields(code, key)
-        if int(raw["step"]) == int(step):
+        if int(raw["step"]) == self._check_step(step, self._room_of(code, raw).top):
             return self._room_of(code, raw)
         self._teach(code, key, rev=1, tally=0, step=int(step))
         return self._must(code)
@@ -1030,7 +1478,8 @@ class RedisRooms(_Base):
         room = self._must(code)
         if question.state != "revealed":
             self._put_question(code, dataclasses.replace(question, state="revealed"))
-            self._teach(code, key, rev=1, tally=1, step=max(room.step, question.step + question.merges))
+            step = min(room.top, max(room.step, question.step + question.merges))
+            self._teach(code, key, rev=1, tally=1, step=step)
         return self._must(code)
 
     def question(self, code: str, qid: int) -> Question | None:
@@ -1050,11 +1499,16 @@ class RedisRooms(_Base):
         return sorted(out, key=lambda a: (a.at, a.member))
 
     def purge(self) -> int:
-        """Forget the rooms idle past the limit (Redis also expires their keys by itself)."""
-        cutoff = self.clock() - self.limits.idle_seconds
+        """Forget the rooms idle past the limit (a shorter one for rooms nobody joined), and
+        release the files they held (Redis also expires their keys by itself, and the store lets
+        a hold go at its deadline)."""
+        now = self.clock()
 
-        def op(client) -> int:
-            gone = client.zrangebyscore(self._index, "-inf", cutoff)
+        def op(client) -> list[str]:
+            gone = client.zrangebyscore(self._index, "-inf", now - self.limits.idle_seconds)
+            for code in client.zrangebyscore(self._index, "-inf", now - self.limits.empty_seconds):
+                if code not in gone and client.hget(self._key(code), "members") == "0":
+                    gone.append(code)
             for code in gone:
                 room = self._key(code)
                 qids = int(client.hget(room, "qids") or 0)
@@ -1064,9 +1518,12 @@ class RedisRooms(_Base):
                     *(f"{room}:answers:{q}" for q in range(1, qids + 1)),
                 )
                 client.zrem(self._index, code)
-            return len(gone)
+            return gone
 
-        return self._call(op)
+        gone = self._call(op)
+        for code in gone:
+            self.store.release(holder(code))
+        return len(gone)
 
 
 def rooms_for(store) -> Rooms:

@@ -8,7 +8,7 @@ session, another app process on the machine or a restarted server finds them aga
 
 The embedded backend is one SQLite file, ``store.sqlite3`` in the data folder (:func:`data_dir`),
 in WAL mode with a busy timeout, so any number of app processes on one machine read and write it
-at once. Two tables::
+at once. Three tables::
 
     blobs   digest TEXT PRIMARY KEY    sha256 hex of data
             kind TEXT                  "corpus", "pasted", "text", "tokenizer", ...
@@ -17,11 +17,29 @@ at once. Two tables::
             size INTEGER               len(data)
             last_used INTEGER          nanoseconds, strictly increasing over the file's writes
             data BLOB
-    claims  owner TEXT, digest TEXT    who put what (a browser); PRIMARY KEY (owner, digest)
+    claims  owner TEXT, digest TEXT    who put what (a browser, its address, a room); PRIMARY KEY (owner, digest)
+    holds   holder TEXT PRIMARY KEY    an owner whose claims hold their files until a deadline (a room)
+            until REAL                 seconds since the epoch
 
 The store is bounded: at most ``cap_bytes`` in all, the least recently used blobs going first,
 and at most ``session_quota`` bytes claimed by one owner. *Forget my uploads* drops an owner's
-claims and deletes what nobody else claims. A damaged or deleted database file is recreated
+claims and deletes what nobody else claims.
+
+Who may keep how much, and what eviction spares (the design against a lesson's files vanishing):
+
+- **Quotas count per browser and per network address.** A put names its browser (``owner``,
+  ``session_quota`` bytes) and, when known, the client's address (``address``, an owner named
+  ``a:...``, ``address_quota`` bytes): a fresh cookie starts a new browser quota but not a new
+  address quota, so one machine cannot push everyone else's files out by changing cookies. An
+  address's claim only counts: it keeps no file from *Forget my uploads*.
+- **Holds.** A holder (a room: ``room:CODE``) claims the files it uses with :meth:`hold` until a
+  deadline that its activity moves on (the room's expiry). Eviction drops unheld files first, least
+  recently used first, and held ones only when nothing else is left to drop (the cap is never
+  exceeded). A forgotten file that a holder still claims stays for it; when the holder is
+  released (:meth:`release`, the room purged) or its deadline passes (swept on the next write),
+  its files go unless a browser still claims them.
+
+A damaged or deleted database file is recreated
 empty (a damaged one is kept aside as ``store.sqlite3.corrupt-<n>``), and :meth:`take_notice`
 then says so once, for the page to show. Callers only ever see :class:`StoreError` (and its
 :class:`QuotaError`), never an sqlite3 or redis error.
@@ -35,6 +53,7 @@ served from several machines; its keys, under a prefix (``bpe-explorer:``)::
     total             the bytes of all blobs
     owner:<owner>     set: the digests an owner claims
     claims:<digest>   set: the owners claiming a digest (so that eviction drops their claims)
+    holders           sorted set: holder -> deadline (seconds since the epoch)
 
 Every change touching several keys is one Lua script, so processes on any number of machines
 putting, evicting and forgetting at once keep the total exact. :func:`default_store` picks the
@@ -88,6 +107,7 @@ except ImportError:
 __all__ = [
     "DEFAULT_STORE_MIB",
     "DEFAULT_SESSION_MIB",
+    "DEFAULT_ADDRESS_MIB",
     "FILE_NAME",
     "RECREATED_NOTICE",
     "Blob",
@@ -105,6 +125,8 @@ _log = logging.getLogger(__name__)
 
 DEFAULT_STORE_MIB = 1024  # BPE_EXPLORER_STORE_MIB: the whole store
 DEFAULT_SESSION_MIB = 100  # BPE_EXPLORER_SESSION_MIB: what one owner (a browser) may keep
+DEFAULT_ADDRESS_MIB = 300  # BPE_EXPLORER_ADDRESS_MIB: what the browsers of one network address may keep
+ADDRESS_OWNER = "a:"  # owners named so only count toward a quota: they keep no file from a forget
 FILE_NAME = "store.sqlite3"
 APP_FOLDER = "bpe-explorer"
 RECREATED_NOTICE = (
@@ -112,7 +134,7 @@ RECREATED_NOTICE = (
     "files kept in it are gone; upload them again."
 )
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: holds
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
@@ -130,6 +152,11 @@ CREATE TABLE IF NOT EXISTS claims (
     PRIMARY KEY (owner, digest)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_digest ON claims (digest);
+CREATE TABLE IF NOT EXISTS holds (
+    holder TEXT PRIMARY KEY,
+    until REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS holds_until ON holds (until);
 """
 # A stamp later than every other in the file, even another process's written in the same ns.
 _NEXT_STAMP = "MAX(?, COALESCE((SELECT MAX(last_used) FROM blobs), 0) + 1)"
@@ -158,9 +185,14 @@ def _too_large(size: int, cap_bytes: int) -> QuotaError:
     return QuotaError(f"This file is {mib(size)}, more than the {mib(cap_bytes)} the app's store can hold.")
 
 
-def _over_quota(size: int, claimed: int, session_quota: int) -> QuotaError:
+def _over_quota(size: int, claimed: int, session_quota: int, *, address: bool = False) -> QuotaError:
     """The error for a file that would bring what its owner claims (``claimed`` bytes so far)
-    over ``session_quota``."""
+    over ``session_quota``; ``address``: the owner is the client's network address."""
+    if address:
+        return QuotaError(
+            f"Keeping this file ({mib(size)}) would bring the files uploaded from your network address to "
+            f"{mib(claimed + size)}, over the {mib(session_quota)} each address may keep; forget some uploads first."
+        )
     return QuotaError(
         f"Keeping this file ({mib(size)}) would bring your files on the server to {mib(claimed + size)}, "
         f"over the {mib(session_quota)} each user may keep; forget some uploads first."
@@ -193,7 +225,14 @@ class Store(Protocol):
     """What the app asks of a store, whatever keeps it (:class:`SqliteStore`, :class:`RedisStore`)."""
 
     def put(
-        self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None
+        self,
+        data: bytes,
+        *,
+        kind: str,
+        name: str = "",
+        meta: dict | None = None,
+        owner: str | None = None,
+        address: str | None = None,
     ) -> str: ...
     def get(self, digest: str) -> Blob | None: ...
     def has(self, digest: str) -> bool: ...
@@ -201,6 +240,9 @@ class Store(Protocol):
     def evict(self, *, to_bytes: int | None = None) -> int: ...
     def forget(self, owner: str) -> int: ...
     def owned(self, owner: str) -> list[Entry]: ...
+    def hold(self, holder: str, digests: list[str], *, until: float) -> int: ...
+    def release(self, holder: str) -> int: ...
+    def holders(self, owner: str) -> dict[str, list[str]]: ...
     def total_bytes(self) -> int: ...
     def take_notice(self) -> str | None: ...
     def close(self) -> None: ...
@@ -212,13 +254,14 @@ class SqliteStore:
     opened or created before the first call that needs it; after :meth:`close` the next call
     opens the file again."""
 
-    def __init__(self, folder: str | Path, *, cap_bytes: int, session_quota: int):
-        if not cap_bytes > 0 or not session_quota > 0:
-            raise ValueError("cap_bytes and session_quota must be positive")
+    def __init__(self, folder: str | Path, *, cap_bytes: int, session_quota: int, address_quota: int | None = None):
+        if not cap_bytes > 0 or not session_quota > 0 or not (address_quota is None or address_quota > 0):
+            raise ValueError("cap_bytes, session_quota and address_quota must be positive")
         self.folder = Path(folder)
         self.path = self.folder / FILE_NAME
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
+        self.address_quota = _address_quota(session_quota, address_quota)
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
@@ -231,20 +274,33 @@ class SqliteStore:
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None) -> str:
+    def put(
+        self,
+        data: bytes,
+        *,
+        kind: str,
+        name: str = "",
+        meta: dict | None = None,
+        owner: str | None = None,
+        address: str | None = None,
+    ) -> str:
         """Keep ``data``; its SHA-256 hex. The same bytes again store nothing new: the blob takes
-        the latest kind, name and meta, becomes the most recently used, and ``owner`` claims it.
-        Then least recently used blobs (never this one) go until the total fits ``cap_bytes``.
+        the latest kind, name and meta, becomes the most recently used, and ``owner`` claims it
+        (and ``address``, an ``a:...`` owner that only counts). Then least recently used blobs
+        (never this one, held ones last) go until the total fits ``cap_bytes``.
 
         Raises QuotaError when the blob alone is larger than ``cap_bytes``, or when it would bring
-        what ``owner`` claims over ``session_quota``.
+        what ``owner`` claims over ``session_quota`` or what ``address`` claims over ``address_quota``.
         """
         data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
+        address = _address_owner(address)
 
         def op(conn: sqlite3.Connection) -> str:
             with _write(conn):
                 if owner is not None:
                     self._check_quota(conn, owner, digest, size)
+                if address is not None:
+                    self._check_quota(conn, address, digest, size, quota=self.address_quota)
                 updated = conn.execute(
                     f"UPDATE blobs SET kind = ?, name = ?, meta = ?, last_used = {_NEXT_STAMP} WHERE digest = ?",
                     (kind, name, meta_json, time.time_ns(), digest),
@@ -255,8 +311,10 @@ class SqliteStore:
                         f"VALUES (?, ?, ?, ?, ?, {_NEXT_STAMP}, ?)",
                         (digest, kind, name, meta_json, size, time.time_ns(), data),
                     )
-                if owner is not None:
-                    conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (owner, digest))
+                for claimant in (owner, address):
+                    if claimant is not None:
+                        conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (claimant, digest))
+                _sweep(conn)
                 _evict(conn, self.cap_bytes, keep=digest)
             return digest
 
@@ -299,23 +357,65 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> int:
             with _write(conn):
+                _sweep(conn)
                 return _evict(conn, limit)
 
         return self._run(op)
 
     def forget(self, owner: str) -> int:
         """Drop everything ``owner`` claims: blobs that no other owner claims are deleted, the
-        others stay for them. The number of blobs deleted."""
+        others stay for them (an address's claim keeps nothing; a holder's does). The number of
+        blobs deleted."""
 
         def op(conn: sqlite3.Connection) -> int:
             with _write(conn):
-                deleted = conn.execute(
-                    "DELETE FROM blobs WHERE digest IN (SELECT digest FROM claims WHERE owner = ?) "
-                    "AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.digest = blobs.digest AND c.owner != ?)",
-                    (owner, owner),
-                ).rowcount
-                conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
-                return deleted
+                _sweep(conn)
+                return _forget(conn, owner)
+
+        return self._run(op)
+
+    def hold(self, holder: str, digests: list[str], *, until: float) -> int:
+        """``holder`` (a room) claims the stored blobs among ``digests`` and holds them until
+        ``until`` (seconds since the epoch; a later call moves it): eviction spares them while
+        anything else can go, and a forget leaves them. The number of blobs held."""
+        wanted = sorted({d for d in digests if _is_digest(d)})
+
+        def op(conn: sqlite3.Connection) -> int:
+            with _write(conn):
+                _sweep(conn)
+                held = 0
+                for digest in wanted:
+                    if _touch(conn, digest):
+                        conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (holder, digest))
+                        held += 1
+                _extend_hold(conn, holder, until, create=True)
+                return held
+
+        return self._run(op)
+
+    def release(self, holder: str) -> int:
+        """End ``holder``'s hold: its claims go, with the blobs nobody else keeps; how many blobs."""
+
+        def op(conn: sqlite3.Connection) -> int:
+            with _write(conn):
+                return _release(conn, holder)
+
+        return self._run(op)
+
+    def holders(self, owner: str) -> dict[str, list[str]]:
+        """The live holders (deadline not passed) of each blob ``owner`` claims, for the blobs
+        that have one: what a forget by ``owner`` would leave in place for them."""
+
+        def op(conn: sqlite3.Connection) -> dict[str, list[str]]:
+            rows = conn.execute(
+                "SELECT c.digest, h.holder FROM claims c JOIN claims o ON o.digest = c.digest "
+                "JOIN holds h ON h.holder = o.owner WHERE c.owner = ? AND h.until >= ? ORDER BY c.digest, h.holder",
+                (owner, time.time()),
+            ).fetchall()
+            found: dict[str, list[str]] = {}
+            for digest, holder in rows:
+                found.setdefault(digest, []).append(holder)
+            return found
 
         return self._run(op)
 
@@ -356,16 +456,20 @@ class SqliteStore:
 
     # -- quota ---------------------------------------------------------------------------------
 
-    def _check_quota(self, conn: sqlite3.Connection, owner: str, digest: str, size: int) -> None:
-        """Raise QuotaError if ``owner`` claiming ``digest`` (``size`` bytes) goes over its quota."""
+    def _check_quota(
+        self, conn: sqlite3.Connection, owner: str, digest: str, size: int, *, quota: int | None = None
+    ) -> None:
+        """Raise QuotaError if ``owner`` claiming ``digest`` (``size`` bytes) goes over its quota
+        (``quota``, by default ``session_quota``)."""
         if conn.execute("SELECT 1 FROM claims WHERE owner = ? AND digest = ?", (owner, digest)).fetchone():
             return
         (claimed,) = conn.execute(
             "SELECT COALESCE(SUM(b.size), 0) FROM claims c JOIN blobs b ON b.digest = c.digest WHERE c.owner = ?",
             (owner,),
         ).fetchone()
-        if claimed + size > self.session_quota:
-            raise _over_quota(size, claimed, self.session_quota)
+        limit = self.session_quota if quota is None else quota
+        if claimed + size > limit:
+            raise _over_quota(size, claimed, limit, address=quota is not None)
 
     # -- the file: opening, checking, recreating ----------------------------------------------
 
@@ -484,11 +588,17 @@ def _total(conn: sqlite3.Connection) -> int:
 
 def _evict(conn: sqlite3.Connection, limit: int, keep: str | None = None) -> int:
     """Delete least recently used blobs (never ``keep``), and their claims, until the total is
-    at most ``limit``; the number deleted. Call inside a write transaction."""
+    at most ``limit``: unheld blobs first, held ones (a live holder claims them) only when no
+    unheld one is left; the number deleted. Call inside a write transaction."""
     total = _total(conn)
     doomed: list[str] = []
     if total > limit:
-        for digest, size in conn.execute("SELECT digest, size FROM blobs ORDER BY last_used, digest"):
+        rows = conn.execute(
+            "SELECT b.digest, b.size, EXISTS (SELECT 1 FROM claims c JOIN holds h ON h.holder = c.owner "
+            "WHERE c.digest = b.digest AND h.until >= ?) FROM blobs b ORDER BY b.last_used, b.digest",
+            (time.time(),),
+        ).fetchall()
+        for digest, size, _held in sorted(rows, key=lambda row: row[2]):  # a stable sort: unheld first, in LRU order
             if total <= limit:
                 break
             if digest != keep:
@@ -498,6 +608,73 @@ def _evict(conn: sqlite3.Connection, limit: int, keep: str | None = None) -> int
         conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,))
         conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
     return len(doomed)
+
+
+def _forget(conn: sqlite3.Connection, owner: str) -> int:
+    """Drop ``owner``'s claims and delete the blobs no other owner keeps (an address's claim
+    keeps nothing), with every claim on them; the number deleted. Call inside a write transaction."""
+    doomed = [
+        digest
+        for (digest,) in conn.execute(
+            "SELECT c.digest FROM claims c WHERE c.owner = ? AND NOT EXISTS (SELECT 1 FROM claims o "
+            "WHERE o.digest = c.digest AND o.owner != ? AND substr(o.owner, 1, 2) != ?)",
+            (owner, owner, ADDRESS_OWNER),
+        ).fetchall()
+    ]
+    deleted = 0
+    for digest in doomed:
+        deleted += conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,)).rowcount
+        conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
+    conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+    return deleted
+
+
+def _extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
+    """Move ``holder``'s deadline to ``until`` (``create``: start holding if it was not). A
+    room's activity calls this in its own write transaction (``explorer.serving.rooms``)."""
+    if create:
+        conn.execute(
+            "INSERT INTO holds (holder, until) VALUES (?, ?) ON CONFLICT (holder) DO UPDATE SET until = excluded.until",
+            (holder, until),
+        )
+    else:
+        conn.execute("UPDATE holds SET until = ? WHERE holder = ?", (until, holder))
+
+
+def _release(conn: sqlite3.Connection, holder: str) -> int:
+    """End ``holder``'s hold (its claims, then the blobs nobody else keeps); how many blobs went.
+    Call inside a write transaction (a room's purge does, in its own)."""
+    conn.execute("DELETE FROM holds WHERE holder = ?", (holder,))
+    return _forget(conn, holder)
+
+
+def _sweep(conn: sqlite3.Connection) -> int:
+    """Release the holders whose deadline has passed (a room that expired without a purge); the
+    number of blobs that went with them. Call inside a write transaction."""
+    lapsed = [h for (h,) in conn.execute("SELECT holder FROM holds WHERE until < ?", (time.time(),)).fetchall()]
+    return sum(_release(conn, holder) for holder in lapsed)
+
+
+def _address_owner(address: str | None) -> str | None:
+    """The owner that counts a network address's files: ``a:`` and a hash (no address is kept).
+
+    >>> _address_owner("203.0.113.7")[:2], len(_address_owner("203.0.113.7")), _address_owner(None)
+    ('a:', 34, None)
+    """
+    if not address:
+        return None
+    return (
+        ADDRESS_OWNER + hashlib.sha256(b"bpe-explorer address\0" + address.encode("utf-8", "replace")).hexdigest()[:32]
+    )
+
+
+def _address_quota(session_quota: int, address_quota: int | None) -> int:
+    """The bytes one address may keep: as given, else three browsers' worth.
+
+    >>> _address_quota(100, None), _address_quota(100, 50)
+    (300, 50)
+    """
+    return int(address_quota) if address_quota is not None else 3 * int(session_quota)
 
 
 def _prepared(data: bytes, meta: dict | None, cap_bytes: int) -> tuple[bytes, int, str, str]:
@@ -638,7 +815,7 @@ _SCRIPT_PLACE = re.compile(r"\s*script: [0-9a-f]{40}, on @user_script:\d+\.?$") 
 # Redis server (any number of clients), not a Redis Cluster.
 _LUA_COMMON = """
 local prefix = ARGV[1]
-local lru, stamps, total = prefix .. 'lru', prefix .. 'stamp', prefix .. 'total'
+local lru, stamps, total, holders = prefix .. 'lru', prefix .. 'stamp', prefix .. 'total', prefix .. 'holders'
 local function blob_key(digest) return prefix .. 'blob:' .. digest end
 local function claims_key(digest) return prefix .. 'claims:' .. digest end
 local function owner_key(owner) return prefix .. 'owner:' .. owner end
@@ -656,16 +833,65 @@ local function drop(digest)
   redis.call('DECRBY', total, size)
 end
 
--- drop least recently used blobs, never keep, until the total is at most limit; how many
-local function evict(limit, keep)
+-- whether a holder whose deadline is not past (now: seconds since the epoch) claims the blob
+local function held(digest, now)
+  for _, owner in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
+    local deadline = redis.call('ZSCORE', holders, owner)
+    if deadline and tonumber(deadline) >= now then return true end
+  end
+  return false
+end
+
+-- drop least recently used blobs, never keep, until the total is at most limit: unheld ones
+-- first, held ones only when no unheld one is left; how many
+local function evict(limit, keep, now)
   local dropped = 0
-  while (tonumber(redis.call('GET', total)) or 0) > limit do
-    local oldest = redis.call('ZRANGE', lru, 0, 1)
-    local victim = oldest[1]
-    if victim == keep then victim = oldest[2] end
-    if victim == nil then break end
-    drop(victim)
-    dropped = dropped + 1
+  for pass = 1, 2 do
+    local skipped = 0  -- blobs passed over keep their place at the start of the LRU order
+    while (tonumber(redis.call('GET', total)) or 0) > limit do
+      local victim = redis.call('ZRANGE', lru, skipped, skipped)[1]
+      if victim == nil then break end
+      if victim == keep or (pass == 1 and held(victim, now)) then
+        skipped = skipped + 1
+      else
+        drop(victim)
+        dropped = dropped + 1
+      end
+    end
+  end
+  return dropped
+end
+
+-- drop an owner's claims, and the blobs no other owner keeps (an address's claim, 'a:...',
+-- keeps nothing); how many blobs went
+local function forget(owner)
+  local dropped = 0
+  for _, digest in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
+    redis.call('SREM', claims_key(digest), owner)
+    local kept = false
+    for _, other in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
+      if string.sub(other, 1, 2) ~= 'a:' then kept = true break end
+    end
+    if not kept and redis.call('EXISTS', blob_key(digest)) == 1 then
+      drop(digest)
+      dropped = dropped + 1
+    end
+  end
+  redis.call('DEL', owner_key(owner))
+  return dropped
+end
+
+-- end a hold: the holder's deadline and claims, then the blobs nobody else keeps
+local function release(holder)
+  redis.call('ZREM', holders, holder)
+  return forget(holder)
+end
+
+-- release the holders whose deadline has passed (a room that expired on its own)
+local function sweep(now)
+  local dropped = 0
+  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', '(' .. now)) do
+    dropped = dropped + release(holder)
   end
   return dropped
 end
@@ -673,16 +899,29 @@ end
 
 # The scripts' own parts; ARGV after the prefix as each comment says.
 _LUA_SCRIPTS = {
-    # digest, kind, name, meta, size, data, owner, "1" if an owner claims it, cap, quota
-    # -> {1, evicted} or {0, bytes the owner claims} when over the quota (nothing written)
+    # digest, kind, name, meta, size, data, owner, "1" if an owner claims it, cap, quota, address
+    # owner ("" if none), its quota, now
+    # -> {1, evicted} or {0, bytes claimed, 1 (the owner) or 2 (the address)} when over a quota
+    # (nothing written)
     "put": """
 local digest, size, owner, claiming = ARGV[2], tonumber(ARGV[6]), ARGV[8], ARGV[9] == '1'
-if claiming and redis.call('SISMEMBER', owner_key(owner), digest) == 0 then
+local address, now = ARGV[12], tonumber(ARGV[14])
+local function over(who, quota)
+  if redis.call('SISMEMBER', owner_key(who), digest) == 1 then return false end
   local claimed = 0
-  for _, other in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
+  for _, other in ipairs(redis.call('SMEMBERS', owner_key(who))) do
     claimed = claimed + size_of(other)
   end
-  if claimed + size > tonumber(ARGV[11]) then return {0, claimed} end
+  if claimed + size > quota then return claimed end
+  return false
+end
+if claiming then
+  local claimed = over(owner, tonumber(ARGV[11]))
+  if claimed then return {0, claimed, 1} end
+end
+if address ~= '' then
+  local claimed = over(address, tonumber(ARGV[13]))
+  if claimed then return {0, claimed, 2} end
 end
 local key = blob_key(digest)
 if redis.call('EXISTS', key) == 1 then
@@ -692,11 +931,14 @@ else
   redis.call('INCRBY', total, size)
 end
 stamp(digest)
-if claiming then
-  redis.call('SADD', owner_key(owner), digest)
-  redis.call('SADD', claims_key(digest), owner)
+for _, who in ipairs({claiming and owner or '', address}) do
+  if who ~= '' then
+    redis.call('SADD', owner_key(who), digest)
+    redis.call('SADD', claims_key(digest), who)
+  end
 end
-return {1, evict(tonumber(ARGV[10]), digest)}
+sweep(now)
+return {1, evict(tonumber(ARGV[10]), digest, now)}
 """,
     # digest -> {kind, name, meta, size, data}, now the most recently used, or nil
     "get": """
@@ -711,22 +953,51 @@ if redis.call('EXISTS', blob_key(ARGV[2])) == 0 then return 0 end
 stamp(ARGV[2])
 return 1
 """,
-    # limit -> how many blobs were dropped
+    # limit, now -> how many blobs were dropped
     "evict": """
-return evict(tonumber(ARGV[2]), '')
+sweep(tonumber(ARGV[3]))
+return evict(tonumber(ARGV[2]), '', tonumber(ARGV[3]))
 """,
-    # owner -> how many blobs were dropped (those nobody else claims)
+    # owner, now -> how many blobs were dropped (those nobody else keeps)
     "forget": """
-local owner, dropped = ARGV[2], 0
-for _, digest in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
-  redis.call('SREM', claims_key(digest), owner)
-  if redis.call('SCARD', claims_key(digest)) == 0 and redis.call('EXISTS', blob_key(digest)) == 1 then
-    drop(digest)
-    dropped = dropped + 1
+sweep(tonumber(ARGV[3]))
+return forget(ARGV[2])
+""",
+    # holder, deadline, now, digests... -> how many blobs it holds (the stored ones, now the most
+    # recently used)
+    "hold": """
+local holder = ARGV[2]
+sweep(tonumber(ARGV[4]))
+local count = 0
+for i = 5, #ARGV do
+  local digest = ARGV[i]
+  if redis.call('EXISTS', blob_key(digest)) == 1 then
+    redis.call('SADD', owner_key(holder), digest)
+    redis.call('SADD', claims_key(digest), holder)
+    stamp(digest)
+    count = count + 1
   end
 end
-redis.call('DEL', owner_key(owner))
-return dropped
+redis.call('ZADD', holders, ARGV[3], holder)
+return count
+""",
+    # holder -> how many blobs went with its hold
+    "release": """
+return release(ARGV[2])
+""",
+    # owner, now -> {digest, holder, ...}: the live holders of what the owner claims
+    "holders": """
+local found = {}
+for _, digest in ipairs(redis.call('SMEMBERS', owner_key(ARGV[2]))) do
+  for _, other in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
+    local deadline = redis.call('ZSCORE', holders, other)
+    if deadline and tonumber(deadline) >= tonumber(ARGV[3]) then
+      found[#found + 1] = digest
+      found[#found + 1] = other
+    end
+  end
+end
+return found
 """,
     # owner -> {{digest, kind, name, meta, size, stamp}, ...} in no order (one consistent read)
     "owned": """
@@ -754,15 +1025,24 @@ class RedisStore:
     keys dropped behind its back would leave its totals wrong.
     """
 
-    def __init__(self, url: str, *, cap_bytes: int, session_quota: int, prefix: str = "bpe-explorer:"):
-        if not cap_bytes > 0 or not session_quota > 0:
-            raise ValueError("cap_bytes and session_quota must be positive")
+    def __init__(
+        self,
+        url: str,
+        *,
+        cap_bytes: int,
+        session_quota: int,
+        address_quota: int | None = None,
+        prefix: str = "bpe-explorer:",
+    ):
+        if not cap_bytes > 0 or not session_quota > 0 or not (address_quota is None or address_quota > 0):
+            raise ValueError("cap_bytes, session_quota and address_quota must be positive")
         self.where, self._secrets = _redis_place(url)
         self._redis = _import_redis()
         self.url = url  # with its password, if any: messages name ``where`` instead
         self.prefix = prefix
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
+        self.address_quota = _address_quota(session_quota, address_quota)
         self._lock = threading.Lock()  # guards making the client; the client itself is thread-safe
         self._client: redis.Redis | None = None
         self._text_client: redis.Redis | None = None
@@ -777,12 +1057,22 @@ class RedisStore:
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(self, data: bytes, *, kind: str, name: str = "", meta: dict | None = None, owner: str | None = None) -> str:
-        """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner``, evicting the
-        least recently used other blobs down to ``cap_bytes``; its SHA-256 hex. QuotaError when
-        it is larger than the store or would bring ``owner`` over ``session_quota``."""
+    def put(
+        self,
+        data: bytes,
+        *,
+        kind: str,
+        name: str = "",
+        meta: dict | None = None,
+        owner: str | None = None,
+        address: str | None = None,
+    ) -> str:
+        """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner`` (and counted for
+        ``address``), evicting the least recently used other blobs (held ones last) down to
+        ``cap_bytes``; its SHA-256 hex. QuotaError when it is larger than the store or would bring
+        ``owner`` over ``session_quota`` or ``address`` over ``address_quota``."""
         data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
-        kept, claimed = self._script(
+        kept, claimed, *which = self._script(
             "put",
             digest,
             kind,
@@ -794,8 +1084,13 @@ class RedisStore:
             "0" if owner is None else "1",
             self.cap_bytes,
             self.session_quota,
+            _address_owner(address) or "",
+            self.address_quota,
+            repr(time.time()),
         )
         if not kept:
+            if which == [2]:
+                raise _over_quota(size, int(claimed), self.address_quota, address=True)
             raise _over_quota(size, int(claimed), self.session_quota)
         return digest
 
@@ -826,12 +1121,35 @@ class RedisStore:
         """Remove least recently used blobs until the total is at most ``to_bytes`` (default:
         ``cap_bytes``); the number removed."""
         limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
-        return int(self._script("evict", limit))
+        return int(self._script("evict", limit, repr(time.time())))
 
     def forget(self, owner: str) -> int:
-        """Drop everything ``owner`` claims, deleting the blobs no other owner claims; how many
-        were deleted."""
-        return int(self._script("forget", owner))
+        """Drop everything ``owner`` claims, deleting the blobs no other owner keeps (an
+        address's claim keeps nothing; a holder's does); how many were deleted."""
+        return int(self._script("forget", owner, repr(time.time())))
+
+    def hold(self, holder: str, digests: list[str], *, until: float) -> int:
+        """As :meth:`SqliteStore.hold`: ``holder`` holds the stored blobs among ``digests`` until
+        ``until``; how many it holds."""
+        wanted = sorted({d for d in digests if _is_digest(d)})
+        return int(self._script("hold", holder, repr(float(until)), repr(time.time()), *wanted))
+
+    def release(self, holder: str) -> int:
+        """End ``holder``'s hold; how many blobs went with it (those nobody else keeps)."""
+        return int(self._script("release", holder))
+
+    def holders(self, owner: str) -> dict[str, list[str]]:
+        """The live holders of each blob ``owner`` claims (for the blobs that have one)."""
+        flat = self._script("holders", owner, repr(time.time()))
+        found: dict[str, list[str]] = {}
+        for digest, holder in zip(flat[::2], flat[1::2]):
+            found.setdefault(_text(digest), []).append(_text(holder))
+        return {digest: sorted(held) for digest, held in sorted(found.items())}
+
+    @property
+    def holders_key(self) -> str:
+        """The sorted set of holders' deadlines (a room's scripts move its own deadline)."""
+        return f"{self.prefix}holders"
 
     def owned(self, owner: str) -> list[Entry]:
         """What ``owner`` claims, most recently used first."""
@@ -1053,7 +1371,8 @@ _default_lock = threading.Lock()
 
 def default_store() -> Store:
     """The process's store, made on first use, holding at most ``BPE_EXPLORER_STORE_MIB`` MiB
-    (default 1024) and ``BPE_EXPLORER_SESSION_MIB`` MiB per owner (default 100).
+    (default 1024), ``BPE_EXPLORER_SESSION_MIB`` MiB per owner (default 100) and
+    ``BPE_EXPLORER_ADDRESS_MIB`` MiB per network address (default 300).
 
     ``BPE_EXPLORER_STORE`` picks where: unset, empty or ``sqlite``, the SQLite file in
     :func:`data_dir` (shared by every process on the machine with the same data folder); a
@@ -1071,9 +1390,10 @@ def _store_from_environment() -> Store:
     """A new store as the environment asks (see :func:`default_store`)."""
     cap_bytes = _env_mib("BPE_EXPLORER_STORE_MIB", DEFAULT_STORE_MIB)
     session_quota = _env_mib("BPE_EXPLORER_SESSION_MIB", DEFAULT_SESSION_MIB)
+    address_quota = _env_mib("BPE_EXPLORER_ADDRESS_MIB", DEFAULT_ADDRESS_MIB)
     choice = os.environ.get("BPE_EXPLORER_STORE", "").strip()
     if choice.lower() in ("", "sqlite"):
-        return SqliteStore(data_dir(), cap_bytes=cap_bytes, session_quota=session_quota)
+        return SqliteStore(data_dir(), cap_bytes=cap_bytes, session_quota=session_quota, address_quota=address_quota)
     if choice.startswith(_REDIS_SCHEMES):
-        return RedisStore(choice, cap_bytes=cap_bytes, session_quota=session_quota)
+        return RedisStore(choice, cap_bytes=cap_bytes, session_quota=session_quota, address_quota=address_quota)
     raise StoreError(_STORE_CHOICES)
