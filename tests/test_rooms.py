@@ -21,6 +21,8 @@ from explorer.serving.rooms import (
     RoomFull,
     Rooms,
     SqliteRooms,
+    Wait,
+    follow_token,
     leaderboard,
     merge_options,
 )
@@ -46,11 +48,14 @@ def redis_url():
 
 
 def make_rooms(backend: str, where: str, *, limits: Limits, clock=None, prefix: str = "") -> Rooms:
-    """Rooms on ``backend``: ``where`` is the SQLite folder or the Redis URL."""
+    """Rooms on ``backend``: ``where`` is the SQLite folder or the Redis URL (the store's clock
+    is the rooms' clock too: a room's hold on its files follows the same time)."""
     extra = {} if clock is None else {"clock": clock}
     if backend == "sqlite":
-        return SqliteRooms(SqliteStore(where, cap_bytes=2**20, session_quota=2**20), limits=limits, **extra)
-    return RedisRooms(RedisStore(where, cap_bytes=2**20, session_quota=2**20, prefix=prefix), limits=limits, **extra)
+        return SqliteRooms(SqliteStore(where, cap_bytes=2**20, session_quota=2**20, **extra), limits=limits, **extra)
+    return RedisRooms(
+        RedisStore(where, cap_bytes=2**20, session_quota=2**20, prefix=prefix, **extra), limits=limits, **extra
+    )
 
 
 @pytest.fixture(params=["sqlite", "redis"])
@@ -171,6 +176,143 @@ def test_presence_counts_the_members_seen_lately(rooms, clock):
     assert rooms.present(room.code) == 1
     rooms.seen(room.code, b.id)
     assert rooms.present(room.code) == 2
+
+
+# -- nothing exhausted, nothing probed ------------------------------------------------------------------
+
+
+def test_room_starts_are_limited_per_browser_and_per_address_saying_when_a_slot_frees(backend, clock):
+    name, where, prefix = backend
+    limits = Limits(rooms=50, starts=2, address_starts=3)
+    rooms = make_rooms(name, where, limits=limits, clock=clock, prefix=prefix)
+    other = make_rooms(name, where, limits=limits, clock=clock, prefix=prefix)  # another app process
+    try:
+        first = clock.now
+        rooms.create({}, starter="b:ana", address="203.0.113.7")
+        clock.now += 600
+        other.create({}, starter="b:ana", address="203.0.113.7")  # the counts are the store's, shared
+        for made in (rooms, other):
+            with pytest.raises(Wait) as caught:
+                made.create({}, starter="b:ana", address="203.0.113.7")
+            assert caught.value.frees_at == first + 3600  # the first start leaves the hour's window
+            assert str(caught.value).startswith(
+                "This browser has started 2 rooms in the last hour, its limit (BPE_EXPLORER_ROOM_STARTS): "
+                "the next one frees at "
+            ) and str(caught.value).endswith(", in 50 minutes.")
+        rooms.create({}, starter="b:fresh-cookie", address="203.0.113.7")  # a new cookie: the address's third
+        with pytest.raises(Wait, match=r"^Your network address has started 3 rooms in the last hour, its limit"):
+            rooms.create({}, starter="b:another-cookie", address="203.0.113.7")
+        rooms.create({}, starter="b:elsewhere", address="198.51.100.2")  # another address starts its own
+        clock.now = first + 3600 + 1
+        rooms.create({}, starter="b:ana", address="203.0.113.7")  # an hour on: a slot is free again
+    finally:
+        other.close(), rooms.close()
+
+
+def test_a_room_nobody_joined_closes_after_its_shorter_idle_time_and_the_full_message_says_when(backend, clock):
+    name, where, prefix = backend
+    rooms = make_rooms(name, where, limits=Limits(rooms=2, idle_hours=4, empty_minutes=30), clock=clock, prefix=prefix)
+    try:
+        lonely, _ = rooms.create({})
+        clock.now += 60
+        busy, _ = rooms.create({})
+        member = rooms.join(busy.code, "Ana")
+        with pytest.raises(Wait) as caught:
+            rooms.create({})
+        assert caught.value.frees_at == lonely.active + 30 * 60  # the empty room goes first
+        assert "2 open rooms, its limit" in str(caught.value) and ", in 29 minutes." in str(caught.value)
+        clock.now = lonely.active + 30 * 60 + 1
+        assert rooms.get(lonely.code) is None and rooms.revs(lonely.code) is None
+        assert rooms.get(busy.code) is not None and rooms.member(busy.code, member.id) is not None
+        rooms.create({})  # the empty room's place is free
+        with pytest.raises(Wait) as caught:
+            rooms.create({})
+        assert caught.value.frees_at == min(clock.now + 30 * 60, busy.active + 4 * 3600)
+    finally:
+        rooms.close()
+
+
+def test_following_a_room_needs_a_member_or_the_teachers_token_and_a_wrong_one_is_no_room(rooms):
+    room, key = rooms.create({})
+    other, other_key = rooms.create({})
+    ana = rooms.join(room.code, "Ana")
+    missing = next(c for c in ("ABCDEF", "ABCDEG", "ABCDEH") if c not in (room.code, other.code))
+    assert rooms.revs_for(room.code, member=ana.id) == rooms.revs(room.code)
+    assert rooms.revs_for(room.code, token=follow_token(key)) == rooms.revs(room.code)
+    probes = [
+        (room.code, {"member": "not-a-member"}),
+        (room.code, {"member": ""}),
+        (room.code, {}),
+        (room.code, {"token": follow_token(other_key)}),  # another room's teacher
+        (room.code, {"token": key}),  # the key itself is not the token
+        (other.code, {"member": ana.id}),  # a member of another room
+        (missing, {"member": ana.id}),
+        (missing, {"token": follow_token(key)}),
+    ]
+    assert [rooms.revs_for(code, **credential) for code, credential in probes] == [None] * len(probes)
+
+
+def test_failed_lookups_past_the_limit_are_refused_per_browser_and_per_address(backend, clock):
+    name, where, prefix = backend
+    limits = Limits(misses=3, address_misses=5)
+    rooms = make_rooms(name, where, limits=limits, clock=clock, prefix=prefix)
+    try:
+        first = clock.now
+        for _ in range(3):
+            assert rooms.refused(browser="b:guesser", address="203.0.113.7") is None
+            assert rooms.miss(browser="b:guesser", address="203.0.113.7") is None
+            clock.now += 1
+        refused = rooms.refused(browser="b:guesser", address="203.0.113.7")
+        assert refused is not None and refused.frees_at == first + 60
+        assert str(refused).startswith("Too many room codes that match no room were tried from this browser")
+        assert str(refused).endswith(", in 57 seconds.") and " try again at " in str(refused)
+        assert rooms.miss(browser="b:guesser", address="203.0.113.7") is not None  # not counted past the limit
+        for _ in range(2):  # fresh cookies on the same address: its own limit of 5
+            assert rooms.miss(browser=f"b:{clock.now}", address="203.0.113.7") is None
+        assert rooms.refused(browser="b:new-cookie", address="203.0.113.7") is not None
+        assert rooms.refused(browser="b:new-cookie", address="198.51.100.2") is None
+        assert rooms.refused() is None and rooms.miss() is None  # nobody known: nothing counted
+        clock.now = first + 61
+        assert rooms.refused(browser="b:guesser", address="203.0.113.7") is None  # a minute on
+    finally:
+        rooms.close()
+
+
+def test_a_step_outside_the_rooms_training_is_refused(rooms):
+    room, key = rooms.create({}, step=0, top=10)
+    assert rooms.get(room.code).top == 10
+    for bad in (-5, 11, 10**9):
+        with pytest.raises(RoomError, match=r"outside this room's training: its steps go from 0 to 10\."):
+            rooms.set_step(room.code, key, bad)
+    assert rooms.set_step(room.code, key, 10).step == 10
+    rooms.set_step(room.code, key, 8)
+    asked = rooms.ask(room.code, key, Question(0, "count", 8, sentence="the lowest", merges=5, answer=3))
+    assert rooms.reveal(room.code, key, asked.qid).step == 10  # a reveal stops at the last step too
+    with pytest.raises(RoomError, match="from 0 to 3"):
+        rooms.create({}, step=4, top=3)
+
+
+def test_a_room_holds_the_files_it_names_until_it_ends(backend, clock):
+    name, where, prefix = backend
+    rooms = make_rooms(name, where, limits=Limits(idle_hours=1), clock=clock, prefix=prefix)
+    store = rooms.store
+    try:
+        corpus = store.put(b"low lower newest widest", kind="corpus", name="lesson.txt", owner="b:teacher")
+        room, key = rooms.create({"corpus": f"upload:{corpus}"}, starter="b:teacher", holds=[corpus])
+        assert rooms.starter(room.code) == "b:teacher"
+        rooms.join(room.code, "Ana")
+        assert store.holders("b:teacher") == {corpus: [f"room:{room.code}"]}
+        assert store.forget("b:teacher") == 0 and store.has(corpus)  # the teacher's forget: it stays
+        for _ in range(3):  # the lesson goes on for hours: each step moves the hold on
+            clock.now += 50 * 60
+            rooms.set_step(room.code, key, rooms.get(room.code).step + 1)
+            store.put(b"a write sweeps lapsed holds", kind="pasted")
+            assert store.has(corpus)
+        clock.now += 61 * 60  # idle past the room's hour
+        assert rooms.purge() == 1
+        assert not store.has(corpus) and store.holders("b:teacher") == {}
+    finally:
+        rooms.close()
 
 
 # -- questions and answers ------------------------------------------------------------------------

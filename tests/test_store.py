@@ -43,12 +43,13 @@ KIB = 1024
 REDIS_PREFIX = "bpe-explorer-test:"
 
 
-def open_store(backend: str, place: str, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB) -> Store:
+def open_store(backend: str, place: str, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB, **more) -> Store:
     """A store of ``backend`` ("sqlite" or "redis") on ``place`` (a folder or a Redis URL); a
-    module-level function so that spawned processes open the same store."""
+    module-level function so that spawned processes open the same store. ``more``: the
+    per-address quota, the clock."""
     if backend == "sqlite":
-        return SqliteStore(place, cap_bytes=cap_bytes, session_quota=session_quota)
-    return RedisStore(place, cap_bytes=cap_bytes, session_quota=session_quota, prefix=REDIS_PREFIX)
+        return SqliteStore(place, cap_bytes=cap_bytes, session_quota=session_quota, **more)
+    return RedisStore(place, cap_bytes=cap_bytes, session_quota=session_quota, prefix=REDIS_PREFIX, **more)
 
 
 class Backend(NamedTuple):
@@ -57,8 +58,8 @@ class Backend(NamedTuple):
     name: str
     place: str
 
-    def open(self, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB) -> Store:
-        return open_store(self.name, self.place, cap_bytes=cap_bytes, session_quota=session_quota)
+    def open(self, *, cap_bytes: int = 10 * KIB, session_quota: int = 4 * KIB, **more) -> Store:
+        return open_store(self.name, self.place, cap_bytes=cap_bytes, session_quota=session_quota, **more)
 
 
 @pytest.fixture(scope="module")
@@ -248,6 +249,98 @@ def test_an_evicted_blob_is_no_longer_anyones(store):
     assert store.put(blob_of(0, 3 * KIB), kind="corpus", owner="b:bob") == first  # the same bytes, put anew
     assert [entry.digest for entry in store.owned("b:alice")] == [hashlib.sha256(blob_of(2, 3 * KIB)).hexdigest()]
     assert store.forget("b:bob") == 1 and not store.has(first)
+
+
+# -- addresses and holds ----------------------------------------------------------------------------
+
+
+class Clock:
+    """A clock the test moves by hand (a holder's deadline passing without waiting)."""
+
+    def __init__(self, now: float = 1_800_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_fresh_cookie_does_not_bring_a_fresh_address_quota(backend):
+    store = backend.open(session_quota=4 * KIB, address_quota=6 * KIB)
+    try:
+        for n in range(4):  # one browser's whole quota, from one address
+            store.put(blob_of(n), kind="corpus", owner="b:first", address="203.0.113.7")
+        for n in range(4, 6):  # a new cookie, the same address: two more, up to the address's 6 KiB
+            store.put(blob_of(n), kind="corpus", owner="b:second", address="203.0.113.7")
+        with pytest.raises(QuotaError) as caught:
+            store.put(blob_of(6), kind="corpus", owner="b:third", address="203.0.113.7")
+        assert str(caught.value) == (
+            "Keeping this file (0.0 MiB) would bring the files uploaded from your network address to 0.0 MiB, "
+            "over the 0.0 MiB each address may keep; forget some uploads first."
+        )
+        assert not store.has(hashlib.sha256(blob_of(6)).hexdigest())
+        store.put(blob_of(6), kind="corpus", owner="b:third", address="198.51.100.2")  # another address has room
+        # the address's claim only counts: forgetting the browser's uploads deletes them
+        assert store.forget("b:first") == 4 and not store.has(hashlib.sha256(blob_of(0)).hexdigest())
+        store.put(blob_of(7), kind="corpus", owner="b:third", address="203.0.113.7")  # the address has room again
+    finally:
+        store.close()
+
+
+def test_eviction_drops_unheld_files_first_and_held_ones_only_when_nothing_else_is_left(backend):
+    clock = Clock()
+    store = backend.open(cap_bytes=4 * KIB, session_quota=4 * KIB, clock=clock)
+    try:
+        lesson = store.put(blob_of(0), kind="corpus", owner="b:teacher")  # the least recently used
+        assert store.hold("room:K7QX2M", [lesson, "0" * 64, "junk"], until=clock.now + 3600) == 1
+        others = [store.put(blob_of(n), kind="corpus", owner=f"b:{n}") for n in range(1, 4)]
+        store.touch(lesson)  # not what spares it: put the others after it again
+        for digest in others:
+            store.touch(digest)
+        newcomers = [store.put(blob_of(n), kind="corpus", owner="b:fresh") for n in range(4, 7)]
+        assert store.has(lesson) and all(store.has(d) for d in newcomers)
+        assert sum(store.has(d) for d in others) == 0  # three unheld files went, the held one stayed
+        store.put(blob_of(9, 4 * KIB), kind="corpus")  # nothing unheld left to drop: the cap still holds
+        assert not store.has(lesson) and store.total_bytes() == 4 * KIB
+    finally:
+        store.close()
+
+
+def test_a_held_file_outlives_its_uploaders_forget_until_the_hold_is_released(backend):
+    clock = Clock()
+    store = backend.open(clock=clock)
+    try:
+        corpus = store.put(b"the lesson's corpus", kind="corpus", name="lesson.txt", owner="b:teacher")
+        mine = store.put(b"not in any room", kind="corpus", owner="b:teacher")
+        store.hold("room:K7QX2M", [corpus], until=clock.now + 60)
+        store.hold("room:ZZZZZZ", [corpus], until=clock.now - 1)  # a room already expired: no hold
+        assert store.holders("b:teacher") == {corpus: ["room:K7QX2M"]}
+        assert store.forget("b:teacher") == 1 and store.has(corpus) and not store.has(mine)
+        reopened = backend.open(clock=clock)  # another process, or the server restarted
+        try:
+            assert reopened.get(corpus).data == b"the lesson's corpus"
+        finally:
+            reopened.close()
+        assert store.release("room:K7QX2M") == 1 and not store.has(corpus)  # nobody else keeps it
+    finally:
+        store.close()
+
+
+def test_a_hold_whose_deadline_passed_lets_its_files_go_on_the_next_write(backend):
+    clock = Clock()
+    store = backend.open(clock=clock)
+    try:
+        corpus = store.put(b"held, then forgotten", kind="corpus", owner="b:teacher")
+        kept = store.put(b"held, still claimed", kind="corpus", owner="b:other")
+        store.hold("room:K7QX2M", [corpus, kept], until=clock.now + 60)
+        store.forget("b:teacher")
+        clock.now += 30
+        store.put(b"x", kind="pasted")
+        assert store.has(corpus)  # the deadline is not past yet
+        clock.now += 31
+        store.put(b"y", kind="pasted")  # a write sweeps the holds whose deadline passed
+        assert not store.has(corpus) and store.has(kept) and store.holders("b:other") == {}
+    finally:
+        store.close()
 
 
 def test_threads_sharing_one_store_object(backend):

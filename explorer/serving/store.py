@@ -254,7 +254,15 @@ class SqliteStore:
     opened or created before the first call that needs it; after :meth:`close` the next call
     opens the file again."""
 
-    def __init__(self, folder: str | Path, *, cap_bytes: int, session_quota: int, address_quota: int | None = None):
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        cap_bytes: int,
+        session_quota: int,
+        address_quota: int | None = None,
+        clock: Callable[[], float] = time.time,
+    ):
         if not cap_bytes > 0 or not session_quota > 0 or not (address_quota is None or address_quota > 0):
             raise ValueError("cap_bytes, session_quota and address_quota must be positive")
         self.folder = Path(folder)
@@ -262,6 +270,7 @@ class SqliteStore:
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
         self.address_quota = _address_quota(session_quota, address_quota)
+        self.clock = clock  # seconds since the epoch: the holders' deadlines
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
@@ -314,8 +323,8 @@ class SqliteStore:
                 for claimant in (owner, address):
                     if claimant is not None:
                         conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (claimant, digest))
-                _sweep(conn)
-                _evict(conn, self.cap_bytes, keep=digest)
+                _sweep(conn, self.clock())
+                _evict(conn, self.cap_bytes, self.clock(), keep=digest)
             return digest
 
         return self._run(op)
@@ -357,8 +366,8 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> int:
             with _write(conn):
-                _sweep(conn)
-                return _evict(conn, limit)
+                _sweep(conn, self.clock())
+                return _evict(conn, limit, self.clock())
 
         return self._run(op)
 
@@ -369,7 +378,7 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> int:
             with _write(conn):
-                _sweep(conn)
+                _sweep(conn, self.clock())
                 return _forget(conn, owner)
 
         return self._run(op)
@@ -382,7 +391,7 @@ class SqliteStore:
 
         def op(conn: sqlite3.Connection) -> int:
             with _write(conn):
-                _sweep(conn)
+                _sweep(conn, self.clock())
                 held = 0
                 for digest in wanted:
                     if _touch(conn, digest):
@@ -410,7 +419,7 @@ class SqliteStore:
             rows = conn.execute(
                 "SELECT c.digest, h.holder FROM claims c JOIN claims o ON o.digest = c.digest "
                 "JOIN holds h ON h.holder = o.owner WHERE c.owner = ? AND h.until >= ? ORDER BY c.digest, h.holder",
-                (owner, time.time()),
+                (owner, self.clock()),
             ).fetchall()
             found: dict[str, list[str]] = {}
             for digest, holder in rows:
@@ -586,17 +595,18 @@ def _total(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()[0]
 
 
-def _evict(conn: sqlite3.Connection, limit: int, keep: str | None = None) -> int:
+def _evict(conn: sqlite3.Connection, limit: int, now: float, keep: str | None = None) -> int:
     """Delete least recently used blobs (never ``keep``), and their claims, until the total is
     at most ``limit``: unheld blobs first, held ones (a live holder claims them) only when no
-    unheld one is left; the number deleted. Call inside a write transaction."""
+    unheld one is left (``now``: seconds since the epoch, for the holders' deadlines); the number
+    deleted. Call inside a write transaction."""
     total = _total(conn)
     doomed: list[str] = []
     if total > limit:
         rows = conn.execute(
             "SELECT b.digest, b.size, EXISTS (SELECT 1 FROM claims c JOIN holds h ON h.holder = c.owner "
             "WHERE c.digest = b.digest AND h.until >= ?) FROM blobs b ORDER BY b.last_used, b.digest",
-            (time.time(),),
+            (now,),
         ).fetchall()
         for digest, size, _held in sorted(rows, key=lambda row: row[2]):  # a stable sort: unheld first, in LRU order
             if total <= limit:
@@ -648,10 +658,10 @@ def _release(conn: sqlite3.Connection, holder: str) -> int:
     return _forget(conn, holder)
 
 
-def _sweep(conn: sqlite3.Connection) -> int:
+def _sweep(conn: sqlite3.Connection, now: float) -> int:
     """Release the holders whose deadline has passed (a room that expired without a purge); the
     number of blobs that went with them. Call inside a write transaction."""
-    lapsed = [h for (h,) in conn.execute("SELECT holder FROM holds WHERE until < ?", (time.time(),)).fetchall()]
+    lapsed = [h for (h,) in conn.execute("SELECT holder FROM holds WHERE until < ?", (now,)).fetchall()]
     return sum(_release(conn, holder) for holder in lapsed)
 
 
@@ -1033,6 +1043,7 @@ class RedisStore:
         session_quota: int,
         address_quota: int | None = None,
         prefix: str = "bpe-explorer:",
+        clock: Callable[[], float] = time.time,
     ):
         if not cap_bytes > 0 or not session_quota > 0 or not (address_quota is None or address_quota > 0):
             raise ValueError("cap_bytes, session_quota and address_quota must be positive")
@@ -1043,6 +1054,7 @@ class RedisStore:
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
         self.address_quota = _address_quota(session_quota, address_quota)
+        self.clock = clock  # seconds since the epoch: the holders' deadlines
         self._lock = threading.Lock()  # guards making the client; the client itself is thread-safe
         self._client: redis.Redis | None = None
         self._text_client: redis.Redis | None = None
@@ -1086,7 +1098,7 @@ class RedisStore:
             self.session_quota,
             _address_owner(address) or "",
             self.address_quota,
-            repr(time.time()),
+            repr(self.clock()),
         )
         if not kept:
             if which == [2]:
@@ -1121,18 +1133,18 @@ class RedisStore:
         """Remove least recently used blobs until the total is at most ``to_bytes`` (default:
         ``cap_bytes``); the number removed."""
         limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
-        return int(self._script("evict", limit, repr(time.time())))
+        return int(self._script("evict", limit, repr(self.clock())))
 
     def forget(self, owner: str) -> int:
         """Drop everything ``owner`` claims, deleting the blobs no other owner keeps (an
         address's claim keeps nothing; a holder's does); how many were deleted."""
-        return int(self._script("forget", owner, repr(time.time())))
+        return int(self._script("forget", owner, repr(self.clock())))
 
     def hold(self, holder: str, digests: list[str], *, until: float) -> int:
         """As :meth:`SqliteStore.hold`: ``holder`` holds the stored blobs among ``digests`` until
         ``until``; how many it holds."""
         wanted = sorted({d for d in digests if _is_digest(d)})
-        return int(self._script("hold", holder, repr(float(until)), repr(time.time()), *wanted))
+        return int(self._script("hold", holder, repr(float(until)), repr(self.clock()), *wanted))
 
     def release(self, holder: str) -> int:
         """End ``holder``'s hold; how many blobs went with it (those nobody else keeps)."""
@@ -1140,7 +1152,7 @@ class RedisStore:
 
     def holders(self, owner: str) -> dict[str, list[str]]:
         """The live holders of each blob ``owner`` claims (for the blobs that have one)."""
-        flat = self._script("holders", owner, repr(time.time()))
+        flat = self._script("holders", owner, repr(self.clock()))
         found: dict[str, list[str]] = {}
         for digest, holder in zip(flat[::2], flat[1::2]):
             found.setdefault(_text(digest), []).append(_text(holder))
