@@ -19,16 +19,20 @@ not race a clock on a loaded machine."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import secrets
 import time
 import urllib.request
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from appserver import ARTIFACTS, follow_runs, look_until, require_chromium, wait_idle
 from conftest import log_since
+
+from explorer.serving.rooms import Limits, SqliteRooms, follow_token
+from explorer.serving.store import SqliteStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -199,9 +203,10 @@ def check_board(rows: list[tuple[str, int, float]], expected: list[tuple[str, in
     return found
 
 
-def room_rev(url: str, code: str) -> int:
-    """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal)."""
-    with urllib.request.urlopen(f"{url}/room-rev?code={code}", timeout=10) as r:
+def room_rev(url: str, code: str, key: str) -> int:
+    """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal), read
+    as the teacher's page does (with the follow token of its key)."""
+    with urllib.request.urlopen(f"{url}/room-rev?code={code}&follow={follow_token(key)}", timeout=10) as r:
         return json.loads(r.read())["rev"]
 
 
@@ -342,7 +347,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert page.locator('img[src="x"], .katex, strong:text-is("bold")').count() == 0, page.who
 
     # ---- a student cannot drive the room -----------------------------------------------------
-    rev = room_rev(url, code)
+    rev = room_rev(url, code, params["key"][0])
     forged_key = secrets.token_hex(16)  # 32 characters, as long as a real key, but not this room's
     assert forged_key != params["key"][0]
     forged = b.page("forged link", context=cyd.context)
@@ -353,7 +358,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert forged.get_by_role("button", name=name, exact=True).count() == 0, name
     assert forged.locator(".cls-code").count() == 0
     forged.close()
-    assert room_rev(url, code) == rev  # nothing moved the room
+    assert room_rev(url, code, params["key"][0]) == rev  # nothing moved the room
     teacher.reload()  # the step as the room keeps it, not as the teacher's page last drew it
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")), timeout=FIRST_S)
     idle(teacher, settle=0)
@@ -395,6 +400,67 @@ def _lesson(b: Browser, url: str) -> float:
         quiet.wait_for_timeout(100)
     assert any("seen=" in u for u in quiet.follow_urls[shown_at:]), quiet.follow_urls[shown_at:]
     return code_px
+
+
+def probe(url: str, query: dict[str, str], *, source: str) -> tuple[int, dict[str, str], bytes]:
+    """GET /room-rev from the loopback address ``source`` (127.0.0.x: the server sees another
+    client address for each x, and no request leaves the machine); (status, headers but the
+    date, body)."""
+    parts = urlparse(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10, source_address=(source, 0))
+    try:
+        conn.request("GET", "/room-rev?" + urlencode(query))
+        response = conn.getresponse()
+        headers = {k.lower(): v for k, v in response.getheaders() if k.lower() != "date"}
+        return response.status, headers, response.read()
+    finally:
+        conn.close()
+
+
+def test_room_rev_tells_a_prober_nothing_and_refuses_a_guesser(server, private_data_dir):
+    """A code-guessing loop against /room-rev: a missing room, a wrong member, a missing
+    credential and another room's teacher token get one same answer (status, body, headers), so
+    no code is confirmed; past the address's limit of those a minute the answer is 429, while the
+    room's own members and teacher, even from that address, still follow."""
+    url = server[0].url
+    rooms = SqliteRooms(SqliteStore(private_data_dir, cap_bytes=2**24, session_quota=2**24), limits=Limits())
+    try:
+        room, key = rooms.create({"corpus": "udhr_en.txt"})
+        _, other_key = rooms.create({"corpus": "udhr_en.txt"})
+        ana = rooms.join(room.code, "Ana")
+    finally:
+        rooms.close()
+    source = "127.0.0.9"
+    status, _, body = probe(url, {"code": room.code, "member": ana.id}, source=source)
+    assert status == 200 and set(json.loads(body)) == {"rev", "tally"}
+    assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
+    missing = next(c for c in ("ZZZZZ2", "ZZZZZ3") if c != room.code)
+    probes = [
+        {"code": missing, "member": ana.id},
+        {"code": room.code, "member": "x" * 22},
+        {"code": room.code},
+        {"code": room.code, "follow": follow_token(other_key)},
+        {"code": room.code, "follow": key},
+        {"code": room.code, "member": ana.id[:-1]},
+    ]
+    answers = [probe(url, query, source=source) for query in probes]
+    assert answers[0][0] == 404 and all(a == answers[0] for a in answers), answers
+    limit, sent = Limits().address_misses, len(probes)
+    found = None
+    for _ in range(limit):  # a guessing loop, bounded: random codes until refused
+        guess = "".join(secrets.choice("ABCDEFGHJKLMNPQRSTUVWXYZ23456789") for _ in range(6))
+        status, headers, body = probe(url, {"code": guess, "member": ana.id}, source=source)
+        sent += 1
+        if status == 429:
+            found = sent
+            break
+        assert (status, headers, body) == answers[0]
+    assert found == limit + 1, f"refused after {found} misses, the limit is {limit} a minute"
+    assert int(headers["retry-after"]) <= 60 and b"try again" in body
+    assert probe(url, {"code": room.code, "member": "x" * 22}, source=source)[0] == 429  # a real code: refused too
+    assert probe(url, {"code": room.code, "member": ana.id}, source=source)[0] == 200  # the room's own follow on
+    assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
+    assert probe(url, {"code": missing}, source="127.0.0.10")[0] == 404  # another address is not refused
 
 
 def set_visibility(page, state: str) -> None:

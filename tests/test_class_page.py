@@ -3,6 +3,7 @@ room between them in the store. What students see is checked against the engine 
 
 from __future__ import annotations
 
+import datetime
 import html
 import re
 
@@ -14,7 +15,7 @@ from explorer import Trainer, corpus_config
 from explorer.serving.rooms import Limits, SqliteRooms
 from explorer.serving.store import SqliteStore
 from explorer.stages.pipeline import count_words
-from explorer.ui import class_view
+from explorer.ui import class_view, storage
 from explorer.ui.render import style_of, token_text
 from explorer.ui.state import CorpusChoice
 
@@ -248,3 +249,117 @@ def test_a_question_brings_a_student_stepping_ahead_back_to_the_room():
     s.run()
     assert following_step(s) == 0 and s.button(key="class_own").disabled
     assert "Hidden until the reveal" in panels_text(s)
+
+
+# ---- nothing exhausted, nothing lost -------------------------------------------------------------
+def limited_rooms(monkeypatch, tmp_path, limits: Limits) -> SqliteRooms:
+    """Rooms of the test's own with ``limits``, kept in the same store as the pages' uploads (as
+    the app has them: ``rooms_for(storage.store())``)."""
+    made = SqliteRooms(SqliteStore(tmp_path / "limited", cap_bytes=2**24, session_quota=2**24), limits=limits)
+    monkeypatch.setattr(class_view, "_rooms", [made])
+    monkeypatch.setattr(storage, "store", lambda: made.store)
+    return made
+
+
+def clock_at(at: float) -> str:
+    """A time of day as the server says it (its own time zone: AppTest has no browser's)."""
+    return datetime.datetime.fromtimestamp(at).strftime("%H:%M")
+
+
+def test_one_browser_starting_room_after_room_is_stopped_with_when_a_slot_frees(monkeypatch, tmp_path):
+    made = limited_rooms(monkeypatch, tmp_path, Limits(rooms=10, starts=2))
+    at, code, _ = teacher()
+    first = made.get(code).created
+    for _ in range(2):  # back to the lobby (the same browser), and start again
+        at.query_params.clear()
+        at.run()
+        at.button(key="class_start").click().run()
+    assert not at.exception
+    assert len(made.questions(code)) == 0 and param(at, "room") is None  # the third start made no room
+    said = unescaped(at.error[0].value)
+    assert said == (
+        "This browser has started 2 rooms in the last hour, its limit (BPE_EXPLORER_ROOM_STARTS): "
+        f"the next one frees at {clock_at(first + 3600)}, in 60 minutes."
+    )
+
+
+def test_guessing_room_codes_is_refused_past_the_limit_even_for_a_code_that_exists(monkeypatch, tmp_path):
+    limited_rooms(monkeypatch, tmp_path, Limits(misses=3))
+    _, code, _ = teacher()
+    guesser = opened({})
+    for guess in ("ZZZZZ2", "ZZZZZ3", "ZZZZZ4"):
+        guesser.query_params["room"] = guess
+        guesser.run()
+        assert f"No room has the code '{guess}'" in unescaped(guesser.error[0].value)
+    guesser.query_params["room"] = code  # a room that exists: refused like the rest, its lobby not shown
+    guesser.run()
+    assert not guesser.exception
+    said = unescaped(guesser.error[0].value)
+    assert said.startswith(
+        "Too many room codes that match no room were tried from this browser or its network address: try again at "
+    ), said
+    assert re.search(r"try again at \d\d:\d\d, in \d+ seconds\.$", said), said
+    assert f"Room **{code}**" not in markdown(guesser) and param(guesser, "room") is None
+    guesser.text_input(key="w_class_code").input(code).run()  # typing the code in the lobby: refused too
+    guesser.text_input(key="w_class_name").input("Eve").run()
+    guesser.button(key="class_join").click().run()
+    assert unescaped(guesser.error[0].value).startswith("Too many room codes") and param(guesser, "member") is None
+    s = student(code, "Ana")  # another browser is not refused
+    assert following_step(s) == 0
+
+
+def test_stepping_past_the_end_of_a_short_training_stops_at_its_last_merge(monkeypatch, tmp_path):
+    made = limited_rooms(monkeypatch, tmp_path, Limits())
+    text = "aaab abab"
+    digest = made.store.put(text.encode(), kind="corpus", name="tiny.txt")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["corpus_choice"] = CorpusChoice(
+        samples=(), uploads=(("tiny.txt", text),), upload_refs=(f"upload:{digest}",)
+    )
+    at.run()
+    at.switch_page(PAGE).run()
+    at.button(key="class_start").click().run()
+    code = param(at, "room")
+    config = corpus_config("gpt2")
+    truth = Trainer(count_words((text,), config), config)
+    merges = len(truth.run().records)
+    assert 0 < merges < 10
+    at.button(key="class_step10").click().run()  # ten merges asked, fewer trained: the last one
+    assert made.get(code).step == merges and not at.error and not at.exception
+    assert at.button(key="class_step10").disabled  # at the end: nothing further to ask for
+    assert made.get(code).top >= merges
+
+
+def test_forget_my_uploads_says_which_rooms_keep_a_file_and_the_room_still_opens(monkeypatch, tmp_path):
+    made = limited_rooms(monkeypatch, tmp_path, Limits())
+    text = "low lower lowest newer newest wider widest " * 50
+    digest = made.store.put(text.encode(), kind="corpus", name="mine.txt", owner="b:teacher")
+    made.store.put(text.encode(), kind="corpus", name="mine.txt", owner="b:colleague")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["store_owner"] = "b:teacher"
+    at.session_state["corpus_choice"] = CorpusChoice(
+        samples=(), uploads=(("mine.txt", text),), upload_refs=(f"upload:{digest}",)
+    )
+    at.run()
+    at.switch_page(PAGE).run()
+    at.button(key="class_start").click().run()
+    code = param(at, "room")
+    at.switch_page("pages/1_Corpus.py").run()
+    at.button(key="forget_uploads").click().run()
+    assert not at.exception
+    said = unescaped(at.success[0].value)
+    assert said == (
+        "Removed 0 files of yours from the server; links that name them no longer open them. "
+        f"1 file stays while the rooms using it are open, and goes when they close: “mine.txt” (your room {code})."
+    )
+    colleague = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    colleague.session_state["store_owner"] = "b:colleague"
+    colleague.run()
+    colleague.switch_page("pages/1_Corpus.py").run()
+    colleague.button(key="forget_uploads").click().run()
+    said = unescaped(colleague.success[0].value)
+    assert said.endswith("“mine.txt” (1 room someone else started).") and code not in said, said
+    # a restarted server builds the room's training again from the store: the file is still there
+    class_view.room_run.clear()
+    s = student(code, "Ana")
+    assert following_step(s) == 0 and not s.error

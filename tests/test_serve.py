@@ -7,6 +7,7 @@ bench/load.py's."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import os
 import re
 import selectors
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.parse
 import urllib.request
 
 import psutil
@@ -22,6 +24,7 @@ from appserver import _free_port, wait_idle
 from conftest import ROOT
 
 from explorer.errors import ExplorerError
+from explorer.serving.rooms import Limits
 from explorer.serving.serve import COOKIE, SERVED_BY, find_haproxy
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -184,6 +187,39 @@ def _step_and_upload(url: str, train, corpus) -> None:
     assert sorted(servers) == ["app1", "app2"]
     uploads = [(status, s) for where, status, s in answers[id(corpus)] if "/_stcore/upload_file/" in where]
     assert uploads and all(status < 300 for status, _ in uploads), uploads
+
+
+def room_rev(url: str, code: str, *, source: str, forwarded: str | None = None) -> int:
+    """The status of GET /room-rev for ``code`` (no credential) sent from the loopback address
+    ``source``, with a forged ``X-Forwarded-For`` if given."""
+    parts = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30, source_address=(source, 0))
+    try:
+        conn.request("GET", f"/room-rev?code={code}", headers={"X-Forwarded-For": forwarded} if forwarded else {})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+@needs_haproxy
+@pytest.mark.slow
+def test_the_servers_count_each_clients_own_address_and_no_forged_one(launched):
+    """Through the proxy, failed room lookups count against the address the proxy saw (each
+    loopback address 127.0.0.x is another client): shared by both servers, refused past the
+    limit for that address alone, and a forged X-Forwarded-For changes nothing."""
+    limit = Limits().address_misses
+    # the machine itself (127.0.0.1, never counted) claiming another address: the claim is dropped
+    mine = [room_rev(launched.url, "ZZZZZZ", source="127.0.0.1", forwarded="203.0.113.5") for _ in range(limit + 1)]
+    assert mine == [404] * (limit + 1), mine
+    statuses = [
+        room_rev(launched.url, f"ZZZZ{n % 10}{n // 10}", source="127.0.0.7", forwarded=f"198.51.100.{n % 200}")
+        for n in range(limit + 1)
+    ]
+    assert statuses == [404] * limit + [429], statuses  # the servers answer in turn: their counts are one
+    assert room_rev(launched.url, "ZZZZZZ", source="127.0.0.7", forwarded="203.0.113.5") == 429
+    assert room_rev(launched.url, "ZZZZZZ", source="127.0.0.8") == 404  # another client is not refused
 
 
 @needs_haproxy

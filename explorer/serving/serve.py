@@ -11,7 +11,10 @@ and Debian's ``haproxy`` in front of them on ``--address:--port``:
   response names its server in an ``X-Explorer-Server`` header;
 - a websocket may stay quiet for an hour (``timeout tunnel``; Streamlit pings every 30 s);
 - haproxy checks each server's ``/_stcore/health`` every 2 s and sends no new browser to one
-  that fails; a browser whose server is down is given another one (a fresh session).
+  that fails; a browser whose server is down is given another one (a fresh session);
+- each request carries the client's address in ``X-Forwarded-For`` (set by haproxy, any value
+  the client sent dropped), which the servers take from their loopback peer: rate limits and
+  quotas count per client address, not per proxy.
 
 It prints one line with the URL, runs until interrupted (Ctrl-C, SIGTERM) and then stops
 haproxy and every server. Start-up problems (haproxy not installed, a server that exits or does
@@ -99,6 +102,11 @@ defaults
 
 frontend explorer
     bind {address}:{port}
+    # the client's address reaches the app servers (rate limits count per address; they take
+    # X-Forwarded-For only from a loopback peer, this proxy): whatever a client sent in that
+    # header is dropped first, so the only one left is the address haproxy saw
+    http-request del-header X-Forwarded-For
+    option forwardfor
     default_backend streamlit
 
 backend streamlit

@@ -16,13 +16,16 @@ trains the room's merges once, in one trainer every session in the room reads
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import datetime
 import html
 import io
 import json
 import secrets
 import threading
 import time
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -36,10 +39,13 @@ from ..serving.rooms import (
     MAX_NAME,
     MAX_SENTENCE,
     Member,
+    NoSuchRoom,
     Question,
     Room,
     RoomError,
     Rooms,
+    Wait,
+    follow_token,
     leaderboard,
     merge_options,
     normalize_code,
@@ -307,6 +313,45 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
 
 
 # ---- start or join -------------------------------------------------------------------------------
+def _reader_tz() -> datetime.tzinfo | None:
+    """The browser's time zone (None: unknown, the server's own is used)."""
+    try:
+        name = st.context.timezone
+    except Exception:  # noqa: BLE001 - no request context (AppTest)
+        name = None
+    if isinstance(name, str) and name:
+        with contextlib.suppress(zoneinfo.ZoneInfoNotFoundError, ValueError):
+            return zoneinfo.ZoneInfo(name)
+    return None
+
+
+def _said(err: ExplorerError) -> str:
+    """An error's sentence for the page; a limit that frees by itself says when in the reader's time."""
+    return err.sentence(_reader_tz()) if isinstance(err, Wait) else str(err)
+
+
+def _last_step(trainer: Trainer | None) -> int | None:
+    """The last step a room on this training can reach: what its stop rules allow, and never
+    more merges than the corpus has tokens (each merge takes at least one away)."""
+    if trainer is None:
+        return None
+    planned = trainer.planned_merges
+    return trainer.initial_tokens if planned is None else min(planned, trainer.initial_tokens)
+
+
+def _lookup_refused() -> str | None:
+    """The sentence when this browser or its address tried too many room codes lately."""
+    refused = rooms().refused(browser=storage.owner(), address=storage.address())
+    return None if refused is None else _said(refused)
+
+
+def _missed() -> str | None:
+    """Count a room code (or a member's or teacher's link) that matched nothing; the sentence
+    when that was one too many."""
+    over = rooms().miss(browser=storage.owner(), address=storage.address())
+    return None if over is None else _said(over)
+
+
 def _start_room() -> None:
     params, left_out = links.training_params()
     params.pop("step", None)
@@ -320,10 +365,20 @@ def _start_room() -> None:
     if left_out:
         st.session_state["class_error"] = f"This corpus cannot be shared with a room: {left_out}."
         return
+    # the room holds the stored files its corpus names: a forget or the store's eviction cannot take them
+    refs = (links.parse_corpus_ref(name) for name in params.get("corpus", "").split(","))
+    holds = [ref[1] for ref in refs if ref is not None]
     try:
-        room, key = rooms().create(params, step=0)
+        room, key = rooms().create(
+            params,
+            step=0,
+            top=_last_step(live.trainer),
+            starter=storage.owner(),
+            address=storage.address(),
+            holds=holds,
+        )
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": room.code, "key": key})
 
@@ -331,9 +386,16 @@ def _start_room() -> None:
 def _join(code: str) -> None:
     name = st.session_state.get("w_class_name", "")
     try:
+        refused = _lookup_refused()
+        if refused:
+            st.session_state["class_error"] = refused
+            return
         member = rooms().join(code, name)
+    except NoSuchRoom as err:
+        st.session_state["class_error"] = _missed() or str(err)
+        return
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
 
@@ -384,11 +446,24 @@ def _attempt(action: Callable[..., object], *args: object) -> None:
     try:
         action(*args)
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
 
 
 def _set_step(code: str, key: str, step: int) -> None:
-    _attempt(rooms().set_step, code, key, max(0, step))
+    """Move the class to ``step``, kept within what the room's training reaches (the store
+    refuses any other)."""
+
+    def move() -> None:
+        target = max(0, step)
+        room = rooms().get(code)
+        if room is not None:
+            run = _run_of(room)
+            if run.trainer is not None:
+                target = min(target, len(run.at(target).records))
+            target = min(target, room.top)
+        rooms().set_step(code, key, target)
+
+    _attempt(move)
 
 
 def _step_by(code: str, key: str, n: int) -> None:
@@ -501,7 +576,7 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
             room = rooms().set_step(code, key, room.step + 1)
         else:
             st.session_state["class_playing"] = False
-    follow.watch(code, what="tally", now=room.tally, key="class_watch_tally")
+    follow.watch(code, token=follow_token(key), what="tally", now=room.tally, key="class_watch_tally")
     trainer = run.at(room.step)
     members = rooms().members(code)
     present = rooms().present(code)
@@ -768,33 +843,47 @@ def class_page() -> None:
     st.html(_CSS)
     params = st.query_params.to_dict()
     code = normalize_code(params.get("room", ""))[:12] or None
+    key, member_id = params.get("key"), params.get("member")
     try:
         room = rooms().get(code) if code else None
-        if code and room is None:
-            st.query_params.clear()
-            st.session_state["class_error"] = (
-                f"No room has the code {code!r}: check the code on the teacher's "
-                "screen (rooms close after a few idle hours)."
-            )
-            _lobby(None)
-            return
+        teacher = room is not None and key is not None and rooms().is_teacher(room.code, key)
+        member = rooms().member(room.code, member_id) if room is not None and member_id and not teacher else None
+        if code and not (teacher or member):
+            # a code without its credential is where codes could be guessed: refused past the limit
+            refused = _lookup_refused()
+            if refused or room is None:
+                st.query_params.clear()
+                st.session_state["class_error"] = (
+                    refused
+                    or _missed()
+                    or (
+                        f"No room has the code {code!r}: check the code on the teacher's "
+                        "screen (rooms close after a few idle hours)."
+                    )
+                )
+                _lobby(None)
+                return
+            if key is not None or member_id:  # a wrong credential is a failed lookup too (once a session)
+                counted = st.session_state.setdefault("class_missed", set())
+                if (code, key, member_id) not in counted:
+                    counted.add((code, key, member_id))
+                    _missed()
         if room is None:
             _lobby(None)
             return
-        key, member_id = params.get("key"), params.get("member")
         run = _run_of(room)
         if run.error or run.trainer is None:
             st.error(render.md_text(f"The room's corpus cannot be opened: {run.error}"))
             return
+        if teacher:
+            assert key is not None
+            _teacher(room, key, run)
+            return
         if key is not None:
-            if rooms().is_teacher(room.code, key):
-                _teacher(room, key, run)
-                return
             st.error(
                 "This link's teacher key is wrong: only the teacher's own link drives the room. "
                 "Join it as a student below."
             )
-        member = rooms().member(room.code, member_id) if member_id else None
         if member is None:
             if member_id:
                 st.warning("This browser is not a member of the room (yet): join it with a name.")

@@ -177,9 +177,34 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
     return tuple(out)
 
 
+def _held_sentence(held: list[tuple[str, list[str]]]) -> str:
+    """What "Forget my uploads" left in place for the rooms using it (room codes only of the
+    rooms this browser started: a shared file must not hand out other classes' codes)."""
+    from . import class_view
+
+    me = storage.owner()
+    parts = []
+    for name, codes in held:
+        mine = [c for c in codes if class_view.rooms().starter(c) == me]
+        others = len(codes) - len(mine)
+        rooms = [f"your room {c}" for c in mine]
+        if others:
+            rooms.append(f"{others} room{'s' * (others != 1)} someone else started")
+        parts.append(f"“{name}” ({', '.join(rooms)})")
+    return (
+        f" {len(held)} file{'s' * (len(held) != 1)} stay{'s' * (len(held) == 1)} while the rooms using "
+        f"{'them' if len(held) != 1 else 'it'} are open, and go{'es' * (len(held) == 1)} when they close: "
+        + "; ".join(parts)
+        + "."
+    )
+
+
 def _forget() -> None:
-    """Remove this browser's files from the server and from the session."""
+    """Remove this browser's files from the server and from the session; say which files stay
+    because a room holds them."""
     try:
+        held = storage.held_mine()
+        kept = _held_sentence(held) if held else ""
         removed = storage.forget_mine()
     except ExplorerError as err:
         st.session_state[_FORGOTTEN] = ("error", f"The server's store could not be changed: {err}")
@@ -193,7 +218,7 @@ def _forget() -> None:
     st.session_state[_FORGOTTEN] = (
         "success",
         f"Removed {removed:,} file{'s' * (removed != 1)} of yours from the server; "
-        "links that name them no longer open them.",
+        "links that name them no longer open them." + kept,
     )
 
 

@@ -12,11 +12,17 @@ rooms being waited on every ``CHECK_S`` and answers the requests whose number mo
 teacher's step reaches a student within about ``CHECK_S`` plus a rerun, and an idle class costs a
 few reads a second::
 
-    GET /room-rev?code=K7QX2M[&member=<id>][&what=rev|tally&seen=7]
+    GET /room-rev?code=K7QX2M&member=<id>|follow=<token>[&what=rev|tally&seen=7]
         -> {"rev": 7, "tally": 31}        (at once, or when the watched number is no longer 7)
-        -> 404 {"gone": true}             (no such room, or it expired)
+        -> 404 {"gone": true}             (no such room, it expired, or the member or token is not its)
+        -> 429 {"error": ...}             (too many of those 404s from this address in the last minute)
 
-A member's request also marks it present (written at most every few seconds per member).
+A student's page names its member id, the teacher's page the room's follow token (derived from
+the teacher's key, :func:`explorer.serving.rooms.follow_token`: it follows, it drives nothing).
+Without one, or with a wrong one, the answer is exactly that of a room that does not exist (same
+status, body and headers), so the route tells nobody which codes are rooms; and each such answer
+counts against the client's address (``BPE_EXPLORER_ADDRESS_ROOM_MISSES`` a minute), so guessing
+is slow too. A member's request also marks it present (written at most every few seconds per member).
 Where the script does not run (AppTest) the component reports nothing: a run shows the room as
 it is then.
 """
@@ -130,10 +136,14 @@ class Waiters:
                         future.set_result(None)
 
 
-def watch(code: str, *, member: str | None = None, what: str = "rev", now: int, key: str) -> None:
+def watch(
+    code: str, *, member: str | None = None, token: str | None = None, what: str = "rev", now: int, key: str
+) -> None:
     """Rerun the enclosing fragment when the room's ``what`` ("rev" or "tally") differs from
-    ``now`` (the value this run drew); -1 when the room is gone."""
-    url = f"{ROUTE}?" + urlencode({"code": code, **({"member": member} if member else {})})
+    ``now`` (the value this run drew); -1 when the room is gone. ``member`` (a student) or
+    ``token`` (the teacher's follow token) is what lets the page follow the room."""
+    credential = {"member": member} if member else {"follow": token} if token else {}
+    url = f"{ROUTE}?" + urlencode({"code": code, **credential})
     _poller(
         key=key, data={"url": url, "watch": what, "now": now}, default={"rev": None}, on_rev_change=_ignore, height=0
     )

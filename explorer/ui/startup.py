@@ -12,12 +12,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import logging
+import math
 import re
 import threading
 import time
 from collections.abc import AsyncIterator
 
-__all__ = ["lifespan", "warm_up", "warm_state", "ROUTES"]
+__all__ = ["lifespan", "warm_up", "warm_state", "client_address", "ROUTES"]
 
 _log = logging.getLogger(__name__)
 
@@ -118,22 +119,34 @@ async def _jobs_route(_request):
 
 
 _waiters: list = []
+_LOOPBACK = ("127.0.0.1", "::1")  # the server's own machine: no address to count (as st.context.ip_address)
+
+
+def client_address(request) -> str | None:
+    """The client's network address as the connection says; None for the server's own machine.
+    Behind ``python -m explorer serve``, haproxy forwards the client's address (X-Forwarded-For,
+    which it sets itself) and the server (uvicorn) takes it only from a loopback peer: the proxy."""
+    host = request.client.host if request.client else None
+    return None if host in (None, *_LOOPBACK) else host
 
 
 async def _room_rev_route(request):
     """A room's counters for the pages that follow it (``explorer.ui.follow``): at once, or, with
-    ``what`` and ``seen``, when the watched counter is no longer ``seen``; 404 when gone."""
+    ``what`` and ``seen``, when the watched counter is no longer ``seen``. The request names a
+    member of the room or the teacher's follow token; a missing room and a wrong credential get
+    the same 404, and past the address's limit of those a minute, 429."""
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse
 
     from . import class_view, follow
 
     query = request.query_params
-    code, member = query.get("code", "")[:16], query.get("member", "")[:64]
+    code, member, token = query.get("code", "")[:16], query.get("member", "")[:64], query.get("follow", "")[:64]
     what, seen = query.get("what"), query.get("seen", "")
+    address = client_address(request)
 
     def read() -> tuple[int, int] | None:
-        revs = class_view.rooms().revs(code)
+        revs = class_view.rooms().revs_for(code, member=member or None, token=token or None)
         if revs is not None and member:
             class_view.mark_seen(code, member)
         return revs
@@ -150,9 +163,16 @@ async def _room_rev_route(request):
                 _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
             await _waiters[0].moved(code, what, int(seen))
             revs = await run_in_threadpool(read)
+        over = None if revs is not None else await run_in_threadpool(lambda: class_view.rooms().miss(address=address))
     except Exception:  # noqa: BLE001 - the store unreachable: the page asks again
         return JSONResponse({"error": "the store cannot be read"}, status_code=503)
-    if revs is None:
+    if over is not None:
+        return JSONResponse(
+            {"error": "too many requests for rooms that do not answer them; try again in a minute"},
+            status_code=429,
+            headers={"Cache-Control": "no-store", "Retry-After": str(max(1, math.ceil(over.frees_at - over.now)))},
+        )
+    if revs is None:  # no such room, or not this member's or teacher's: one answer for both
         return JSONResponse({"gone": True}, status_code=404, headers={"Cache-Control": "no-store"})
     return JSONResponse({"rev": revs[0], "tally": revs[1]}, headers={"Cache-Control": "no-store"})
 

@@ -4,7 +4,9 @@ links name.
 A link names a stored file by its content hash (``upload:<sha256>``); anyone holding the link
 can open it, while "Forget my uploads" removes only what one browser put there. A browser is
 known by a hash of Streamlit's XSRF cookie, which outlives a refresh (a new session) and a server
-restart; without the cookie (AppTest, XSRF protection off) a session is its own owner.
+restart; without the cookie (AppTest, XSRF protection off) a session is its own owner. A put
+also counts toward the client's network address (:func:`address`), so a fresh cookie does not
+bring a fresh quota; a browser on the server's own machine has no address counted.
 
     owner       "b:" + 32 hex digits (a browser) or "s:" + 32 hex digits (one session)
     ref         "upload:<64 hex>[:<decoding>]" | "pasted:<64 hex>"   (a corpus part)
@@ -23,7 +25,19 @@ import streamlit as st
 from ..errors import ExplorerError
 from ..serving.store import Blob, Store, default_store
 
-__all__ = ["store", "owner", "put", "get", "gone", "forget_mine", "show_notice", "is_digest", "slug"]
+__all__ = [
+    "store",
+    "owner",
+    "address",
+    "put",
+    "get",
+    "gone",
+    "forget_mine",
+    "held_mine",
+    "show_notice",
+    "is_digest",
+    "slug",
+]
 
 _OWNER = "store_owner"
 _XSRF_COOKIE = "_streamlit_xsrf"
@@ -72,10 +86,21 @@ def owner() -> str:
     return known
 
 
+def address() -> str | None:
+    """The client's network address, as the server's connection sees it (behind ``python -m
+    explorer serve``'s proxy: the address the proxy forwards); None on the server's own machine
+    (loopback) or without a client (AppTest)."""
+    try:
+        found = st.context.ip_address
+    except Exception:  # noqa: BLE001 - no request context (bare runs, AppTest)
+        return None
+    return found if isinstance(found, str) and found else None
+
+
 def put(data: bytes, *, kind: str, name: str = "", meta: dict | None = None) -> str:
-    """Keep ``data`` for this session's owner; its SHA-256. Raises StoreError (quota, size)
-    with the sentence to show."""
-    return store().put(data, kind=kind, name=name, meta=meta, owner=owner())
+    """Keep ``data`` for this session's owner (counted for its address too); its SHA-256.
+    Raises StoreError (quota, size) with the sentence to show."""
+    return store().put(data, kind=kind, name=name, meta=meta, owner=owner(), address=address())
 
 
 def get(digest: str) -> Blob | None:
@@ -96,9 +121,21 @@ def gone(what: str, digest: str, *, again: str) -> str:
 
 
 def forget_mine() -> int:
-    """Remove from the store what this browser put there (files that other browsers also put
-    stay for them); the number of files removed."""
+    """Remove from the store what this browser put there (files that other browsers also put,
+    or that a room holds, stay for them); the number of files removed."""
     return store().forget(owner())
+
+
+def held_mine() -> list[tuple[str, list[str]]]:
+    """This browser's files that live rooms hold (what :func:`forget_mine` leaves for them):
+    (the file's name, the codes of the rooms holding it), by name."""
+    mine = store().owned(owner())
+    holders = store().holders(owner())
+    return sorted(
+        (entry.name or entry.digest[:12], [h.removeprefix("room:") for h in holders[entry.digest]])
+        for entry in mine
+        if holders.get(entry.digest)
+    )
 
 
 def show_notice() -> None:
