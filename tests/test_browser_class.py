@@ -8,7 +8,9 @@ cannot drive the room: its page has no teacher controls, and a forged teacher li
 shows a message and leaves the room's step alone.
 
 No dialog opens and no script error is raised on any page; the server logs no traceback; an
-idle student's page keeps at most one request to /room-rev waiting. Screenshots of what the
+idle student's page keeps at most one request to /room-rev waiting. A prober of /room-rev (plain
+HTTP from its own loopback address) learns nothing: a missing room and a wrong member answer
+alike, and a guessing loop is refused (429) past its address's limit. Screenshots of what the
 projector and a laptop show (viewport, not full page) land in test-artifacts/:
 class-teacher-1280x720.png, class-student-1280x720.png, class-teacher-1920x1080.png (after the
 reveal) and class-teacher-question-1280x720.png (the tally while the question is open).

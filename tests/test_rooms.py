@@ -278,6 +278,21 @@ def test_failed_lookups_past_the_limit_are_refused_per_browser_and_per_address(b
         rooms.close()
 
 
+def test_the_limits_come_from_the_environment_and_a_bad_value_keeps_the_default(monkeypatch):
+    for name, value in {
+        "BPE_EXPLORER_EMPTY_ROOM_MINUTES": "12.5",
+        "BPE_EXPLORER_ROOM_STARTS": "3",
+        "BPE_EXPLORER_ADDRESS_ROOM_STARTS": "9",
+        "BPE_EXPLORER_ROOM_MISSES": "lots",
+        "BPE_EXPLORER_ADDRESS_ROOM_MISSES": "-4",
+    }.items():
+        monkeypatch.setenv(name, value)
+    limits = Limits.from_env()
+    assert (limits.empty_minutes, limits.starts, limits.address_starts) == (12.5, 3, 9)
+    assert (limits.misses, limits.address_misses) == (Limits.misses, Limits.address_misses)
+    assert limits.empty_seconds == 750 and Limits(idle_hours=0.1, empty_minutes=30).empty_seconds == 360
+
+
 def test_a_step_outside_the_rooms_training_is_refused(rooms):
     room, key = rooms.create({}, step=0, top=10)
     assert rooms.get(room.code).top == 10

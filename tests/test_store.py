@@ -751,9 +751,11 @@ def fresh_default(monkeypatch, tmp_path):
 def test_default_store_is_one_per_process_sized_by_the_environment(fresh_default, monkeypatch, tmp_path):
     monkeypatch.setenv("BPE_EXPLORER_STORE_MIB", "2.5")
     monkeypatch.setenv("BPE_EXPLORER_SESSION_MIB", "1")
+    monkeypatch.setenv("BPE_EXPLORER_ADDRESS_MIB", "1.5")
     made = default_store()
     assert made is default_store()
     assert (made.folder, made.cap_bytes, made.session_quota) == (tmp_path, int(2.5 * 2**20), 2**20)
+    assert made.address_quota == int(1.5 * 2**20)
     digest = made.put(b"text", kind="text")
     assert (tmp_path / "store.sqlite3").exists() and default_store().has(digest)
 
