@@ -426,16 +426,16 @@ def test_room_rev_tells_a_prober_nothing_and_refuses_a_guesser(server, private_d
     room's own members and teacher, even from that address, still follow."""
     url = server[0].url
     rooms = SqliteRooms(SqliteStore(private_data_dir, cap_bytes=2**24, session_quota=2**24), limits=Limits())
-    try:
-        room, key = rooms.create({"corpus": "udhr_en.txt"})
-        _, other_key = rooms.create({"corpus": "udhr_en.txt"})
-        ana = rooms.join(room.code, "Ana")
-    finally:
-        rooms.close()
+    room, key = rooms.create({"corpus": "udhr_en.txt"})
+    _, other_key = rooms.create({"corpus": "udhr_en.txt"})
+    ana = rooms.join(room.code, "Ana")
+    room = rooms.get(room.code)
     source = "127.0.0.9"
     status, _, body = probe(url, {"code": room.code, "member": ana.id}, source=source)
     assert status == 200 and set(json.loads(body)) == {"rev", "tally"}
     assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
+    # the teacher's page asking keeps the room in use (not idle), moving on nothing students redraw
+    assert rooms.get(room.code).active > room.active and rooms.revs(room.code) == (room.rev, 1)
     missing = next(c for c in ("ZZZZZ2", "ZZZZZ3") if c != room.code)
     probes = [
         {"code": missing, "member": ana.id},
@@ -463,6 +463,7 @@ def test_room_rev_tells_a_prober_nothing_and_refuses_a_guesser(server, private_d
     assert probe(url, {"code": room.code, "member": ana.id}, source=source)[0] == 200  # the room's own follow on
     assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
     assert probe(url, {"code": missing}, source="127.0.0.10")[0] == 404  # another address is not refused
+    rooms.close()
 
 
 def set_visibility(page, state: str) -> None:

@@ -232,6 +232,22 @@ def test_a_room_nobody_joined_closes_after_its_shorter_idle_time_and_the_full_me
         rooms.close()
 
 
+def test_an_open_teacher_page_keeps_a_room_nobody_joined_yet(backend, clock):
+    name, where, prefix = backend
+    rooms = make_rooms(name, where, limits=Limits(empty_minutes=30), clock=clock, prefix=prefix)
+    try:
+        room, _ = rooms.create({})
+        revs = rooms.revs(room.code)
+        clock.now += 20 * 60
+        assert rooms.keep(room.code)  # the teacher's page asked: the room is in use
+        clock.now += 20 * 60  # 40 minutes after it started, 20 after the page last asked
+        assert rooms.get(room.code) is not None and rooms.revs(room.code) == revs  # nothing to redraw
+        clock.now += 11 * 60
+        assert rooms.get(room.code) is None and not rooms.keep(room.code)  # the page closed: gone
+    finally:
+        rooms.close()
+
+
 def test_following_a_room_needs_a_member_or_the_teachers_token_and_a_wrong_one_is_no_room(rooms):
     room, key = rooms.create({})
     other, other_key = rooms.create({})

@@ -22,7 +22,8 @@ What a room holds (both backends keep the same records)::
 Codes are six characters from an alphabet without look-alikes (32**6, about 10**9 codes); a wrong
 code gives "no such room" and nothing else. The teacher's key is 192 random bits, kept only as
 its SHA-256 and compared in constant time. A room idle for ``idle_hours`` is gone, one that
-nobody joined sooner (``empty_minutes``); the number of rooms and of members per room is bounded.
+nobody joined sooner (``empty_minutes``; its teacher's open page keeps it, :meth:`Rooms.keep`);
+the number of rooms and of members per room is bounded.
 
 Nothing here can be exhausted or probed by one browser (:class:`Limits`, all from the environment):
 
@@ -464,6 +465,7 @@ class Rooms(Protocol):
     def member(self, code: str, member_id: str) -> Member | None: ...
     def members(self, code: str) -> list[Member]: ...
     def seen(self, code: str, member_id: str) -> None: ...
+    def keep(self, code: str) -> bool: ...
     def present(self, code: str) -> int: ...
     def ask(self, code: str, key: str, question: Question) -> Question: ...
     def answer(self, code: str, member_id: str, qid: int, value: int) -> None: ...
@@ -913,6 +915,19 @@ class SqliteRooms(_Base):
             write=True,
         )
 
+    def keep(self, code: str) -> bool:
+        """The teacher's page is open: the room is not idle (its activity, and its files' hold,
+        move on; nothing for the pages to redraw). False when the room is gone."""
+
+        def op(conn) -> bool:
+            room = self._room_row(conn, code)
+            if room is None:
+                return False
+            self._bump(conn, room.code)
+            return True
+
+        return self._run(op, write=True)
+
     def present(self, code: str) -> int:
         return self._run(
             lambda conn: conn.execute(
@@ -1186,7 +1201,22 @@ return touched(tonumber(ARGV[7]))
 )
 
 
-_LUA = {"create": _LUA_CREATE, "join": _LUA_JOIN, "answer": _LUA_ANSWER, "teach": _LUA_TEACH, "rate": _LUA_RATE}
+_LUA_KEEP = (
+    _LUA_HEAD
+    + """
+if not alive() then return 'gone' end
+return touched(0)
+"""
+)
+
+_LUA = {
+    "create": _LUA_CREATE,
+    "join": _LUA_JOIN,
+    "answer": _LUA_ANSWER,
+    "teach": _LUA_TEACH,
+    "keep": _LUA_KEEP,
+    "rate": _LUA_RATE,
+}
 
 
 def _blocked(outcome: str) -> tuple[int, float]:
@@ -1434,6 +1464,10 @@ class RedisRooms(_Base):
 
     def present(self, code: str) -> int:
         return int(self._call(lambda client: client.zcount(self._key(code, "seen"), self.clock() - PRESENT_S, "+inf")))
+
+    def keep(self, code: str) -> bool:
+        """As :meth:`SqliteRooms.keep`: the room is not idle while its teacher's page is open."""
+        return self._script("keep", code, []) == "ok"
 
     def ask(self, code: str, key: str, question: Question) -> Question:
         self._check_question(question)

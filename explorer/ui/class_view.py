@@ -54,7 +54,7 @@ from ..serving.rooms import (
 )
 from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
 
-__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]
+__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher"]
 
 _OWN = "class_own_live"  # a student's own Live while stepping ahead: (room code, Live)
 _LIVE = "class_room_live"  # this session's view of the room's shared trainer: (RoomRun, Live)
@@ -821,6 +821,21 @@ def _answer_label(question: Question, value: int, style: render.TokenStyle) -> s
 
 _seen_at: dict[tuple[str, str], float] = {}
 _SEEN_KEPT = 10_000  # (room, member) pairs remembered; made-up members in requests cannot grow it past this
+_KEPT_EVERY_S = 60.0  # an open teacher's page keeps its room alive with a write at most this often
+
+
+def mark_teacher(code: str) -> None:
+    """The teacher's page asked for its room (a poll of ``/room-rev`` with the follow token): the
+    room is in use, not idle, even while nobody has joined yet (written at most once a minute)."""
+    now = time.monotonic()
+    if now - _seen_at.get((code, ""), -1e9) >= _KEPT_EVERY_S:
+        if len(_seen_at) >= _SEEN_KEPT:
+            _seen_at.clear()
+        _seen_at[(code, "")] = now
+        try:
+            rooms().keep(code)
+        except ExplorerError:
+            pass
 
 
 def mark_seen(code: str, member: str) -> None:

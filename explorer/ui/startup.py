@@ -149,6 +149,8 @@ async def _room_rev_route(request):
         revs = class_view.rooms().revs_for(code, member=member or None, token=token or None)
         if revs is not None and member:
             class_view.mark_seen(code, member)
+        elif revs is not None:  # the teacher's page is open: the room is in use
+            class_view.mark_teacher(code)
         return revs
 
     try:
