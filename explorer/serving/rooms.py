@@ -91,6 +91,7 @@ __all__ = [
     "NoSuchRoom",
     "NotTeacher",
     "RoomFull",
+    "ServerFull",
     "Wait",
     "Rooms",
     "SqliteRooms",
@@ -136,7 +137,7 @@ class RoomFull(RoomError):
     """The limit of rooms, or of members in a room, is reached."""
 
 
-class Wait(RoomFull):
+class Wait(RoomError):
     """A limit that frees by itself at ``frees_at`` (seconds since the epoch): the room limit, the
     rate of room starts, the failed lookups. The message ends with when: ``head``, then
     ``the next one frees at 15:42, in 12 minutes`` (the server's clock; a page may say it again in
@@ -149,6 +150,10 @@ class Wait(RoomFull):
     def sentence(self, tz: datetime.tzinfo | None = None) -> str:
         """The message, the time of day in ``tz`` (None: the server's local time)."""
         return f"{self.head}: {self.verb} {when(self.frees_at, self.now, tz)}."
+
+
+class ServerFull(Wait, RoomFull):
+    """The server's limit of open rooms is reached; a place frees when the first idle one closes."""
 
 
 @dataclass(frozen=True)
@@ -569,8 +574,8 @@ class _Base:
     def _not_teacher() -> NotTeacher:
         return NotTeacher("Only the teacher's link can change this room (its key is missing or wrong).")
 
-    def _full_rooms(self, frees_at: float) -> Wait:
-        return Wait(
+    def _full_rooms(self, frees_at: float) -> ServerFull:
+        return ServerFull(
             f"This server already has {self.limits.rooms:,} open rooms, its limit (BPE_EXPLORER_MAX_ROOMS), "
             "and closes a room when it has been idle for a while",
             frees_at=frees_at,
