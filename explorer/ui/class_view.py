@@ -331,12 +331,23 @@ def _said(err: ExplorerError) -> str:
 
 
 def _last_step(trainer: Trainer | None) -> int | None:
-    """The last step a room on this training can reach: what its stop rules allow, and never
-    more merges than the corpus has tokens (each merge takes at least one away)."""
-    if trainer is None:
+    """The last step a room on this training can reach (None: not known): never more merges
+    than the corpus has tokens (each merge takes at least one away), nor than its stop rule
+    allows (a vocabulary size only bounds them when every merge adds a token: no id reuse).
+
+    >>> from explorer import TrainerConfig
+    >>> sized = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)
+    >>> counted = sized.replace(vocab_size=None, num_merges=3)
+    >>> [_last_step(Trainer.from_texts("low lower", c)) for c in (sized, sized.replace(reuse_ids=False), counted)]
+    [8, 5, 3]
+    """
+    if trainer is None or trainer.config.picky is not None:  # a PickyBPE removal gives tokens back
         return None
-    planned = trainer.planned_merges
-    return trainer.initial_tokens if planned is None else min(planned, trainer.initial_tokens)
+    cfg, tokens = trainer.config, trainer.initial_tokens
+    if cfg.num_merges is not None or (cfg.vocab_size is not None and not cfg.reuse_ids):
+        planned = trainer.planned_merges
+        return tokens if planned is None else min(planned, tokens)
+    return tokens
 
 
 def _lookup_refused() -> str | None:
