@@ -83,6 +83,8 @@ class Browser:
         page.follow_requests = set()  # the page's requests to /room-rev still waiting for an answer
         page.follow_urls = []  # every request to /room-rev the page made, in order
         page.on("request", lambda r: "/room-rev" in r.url and page.follow_urls.append(r.url))
+        page.follow_statuses = []  # the status of each answer from /room-rev
+        page.on("response", lambda r: "/room-rev" in r.url and page.follow_statuses.append(r.status))
         page.on("request", lambda r: "/room-rev" in r.url and page.follow_requests.add(r))
         page.on("requestfinished", lambda r: page.follow_requests.discard(r))
         page.on("requestfailed", lambda r: page.follow_requests.discard(r))
@@ -370,6 +372,9 @@ def _lesson(b: Browser, url: str) -> float:
     # an idle page in a room keeps one request to /room-rev waiting (not one more per step)
     for page in students:
         assert len(page.follow_requests) <= 1, (page.who, [r.url for r in page.follow_requests])
+    # every page in the room follows with what lets it (a member's id, the teacher's token): no 404
+    for page in (teacher, *students):
+        assert page.follow_statuses and set(page.follow_statuses) == {200}, (page.who, page.follow_statuses)
 
     # ---- what the projector and a laptop show (viewport shots: what the screen shows) -----------
     for page in (teacher, *students):
