@@ -31,10 +31,11 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import ExplorerError
+from ..formats.corpora import leading_sample
 from ..stages.pipeline import word_symbols
 from .config import TrainerConfig
 
@@ -53,6 +54,7 @@ __all__ = [
     "step_work",
     "symbol_count",
     "require_start",
+    "fitting_sample",
 ]
 
 # Bytes each part of a trainer takes, fitted with tracemalloc on the bundled corpora under four
@@ -229,3 +231,34 @@ class Ceiling:
     def room(self) -> int | None:
         rss = rss_bytes()
         return None if rss is None else self.limit_bytes - rss
+
+
+def fitting_sample(
+    texts: Sequence[str],
+    config: TrainerConfig,
+    budget: Budget,
+    *,
+    limit_bytes: int,
+    count: Callable[[tuple[str, ...], TrainerConfig], Mapping[str, int]],
+    tries: int = 6,
+) -> Mapping[str, int]:
+    """The word counts (``count(texts, config)``) of the longest leading sample of ``texts``, up to
+    ``limit_bytes``, whose trainer fits ``budget``: each try over it is cut by how far over it was.
+
+    >>> from explorer.stages.pipeline import count_words
+    >>> words = fitting_sample(["a" * 10_000], TrainerConfig(unit="char"), Budget(step_work=1000), limit_bytes=5_000, count=count_words)
+    >>> [len(w) for w in words]
+    [900]
+    """
+    size = limit_bytes
+    for _ in range(tries):
+        words = count(tuple(leading_sample(texts, size)), config)
+        try:
+            require_start(words, config, budget, what="A sample of this corpus")
+            return words
+        except BudgetError as err:
+            size = max(1, int(size / max(err.over, 1.0) * 0.9))
+    raise BudgetError(
+        "Even a small sample of this corpus is too heavy to step through on this server; train on all of it "
+        "without step records instead."
+    )

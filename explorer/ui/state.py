@@ -15,11 +15,11 @@ from typing import Literal
 
 import streamlit as st
 
-from ..bpe.budget import BudgetError, require_start
+from ..bpe.budget import BudgetError, fitting_sample, require_start
 from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..formats.corpora import leading_sample, mib, require_text, utf8_size
+from ..formats.corpora import mib, require_text, utf8_size
 from . import data, server
 
 __all__ = [
@@ -71,7 +71,6 @@ FULL_RECORDS = 2_000
 _LIGHT_BYTES = 256 * 1024
 # A trainer this big keeps two derived tokenizers, not eight (see Live.tokenizer).
 _BIG_TRAINER = 32 * 2**20
-_SAMPLE_TRIES = 6  # a sample shrunk this many times and still over the budget is refused
 
 Mode = Literal["step", "sample", "final"]  # step through it all / a leading sample / to the end, compact records
 
@@ -402,20 +401,11 @@ def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode
 
 def _fitting_sample(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
     """The word counts of the longest leading sample of ``texts`` (up to the step-through limit)
-    whose trainer fits the session's budget: cut by how far over it each try was."""
-    budget = server.session_budget()
-    size = server.step_limit()
-    for _ in range(_SAMPLE_TRIES):
-        words = data.word_counts(leading_sample(texts, size), config)
-        try:
-            require_start(words, config, budget, what="A sample of this corpus")
-            return words
-        except BudgetError as err:
-            size = max(1, int(size / max(err.over, 1.0) * 0.9))
-    raise BudgetError(
-        "Even a small sample of this corpus is too heavy to step through on this server; train on all of it "
-        "without step records instead."
+    whose trainer fits the session's budget (counted once per text, shared by every session)."""
+    words = fitting_sample(
+        texts, config, server.session_budget(), limit_bytes=server.step_limit(), count=data.word_counts
     )
+    return dict(words)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
