@@ -88,6 +88,11 @@ implementations (HF `tokenizers`, `tiktoken`) measured in the same run are what 
   fewest tokens of the vocabulary) of this corpus under GPT-2, cl100k_base, o200k_base and a
   2,000-merge character-level tokenizer trained on it, against our own cold encode of it (ratio),
   with BPE's tokens, the fewest, the gap and the pieces that differ.
+- `bench/budget.py`: what a session's budget does to the probes that used to take the server: the
+  server's CPU time of the first steps through a 19 MiB upload of one character, on the sample
+  cut to the step work, against the 4 MiB sample of before; and byte-level BPE "until no pair is
+  left" (min count 0) on this corpus and the Python sample: where the budget stops it, and the
+  memory the same training takes without one.
 - `bench/links.py`: opening a link at step 500 / 2,000 on this corpus (gpt2 preset): the first
   session trains, each later one copies the trainer shared by every session asking for the same
   training, against HF `BpeTrainer` making the same merges; and the store keeping an upload of 1
@@ -109,6 +114,7 @@ python bench/variants.py --write
 python bench/scaffold.py --write
 python bench/health.py --write
 python bench/shortest.py --write
+python bench/budget.py --write
 ```
 
 `--write` replaces that script's section below with the lines it printed.

@@ -23,6 +23,10 @@ if live.oversize is not None:
     links.keep_current()
     train_view.big_corpus_offer(live)
     st.stop()
+if live.trainer is None and live.mode == "final":
+    links.keep_current()
+    train_view.final_run(live)  # trained in a worker: its progress, or why it stopped and a button to go again
+    st.stop()
 if live.error or live.trainer is None:
     links.keep_current()
     st.error(render.md_text(live.error or "the trainer could not start"))

@@ -22,7 +22,10 @@ linked list over positions.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
+import sys
+import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -33,6 +36,8 @@ from typing import Generic, Self, TypeVar
 from ..errors import ConfigError
 from ..stages.pipeline import Pipeline, count_words, count_words_and_superwords, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
+from . import budget as _budget
+from .budget import Budget, BudgetError
 from .config import EncodeOptions, TrainerConfig, superword_config
 from .picky import is_scaffold, lay_out, live_parts
 from .records import PairStat, RemovalRecord, StepLog, StepRecord
@@ -47,6 +52,7 @@ __all__ = [
     "check_room",
     "train",
     "train_to_end",
+    "train_words_to_end",
     "DEFAULT_TOP_K",
     "MAX_TOP_K",
 ]
@@ -56,6 +62,15 @@ MAX_TOP_K = 1000
 
 _EXAMPLES = 5
 _EXAMPLE_CHARS = 40
+
+
+def _merges(n: int) -> str:
+    """``n`` merges, in words.
+
+    >>> _merges(1), _merges(41987)
+    ('1 merge', '41,987 merges')
+    """
+    return f"{n:,} merge{'s' * (n != 1)}"
 
 
 def _neg_str_key(s: str) -> tuple[int, ...]:
@@ -157,14 +172,29 @@ class Stepping(Generic[R]):
     def step(self) -> R | None:
         raise NotImplementedError
 
+    budget: Budget | None = None  # what training may take (None: no limit), see bpe.budget
+    held: str | None = None  # the budget's sentence when it last stopped training short, else None
+    train_seconds: float = 0.0  # CPU time spent in advance() (its thread's), counted under a budget
+    _clock: float | None = None  # thread time when the running advance() began
+
     def advance(self, n: int = 1) -> list[R]:
-        """Up to n merges; fewer when a stop rule fires."""
-        out = []
-        for _ in range(n):
-            rec = self.step()
-            if rec is None:
-                break
-            out.append(rec)
+        """Up to n merges; fewer when a stop rule fires. Under a ``budget``, the merge that would
+        pass it raises BudgetError instead (the merges made before it stay)."""
+        out: list[R] = []
+        self.held = None
+        timed = self.budget is not None and self.budget.seconds is not None
+        if timed:
+            self._clock = time.thread_time()
+        try:
+            for _ in range(n):
+                rec = self.step()
+                if rec is None:
+                    break
+                out.append(rec)
+        finally:
+            if timed and self._clock is not None:
+                self.train_seconds += time.thread_time() - self._clock
+                self._clock = None
         return out
 
     def __iter__(self) -> Iterator[R]:
@@ -188,6 +218,8 @@ class Trainer(Stepping[StepRecord]):
     >>> t.stop_reason
     'num_merges'
     """
+
+    _seen_grown = 0  # the footprint's growth when the budget's ceiling was last read
 
     def __init__(
         self,
@@ -302,6 +334,14 @@ class Trainer(Stepping[StepRecord]):
         self._heap = [(-c, self._tie_key(pair), pair) for pair, c in count.items()]
         heapq.heapify(self._heap)
         self._front: list[tuple[int, object, int]] = []  # see _top
+        # what a budget reads (bpe.budget): the most positions a merge can visit from now on, and
+        # the footprint, kept up to date by each merge in O(1)
+        self.step_work = max(map(len, where.values()), default=0)
+        self._words_bytes = sum(map(sys.getsizeof, self._words)) + _budget.WORD_BYTES * len(self._words)
+        self._index_bytes = len(sym) * _budget.POSITION_BYTES + len(count) * _budget.PAIR_BYTES
+        self._grown = getattr(self, "_grown", 0)
+        self._text_bytes = getattr(self, "_text_bytes", 0)  # the merged tokens' text (TOKEN_COPIES times)
+        self._longest = getattr(self, "_longest", max(map(len, self._vocab.tokens), default=0))
         return total
 
     def _start_picky(self) -> None:
@@ -565,6 +605,54 @@ class Trainer(Stepping[StepRecord]):
         """Do one merge and return its record, or None (and set ``stop_reason``) when done."""
         return self.records[-1] if self._advance() else None
 
+    @property
+    def footprint(self) -> int:
+        """The bytes this trainer holds, estimated (see ``bpe.budget``): its position index until
+        it finishes, its words, and what each merge added (the new token's text, its record)."""
+        return self._index_bytes + self._words_bytes + self._grown + self._text_bytes
+
+    def _check_budget(self, best: int) -> None:
+        """BudgetError when merging ``best`` would take this trainer past its budget."""
+        budget = self.budget
+        assert budget is not None
+        tokens = self._vocab.tokens
+        made = len(self.merges)
+        ahead = (len(tokens[best >> PAIR_SHIFT]) + len(tokens[best & PAIR_MASK])) * 4 * _budget.TOKEN_COPIES
+        if budget.memory_bytes is not None and self.footprint + ahead > budget.memory_bytes:
+            raise BudgetError(
+                f"Training stopped after {_merges(made)}: the next would take this trainer past the "
+                f"{_budget.mib_text(budget.memory_bytes)} {budget.whose} may use on this server" + self._why_big()
+            )
+        if budget.seconds is not None and self._clock is not None and made % 32 == 0:
+            spent = self.train_seconds + time.thread_time() - self._clock
+            if spent > budget.seconds:
+                raise BudgetError(
+                    f"Training stopped after {_merges(made)}: it has used {spent:,.0f} s of the server's time, "
+                    f"the most {budget.whose} may use; train the rest without step records (a worker process "
+                    "does that) or with the command line."
+                )
+        ceiling = budget.ceiling
+        grown = self._grown + self._text_bytes
+        if ceiling is not None and (made % 256 == 0 or grown - self._seen_grown > 4 * 2**20 or ahead > 2**20):
+            self._seen_grown = grown
+            room = ceiling.room()
+            if room is not None and room < ahead + _budget.CEILING_MARGIN:
+                raise BudgetError(
+                    f"Training stopped after {_merges(made)}: the server is at its memory ceiling "
+                    f"({_budget.mib_text(ceiling.limit_bytes)}, every session's training counted); try again "
+                    "later, or ask for fewer merges."
+                )
+
+    def _why_big(self) -> str:
+        """The end of a memory sentence: what makes this training big, and what keeps it smaller."""
+        if self._text_bytes > self.footprint / 2:
+            return (
+                f" (most of it is the text of its tokens, the longest already {self._longest:,} characters: merges "
+                "of pairs that occur once join ever longer tokens). A minimum pair count of 2, a pre-tokenizer or "
+                "fewer merges keep it smaller."
+            )
+        return f" (it holds about {_budget.mib_text(self.footprint)} now). Fewer merges or a smaller corpus fit."
+
     def _advance(self) -> bool:
         """Do one merge and log it; False (and set ``stop_reason``) when done. Makes no
         ``StepRecord``: ``run`` needs none, and the log makes them when they are read."""
@@ -585,6 +673,12 @@ class Trainer(Stepping[StepRecord]):
         best, best_count = top[0]
         if best_count < cfg.min_frequency:
             return self._finish("min_frequency")
+        if self.budget is not None:
+            try:
+                self._check_budget(best)
+            except BudgetError as err:
+                self.held = str(err)
+                raise
         self._commit(best, best_count, top, full)
         return True
 
@@ -632,6 +726,11 @@ class Trainer(Stepping[StepRecord]):
         new_id, reused = self._vocab.add_merge(left, right)
         if cfg.tie_break == "hf" and not reused:
             self._hf_rank.append(new_id)
+        if not reused:
+            made = self._vocab.tokens[new_id]
+            self._text_bytes += sys.getsizeof(made) * _budget.TOKEN_COPIES
+            self._longest = max(self._longest, len(made))
+        self._grown += _budget.RECORD_BYTES if full else _budget.COMPACT_RECORD_BYTES
         positions = self._where.get(best, ()) if cfg.picky is not None else ()
         replaced, per_word = self._merge(best, left, right, new_id) if best_count else (0, {})
         self.tokens -= replaced
@@ -749,6 +848,7 @@ class Trainer(Stepping[StepRecord]):
         changed (``before``: pair -> count before); a pair that is gone is forgotten."""
         count, where, hist, heap = self._count, self._where, self._hist, self._heap
         push = heapq.heappush
+        self._grown += _budget.CHANGED_PAIR_BYTES * len(before)
         for changed, old in before.items():
             c = count.get(changed, 0)
             if old > 0:
@@ -765,6 +865,7 @@ class Trainer(Stepping[StepRecord]):
         trainer), so the position index, most of its memory, is let go (~500 MB for a 20 MB text
         without pre-tokenization); the merges, the log and the words stay. False: no merge made."""
         self.stop_reason = reason
+        self._index_bytes = 0
         self._sym = self._nxt = self._prv = self._wof = array("i")
         self._count, self._where, self._heap, self._front, self._rows = {}, {}, [], [], {}
         self._hist = Counter()
@@ -790,6 +891,7 @@ class Trainer(Stepping[StepRecord]):
         count, where, hist = self._count, self._where, self._hist
         push = heapq.heappush
         positions = where.pop(pair)
+        self._grown += _budget.VISITED_BYTES * len(positions)
         if type(positions) is list:  # a heap; an array is still in ascending order
             positions.sort()
         before: dict[int, int] = {}  # pair -> its count before this merge, for pairs it touched
@@ -879,6 +981,42 @@ def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | N
     ['3 of 3 merges']
     """
     planned = trainer.planned_merges
+    try:
+        _advance_to_end(trainer, planned, progress, chunk)
+    except BudgetError:
+        pass  # the trainer keeps its merges, and ``held`` says why it stopped short
+    return trainer
+
+
+def train_words_to_end(
+    words: Mapping[str, int],
+    config: TrainerConfig,
+    *,
+    encoding: EncodeOptions = EncodeOptions(),
+    budget: Budget | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> Trainer:
+    """A trainer built over ``words`` and trained to the end without step records (a worker
+    process's job: the server never holds its position index). Under ``budget``, what it keeps
+    once finished (its words, tokens and records; the index is let go) stays within the budget's
+    memory: the index is allowed on top of it; ``held`` says why it stopped short, if it did.
+
+    >>> t = train_words_to_end({"abab": 3}, TrainerConfig(pretokenizer="none", unit="char", vocab_size=None))
+    >>> [r.token for r in t.records], t.held
+    (['ab', 'abab'], None)
+    >>> t = train_words_to_end({"ab" * 400: 1}, TrainerConfig(pretokenizer="none", unit="char", vocab_size=None), budget=Budget(memory_bytes=20_000))
+    >>> len(t.records), t.held[:40]
+    (4, 'Training stopped after 4 merges: the nex')
+    """
+    trainer = Trainer(words, config, top_k=0, full_records=0, encoding=encoding).require_room()
+    if budget is not None and budget.memory_bytes is not None:
+        trainer.budget = dataclasses.replace(budget, memory_bytes=budget.memory_bytes + trainer._index_bytes)
+    return train_to_end(trainer, progress=progress)
+
+
+def _advance_to_end(
+    trainer: Trainer, planned: int | None, progress: Callable[[float, str], None] | None, chunk: int
+) -> None:
     while trainer.advance(chunk) and not trainer.done:
         if progress is not None:
             done = len(trainer.records)
@@ -889,7 +1027,6 @@ def train_to_end(trainer: Trainer, *, progress: Callable[[float, str], None] | N
     if progress is not None:
         done = len(trainer.records)
         progress(1.0, f"{done:,}" + (f" of {planned:,}" if planned else "") + " merges")
-    return trainer
 
 
 def train(

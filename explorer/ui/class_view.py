@@ -32,6 +32,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from ..bpe.budget import BudgetError
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.corpora import decode_bytes
@@ -86,14 +87,16 @@ class RoomRun:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def at(self, step: int) -> Trainer:
-        """The trainer, trained at least to ``step`` + 1 (or to its end)."""
+        """The trainer, trained at least to ``step`` + 1 (or to its end, or as far as the server's
+        budget for a session lets it: ``held`` says so)."""
         trainer = self.trainer
         assert trainer is not None
-        if len(trainer.records) <= step and not trainer.done:
+        if len(trainer.records) <= step and not trainer.done and trainer.held is None:
             with self.lock:
                 short = step + 1 - len(trainer.records)
                 if short > 0 and not trainer.done:
-                    trainer.advance(short)
+                    with contextlib.suppress(BudgetError):
+                        trainer.advance(short)
         return trainer
 
 
@@ -481,7 +484,9 @@ def _step_by(code: str, key: str, n: int) -> None:
     room = rooms().get(code)
     if room is not None:
         st.session_state["class_playing"] = False
-        _set_step(code, key, room.step + n)
+        # no further than the room's training got (its end, or where the server's budget stopped it)
+        trained = len(_run_of(room).at(room.step + n).records)
+        _set_step(code, key, min(room.step + n, max(trained, room.step)))
 
 
 def _on_slider(code: str, key: str) -> None:
@@ -558,7 +563,9 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         _show_error()
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         trainer = run.at(room.step)
-        at_end = trainer.done and room.step >= len(trainer.records)
+        at_end = (trainer.done or trainer.held is not None) and room.step >= len(trainer.records)
+        if trainer.held is not None and room.step >= len(trainer.records):
+            st.warning(render.md_text(trainer.held))
         row.button("Step", key="class_step", type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
         row.button("+10", key="class_step10", on_click=_step_by, args=(code, key, 10), disabled=at_end)
         row.button("Back", key="class_back", on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)

@@ -10,6 +10,17 @@ can set them without editing code) and the lane that heavy training takes turns 
                                 first, at least one)
     BPE_EXPLORER_JOB_MIB        the memory one worker may use; a job over it is stopped with a
                                 message (default 2048)
+    BPE_EXPLORER_SESSION_TRAIN_MIB      the memory one session's trainer may take in the server
+                                (its footprint, ``explorer.bpe.budget``; default 256): a corpus
+                                over it is offered a sample, a training stops at the merge that
+                                would pass it, with a sentence
+    BPE_EXPLORER_SESSION_TRAIN_SECONDS  the server's CPU time one session's trainer may take
+                                (default 300); the rest trains in a worker, without step records
+    BPE_EXPLORER_STEP_WORK      the most positions one merge of a session's trainer may visit
+                                (default 200,000: about 0.25 s of the server's time); a corpus
+                                over it is offered a sample small enough
+    BPE_EXPLORER_SERVER_MIB     the server process's memory ceiling (default 1536): no training
+                                goes on past it
 
 Nothing here imports streamlit: the state module wires it to sessions.
 """
@@ -25,14 +36,21 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from ..bpe.budget import Budget, Ceiling
 from ..serving.workers import Job, Pool, default_workers
 
 __all__ = [
     "DEFAULT_STEP_MIB",
     "DEFAULT_IDLE_MINUTES",
     "DEFAULT_JOB_MIB",
+    "DEFAULT_SESSION_TRAIN_MIB",
+    "DEFAULT_SESSION_TRAIN_SECONDS",
+    "DEFAULT_STEP_WORK",
+    "DEFAULT_SERVER_MIB",
     "step_limit",
     "idle_seconds",
+    "session_budget",
+    "worker_budget",
     "Lane",
     "HEAVY",
     "pool",
@@ -49,6 +67,10 @@ sys.setswitchinterval(SWITCH_INTERVAL_S)
 DEFAULT_STEP_MIB = 4.0
 DEFAULT_IDLE_MINUTES = 30.0
 DEFAULT_JOB_MIB = 2048.0
+DEFAULT_SESSION_TRAIN_MIB = 256.0
+DEFAULT_SESSION_TRAIN_SECONDS = 300.0
+DEFAULT_STEP_WORK = 200_000  # the first merge of a 200,000-character run of one letter: ~0.25 s here
+DEFAULT_SERVER_MIB = 1536.0
 # inputs above this go to a worker process (pre-tokenizing, splitting or reading them holds the
 # interpreter ~1 s a MiB, which every other session's Step needs); below it, a job's round trip
 # costs more than it saves
@@ -85,6 +107,28 @@ def step_limit() -> int:
 def idle_seconds() -> float:
     """How long a session may leave its trainer untouched before it is let go."""
     return _env_number("BPE_EXPLORER_IDLE_MINUTES", DEFAULT_IDLE_MINUTES) * 60
+
+
+def session_budget() -> Budget:
+    """What one session's trainer may take of the server: memory, CPU time, the work of one
+    step, all of it under the server's ceiling.
+
+    >>> b = session_budget(); b.memory_bytes // 2**20, b.step_work, b.ceiling.limit_bytes // 2**20
+    (256, 200000, 1536)
+    """
+    return Budget(
+        memory_bytes=int(_env_number("BPE_EXPLORER_SESSION_TRAIN_MIB", DEFAULT_SESSION_TRAIN_MIB) * 2**20),
+        seconds=_env_number("BPE_EXPLORER_SESSION_TRAIN_SECONDS", DEFAULT_SESSION_TRAIN_SECONDS),
+        step_work=int(_env_number("BPE_EXPLORER_STEP_WORK", DEFAULT_STEP_WORK)),
+        ceiling=Ceiling(int(_env_number("BPE_EXPLORER_SERVER_MIB", DEFAULT_SERVER_MIB) * 2**20)),
+        whose="each session",
+    )
+
+
+def worker_budget() -> Budget:
+    """A session's training in a worker process: what it keeps (its tokens and records, which come
+    back to the server) stays within the session's memory; the worker's own limit guards the rest."""
+    return Budget(memory_bytes=session_budget().memory_bytes, whose="each session")
 
 
 class Lane:

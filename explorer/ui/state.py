@@ -15,10 +15,11 @@ from typing import Literal
 
 import streamlit as st
 
+from ..bpe.budget import BudgetError, fitting_sample, require_start
 from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..formats.corpora import leading_sample, mib, require_text, utf8_size
+from ..formats.corpora import mib, require_text, utf8_size
 from . import data, server
 
 __all__ = [
@@ -45,6 +46,8 @@ __all__ = [
     "big_mode",
     "GPT2_CHARS",
     "warm_default",
+    "encoding_of",
+    "final_words",
 ]
 
 DEFAULT_SAMPLE = "english_frankenstein.txt"
@@ -66,6 +69,8 @@ RECORDED_PAIRS = 50
 FULL_RECORDS = 2_000
 # Building a trainer on more text than this takes a turn in the server's heavy lane.
 _LIGHT_BYTES = 256 * 1024
+# A trainer this big keeps two derived tokenizers, not eight (see Live.tokenizer).
+_BIG_TRAINER = 32 * 2**20
 
 Mode = Literal["step", "sample", "final"]  # step through it all / a leading sample / to the end, compact records
 
@@ -141,6 +146,10 @@ class Live:
     oversize: int | None = None
     released_at: int | None = None
     notice: str | None = None  # said once on the page (the trainer was rebuilt after idling)
+    # why training stopped short of what was asked: the server's budget for a session (a sentence
+    # the page keeps showing until training moves on); for an oversize corpus, why it cannot be
+    # stepped through whole
+    held: str | None = None
     last_used: float = field(default_factory=time.monotonic)
     _tokenizers: dict = field(default_factory=dict, repr=False)
     _top_words: dict = field(default_factory=dict, repr=False)
@@ -159,7 +168,9 @@ class Live:
     def release(self) -> bool:
         """Let the trainer go (an idle session), keeping the step count and the view; False
         when the session is busy with it right now."""
-        if self.trainer is None or self.running or not self.lock.acquire(blocking=False):
+        # a run without step records keeps little once finished (its index is let go), and is
+        # trained in a worker: not let go, so never rebuilt in the server
+        if self.trainer is None or self.running or self.mode == "final" or not self.lock.acquire(blocking=False):
             return False
         try:
             self.released_at = len(self.trainer.records)
@@ -186,27 +197,43 @@ class Live:
         return cache[n]
 
     def tokenizer(self, k: int):
-        """The tokenizer as of step k, cached (a few steps around the view are asked for)."""
+        """The tokenizer as of step k, cached (a few steps around the view are asked for; two
+        when the trainer is big: each tokenizer holds its own copy of the vocabulary's text)."""
         cache = self._tokenizers
         tok = cache.get(k)
         if tok is None:
-            if len(cache) >= 8:
-                cache.pop(next(iter(cache)))
             assert self.trainer is not None  # asked for only by panels drawn once there is a trainer
+            kept = 8 if self.trainer.footprint < _BIG_TRAINER else 2
+            while len(cache) >= kept:
+                cache.pop(next(iter(cache)))
             tok = cache[k] = self.trainer.tokenizer(k)
         return tok
 
     def forward(self, n: int) -> int:
-        """Move the view n steps ahead, training new merges as needed; returns steps moved."""
+        """Move the view n steps ahead, training new merges as needed; returns steps moved. A
+        training the session's budget stops short moves as far as it got and says why (``held``)."""
         if self.trainer is None:
             return 0
         with self.lock:
             short = self.view + n - self.trained
             if short > 0:
-                self.trainer.advance(short)
+                self.train(short)
             moved = min(self.view + n, self.trained) - self.view
             self.view += moved
             return moved
+
+    def train(self, n: int) -> bool:
+        """Train up to n more merges within the session's budget; False (and ``held`` says why)
+        when the budget stopped it first."""
+        assert self.trainer is not None
+        with self.lock:
+            try:
+                self.trainer.advance(n)
+            except BudgetError as err:
+                self.held = str(err)
+                return False
+            self.held = None
+            return True
 
 
 def keep_widget_state() -> None:
@@ -349,17 +376,36 @@ def _start_janitor() -> None:
             _JANITOR.append(thread)
 
 
+def encoding_of(preset: str | None) -> EncodeOptions:
+    """How a preset's tokenizers encode (custom settings: the default)."""
+    return PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
+
+
 def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode) -> Trainer:
-    """The trainer for a corpus and config; counting a big corpus takes a turn in the heavy lane."""
-    texts = choice.texts()
-    if mode == "sample":
-        texts = leading_sample(texts, server.step_limit())
-    encoding = PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
+    """The session's trainer for a corpus and config, under the session's budget (a corpus too
+    heavy to step through is refused from its word counts, before it is built: BudgetError; a
+    sample is cut small enough); counting a big corpus takes a turn in the heavy lane."""
+    budget = server.session_budget()
     with server.HEAVY.turn() if choice.size() > _LIGHT_BYTES else contextlib.nullcontext():
-        words = data.word_counts(texts, config)
+        if mode == "sample":
+            words = _fitting_sample(choice.texts(), config)
+        else:
+            words = data.word_counts(choice.texts(), config)
+            require_start(words, config, budget, what="This corpus, under these settings,")
         # "final": no pair tables, no examples, ~50 bytes a step
         top_k, full = (0, 0) if mode == "final" else (RECORDED_PAIRS, FULL_RECORDS)
-        return Trainer(words, config, top_k=top_k, full_records=full, encoding=encoding).require_room()
+        trainer = Trainer(words, config, top_k=top_k, full_records=full, encoding=encoding_of(preset)).require_room()
+        trainer.budget = budget
+        return trainer
+
+
+def _fitting_sample(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
+    """The word counts of the longest leading sample of ``texts`` (up to the step-through limit)
+    whose trainer fits the session's budget (counted once per text, shared by every session)."""
+    words = fitting_sample(
+        texts, config, server.session_budget(), limit_bytes=server.step_limit(), count=data.word_counts
+    )
+    return dict(words)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -378,7 +424,8 @@ def _trained_to(
     ``kept``: the pair rows and full records its steps keep (part of what is shared)."""
     trainer = _build(_choice, preset, config, mode)
     with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
-        trainer.advance(steps)
+        with contextlib.suppress(BudgetError):  # a link asking for more than the budget: ``held`` says so
+            trainer.advance(steps)
     return trainer
 
 
@@ -405,8 +452,9 @@ def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
     steps = current.released_at or 0
     trainer = _build(choice, preset, current.config, current.mode)
     with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
-        trainer.advance(steps)
-    current.trainer, current.released_at = trainer, None
+        with contextlib.suppress(BudgetError):  # the budget was lowered since: ``held`` says so
+            trainer.advance(steps)
+    current.trainer, current.released_at, current.held = trainer, None, trainer.held
     current.view = min(current.view, current.trained)
     minutes = server.idle_seconds() / 60
     current.notice = (
@@ -434,7 +482,8 @@ def live(*, reset: bool = False) -> Live:
                     current.released_at = None
         return current
     size, limit = choice.size(), server.step_limit()
-    mode: Mode = st.session_state.get(_BIG, {}).get(choice.key(), "step") if size > limit else "step"
+    # what the user chose for a corpus over the size limit, or too heavy to step through whole
+    mode: Mode = st.session_state.get(_BIG, {}).get(choice.key(), "step")
     try:
         try:
             require_text(choice.texts())
@@ -444,12 +493,18 @@ def live(*, reset: bool = False) -> Live:
             ) from None
         if mode == "step" and size > limit:
             fresh = Live(None, choice.key(), config, oversize=size)
+        elif mode == "final":
+            # nothing to step through: built and trained to the end in a worker process at once
+            # (the server never holds its position index), see train_view.run_to_end
+            fresh = Live(None, choice.key(), config, mode=mode, running=True)
         else:
             steps = st.session_state.pop(_PENDING, None) or 0
             trainer = _build_at(choice, preset, config, mode, steps)
-            fresh = Live(trainer, choice.key(), config, mode=mode)
+            fresh = Live(trainer, choice.key(), config, mode=mode, held=trainer.held)
             fresh.view = fresh.trained
-            fresh.running = mode == "final" and not trainer.done  # nothing to step through: train to the end at once
+    except BudgetError as err:
+        # too heavy to step through whole: the same offer as a corpus over the size limit
+        fresh = Live(None, choice.key(), config, oversize=size, held=str(err))
     except ExplorerError as err:
         fresh = Live(None, choice.key(), config, error=str(err))
     st.session_state[_LIVE] = fresh
@@ -459,11 +514,10 @@ def live(*, reset: bool = False) -> Live:
 
 def big_corpus_note(live: Live) -> str | None:
     """What the page says about a corpus over the step-through limit, once a choice is made."""
-    limit = server.step_limit()
-    if live.mode == "sample":
+    if live.mode == "sample" and live.trainer is not None:
         return (
-            f"Stepping through the first {mib(limit)} of this {mib(corpus_choice().size())} corpus "
-            f"(the server's step-through limit per session)."
+            f"Stepping through the first {mib(live.trainer.corpus_bytes)} of this {mib(corpus_choice().size())} "
+            f"corpus (what a session may step through on this server)."
         )
     if live.mode == "final":
         return (
@@ -471,3 +525,10 @@ def big_corpus_note(live: Live) -> str | None:
             f"only its winning pair, no pair table and no example words."
         )
     return None
+
+
+def final_words(live: Live) -> tuple[dict[str, int], TrainerConfig, EncodeOptions]:
+    """What a run without step records trains on in its worker: the session corpus's word counts
+    (counted in a worker too when big), the config and the preset's encoding."""
+    preset, _ = current_config()
+    return data.word_counts(corpus_choice().texts(), live.config), live.config, encoding_of(preset)

@@ -11,7 +11,7 @@ import streamlit as st
 
 from ..bpe.records import StepRecord
 from ..bpe.tokenizer import Tokenizer
-from ..bpe.trainer import PairStat, Trainer, train_to_end
+from ..bpe.trainer import PairStat, Trainer, train_words_to_end
 from ..errors import ExplorerError
 from ..formats.corpora import mib
 from ..stages.units import display_to_bytes
@@ -26,6 +26,7 @@ __all__ = [
     "status",
     "run_to_end",
     "big_corpus_offer",
+    "final_run",
     "session_notes",
     "current_merge",
 ]
@@ -63,7 +64,7 @@ def _stop_run() -> None:
         if live.running and live.mode == "final":
             live.notice = (
                 "Training stopped before the end. A run without step records trains in a worker "
-                "process and keeps its merges when it finishes; press Run to end to start it again."
+                "process and keeps its merges when it finishes; press Train again to start it again."
             )
         live.running = False
         live.view = live.trained
@@ -175,17 +176,24 @@ def _stop_reason(trainer: Trainer) -> str:
 
 
 def big_corpus_offer(live: state.Live) -> None:
-    """A corpus over the server's step-through limit: say so, and offer a sample or a run to
-    the end without step records (the corpus is not counted until the user chooses)."""
+    """A corpus over the server's step-through limit, or too heavy to step through within a
+    session's budget: say why, and offer a sample or a run to the end without step records (a
+    corpus over the size limit is not counted until the user chooses)."""
     limit = server.step_limit()
-    st.warning(
-        f"This corpus is {mib(live.oversize or 0)}: stepping through it merge by merge is limited to "
-        f"{mib(limit)} per session on this server (the step records and the live panels of a bigger "
-        "corpus would take too much of the server that the whole class shares)."
-    )
+    if live.held:
+        st.warning(
+            render.md_text(live.held)
+            + " Step through a sample of it that fits, or train on all of it without step records."
+        )
+    else:
+        st.warning(
+            f"This corpus is {mib(live.oversize or 0)}: stepping through it merge by merge is limited to "
+            f"{mib(limit)} per session on this server (the step records and the live panels of a bigger "
+            "corpus would take too much of the server that the whole class shares)."
+        )
     row = st.container(horizontal=True, gap="small")
     row.button(
-        f"Step through its first {mib(limit)}",
+        "Step through a sample of it that fits" if live.held else f"Step through its first {mib(limit)}",
         key="big_sample",
         type="primary",
         on_click=state.choose_big_mode,
@@ -198,8 +206,8 @@ def big_corpus_offer(live: state.Live) -> None:
         args=("final",),
     )
     st.caption(
-        "Or choose a smaller corpus on the Corpus page. The limit is set by whoever runs the server "
-        "(BPE_EXPLORER_STEP_MIB)."
+        "Or choose a smaller corpus on the Corpus page. The limits are set by whoever runs the server "
+        "(BPE_EXPLORER_STEP_MIB, BPE_EXPLORER_SESSION_TRAIN_MIB, BPE_EXPLORER_STEP_WORK)."
     )
 
 
@@ -212,6 +220,8 @@ def session_notes(live: state.Live) -> None:
     if live.notice:
         st.info(render.md_text(live.notice))
         live.notice = None
+    if live.held:
+        st.warning(render.md_text(live.held))
 
 
 def run_to_end(live: state.Live) -> None:
@@ -222,13 +232,13 @@ def run_to_end(live: state.Live) -> None:
     interrupts this loop at its next progress update."""
     if not live.running:
         return
-    trainer = live.trainer
-    assert trainer is not None
     st.button("Stop training", key="stop", on_click=_stop_run, type="primary")
     bar = st.progress(0.0, text="Training…")
     if live.mode == "final":
         _run_in_worker(live, bar)
         st.rerun()
+    trainer = live.trainer
+    assert trainer is not None
     target = trainer.planned_merges
     chunk = 25
     while True:
@@ -238,7 +248,8 @@ def run_to_end(live: state.Live) -> None:
             if not live.running or trainer.done:
                 break
             t0 = time.perf_counter()
-            trainer.advance(chunk)
+            if not live.train(chunk):  # the session's budget stopped it: ``held`` says why
+                break
             spent = time.perf_counter() - t0
         chunk = max(1, min(5000, int(chunk * _RUN_CHUNK_S / max(spent, 1e-4))))
         done = len(trainer.records)
@@ -256,12 +267,26 @@ def run_to_end(live: state.Live) -> None:
     st.rerun()
 
 
+def final_run(live: state.Live) -> None:
+    """A run without step records before its trainer came back: its progress while it trains in
+    a worker, else why it stopped (Stop, a failed job) and a button to start it again."""
+    if live.running:
+        run_to_end(live)
+        return
+    st.info(render.md_text(live.notice or "Training without step records has not run yet."))
+    st.button("Train again", key="final_again", type="primary", on_click=_reset)
+
+
 def _run_in_worker(live: state.Live, bar) -> None:
-    """A big corpus without step records trains to the end in a worker process (the server's
-    interpreter stays free for every other session's Step): the trainer goes there and comes
-    back trained (a few hundred KB). Stop, or leaving the page, ends the job."""
-    job = server.pool().submit(train_to_end, live.trainer, progress=True)
+    """A big corpus without step records is built and trained to the end in a worker process
+    (the server's interpreter stays free for every other session's Step, and its memory never
+    holds the position index): the trainer comes back trained (a few hundred KB), what it keeps
+    within the session's budget. Stop, or leaving the page, ends the job."""
     try:
+        words, config, encoding = state.final_words(live)
+        job = server.pool().submit(
+            train_words_to_end, words, config, encoding=encoding, budget=server.worker_budget(), progress=True
+        )
         trained = server.wait_for(
             job, lambda fraction, text: bar.progress(fraction, text=text), what="Training in a worker process… "
         )
@@ -270,8 +295,10 @@ def _run_in_worker(live: state.Live, bar) -> None:
             live.running = False
             live.notice = f"Training did not finish: {err}"
         return
+    trained.budget = server.session_budget()
     with live.lock:
         live.set_trainer(trained)
+        live.held = trained.held
         live.running = False
         live.view = live.trained
 
