@@ -484,9 +484,7 @@ def _step_by(code: str, key: str, n: int) -> None:
     room = rooms().get(code)
     if room is not None:
         st.session_state["class_playing"] = False
-        # no further than the room's training got (its end, or where the server's budget stopped it)
-        trained = len(_run_of(room).at(room.step + n).records)
-        _set_step(code, key, min(room.step + n, max(trained, room.step)))
+        _set_step(code, key, room.step + n)
 
 
 def _on_slider(code: str, key: str) -> None:
