@@ -134,7 +134,6 @@ CREATE INDEX IF NOT EXISTS claims_digest ON claims (digest);
 # A stamp later than every other in the file, even another process's written in the same ns.
 _NEXT_STAMP = "MAX(?, COALESCE((SELECT MAX(last_used) FROM blobs), 0) + 1)"
 _BUSY_TIMEOUT_S = 30.0
-_HEADER = b"SQLite format 3\x00"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _SIDE_FILES = ("-wal", "-shm")  # SQLite's WAL and its index, named after the database file
 
@@ -210,7 +209,12 @@ class SqliteStore:
     """The store in one SQLite file, ``folder/store.sqlite3``, shared by every process that
     opens the same folder. Thread-safe: one connection per object, behind a lock. Nothing is
     opened or created before the first call that needs it; after :meth:`close` the next call
-    opens the file again."""
+    opens the file again.
+
+    Only SQLite's own connections ever open the database file and its ``-wal`` and ``-shm``
+    (each call stats the file; its header is read through SQLite when the stat changed): a
+    descriptor of our own, once closed, would drop the process's locks, and another process
+    closing the database would then delete the WAL this process still writes to."""
 
     def __init__(self, folder: str | Path, *, cap_bytes: int, session_quota: int):
         if not cap_bytes > 0 or not session_quota > 0:
@@ -222,6 +226,7 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
+        self._seen: tuple[int, int, int, int] | None = None  # its (dev, inode, size, mtime) at the last check
         self._pid = os.getpid()
         self._abandoned: list[sqlite3.Connection] = []  # inherited over a fork: never touched
         self._notice: str | None = None
@@ -349,7 +354,7 @@ class SqliteStore:
     def close(self) -> None:
         """Close the connection (the next call opens the file again)."""
         with self._lock:
-            conn, self._conn, self._identity = self._conn, None, None
+            conn, self._conn, self._identity, self._seen = self._conn, None, None, None
             if conn is not None and self._pid == os.getpid():
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -398,9 +403,19 @@ class SqliteStore:
             self._conn, self._identity, self._pid = None, None, os.getpid()
         if self._conn is None:
             self._open_first()
-        elif _identity(self.path) != self._identity or not _header_ok(self.path, allow_empty=False):
-            _log.warning("store %s was removed or overwritten; recreating it", self.path)
-            self._recreate()
+        else:
+            # A stat opens no descriptor: the file's inode says "deleted or replaced", its size
+            # and time say "written since": only then is its header read (through SQLite).
+            now = _file_state(self.path)
+            if now is None or now[:2] != self._identity:
+                _log.warning("store %s was removed or replaced; recreating it", self.path)
+                self._recreate()
+            elif now != self._seen:
+                if not _header_ok(self.path, size=now[2], allow_empty=False):
+                    _log.warning("store %s was overwritten; recreating it", self.path)
+                    self._recreate()
+                else:
+                    self._seen = now
         assert self._conn is not None
         return self._conn
 
@@ -408,10 +423,11 @@ class SqliteStore:
         """Open (or create) the file; a damaged one is moved aside first."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with _folder_lock(self.folder):
-            if _identity(self.path) is None:
+            found = _file_state(self.path)
+            if found is None:
                 if _remove_side_files(self.path):  # the WAL of a database someone deleted
                     self._notice = RECREATED_NOTICE
-            elif not _header_ok(self.path, allow_empty=True):
+            elif not _header_ok(self.path, size=found[2], allow_empty=True):
                 _log.warning("store %s is not an SQLite database; moving it aside", self.path)
                 _move_aside(self.path)
                 self._notice = RECREATED_NOTICE
@@ -440,6 +456,7 @@ class SqliteStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         self._conn, self._identity = conn, _identity(self.path)
+        self._seen = None
         conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -450,7 +467,8 @@ class SqliteStore:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        self._identity = _identity(self.path)
+        self._seen = _file_state(self.path)
+        self._identity = None if self._seen is None else self._seen[:2]
 
 
 # -- SQL helpers ---------------------------------------------------------------------------------
@@ -564,14 +582,40 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _header_ok(path: Path, *, allow_empty: bool) -> bool:
-    """Whether ``path`` starts as an SQLite database does (an empty file is a new database)."""
+def _file_state(path: Path) -> tuple[int, int, int, int] | None:
+    """``path``'s (device, inode, size, modification time in ns), or None if no file is there.
+    A stat: no descriptor of the file is opened."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_HEADER))
+        st = os.stat(path)
     except FileNotFoundError:
-        return False
-    return head == _HEADER or (allow_empty and head == b"")
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _header_ok(path: Path, *, size: int, allow_empty: bool) -> bool:
+    """Whether the file at ``path`` (``size`` bytes) starts as an SQLite database does (an empty
+    file is a new database when ``allow_empty``).
+
+    Read through SQLite, never with open(): on POSIX, closing any descriptor of a file drops
+    every lock the process holds on it, and SQLite would no longer know that this process uses
+    the database (another process closing it would then checkpoint and delete the live WAL).
+    SQLite's own connections share their locks within a process and keep a closed descriptor
+    until those locks go. ``immutable=1`` reads the file itself, not its WAL, taking no lock;
+    only "not a database" counts as damage (a page count ahead of the file's size is what a
+    reader sees in the middle of another process's checkpoint)."""
+    if size == 0:
+        return allow_empty
+    try:
+        probe = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
+    except sqlite3.Error:
+        return True  # gone between the stat and now: the next call's stat says so
+    try:
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as err:
+        return _code(err) != _NOTADB and "not a database" not in str(err).lower()
+    finally:
+        probe.close()
+    return True
 
 
 def _move_aside(path: Path) -> Path:
