@@ -289,7 +289,7 @@ def test_answers_from_two_processes_at_once_are_counted_once_each(backend):
     rooms.close()
 
 
-def test_an_unreachable_redis_gives_a_sentence_without_its_password():
+def test_an_unreachable_redis_gives_a_sentence_without_its_place_or_password():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nobody listens once the socket is closed
@@ -297,5 +297,6 @@ def test_an_unreachable_redis_gives_a_sentence_without_its_password():
     rooms = RedisRooms(store, limits=Limits())
     with pytest.raises(StoreError) as caught:
         rooms.get("ABCDEF")
-    assert f"127.0.0.1:{port}" in str(caught.value) and "s3cret-pw" not in str(caught.value)
+    for hidden in ("127.0.0.1", str(port), "s3cret-pw"):  # where the server is goes to the log only
+        assert hidden not in str(caught.value), str(caught.value)
     rooms.close()

@@ -470,6 +470,30 @@ def test_sqlite_errors_reach_callers_as_one_sentence_store_errors(sqlite_store, 
         sqlite_store.touch("0" * 64)
 
 
+def test_a_data_folder_gone_for_a_while_is_a_sentence_without_its_path_then_works_again(tmp_path, caplog):
+    """The folder moved away and a file in its place (a mount gone, an operator's mistake): each
+    call is a sentence without the folder's path (that goes to the log); once the folder is back,
+    the store goes on with what it kept, and nothing was recreated."""
+    folder = tmp_path / "class-data"
+    store = SqliteStore(folder, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        kept = store.put(b"kept", kind="corpus")
+        folder.rename(tmp_path / "away")
+        folder.write_bytes(b"not a folder")
+        for call in STORE_CALLS.values():
+            with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+                with pytest.raises(StoreError) as caught:
+                    call(store)
+            message = str(caught.value)
+            assert message.startswith("The app's store cannot be used in its data folder (") and message.endswith(").")
+            assert str(tmp_path) not in message and str(folder) in caplog.text
+        folder.unlink()
+        (tmp_path / "away").rename(folder)
+        assert store.get(kept).data == b"kept" and store.take_notice() is None
+    finally:
+        store.close()
+
+
 # -- Redis: its keys, its errors --------------------------------------------------------------------
 
 
@@ -499,8 +523,11 @@ STORE_CALLS = {
 }
 
 
-def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str, secret: str | None = None) -> None:
-    """A StoreError (not a redis exception) of one line starting ``starts``, without ``secret``."""
+def assert_one_sentence_store_error(
+    caught: pytest.ExceptionInfo, *, starts: str, hidden: tuple[str, ...] = ("127.0.0.1",)
+) -> None:
+    """A StoreError (not a redis exception) of one line starting ``starts``, without any of
+    ``hidden`` (passwords, and where the server is: its host and port)."""
     import redis
 
     err = caught.value
@@ -508,30 +535,36 @@ def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str
     message = str(err)
     assert message.startswith(starts) and message.endswith(".") and "\n" not in message, message
     assert "script:" not in message and "Traceback" not in message
-    if secret is not None:
-        assert secret not in message
+    for secret in hidden:
+        assert secret not in message, message
 
 
-def test_an_unreachable_redis_is_a_store_error_naming_where_without_the_password(redis_url):
+def test_an_unreachable_redis_is_a_store_error_without_its_place_or_password(redis_url, caplog):
     port = free_port()  # nobody listens there
     store = RedisStore(
         redis_url_with(redis_url, credentials="alice:s3cret-pw", port=port), cap_bytes=10 * KIB, session_quota=4 * KIB
     )  # connects to nothing yet
     assert "s3cret" not in repr(store)
     for name, call in STORE_CALLS.items():
-        with pytest.raises(StoreError) as caught:
-            call(store)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+            with pytest.raises(StoreError) as caught:
+                call(store)
         assert_one_sentence_store_error(
-            caught, starts=f"The app's store (Redis at 127.0.0.1:{port}) cannot be reached (", secret="s3cret"
+            caught,
+            starts="The app's store (its Redis server) cannot be reached",
+            hidden=("s3cret", "127.0.0.1", str(port)),
         )
-        assert str(caught.value).endswith("; try again."), name
+        assert str(caught.value).endswith("; try again in a moment."), name
+        # where it is, and what went wrong, are for whoever runs the server: in its log
+        assert f"127.0.0.1:{port}" in caplog.text and "s3cret" not in caplog.text, caplog.text
     assert store.take_notice() is None
     store.close()
 
 
-def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend, monkeypatch):
+def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend, monkeypatch, caplog):
     """Redis does not echo passwords, but a proxy or a later client version might: the store
-    keeps them out of its sentences whatever the error says."""
+    keeps them out of its sentences and its log whatever the error says."""
     import redis
 
     def failing(self, *keys):
@@ -541,10 +574,14 @@ def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend
     store = RedisStore(
         redis_url_with(redis_backend.place, credentials="teacher:pa%24%24word"), cap_bytes=KIB, session_quota=KIB
     )
-    with pytest.raises(StoreError) as caught:
-        store.has("0" * 64)
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="pa$$word")
-    assert "pa%24%24word" not in str(caught.value) and "teacher:***@" in str(caught.value)
+    with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+        with pytest.raises(StoreError) as caught:
+            store.has("0" * 64)
+    assert_one_sentence_store_error(
+        caught, starts="The app's store (its Redis server)", hidden=("pa$$word", "pa%24%24word", "teacher", "127.0.0.1")
+    )
+    assert "teacher:***@127.0.0.1" in caplog.text
+    assert "pa$$word" not in caplog.text and "pa%24%24word" not in caplog.text
     store.close()
 
 
@@ -557,7 +594,9 @@ def test_a_wrong_password_is_a_store_error_without_the_password(redis_url):
     store = RedisStore(redis_url_with(redis_url, credentials="teacher:wrong-pw"), cap_bytes=KIB, session_quota=KIB)
     with pytest.raises(StoreError) as caught:
         store.put(b"x", kind="text")
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="wrong-pw")
+    assert_one_sentence_store_error(
+        caught, starts="The app's store (its Redis server)", hidden=("wrong-pw", "127.0.0.1", redis_url)
+    )
     assert "refused the app's user or password" in str(caught.value)
     store.close()
     allowed = RedisStore(redis_url_with(redis_url, credentials="teacher:right-pw"), cap_bytes=KIB, session_quota=KIB)
@@ -574,8 +613,7 @@ def test_an_error_reply_from_redis_is_a_store_error(redis_backend):
     client.close()
     with pytest.raises(StoreError) as caught:
         store.put(b"x", kind="text")
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:")
-    assert "WRONGTYPE" in str(caught.value)
+    assert_one_sentence_store_error(caught, starts="The app's store (its Redis server) failed (WRONGTYPE")
     store.close()
 
 

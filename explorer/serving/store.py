@@ -388,10 +388,13 @@ class SqliteStore:
                     self._recreate()
                     return op(self._connection())
             except sqlite3.Error as err:
+                _log.warning("store %s: %s", self.path, err)
                 raise _failure(err) from err
             except OSError as err:
+                # the folder's path goes to the log, not to the page
+                _log.warning("store %s: %s", self.path, err)
                 raise StoreError(
-                    f"The app's store cannot be used in its data folder {self.folder} ({err.strerror or err})."
+                    f"The app's store cannot be used in its data folder ({err.strerror or type(err).__name__})."
                 ) from err
 
     def _connection(self) -> sqlite3.Connection:
@@ -803,7 +806,7 @@ class RedisStore:
             raise ValueError("cap_bytes and session_quota must be positive")
         self.where, self._secrets = _redis_place(url)
         self._redis = _import_redis()
-        self.url = url  # with its password, if any: messages name ``where`` instead
+        self.url = url  # with its password, if any: the log names ``where`` instead
         self.prefix = prefix
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
@@ -952,9 +955,9 @@ class RedisStore:
         try:
             return op(client, scripts)
         except self._redis.RedisError as err:
-            failure = _redis_failure(err, self._redis.exceptions, where=self.where, secrets=self._secrets)
-            _log.warning("store %s: %s", self.where, failure)
-            raise failure from err
+            # where the server is and what it said go to the log; the page gets a sentence without them
+            _log.warning("store (Redis at %s): %s", self.where, _redis_detail(err, self._secrets))
+            raise _redis_failure(err, self._redis.exceptions, where=self.where, secrets=self._secrets) from err
 
     def _script(self, name: str, *args: object) -> Any:
         """Run the Lua script ``name`` (one atomic step on the server) with ``args`` after the
@@ -974,8 +977,8 @@ def _import_redis() -> Any:
 
 
 def _redis_place(url: str) -> tuple[str, tuple[str, ...]]:
-    """Where a Redis URL points, fit for a message (``host:port`` or a socket's path, never a
-    password), and the secrets it holds (to keep out of messages).
+    """Where a Redis URL points, fit for the server's log (``host:port`` or a socket's path,
+    never a password), and the secrets it holds (to keep out of messages and the log).
 
     >>> _redis_place("redis://app:s%40fe@cache.example:6380/2?password=other")
     ('cache.example:6380', ('s@fe', 's%40fe', 'other'))
@@ -1023,17 +1026,36 @@ def _text(raw: bytes | str) -> str:
     return raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
 
 
-def _redis_failure(err: Exception, exceptions: Any, *, where: str, secrets: tuple[str, ...]) -> StoreError:
-    """The StoreError, one sentence fit for a page, for a redis error."""
+def _redis_detail(err: Exception, secrets: tuple[str, ...]) -> str:
+    """A redis error's text on one line, without its secrets (passwords), our scripts' SHAs and
+    a final period, cut at ``_DETAIL_CHARS`` characters."""
     detail = _SCRIPT_PLACE.sub("", _scrub(" ".join(str(err).split()) or type(err).__name__, secrets))
     if len(detail) > _DETAIL_CHARS:
         detail = detail[: _DETAIL_CHARS - 1] + "…"
-    detail = detail.rstrip(".")
-    store = f"The app's store (Redis at {where})"
+    return detail.rstrip(".")
+
+
+def _place_parts(where: str) -> tuple[str, ...]:
+    """What of ``where`` (``host:port`` or a socket's path) a message must not show.
+
+    >>> _place_parts("cache.example:6380")
+    ('cache.example:6380', 'cache.example', ':6380')
+    >>> _place_parts("/run/redis/redis.sock")
+    ('/run/redis/redis.sock',)
+    """
+    host, colon, port = where.rpartition(":")
+    return (where, host, colon + port) if colon and host and port.isdigit() else (where,)
+
+
+def _redis_failure(err: Exception, exceptions: Any, *, where: str, secrets: tuple[str, ...]) -> StoreError:
+    """The StoreError, one sentence fit for a page, for a redis error: no password in it, nor
+    where the server is (its host, port or socket path go to the server's log instead)."""
+    detail = _redis_detail(err, secrets + _place_parts(where))
+    store = "The app's store (its Redis server)"
     if isinstance(err, exceptions.AuthenticationError):
         return StoreError(f"{store} refused the app's user or password ({detail}); check BPE_EXPLORER_STORE.")
     if isinstance(err, (exceptions.ConnectionError, exceptions.TimeoutError)):
-        return StoreError(f"{store} cannot be reached ({detail}); try again.")
+        return StoreError(f"{store} cannot be reached; try again in a moment.")
     if isinstance(err, exceptions.ReadOnlyError) or "READONLY" in detail:
         return StoreError(f"{store} cannot be written (the server is a read-only replica).")
     if isinstance(err, exceptions.OutOfMemoryError) or "OOM command not allowed" in detail:
