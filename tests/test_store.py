@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import NamedTuple
@@ -153,6 +154,43 @@ def test_a_second_store_on_the_same_place_sees_the_blobs(store, backend):
         other.close()
     store.close()  # closed, then used again: it opens the file (connects) again
     assert store.get(digest).name == "t"
+
+
+def lose_the_store(backend: Backend) -> None:
+    """What loses a store's data: its file deleted (SQLite), its server emptied (Redis)."""
+    if backend.name == "sqlite":
+        os.remove(Path(backend.place) / "store.sqlite3")
+    else:
+        flush_redis(backend.place)
+
+
+def test_a_store_lost_and_begun_again_has_a_new_generation_that_every_process_sees(backend):
+    first, other = backend.open(), backend.open()  # two app processes on the same store
+    try:
+        before = first.generation()
+        assert not before.replaced and abs(before.created - time.time()) < 60  # a first start loses nothing
+        assert other.generation() == before
+        digest = first.put(b"kept before", kind="corpus")
+        lose_the_store(backend)
+        after = first.generation()
+        assert after.stamp != before.stamp and after.replaced and after.created >= before.created
+        assert first.get(digest) is None
+        assert other.generation() == after  # the other process finds the same new store
+        later = backend.open()  # a process started after the loss: the same generation too
+        assert later.generation() == after
+        later.close()
+    finally:
+        first.close()
+        other.close()
+
+
+def test_a_junk_file_at_opening_begins_a_generation_that_replaced_a_lost_store(tmp_path):
+    (tmp_path / "store.sqlite3").write_bytes(b"junk " * 300)
+    store = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        assert store.generation().replaced
+    finally:
+        store.close()
 
 
 # -- size cap and eviction ----------------------------------------------------------------------

@@ -8,7 +8,7 @@ session, another app process on the machine or a restarted server finds them aga
 
 The embedded backend is one SQLite file, ``store.sqlite3`` in the data folder (:func:`data_dir`),
 in WAL mode with a busy timeout, so any number of app processes on one machine read and write it
-at once. Two tables::
+at once. Three tables::
 
     blobs   digest TEXT PRIMARY KEY    sha256 hex of data
             kind TEXT                  "corpus", "pasted", "text", "tokenizer", ...
@@ -18,12 +18,17 @@ at once. Two tables::
             last_used INTEGER          nanoseconds, strictly increasing over the file's writes
             data BLOB
     claims  owner TEXT, digest TEXT    who put what (a browser); PRIMARY KEY (owner, digest)
+    meta    key TEXT, value TEXT       the store's :class:`Generation`: "generation" (a random
+                                       stamp), "created" (seconds since the epoch), "replaced"
+                                       ("1" when it replaced a damaged or deleted file)
 
 The store is bounded: at most ``cap_bytes`` in all, the least recently used blobs going first,
 and at most ``session_quota`` bytes claimed by one owner. *Forget my uploads* drops an owner's
 claims and deletes what nobody else claims. A damaged or deleted database file is recreated
 empty (a damaged one is kept aside as ``store.sqlite3.corrupt-<n>``), and :meth:`take_notice`
-then says so once, for the page to show. Callers only ever see :class:`StoreError` (and its
+then says so once, for the page to show. Each creation gets a new :class:`Generation` (a stamp
+and a time, kept in the store): a session that remembers the stamp it first saw knows, in any
+process, that the store it was using is gone (:func:`recreated_notice`). Callers only ever see :class:`StoreError` (and its
 :class:`QuotaError`), never an sqlite3 or redis error.
 
 The Redis backend (:class:`RedisStore`) keeps the same store on a Redis server, for a class
@@ -35,6 +40,8 @@ served from several machines; its keys, under a prefix (``bpe-explorer:``)::
     total             the bytes of all blobs
     owner:<owner>     set: the digests an owner claims
     claims:<digest>   set: the owners claiming a digest (so that eviction drops their claims)
+    generation        hash: stamp, created, replaced (written when missing: a new server, or
+                      one that lost its data, which a process that saw the old stamp marks replaced)
 
 Every change touching several keys is one Lua script, so processes on any number of machines
 putting, evicting and forgetting at once keep the total exact. :func:`default_store` picks the
@@ -92,6 +99,7 @@ __all__ = [
     "RECREATED_NOTICE",
     "Blob",
     "Entry",
+    "Generation",
     "Store",
     "SqliteStore",
     "RedisStore",
@@ -99,6 +107,8 @@ __all__ = [
     "QuotaError",
     "data_dir",
     "default_store",
+    "recreated_notice",
+    "recreated_since",
 ]
 
 _log = logging.getLogger(__name__)
@@ -112,7 +122,7 @@ RECREATED_NOTICE = (
     "files kept in it are gone; upload them again."
 )
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2  # 2: the meta table
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
@@ -130,6 +140,10 @@ CREATE TABLE IF NOT EXISTS claims (
     PRIMARY KEY (owner, digest)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS claims_digest ON claims (digest);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
 """
 # A stamp later than every other in the file, even another process's written in the same ns.
 _NEXT_STAMP = "MAX(?, COALESCE((SELECT MAX(last_used) FROM blobs), 0) + 1)"
@@ -177,6 +191,43 @@ class Blob(NamedTuple):
     size: int
 
 
+class Generation(NamedTuple):
+    """One life of a store, from its creation on: a new one begins when a damaged or deleted
+    file is recreated empty, or when a Redis server that lost its data is used again."""
+
+    stamp: str  # random: another stamp, another store (what sessions remember)
+    created: float  # when it began, seconds since the epoch
+    replaced: bool  # it replaced a store that was lost (not the first start of a new one)
+
+
+def recreated_since(generation: Generation, *, seconds: float, now: float | None = None) -> bool:
+    """Whether ``generation`` replaced a lost store less than ``seconds`` ago.
+
+    >>> lost = Generation("ab12", created=1000.0, replaced=True)
+    >>> recreated_since(lost, seconds=60, now=1030.0), recreated_since(lost, seconds=60, now=1090.0)
+    (True, False)
+    >>> recreated_since(lost._replace(replaced=False), seconds=60, now=1030.0)
+    False
+    """
+    now = time.time() if now is None else now
+    return generation.replaced and now - generation.created < seconds
+
+
+def recreated_notice(generation: Generation) -> str:
+    """What a session that was using the store before ``generation`` began is told (the time
+    as the server's clock has it).
+
+    >>> recreated_notice(Generation("ab12", time.mktime((2030, 5, 6, 14, 5, 0, 0, 0, -1)), True))[:72]
+    "The app's store was found damaged, removed or emptied and started again,"
+    """
+    at = time.strftime("%H:%M", time.localtime(generation.created))
+    return (
+        f"The app's store was found damaged, removed or emptied and started again, empty, at {at} (server "
+        "time): uploads, imported files and class rooms kept in it are gone; upload them again or start "
+        "a new room."
+    )
+
+
 class Entry(NamedTuple):
     """A stored file without its bytes (what :meth:`Store.owned` lists)."""
 
@@ -202,6 +253,7 @@ class Store(Protocol):
     def owned(self, owner: str) -> list[Entry]: ...
     def total_bytes(self) -> int: ...
     def take_notice(self) -> str | None: ...
+    def generation(self) -> Generation: ...
     def close(self) -> None: ...
 
 
@@ -230,6 +282,7 @@ class SqliteStore:
         self._pid = os.getpid()
         self._abandoned: list[sqlite3.Connection] = []  # inherited over a fork: never touched
         self._notice: str | None = None
+        self._generation: Generation | None = None  # the open file's
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.folder)!r}, cap_bytes={self.cap_bytes}, session_quota={self.session_quota})"
@@ -351,6 +404,16 @@ class SqliteStore:
             notice, self._notice = self._notice, None
             return notice
 
+    def generation(self) -> Generation:
+        """The store's current :class:`Generation` (a file found deleted or damaged on the way
+        is recreated first, and so begins a new one)."""
+
+        def op(conn: sqlite3.Connection) -> Generation:
+            assert self._generation is not None  # read whenever the file is opened
+            return self._generation
+
+        return self._run(op)
+
     def close(self) -> None:
         """Close the connection (the next call opens the file again)."""
         with self._lock:
@@ -426,15 +489,16 @@ class SqliteStore:
         """Open (or create) the file; a damaged one is moved aside first."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with _folder_lock(self.folder):
-            found = _file_state(self.path)
+            found, lost = _file_state(self.path), False
             if found is None:
-                if _remove_side_files(self.path):  # the WAL of a database someone deleted
-                    self._notice = RECREATED_NOTICE
+                lost = _remove_side_files(self.path)  # the WAL of a database someone deleted
             elif not _header_ok(self.path, size=found[2], allow_empty=True):
                 _log.warning("store %s is not an SQLite database; moving it aside", self.path)
                 _move_aside(self.path)
+                lost = True
+            if lost:
                 self._notice = RECREATED_NOTICE
-            self._open()
+            self._open(replacing=lost)
 
     def _recreate(self) -> None:
         """Replace the opened file, found damaged, deleted or replaced, by an empty one."""
@@ -452,10 +516,11 @@ class SqliteStore:
             if now is None:
                 _remove_side_files(self.path)  # a deleted database's WAL must not join a new one
             self._identity = None
-            self._open()
+            self._open(replacing=True)
 
-    def _open(self) -> None:
-        """Connect to the file (creating it), set WAL mode, the busy timeout and the tables."""
+    def _open(self, *, replacing: bool = False) -> None:
+        """Connect to the file (creating it), set WAL mode, the busy timeout and the tables, and
+        read its generation (a new file gets one; ``replacing``: it takes a lost one's place)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         self._conn, self._identity = conn, _identity(self.path)
@@ -469,7 +534,15 @@ class SqliteStore:
             if version < _SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     conn.execute(statement)
+                # a file made before the meta table began unknown when: from now, and no loss
+                replaced = "1" if replacing and version == 0 else "0"
+                conn.executemany(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                    [("generation", os.urandom(8).hex()), ("created", repr(time.time())), ("replaced", replaced)],
+                )
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self._generation = Generation(meta["generation"], float(meta["created"]), meta["replaced"] == "1")
         self._seen = _file_state(self.path)
         self._identity = None if self._seen is None else self._seen[:2]
 
@@ -775,6 +848,14 @@ end
 redis.call('DEL', owner_key(owner))
 return dropped
 """,
+    # stamp, created, replaced -> {stamp, created, replaced}: the generation, written first if missing
+    "generation": """
+local key = prefix .. 'generation'
+if redis.call('EXISTS', key) == 0 then
+  redis.call('HSET', key, 'stamp', ARGV[2], 'created', ARGV[3], 'replaced', ARGV[4])
+end
+return redis.call('HMGET', key, 'stamp', 'created', 'replaced')
+""",
     # owner -> {{digest, kind, name, meta, size, stamp}, ...} in no order (one consistent read)
     "owned": """
 local entries = {}
@@ -815,6 +896,7 @@ class RedisStore:
         self._text_client: redis.Redis | None = None
         self._scripts: dict[str, Any] = {}
         self._pid = os.getpid()
+        self._stamp_seen = ""  # the generation last read: one written after it replaced a lost store
 
     def __repr__(self) -> str:
         return (
@@ -896,8 +978,22 @@ class RedisStore:
 
     def take_notice(self) -> str | None:
         """Always None: a Redis server has no file to find damaged (a link to a blob it lost
-        says the file is gone, as for an evicted one)."""
+        says the file is gone, as for an evicted one; sessions learn of a server that lost its
+        data from :meth:`generation`)."""
         return None
+
+    def generation(self) -> Generation:
+        """The store's current :class:`Generation`, written when the server has none: a new
+        server, or one that lost its data (replaced, when this object had read another stamp:
+        it reads one with its first command)."""
+        return self._call(self._generation)
+
+    def _generation(self, client: redis.Redis, scripts: dict[str, Any]) -> Generation:
+        fresh = os.urandom(8).hex(), repr(time.time()), "1" if self._stamp_seen else "0"
+        raw = scripts["generation"](keys=[], args=[self.prefix, *fresh], client=client)
+        stamp, created, replaced = (_text(v) for v in raw)
+        self._stamp_seen = stamp
+        return Generation(stamp, float(created), replaced == "1")
 
     def close(self) -> None:
         """Close the client's connections (the next call makes a new client)."""
@@ -953,6 +1049,9 @@ class RedisStore:
         redis error leaves as a StoreError."""
         client, scripts = self._connection(text=text)
         try:
+            if not self._stamp_seen:  # so that a server found empty later is known to have lost its data
+                with contextlib.suppress(self._redis.RedisError):  # the command's own error says what failed
+                    self._generation(self._connection()[0], scripts)
             return op(client, scripts)
         except self._redis.RedisError as err:
             # where the server is and what it said go to the log; the page gets a sentence without them

@@ -17,9 +17,11 @@ trains the room's merges once, in one trainer every session in the room reads
 from __future__ import annotations
 
 import copy
+import functools
 import html
 import io
 import json
+import logging
 import secrets
 import threading
 import time
@@ -46,14 +48,19 @@ from ..serving.rooms import (
     rooms_for,
     winners,
 )
+from ..serving.store import QuotaError, StoreError
 from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
 
-__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen"]
+__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "UNREACHABLE"]
+
+_log = logging.getLogger(__name__)
 
 _OWN = "class_own_live"  # a student's own Live while stepping ahead: (room code, Live)
 _LIVE = "class_room_live"  # this session's view of the room's shared trainer: (RoomRun, Live)
 _SPEED_S = 1.0  # the teacher's Play: a merge a second
 _SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
+_RETRY_S = 2.0  # while the store cannot be used, a page asks again this often
+UNREACHABLE = "The class server's store is unreachable; retrying…"
 
 
 # ---- the process's rooms, and each room's one trainer ------------------------------------------
@@ -120,6 +127,8 @@ def room_run(code: str, view_json: str) -> RoomRun:
             return RoomRun(None, "; ".join(problems))
         mode: state.Mode = "sample" if link.big == "sample" else "step"
         return RoomRun(state._build(choice, link.preset, link.config, mode))
+    except StoreError:
+        raise  # the store out of reach for a moment: not kept as the room's answer
     except ExplorerError as err:
         return RoomRun(None, str(err))
 
@@ -306,6 +315,54 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
 
 
+# ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
+def _said(err: ExplorerError) -> str:
+    """What the page says for an error: the store out of reach is always the same sentence (its
+    cause goes to the server's log)."""
+    if isinstance(err, StoreError) and not isinstance(err, QuotaError):
+        _log.warning("the class's store failed: %s", err)
+        return UNREACHABLE
+    return str(err)
+
+
+def _store_down(err: StoreError) -> None:
+    """Draw the sentence in place of what needed the store, and a timed fragment that reruns
+    the whole page as soon as the store answers again (no reload)."""
+    _log.warning("the class's store failed: %s", err)
+    if st.session_state.get("class_error") == UNREACHABLE:
+        st.session_state.pop("class_error")  # said here instead, and not again once it answers
+    st.warning(UNREACHABLE)
+    # not before the next tick: a store that answers the retry's question but fails the page's
+    # (a partial failure) reruns the page once a tick, not in a loop
+    st.session_state["class_retry_after"] = time.monotonic() + _RETRY_S / 2
+    st.fragment(_retry, run_every=_RETRY_S)()
+
+
+def _retry() -> None:
+    """While the store is out of reach: every tick, ask it again; once it answers, rerun the page."""
+    if time.monotonic() < st.session_state.get("class_retry_after", 0.0):
+        return
+    try:
+        rooms().revs("")
+    except ExplorerError:
+        return
+    st.rerun()
+
+
+def _survives_store(draw: Callable[..., None]) -> Callable[..., None]:
+    """``draw``, whose store failures draw :func:`_store_down` instead of an exception (a
+    fragment's reruns raise outside the page's own try)."""
+
+    @functools.wraps(draw)
+    def guarded(*args: object) -> None:
+        try:
+            draw(*args)
+        except StoreError as err:
+            _store_down(err)
+
+    return guarded
+
+
 # ---- start or join -------------------------------------------------------------------------------
 def _start_room() -> None:
     params, left_out = links.training_params()
@@ -323,7 +380,7 @@ def _start_room() -> None:
     try:
         room, key = rooms().create(params, step=0)
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": room.code, "key": key})
 
@@ -333,7 +390,7 @@ def _join(code: str) -> None:
     try:
         member = rooms().join(code, name)
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
 
@@ -384,7 +441,7 @@ def _attempt(action: Callable[..., object], *args: object) -> None:
     try:
         action(*args)
     except ExplorerError as err:
-        st.session_state["class_error"] = str(err)
+        st.session_state["class_error"] = _said(err)
 
 
 def _set_step(code: str, key: str, step: int) -> None:
@@ -392,10 +449,13 @@ def _set_step(code: str, key: str, step: int) -> None:
 
 
 def _step_by(code: str, key: str, n: int) -> None:
-    room = rooms().get(code)
-    if room is not None:
-        st.session_state["class_playing"] = False
-        _set_step(code, key, room.step + n)
+    def step() -> None:
+        room = rooms().get(code)
+        if room is not None:
+            st.session_state["class_playing"] = False
+            rooms().set_step(code, key, max(0, room.step + n))
+
+    _attempt(step)
 
 
 def _on_slider(code: str, key: str) -> None:
@@ -490,10 +550,13 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
 
 
+@_survives_store
 def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     room = rooms().get(code)
     if room is None:
-        st.error("This room has closed (idle for hours); start a new one.")
+        st.error(
+            render.md_text(rooms().gone_message(code, usual="This room has closed (idle for hours); start a new one."))
+        )
         return
     if st.session_state.get("class_playing"):
         trainer = run.at(room.step + 1)
@@ -626,10 +689,12 @@ def _student(room: Room, member: Member, run: RoomRun) -> None:
     st.fragment(_student_room)(room.code, member, run)
 
 
+@_survives_store
 def _student_room(code: str, member: Member, run: RoomRun) -> None:
     room = rooms().get(code)
     if room is None:
-        st.error("This room has closed (idle for hours). Ask the teacher for a new code.")
+        usual = "This room has closed (idle for hours). Ask the teacher for a new code."
+        st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
@@ -772,10 +837,7 @@ def class_page() -> None:
         room = rooms().get(code) if code else None
         if code and room is None:
             st.query_params.clear()
-            st.session_state["class_error"] = (
-                f"No room has the code {code!r}: check the code on the teacher's "
-                "screen (rooms close after a few idle hours)."
-            )
+            st.session_state["class_error"] = rooms().gone_message(code)
             _lobby(None)
             return
         if room is None:
@@ -801,5 +863,7 @@ def class_page() -> None:
             _lobby(room.code)
             return
         _student(room, member, run)
+    except StoreError as err:
+        _store_down(err)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
