@@ -1,21 +1,30 @@
-"""The Class page while its store cannot be used (AppTest: a teacher's and a student's sessions in
-this process; the live pages heal by themselves in tests/test_store_processes.py).
+"""What the pages say when their store fails or is lost (AppTest: sessions in this process; the
+live pages heal by themselves in tests/test_store_processes.py).
 
-The failure is a real one that root cannot walk through: the store's data folder moved away and
-a file put in its place (a network mount gone, an operator's slip). Every path of the page (the
-lobby's Start and Join, the teacher's Step, Back, slider, Ask, Close and Reveal, a student's
-answer and presence) then draws one sentence, never an exception; once the folder is back, the
-next run of each page shows the room as it was, and the action works."""
+An outage here is a real one that root cannot walk through: the store's data folder moved away
+and a file put in its place (a network mount gone, an operator's slip). Every path of the Class
+page (the lobby's Start and Join, the teacher's Step, Back, slider, Ask, Close and Reveal, a
+student's answer and presence) then draws one sentence, never an exception; once the folder is
+back, the next run of each page shows the room as it was, and the action works.
+
+A store lost for good (its file deleted: recreated empty) is said once to every session that
+was using it, a room that was in it says when the store began again, and so does a link to an
+upload that was in it."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import time
 from pathlib import Path
 
 import pytest
 from conftest import unescaped
-from test_class_page import following_step, opened, param, student, teacher
+from streamlit.testing.v1 import AppTest
+from test_class_page import APP, TIMEOUT, following_step, opened, param, student, teacher
 
+from explorer.serving import store as store_module
 from explorer.serving.rooms import Limits, SqliteRooms
 from explorer.serving.store import SqliteStore, StoreError
 from explorer.ui import class_view
@@ -141,3 +150,37 @@ def test_a_store_failing_midway_through_a_room_panel_says_so_in_the_panel(folder
         h.proto.body for h in t.get("html")
     ).replace("<b>", "").replace("</b>", "")
     assert not s.run().exception and following_step(s) == 0
+
+
+LOST = re.compile(r"found damaged, removed or emptied and started again, empty, at (\d\d:\d\d) \(server time\)")
+
+
+def said(at) -> str:
+    return " ".join(unescaped(e.value) for e in (*at.warning, *at.error))
+
+
+def test_a_lost_store_is_said_once_to_every_session_that_used_it_and_by_its_rooms_and_links(folder, monkeypatch):
+    store = class_view.rooms().store  # the app's store is the rooms' store: one file for both
+    monkeypatch.setattr(store_module, "_default", store)
+    home, other = (AppTest.from_file(APP, default_timeout=TIMEOUT).run() for _ in range(2))
+    t, code, _key = teacher()
+    digest = store.put(b"low lower newest widest " * 20, kind="corpus", name="mine.txt", owner="b:ana")
+    assert not any(LOST.search(said(at.run())) for at in (home, other, t))
+
+    os.remove(folder / "store.sqlite3")  # gone for good: recreated empty at the next call
+    assert LOST.search(said(home.run())), said(home)  # the session that finds it is told
+    at = time.strftime("%H:%M", time.localtime(store.generation().created))
+    assert LOST.search(said(home)).group(1) == at, said(home)
+    # and so is every other session that used the old store (not only the first to ask, in this process)
+    assert LOST.search(said(other.run())), said(other)
+    t.run()  # the teacher's room is gone, and the page says why
+    assert LOST.search(said(t)).group(1) == at, said(t)
+    assert f"No room has the code '{code}' any more" in said(t) and "idle hours" not in said(t)
+    assert not any(LOST.search(said(at.run())) for at in (home, other))  # once each
+    assert not LOST.search(said(AppTest.from_file(APP, default_timeout=TIMEOUT).run()))  # it never used the old
+    # a link to the upload that was in it, opened in a new session, says why it is gone
+    link = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    link.query_params["corpus"] = f"upload:{digest}"
+    link.switch_page("pages/1_Corpus.py").run()
+    assert not link.exception
+    assert f"({digest[:12]}…) is no longer on this server (the app's store was found damaged" in said(link)
