@@ -9,6 +9,7 @@ spares the job."""
 
 from __future__ import annotations
 
+import base64
 import uuid
 
 import pytest
@@ -37,6 +38,15 @@ def tiny_budget(monkeypatch):
 
 def unique(text: str) -> str:
     return f"{text}\n{uuid.uuid4().hex}\n"
+
+
+def big_tiktoken(ranks: int = 200_000) -> bytes:
+    """A .tiktoken file of ``ranks`` ranks (~2.4 MB: read in a worker, whose reading needs far
+    more than 16 MiB): every byte, then two- and three-byte tokens."""
+    tokens = [bytes([b]) for b in range(256)]
+    tokens += [bytes([a, b]) for a in range(256) for b in range(256)]
+    tokens += [bytes([a, b, c]) for a in range(256) for b in range(256) for c in range(4)][: ranks - len(tokens)]
+    return b"".join(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
 
 
 def said(at: AppTest) -> str:
@@ -76,8 +86,9 @@ def test_a_big_upload_over_the_budget_on_the_corpus_train_playground_and_class_p
 
 
 def test_training_without_step_records_over_the_budget_says_so_on_the_train_page(monkeypatch):
-    monkeypatch.setenv("BPE_EXPLORER_STEP_MIB", "0.005")  # udhr_en.txt (10 KB) is a big corpus here
-    at = session(CorpusChoice(samples=(), pasted=unique(read_sample("udhr_en.txt"))), "pages/2_Train.py")
+    monkeypatch.setenv("BPE_EXPLORER_STEP_MIB", "0.05")  # 200 KB is a big corpus here, counted in this process
+    text = unique(read_sample("english_tiny_shakespeare.txt")[: 200 * 1024])
+    at = session(CorpusChoice(samples=(), pasted=text), "pages/2_Train.py")
     assert not at.exception
     at.button(key="big_final").click().run()  # counted here (small), trained to the end in a worker
     says_over_budget(at)
@@ -96,9 +107,8 @@ def test_a_comparison_over_the_budget_says_so_on_the_compare_page():
 def test_an_import_read_in_a_worker_over_the_budget_says_so_on_the_playground():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/3_Playground.py").run()
-    big = unique("x" * (300 * 1024)).encode()  # over 256 KB: read in a worker
     (uploader,) = at.file_uploader
-    uploader.set_value([("tokenizer.json", big, "application/octet-stream")])
+    uploader.set_value([("big.tiktoken", big_tiktoken(), "application/octet-stream")])
     at.run()
     at.button(key="import_go").click().run()
     says_over_budget(at)

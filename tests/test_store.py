@@ -193,6 +193,23 @@ def test_a_junk_file_at_opening_begins_a_generation_that_replaced_a_lost_store(t
         store.close()
 
 
+def test_a_store_file_made_before_generations_keeps_its_files_and_begins_one_without_a_loss(tmp_path):
+    store = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    digest = store.put(b"kept from before", kind="corpus")
+    store.close()
+    older = sqlite3.connect(tmp_path / "store.sqlite3")  # as an earlier version of the app left it
+    older.execute("DROP TABLE meta")
+    older.execute("PRAGMA user_version = 1")
+    older.commit()
+    older.close()
+    again = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        assert again.get(digest).data == b"kept from before"
+        assert not again.generation().replaced and again.take_notice() is None
+    finally:
+        again.close()
+
+
 # -- size cap and eviction ----------------------------------------------------------------------
 
 
