@@ -369,7 +369,10 @@ class _Base:
             )
         if usual is not None:
             return usual
-        return f"No room has the code {shown!r}: check the code on the teacher's screen (rooms close after a few idle hours)."
+        return (
+            f"No room has the code {shown!r}: check the code on the teacher's screen (rooms close after a few "
+            "idle hours)."
+        )
 
     def _generation(self) -> Any:
         """The store's current Generation, or None when it cannot be told (each backend's)."""

@@ -28,8 +28,9 @@ claims and deletes what nobody else claims. A damaged or deleted database file i
 empty (a damaged one is kept aside as ``store.sqlite3.corrupt-<n>``), and :meth:`take_notice`
 then says so once, for the page to show. Each creation gets a new :class:`Generation` (a stamp
 and a time, kept in the store): a session that remembers the stamp it first saw knows, in any
-process, that the store it was using is gone (:func:`recreated_notice`). Callers only ever see :class:`StoreError` (and its
-:class:`QuotaError`), never an sqlite3 or redis error.
+process, that the store it was using is gone (:func:`recreated_notice`). Callers only ever see
+:class:`StoreError` (and its :class:`QuotaError`), never an sqlite3 or redis error; its sentence
+names neither the data folder nor the Redis server's place (those go to the log).
 
 The Redis backend (:class:`RedisStore`) keeps the same store on a Redis server, for a class
 served from several machines; its keys, under a prefix (``bpe-explorer:``)::
