@@ -86,13 +86,21 @@ def serve_app(*, timeout: float = 60.0) -> Iterator[str]:
 
 @contextlib.contextmanager
 def app_process(
-    *, timeout: float = 60.0, log: IO | None = None, extra_args: tuple[str, ...] = (), script: Path | None = None
+    *,
+    timeout: float = 60.0,
+    log: IO | None = None,
+    extra_args: tuple[str, ...] = (),
+    script: Path | None = None,
+    env: dict[str, str] | None = None,
+    port: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
     """:func:`serve_app` that also yields the server's process (for its memory and CPU), writes
     the server's stdout and stderr to ``log`` (an open file) instead of discarding them, and
     passes ``extra_args`` (more ``--section.option value`` pairs) to ``streamlit run``;
-    ``script`` serves another Streamlit script instead of the app (a benchmark's reference)."""
-    port = _free_port()
+    ``script`` serves another Streamlit script instead of the app (a benchmark's reference);
+    ``env``: the server's environment (default: the test process's); ``port``: a given one (a
+    restarted server where its pages reconnect) instead of a free one."""
+    port = port or _free_port()
     output = log if log is not None else subprocess.DEVNULL
     proc = subprocess.Popen(
         [
@@ -116,6 +124,7 @@ def app_process(
         cwd=ROOT,
         stdout=output,
         stderr=output,
+        env=env,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -43,9 +43,15 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def redis_server(program: str, *, timeout: float = 20.0) -> Iterator[str]:
-    """Start redis-server on 127.0.0.1 and yield its URL (``redis://127.0.0.1:PORT/0``)."""
-    port = _free_port()
+def redis_server(
+    program: str, *, timeout: float = 20.0, port: int | None = None, folder: str | None = None
+) -> Iterator[str]:
+    """Start redis-server on 127.0.0.1 and yield its URL (``redis://127.0.0.1:PORT/0``).
+    ``port``: that one (a server started again where its clients look) instead of a free one;
+    ``folder``: keep the data there (an append-only file, as a class's server should), so that a
+    server started again on the same folder has it back."""
+    port = port or _free_port()
+    keep = ["--appendonly", "yes", "--appendfsync", "always", "--dir", folder] if folder else ["--appendonly", "no"]
     proc = subprocess.Popen(
         [
             program,
@@ -55,8 +61,7 @@ def redis_server(program: str, *, timeout: float = 20.0) -> Iterator[str]:
             "127.0.0.1",
             "--save",
             "",
-            "--appendonly",
-            "no",
+            *keep,
             "--protected-mode",
             "yes",
             "--loglevel",

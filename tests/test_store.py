@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import NamedTuple
@@ -154,6 +155,60 @@ def test_a_second_store_on_the_same_place_sees_the_blobs(store, backend):
         other.close()
     store.close()  # closed, then used again: it opens the file (connects) again
     assert store.get(digest).name == "t"
+
+
+def lose_the_store(backend: Backend) -> None:
+    """What loses a store's data: its file deleted (SQLite), its server emptied (Redis)."""
+    if backend.name == "sqlite":
+        os.remove(Path(backend.place) / "store.sqlite3")
+    else:
+        flush_redis(backend.place)
+
+
+def test_a_store_lost_and_begun_again_has_a_new_generation_that_every_process_sees(backend):
+    first, other = backend.open(), backend.open()  # two app processes on the same store
+    try:
+        before = first.generation()
+        assert not before.replaced and abs(before.created - time.time()) < 60  # a first start loses nothing
+        assert other.generation() == before
+        digest = first.put(b"kept before", kind="corpus")
+        lose_the_store(backend)
+        after = first.generation()
+        assert after.stamp != before.stamp and after.replaced and after.created >= before.created
+        assert first.get(digest) is None
+        assert other.generation() == after  # the other process finds the same new store
+        later = backend.open()  # a process started after the loss: the same generation too
+        assert later.generation() == after
+        later.close()
+    finally:
+        first.close()
+        other.close()
+
+
+def test_a_junk_file_at_opening_begins_a_generation_that_replaced_a_lost_store(tmp_path):
+    (tmp_path / "store.sqlite3").write_bytes(b"junk " * 300)
+    store = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        assert store.generation().replaced
+    finally:
+        store.close()
+
+
+def test_a_store_file_made_before_generations_keeps_its_files_and_begins_one_without_a_loss(tmp_path):
+    store = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    digest = store.put(b"kept from before", kind="corpus")
+    store.close()
+    older = sqlite3.connect(tmp_path / "store.sqlite3")  # as an earlier version of the app left it
+    older.execute("DROP TABLE meta")
+    older.execute("PRAGMA user_version = 1")
+    older.commit()
+    older.close()
+    again = SqliteStore(tmp_path, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        assert again.get(digest).data == b"kept from before"
+        assert not again.generation().replaced and again.take_notice() is None
+    finally:
+        again.close()
 
 
 # -- size cap and eviction ----------------------------------------------------------------------
@@ -490,7 +545,12 @@ def assert_recreated_and_working(store: SqliteStore, lost: str) -> None:
     assert store.take_notice() is None
     digest = store.put(b"again", kind="corpus", owner="b:alice")
     assert store.get(digest).data == b"again" and store.total_bytes() == 5
-    assert store.path.read_bytes()[:16] == b"SQLite format 3\x00"
+    # a sound database holds it (read by SQLite: a descriptor of our own would drop the store's locks)
+    other = sqlite3.connect(f"{store.path.as_uri()}?mode=ro", uri=True)
+    try:
+        assert other.execute("SELECT digest FROM blobs").fetchall() == [(digest,)]
+    finally:
+        other.close()
 
 
 def test_a_file_overwritten_with_junk_while_open_is_recreated_with_a_notice(sqlite_store):
@@ -558,6 +618,30 @@ def test_sqlite_errors_reach_callers_as_one_sentence_store_errors(sqlite_store, 
         sqlite_store.touch("0" * 64)
 
 
+def test_a_data_folder_gone_for_a_while_is_a_sentence_without_its_path_then_works_again(tmp_path, caplog):
+    """The folder moved away and a file in its place (a mount gone, an operator's mistake): each
+    call is a sentence without the folder's path (that goes to the log); once the folder is back,
+    the store goes on with what it kept, and nothing was recreated."""
+    folder = tmp_path / "class-data"
+    store = SqliteStore(folder, cap_bytes=10 * KIB, session_quota=4 * KIB)
+    try:
+        kept = store.put(b"kept", kind="corpus")
+        folder.rename(tmp_path / "away")
+        folder.write_bytes(b"not a folder")
+        for call in STORE_CALLS.values():
+            with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+                with pytest.raises(StoreError) as caught:
+                    call(store)
+            message = str(caught.value)
+            assert message.startswith("The app's store cannot be used in its data folder (") and message.endswith(").")
+            assert str(tmp_path) not in message and str(folder) in caplog.text
+        folder.unlink()
+        (tmp_path / "away").rename(folder)
+        assert store.get(kept).data == b"kept" and store.take_notice() is None
+    finally:
+        store.close()
+
+
 # -- Redis: its keys, its errors --------------------------------------------------------------------
 
 
@@ -587,8 +671,11 @@ STORE_CALLS = {
 }
 
 
-def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str, secret: str | None = None) -> None:
-    """A StoreError (not a redis exception) of one line starting ``starts``, without ``secret``."""
+def assert_one_sentence_store_error(
+    caught: pytest.ExceptionInfo, *, starts: str, hidden: tuple[str, ...] = ("127.0.0.1",)
+) -> None:
+    """A StoreError (not a redis exception) of one line starting ``starts``, without any of
+    ``hidden`` (passwords, and where the server is: its host and port)."""
     import redis
 
     err = caught.value
@@ -596,30 +683,36 @@ def assert_one_sentence_store_error(caught: pytest.ExceptionInfo, *, starts: str
     message = str(err)
     assert message.startswith(starts) and message.endswith(".") and "\n" not in message, message
     assert "script:" not in message and "Traceback" not in message
-    if secret is not None:
-        assert secret not in message
+    for secret in hidden:
+        assert secret not in message, message
 
 
-def test_an_unreachable_redis_is_a_store_error_naming_where_without_the_password(redis_url):
+def test_an_unreachable_redis_is_a_store_error_without_its_place_or_password(redis_url, caplog):
     port = free_port()  # nobody listens there
     store = RedisStore(
         redis_url_with(redis_url, credentials="alice:s3cret-pw", port=port), cap_bytes=10 * KIB, session_quota=4 * KIB
     )  # connects to nothing yet
     assert "s3cret" not in repr(store)
     for name, call in STORE_CALLS.items():
-        with pytest.raises(StoreError) as caught:
-            call(store)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+            with pytest.raises(StoreError) as caught:
+                call(store)
         assert_one_sentence_store_error(
-            caught, starts=f"The app's store (Redis at 127.0.0.1:{port}) cannot be reached (", secret="s3cret"
+            caught,
+            starts="The app's store (its Redis server) cannot be reached",
+            hidden=("s3cret", "127.0.0.1", str(port)),
         )
-        assert str(caught.value).endswith("; try again."), name
+        assert str(caught.value).endswith("; try again in a moment."), name
+        # where it is, and what went wrong, are for whoever runs the server: in its log
+        assert f"127.0.0.1:{port}" in caplog.text and "s3cret" not in caplog.text, caplog.text
     assert store.take_notice() is None
     store.close()
 
 
-def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend, monkeypatch):
+def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend, monkeypatch, caplog):
     """Redis does not echo passwords, but a proxy or a later client version might: the store
-    keeps them out of its sentences whatever the error says."""
+    keeps them out of its sentences and its log whatever the error says."""
     import redis
 
     def failing(self, *keys):
@@ -629,10 +722,14 @@ def test_a_redis_error_quoting_the_password_is_reported_without_it(redis_backend
     store = RedisStore(
         redis_url_with(redis_backend.place, credentials="teacher:pa%24%24word"), cap_bytes=KIB, session_quota=KIB
     )
-    with pytest.raises(StoreError) as caught:
-        store.has("0" * 64)
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="pa$$word")
-    assert "pa%24%24word" not in str(caught.value) and "teacher:***@" in str(caught.value)
+    with caplog.at_level(logging.WARNING, logger="explorer.serving.store"):
+        with pytest.raises(StoreError) as caught:
+            store.has("0" * 64)
+    assert_one_sentence_store_error(
+        caught, starts="The app's store (its Redis server)", hidden=("pa$$word", "pa%24%24word", "teacher", "127.0.0.1")
+    )
+    assert "teacher:***@127.0.0.1" in caplog.text
+    assert "pa$$word" not in caplog.text and "pa%24%24word" not in caplog.text
     store.close()
 
 
@@ -645,7 +742,9 @@ def test_a_wrong_password_is_a_store_error_without_the_password(redis_url):
     store = RedisStore(redis_url_with(redis_url, credentials="teacher:wrong-pw"), cap_bytes=KIB, session_quota=KIB)
     with pytest.raises(StoreError) as caught:
         store.put(b"x", kind="text")
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:", secret="wrong-pw")
+    assert_one_sentence_store_error(
+        caught, starts="The app's store (its Redis server)", hidden=("wrong-pw", "127.0.0.1", redis_url)
+    )
     assert "refused the app's user or password" in str(caught.value)
     store.close()
     allowed = RedisStore(redis_url_with(redis_url, credentials="teacher:right-pw"), cap_bytes=KIB, session_quota=KIB)
@@ -662,8 +761,7 @@ def test_an_error_reply_from_redis_is_a_store_error(redis_backend):
     client.close()
     with pytest.raises(StoreError) as caught:
         store.put(b"x", kind="text")
-    assert_one_sentence_store_error(caught, starts="The app's store (Redis at 127.0.0.1:")
-    assert "WRONGTYPE" in str(caught.value)
+    assert_one_sentence_store_error(caught, starts="The app's store (its Redis server) failed (WRONGTYPE")
     store.close()
 
 

@@ -480,6 +480,7 @@ class Rooms(Protocol):
     def questions(self, code: str) -> list[Question]: ...
     def answers(self, code: str, qid: int) -> list[Answer]: ...
     def purge(self) -> int: ...
+    def gone_message(self, code: str, *, usual: str | None = None) -> str: ...
     def close(self) -> None: ...
 
 
@@ -563,12 +564,41 @@ class _Base:
             raise RoomError(f"Step {step!r} is outside this room's training: its steps go from 0 to {top:,}.")
         return step
 
-    @staticmethod
-    def _no_room(code: str) -> NoSuchRoom:
-        return NoSuchRoom(
-            f"No room has the code {normalize_code(code)[:CODE_LENGTH]!r}: check the code on the "
-            "teacher's screen (rooms close after a few idle hours)."
+    def _no_room(self, code: str) -> NoSuchRoom:
+        return NoSuchRoom(self.gone_message(code))
+
+    def gone_message(self, code: str, *, usual: str | None = None) -> str:
+        """The sentence for a room that is not there (any more): lost with a store recreated
+        within the rooms' idle time, else ``usual`` (by default: mistyped, or idle for hours)."""
+        shown = normalize_code(code)[:CODE_LENGTH]
+        lost = self._lost_store()
+        if lost is not None:  # "idle hours" would be wrong: every room went with the store
+            at = time.strftime("%H:%M", time.localtime(lost.created))
+            return (
+                f"No room has the code {shown!r} any more: the class server's store was found damaged, removed or "
+                f"emptied and started again, empty, at {at} (server time), and every room in it is gone; the "
+                "teacher can start a new room."
+            )
+        if usual is not None:
+            return usual
+        return (
+            f"No room has the code {shown!r}: check the code on the teacher's screen (rooms close after a few "
+            "idle hours)."
         )
+
+    def _generation(self) -> Any:
+        """The store's current Generation, or None when it cannot be told (each backend's)."""
+        return None
+
+    def _lost_store(self) -> Any:
+        """The store's Generation when it replaced a lost store within the rooms' idle time
+        (a room of the old store might still be in use), else None."""
+        from .store import recreated_since
+
+        generation = self._generation()
+        if generation is not None and recreated_since(generation, seconds=self.limits.idle_seconds):
+            return generation
+        return None
 
     @staticmethod
     def _not_teacher() -> NotTeacher:
@@ -675,6 +705,10 @@ class SqliteRooms(_Base):
 
     def close(self) -> None:
         self.store.close()
+
+    def _generation(self) -> Any:
+        # the open file's, read when it was opened (rooms ask inside the store's own calls)
+        return self.store._generation
 
     # -- plumbing --
     def _run(self, op: Callable[[Any], Any], *, write: bool = False) -> Any:
@@ -1247,6 +1281,14 @@ class RedisRooms(_Base):
 
     def close(self) -> None:
         self.store.close()
+
+    def _generation(self) -> Any:
+        from .store import StoreError
+
+        try:
+            return self.store.generation()
+        except StoreError:  # unreachable: say what a missing room usually means
+            return None
 
     # -- plumbing --
     def _call(self, op: Callable[[Any], Any]) -> Any:

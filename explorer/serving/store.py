@@ -20,6 +20,9 @@ at once. Three tables::
     claims  owner TEXT, digest TEXT    who put what (a browser, its address, a room); PRIMARY KEY (owner, digest)
     holds   holder TEXT PRIMARY KEY    an owner whose claims hold their files until a deadline (a room)
             until REAL                 seconds since the epoch
+    meta    key TEXT, value TEXT       the store's :class:`Generation`: "generation" (a random
+                                       stamp), "created" (seconds since the epoch), "replaced"
+                                       ("1" when it replaced a damaged or deleted file)
 
 The store is bounded: at most ``cap_bytes`` in all, the least recently used blobs going first,
 and at most ``session_quota`` bytes claimed by one owner. *Forget my uploads* drops an owner's
@@ -41,8 +44,11 @@ Who may keep how much, and what eviction spares (the design against a lesson's f
 
 A damaged or deleted database file is recreated
 empty (a damaged one is kept aside as ``store.sqlite3.corrupt-<n>``), and :meth:`take_notice`
-then says so once, for the page to show. Callers only ever see :class:`StoreError` (and its
-:class:`QuotaError`), never an sqlite3 or redis error.
+then says so once, for the page to show. Each creation gets a new :class:`Generation` (a stamp
+and a time, kept in the store): a session that remembers the stamp it first saw knows, in any
+process, that the store it was using is gone (:func:`recreated_notice`). Callers only ever see
+:class:`StoreError` (and its :class:`QuotaError`), never an sqlite3 or redis error; its sentence
+names neither the data folder nor the Redis server's place (those go to the log).
 
 The Redis backend (:class:`RedisStore`) keeps the same store on a Redis server, for a class
 served from several machines; its keys, under a prefix (``bpe-explorer:``)::
@@ -54,6 +60,8 @@ served from several machines; its keys, under a prefix (``bpe-explorer:``)::
     owner:<owner>     set: the digests an owner claims
     claims:<digest>   set: the owners claiming a digest (so that eviction drops their claims)
     holders           sorted set: holder -> deadline (seconds since the epoch)
+    generation        hash: stamp, created, replaced (written when missing: a new server, or
+                      one that lost its data, which a process that saw the old stamp marks replaced)
 
 Every change touching several keys is one Lua script, so processes on any number of machines
 putting, evicting and forgetting at once keep the total exact. :func:`default_store` picks the
@@ -112,6 +120,7 @@ __all__ = [
     "RECREATED_NOTICE",
     "Blob",
     "Entry",
+    "Generation",
     "Store",
     "SqliteStore",
     "RedisStore",
@@ -119,6 +128,8 @@ __all__ = [
     "QuotaError",
     "data_dir",
     "default_store",
+    "recreated_notice",
+    "recreated_since",
 ]
 
 _log = logging.getLogger(__name__)
@@ -134,7 +145,7 @@ RECREATED_NOTICE = (
     "files kept in it are gone; upload them again."
 )
 
-_SCHEMA_VERSION = 2  # 2: holds
+_SCHEMA_VERSION = 2  # 2: holds, and the meta table of the store's generation
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS blobs (
     digest TEXT PRIMARY KEY,
@@ -157,11 +168,14 @@ CREATE TABLE IF NOT EXISTS holds (
     until REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS holds_until ON holds (until);
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
 """
 # A stamp later than every other in the file, even another process's written in the same ns.
 _NEXT_STAMP = "MAX(?, COALESCE((SELECT MAX(last_used) FROM blobs), 0) + 1)"
 _BUSY_TIMEOUT_S = 30.0
-_HEADER = b"SQLite format 3\x00"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _SIDE_FILES = ("-wal", "-shm")  # SQLite's WAL and its index, named after the database file
 
@@ -210,6 +224,43 @@ class Blob(NamedTuple):
     size: int
 
 
+class Generation(NamedTuple):
+    """One life of a store, from its creation on: a new one begins when a damaged or deleted
+    file is recreated empty, or when a Redis server that lost its data is used again."""
+
+    stamp: str  # random: another stamp, another store (what sessions remember)
+    created: float  # when it began, seconds since the epoch
+    replaced: bool  # it replaced a store that was lost (not the first start of a new one)
+
+
+def recreated_since(generation: Generation, *, seconds: float, now: float | None = None) -> bool:
+    """Whether ``generation`` replaced a lost store less than ``seconds`` ago.
+
+    >>> lost = Generation("ab12", created=1000.0, replaced=True)
+    >>> recreated_since(lost, seconds=60, now=1030.0), recreated_since(lost, seconds=60, now=1090.0)
+    (True, False)
+    >>> recreated_since(lost._replace(replaced=False), seconds=60, now=1030.0)
+    False
+    """
+    now = time.time() if now is None else now
+    return generation.replaced and now - generation.created < seconds
+
+
+def recreated_notice(generation: Generation) -> str:
+    """What a session that was using the store before ``generation`` began is told (the time
+    as the server's clock has it).
+
+    >>> recreated_notice(Generation("ab12", time.mktime((2030, 5, 6, 14, 5, 0, 0, 0, -1)), True))[:72]
+    "The app's store was found damaged, removed or emptied and started again,"
+    """
+    at = time.strftime("%H:%M", time.localtime(generation.created))
+    return (
+        f"The app's store was found damaged, removed or emptied and started again, empty, at {at} (server "
+        "time): uploads, imported files and class rooms kept in it are gone; upload them again or start "
+        "a new room."
+    )
+
+
 class Entry(NamedTuple):
     """A stored file without its bytes (what :meth:`Store.owned` lists)."""
 
@@ -245,6 +296,7 @@ class Store(Protocol):
     def holders(self, owner: str) -> dict[str, list[str]]: ...
     def total_bytes(self) -> int: ...
     def take_notice(self) -> str | None: ...
+    def generation(self) -> Generation: ...
     def close(self) -> None: ...
 
 
@@ -252,7 +304,12 @@ class SqliteStore:
     """The store in one SQLite file, ``folder/store.sqlite3``, shared by every process that
     opens the same folder. Thread-safe: one connection per object, behind a lock. Nothing is
     opened or created before the first call that needs it; after :meth:`close` the next call
-    opens the file again."""
+    opens the file again.
+
+    Only SQLite's own connections ever open the database file and its ``-wal`` and ``-shm``
+    (each call stats the file; its header is read through SQLite when the stat changed): a
+    descriptor of our own, once closed, would drop the process's locks, and another process
+    closing the database would then delete the WAL this process still writes to."""
 
     def __init__(
         self,
@@ -274,9 +331,11 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file opened
+        self._seen: tuple[int, int, int, int] | None = None  # its (dev, inode, size, mtime) at the last check
         self._pid = os.getpid()
         self._abandoned: list[sqlite3.Connection] = []  # inherited over a fork: never touched
         self._notice: str | None = None
+        self._generation: Generation | None = None  # the open file's
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.folder)!r}, cap_bytes={self.cap_bytes}, session_quota={self.session_quota})"
@@ -455,10 +514,20 @@ class SqliteStore:
             notice, self._notice = self._notice, None
             return notice
 
+    def generation(self) -> Generation:
+        """The store's current :class:`Generation` (a file found deleted or damaged on the way
+        is recreated first, and so begins a new one)."""
+
+        def op(conn: sqlite3.Connection) -> Generation:
+            assert self._generation is not None  # read whenever the file is opened
+            return self._generation
+
+        return self._run(op)
+
     def close(self) -> None:
         """Close the connection (the next call opens the file again)."""
         with self._lock:
-            conn, self._conn, self._identity = self._conn, None, None
+            conn, self._conn, self._identity, self._seen = self._conn, None, None, None
             if conn is not None and self._pid == os.getpid():
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
@@ -496,10 +565,13 @@ class SqliteStore:
                     self._recreate()
                     return op(self._connection())
             except sqlite3.Error as err:
+                _log.warning("store %s: %s", self.path, err)
                 raise _failure(err) from err
             except OSError as err:
+                # the folder's path goes to the log, not to the page
+                _log.warning("store %s: %s", self.path, err)
                 raise StoreError(
-                    f"The app's store cannot be used in its data folder {self.folder} ({err.strerror or err})."
+                    f"The app's store cannot be used in its data folder ({err.strerror or type(err).__name__})."
                 ) from err
 
     def _connection(self) -> sqlite3.Connection:
@@ -511,9 +583,19 @@ class SqliteStore:
             self._conn, self._identity, self._pid = None, None, os.getpid()
         if self._conn is None:
             self._open_first()
-        elif _identity(self.path) != self._identity or not _header_ok(self.path, allow_empty=False):
-            _log.warning("store %s was removed or overwritten; recreating it", self.path)
-            self._recreate()
+        else:
+            # A stat opens no descriptor: the file's inode says "deleted or replaced", its size
+            # and time say "written since": only then is its header read (through SQLite).
+            now = _file_state(self.path)
+            if now is None or now[:2] != self._identity:
+                _log.warning("store %s was removed or replaced; recreating it", self.path)
+                self._recreate()
+            elif now != self._seen:
+                if not _header_ok(self.path, size=now[2], allow_empty=False):
+                    _log.warning("store %s was overwritten; recreating it", self.path)
+                    self._recreate()
+                else:
+                    self._seen = now
         assert self._conn is not None
         return self._conn
 
@@ -521,14 +603,16 @@ class SqliteStore:
         """Open (or create) the file; a damaged one is moved aside first."""
         self.folder.mkdir(parents=True, exist_ok=True)
         with _folder_lock(self.folder):
-            if _identity(self.path) is None:
-                if _remove_side_files(self.path):  # the WAL of a database someone deleted
-                    self._notice = RECREATED_NOTICE
-            elif not _header_ok(self.path, allow_empty=True):
+            found, lost = _file_state(self.path), False
+            if found is None:
+                lost = _remove_side_files(self.path)  # the WAL of a database someone deleted
+            elif not _header_ok(self.path, size=found[2], allow_empty=True):
                 _log.warning("store %s is not an SQLite database; moving it aside", self.path)
                 _move_aside(self.path)
+                lost = True
+            if lost:
                 self._notice = RECREATED_NOTICE
-            self._open()
+            self._open(replacing=lost)
 
     def _recreate(self) -> None:
         """Replace the opened file, found damaged, deleted or replaced, by an empty one."""
@@ -546,13 +630,15 @@ class SqliteStore:
             if now is None:
                 _remove_side_files(self.path)  # a deleted database's WAL must not join a new one
             self._identity = None
-            self._open()
+            self._open(replacing=True)
 
-    def _open(self) -> None:
-        """Connect to the file (creating it), set WAL mode, the busy timeout and the tables."""
+    def _open(self, *, replacing: bool = False) -> None:
+        """Connect to the file (creating it), set WAL mode, the busy timeout and the tables, and
+        read its generation (a new file gets one; ``replacing``: it takes a lost one's place)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         self._conn, self._identity = conn, _identity(self.path)
+        self._seen = None
         conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -562,8 +648,17 @@ class SqliteStore:
             if version < _SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     conn.execute(statement)
+                # a file made before the meta table began unknown when: from now, and no loss
+                replaced = "1" if replacing and version == 0 else "0"
+                conn.executemany(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                    [("generation", os.urandom(8).hex()), ("created", repr(time.time())), ("replaced", replaced)],
+                )
                 conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        self._identity = _identity(self.path)
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        self._generation = Generation(meta["generation"], float(meta["created"]), meta["replaced"] == "1")
+        self._seen = _file_state(self.path)
+        self._identity = None if self._seen is None else self._seen[:2]
 
 
 # -- SQL helpers ---------------------------------------------------------------------------------
@@ -751,14 +846,40 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _header_ok(path: Path, *, allow_empty: bool) -> bool:
-    """Whether ``path`` starts as an SQLite database does (an empty file is a new database)."""
+def _file_state(path: Path) -> tuple[int, int, int, int] | None:
+    """``path``'s (device, inode, size, modification time in ns), or None if no file is there.
+    A stat: no descriptor of the file is opened."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(len(_HEADER))
+        st = os.stat(path)
     except FileNotFoundError:
-        return False
-    return head == _HEADER or (allow_empty and head == b"")
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _header_ok(path: Path, *, size: int, allow_empty: bool) -> bool:
+    """Whether the file at ``path`` (``size`` bytes) starts as an SQLite database does (an empty
+    file is a new database when ``allow_empty``).
+
+    Read through SQLite, never with open(): on POSIX, closing any descriptor of a file drops
+    every lock the process holds on it, and SQLite would no longer know that this process uses
+    the database (another process closing it would then checkpoint and delete the live WAL).
+    SQLite's own connections share their locks within a process and keep a closed descriptor
+    until those locks go. ``immutable=1`` reads the file itself, not its WAL, taking no lock;
+    only "not a database" counts as damage (a page count ahead of the file's size is what a
+    reader sees in the middle of another process's checkpoint)."""
+    if size == 0:
+        return allow_empty
+    try:
+        probe = sqlite3.connect(f"{path.absolute().as_uri()}?immutable=1", uri=True)
+    except sqlite3.Error:
+        return True  # gone between the stat and now: the next call's stat says so
+    try:
+        probe.execute("PRAGMA schema_version").fetchone()
+    except sqlite3.DatabaseError as err:
+        return _code(err) != _NOTADB and "not a database" not in str(err).lower()
+    finally:
+        probe.close()
+    return True
 
 
 def _move_aside(path: Path) -> Path:
@@ -1009,6 +1130,14 @@ for _, digest in ipairs(redis.call('SMEMBERS', owner_key(ARGV[2]))) do
 end
 return found
 """,
+    # stamp, created, replaced -> {stamp, created, replaced}: the generation, written first if missing
+    "generation": """
+local key = prefix .. 'generation'
+if redis.call('EXISTS', key) == 0 then
+  redis.call('HSET', key, 'stamp', ARGV[2], 'created', ARGV[3], 'replaced', ARGV[4])
+end
+return redis.call('HMGET', key, 'stamp', 'created', 'replaced')
+""",
     # owner -> {{digest, kind, name, meta, size, stamp}, ...} in no order (one consistent read)
     "owned": """
 local entries = {}
@@ -1049,7 +1178,7 @@ class RedisStore:
             raise ValueError("cap_bytes, session_quota and address_quota must be positive")
         self.where, self._secrets = _redis_place(url)
         self._redis = _import_redis()
-        self.url = url  # with its password, if any: messages name ``where`` instead
+        self.url = url  # with its password, if any: the log names ``where`` instead
         self.prefix = prefix
         self.cap_bytes = int(cap_bytes)
         self.session_quota = int(session_quota)
@@ -1060,6 +1189,7 @@ class RedisStore:
         self._text_client: redis.Redis | None = None
         self._scripts: dict[str, Any] = {}
         self._pid = os.getpid()
+        self._stamp_seen = ""  # the generation last read: one written after it replaced a lost store
 
     def __repr__(self) -> str:
         return (
@@ -1179,8 +1309,22 @@ class RedisStore:
 
     def take_notice(self) -> str | None:
         """Always None: a Redis server has no file to find damaged (a link to a blob it lost
-        says the file is gone, as for an evicted one)."""
+        says the file is gone, as for an evicted one; sessions learn of a server that lost its
+        data from :meth:`generation`)."""
         return None
+
+    def generation(self) -> Generation:
+        """The store's current :class:`Generation`, written when the server has none: a new
+        server, or one that lost its data (replaced, when this object had read another stamp:
+        it reads one with its first command)."""
+        return self._call(self._generation)
+
+    def _generation(self, client: redis.Redis, scripts: dict[str, Any]) -> Generation:
+        fresh = os.urandom(8).hex(), repr(time.time()), "1" if self._stamp_seen else "0"
+        raw = scripts["generation"](keys=[], args=[self.prefix, *fresh], client=client)
+        stamp, created, replaced = (_text(v) for v in raw)
+        self._stamp_seen = stamp
+        return Generation(stamp, float(created), replaced == "1")
 
     def close(self) -> None:
         """Close the client's connections (the next call makes a new client)."""
@@ -1236,11 +1380,14 @@ class RedisStore:
         redis error leaves as a StoreError."""
         client, scripts = self._connection(text=text)
         try:
+            if not self._stamp_seen:  # so that a server found empty later is known to have lost its data
+                with contextlib.suppress(self._redis.RedisError):  # the command's own error says what failed
+                    self._generation(self._connection()[0], scripts)
             return op(client, scripts)
         except self._redis.RedisError as err:
-            failure = _redis_failure(err, self._redis.exceptions, where=self.where, secrets=self._secrets)
-            _log.warning("store %s: %s", self.where, failure)
-            raise failure from err
+            # where the server is and what it said go to the log; the page gets a sentence without them
+            _log.warning("store (Redis at %s): %s", self.where, _redis_detail(err, self._secrets))
+            raise _redis_failure(err, self._redis.exceptions, where=self.where, secrets=self._secrets) from err
 
     def _script(self, name: str, *args: object) -> Any:
         """Run the Lua script ``name`` (one atomic step on the server) with ``args`` after the
@@ -1260,8 +1407,8 @@ def _import_redis() -> Any:
 
 
 def _redis_place(url: str) -> tuple[str, tuple[str, ...]]:
-    """Where a Redis URL points, fit for a message (``host:port`` or a socket's path, never a
-    password), and the secrets it holds (to keep out of messages).
+    """Where a Redis URL points, fit for the server's log (``host:port`` or a socket's path,
+    never a password), and the secrets it holds (to keep out of messages and the log).
 
     >>> _redis_place("redis://app:s%40fe@cache.example:6380/2?password=other")
     ('cache.example:6380', ('s@fe', 's%40fe', 'other'))
@@ -1309,17 +1456,36 @@ def _text(raw: bytes | str) -> str:
     return raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
 
 
-def _redis_failure(err: Exception, exceptions: Any, *, where: str, secrets: tuple[str, ...]) -> StoreError:
-    """The StoreError, one sentence fit for a page, for a redis error."""
+def _redis_detail(err: Exception, secrets: tuple[str, ...]) -> str:
+    """A redis error's text on one line, without its secrets (passwords), our scripts' SHAs and
+    a final period, cut at ``_DETAIL_CHARS`` characters."""
     detail = _SCRIPT_PLACE.sub("", _scrub(" ".join(str(err).split()) or type(err).__name__, secrets))
     if len(detail) > _DETAIL_CHARS:
         detail = detail[: _DETAIL_CHARS - 1] + "…"
-    detail = detail.rstrip(".")
-    store = f"The app's store (Redis at {where})"
+    return detail.rstrip(".")
+
+
+def _place_parts(where: str) -> tuple[str, ...]:
+    """What of ``where`` (``host:port`` or a socket's path) a message must not show.
+
+    >>> _place_parts("cache.example:6380")
+    ('cache.example:6380', 'cache.example', ':6380')
+    >>> _place_parts("/run/redis/redis.sock")
+    ('/run/redis/redis.sock',)
+    """
+    host, colon, port = where.rpartition(":")
+    return (where, host, colon + port) if colon and host and port.isdigit() else (where,)
+
+
+def _redis_failure(err: Exception, exceptions: Any, *, where: str, secrets: tuple[str, ...]) -> StoreError:
+    """The StoreError, one sentence fit for a page, for a redis error: no password in it, nor
+    where the server is (its host, port or socket path go to the server's log instead)."""
+    detail = _redis_detail(err, secrets + _place_parts(where))
+    store = "The app's store (its Redis server)"
     if isinstance(err, exceptions.AuthenticationError):
         return StoreError(f"{store} refused the app's user or password ({detail}); check BPE_EXPLORER_STORE.")
     if isinstance(err, (exceptions.ConnectionError, exceptions.TimeoutError)):
-        return StoreError(f"{store} cannot be reached ({detail}); try again.")
+        return StoreError(f"{store} cannot be reached; try again in a moment.")
     if isinstance(err, exceptions.ReadOnlyError) or "READONLY" in detail:
         return StoreError(f"{store} cannot be written (the server is a read-only replica).")
     if isinstance(err, exceptions.OutOfMemoryError) or "OOM command not allowed" in detail:

@@ -56,6 +56,7 @@ PRELOAD = [
 _PROGRESS_EVERY_S = 0.05
 _POLL_S = 0.05
 _log = logging.getLogger(__name__)
+_OVER_BUDGET = "the job needed more memory than a worker may use on this server; try a smaller corpus or fewer merges"
 
 
 class JobError(ExplorerError):
@@ -133,6 +134,10 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
             module, name, args, kwargs, wants_progress = conn.recv()
         except (EOFError, OSError):
             return
+        except MemoryError:  # the job's own arguments do not fit the budget
+            with contextlib.suppress(Exception):
+                conn.send(("fatal", JobError(_OVER_BUDGET)))
+            return
         last = [0.0]
 
         def progress(fraction: float, text: str = "") -> None:
@@ -147,15 +152,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
             conn.send(("done", value, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
         except MemoryError:
             with contextlib.suppress(Exception):
-                conn.send(
-                    (
-                        "fatal",
-                        JobError(
-                            "the job needed more memory than a worker may use on this server; "
-                            "try a smaller corpus or fewer merges"
-                        ),
-                    )
-                )
+                conn.send(("fatal", JobError(_OVER_BUDGET)))
             return  # a worker that ran out of memory may be in a bad way: a fresh one replaces it
         except ExplorerError as err:
             conn.send(("error", err))
@@ -183,6 +180,17 @@ class _Worker:
         self.process.join(5)
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+def _last_word(worker: _Worker) -> JobError | None:
+    """The error a worker sent before it ended (one that ran out of memory receiving its job),
+    if it sent one."""
+    with contextlib.suppress(Exception):
+        if worker.conn.poll(1.0):
+            message = worker.conn.recv()
+            if message[0] == "fatal":
+                return message[1]
+    return None
 
 
 class Pool:
@@ -282,7 +290,8 @@ class Pool:
         try:
             worker.conn.send((fn.__module__, fn.__qualname__, job.args, job.kwargs, job.wants_progress))
         except Exception as err:  # noqa: BLE001 - arguments that do not pickle, or a dead pipe
-            job._finish("failed", error=JobError(f"the job could not be sent to a worker: {err}"))
+            said = _last_word(worker) if isinstance(err, OSError) else None  # a worker over budget says so first
+            job._finish("failed", error=said or JobError(f"the job could not be sent to a worker: {err}"))
             return worker if worker.process.is_alive() and not isinstance(err, OSError) else self._replace(worker)
         job.state = "running"
         while True:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import datetime
+import functools
 import html
 import io
 import json
+import logging
 import secrets
 import threading
 import time
@@ -53,14 +55,19 @@ from ..serving.rooms import (
     rooms_for,
     winners,
 )
+from ..serving.store import QuotaError, StoreError
 from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
 
-__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher"]
+__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher", "UNREACHABLE"]
+
+_log = logging.getLogger(__name__)
 
 _OWN = "class_own_live"  # a student's own Live while stepping ahead: (room code, Live)
 _LIVE = "class_room_live"  # this session's view of the room's shared trainer: (RoomRun, Live)
 _SPEED_S = 1.0  # the teacher's Play: a merge a second
 _SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
+_RETRY_S = 2.0  # while the store cannot be used, a page asks again this often
+UNREACHABLE = "The class server's store is unreachable; retrying…"
 
 
 # ---- the process's rooms, and each room's one trainer ------------------------------------------
@@ -129,6 +136,8 @@ def room_run(code: str, view_json: str) -> RoomRun:
             return RoomRun(None, "; ".join(problems))
         mode: state.Mode = "sample" if link.big == "sample" else "step"
         return RoomRun(state._build(choice, link.preset, link.config, mode))
+    except StoreError:
+        raise  # the store out of reach for a moment: not kept as the room's answer
     except ExplorerError as err:
         return RoomRun(None, str(err))
 
@@ -315,6 +324,54 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
 
 
+# ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
+def _said(err: ExplorerError) -> str:
+    """What the page says for an error: the store out of reach is always the same sentence (its
+    cause goes to the server's log); a limit that frees by itself says when in the reader's time."""
+    if isinstance(err, StoreError) and not isinstance(err, QuotaError):
+        _log.warning("the class's store failed: %s", err)
+        return UNREACHABLE
+    return err.sentence(_reader_tz()) if isinstance(err, Wait) else str(err)
+
+
+def _store_down(err: StoreError) -> None:
+    """Draw the sentence in place of what needed the store, and a timed fragment that reruns
+    the whole page as soon as the store answers again (no reload)."""
+    _log.warning("the class's store failed: %s", err)
+    if st.session_state.get("class_error") == UNREACHABLE:
+        st.session_state.pop("class_error")  # said here instead, and not again once it answers
+    st.warning(UNREACHABLE)
+    # not before the next tick: a store that answers the retry's question but fails the page's
+    # (a partial failure) reruns the page once a tick, not in a loop
+    st.session_state["class_retry_after"] = time.monotonic() + _RETRY_S / 2
+    st.fragment(_retry, run_every=_RETRY_S)()
+
+
+def _retry() -> None:
+    """While the store is out of reach: every tick, ask it again; once it answers, rerun the page."""
+    if time.monotonic() < st.session_state.get("class_retry_after", 0.0):
+        return
+    try:
+        rooms().revs("")
+    except ExplorerError:
+        return
+    st.rerun()
+
+
+def _survives_store(draw: Callable[..., None]) -> Callable[..., None]:
+    """``draw``, whose store failures draw :func:`_store_down` instead of an exception (a
+    fragment's reruns raise outside the page's own try)."""
+
+    @functools.wraps(draw)
+    def guarded(*args: object) -> None:
+        try:
+            draw(*args)
+        except StoreError as err:
+            _store_down(err)
+
+    return guarded
+
+
 # ---- start or join -------------------------------------------------------------------------------
 def _reader_tz() -> datetime.tzinfo | None:
     """The browser's time zone (None: unknown, the server's own is used)."""
@@ -326,11 +383,6 @@ def _reader_tz() -> datetime.tzinfo | None:
         with contextlib.suppress(zoneinfo.ZoneInfoNotFoundError, ValueError):
             return zoneinfo.ZoneInfo(name)
     return None
-
-
-def _said(err: ExplorerError) -> str:
-    """An error's sentence for the page; a limit that frees by itself says when in the reader's time."""
-    return err.sentence(_reader_tz()) if isinstance(err, Wait) else str(err)
 
 
 def _last_step(trainer: Trainer | None) -> int | None:
@@ -481,10 +533,13 @@ def _set_step(code: str, key: str, step: int) -> None:
 
 
 def _step_by(code: str, key: str, n: int) -> None:
-    room = rooms().get(code)
-    if room is not None:
-        st.session_state["class_playing"] = False
-        _set_step(code, key, room.step + n)
+    def step() -> None:
+        room = rooms().get(code)
+        if room is not None:
+            st.session_state["class_playing"] = False
+            rooms().set_step(code, key, max(0, room.step + n))
+
+    _attempt(step)
 
 
 def _on_slider(code: str, key: str) -> None:
@@ -581,10 +636,13 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
 
 
+@_survives_store
 def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     room = rooms().get(code)
     if room is None:
-        st.error("This room has closed (idle for hours); start a new one.")
+        st.error(
+            render.md_text(rooms().gone_message(code, usual="This room has closed (idle for hours); start a new one."))
+        )
         return
     if st.session_state.get("class_playing"):
         trainer = run.at(room.step + 1)
@@ -717,10 +775,12 @@ def _student(room: Room, member: Member, run: RoomRun) -> None:
     st.fragment(_student_room)(room.code, member, run)
 
 
+@_survives_store
 def _student_room(code: str, member: Member, run: RoomRun) -> None:
     room = rooms().get(code)
     if room is None:
-        st.error("This room has closed (idle for hours). Ask the teacher for a new code.")
+        usual = "This room has closed (idle for hours). Ask the teacher for a new code."
+        st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
@@ -884,14 +944,7 @@ def class_page() -> None:
             refused = _lookup_refused()
             if refused or room is None:
                 st.query_params.clear()
-                st.session_state["class_error"] = (
-                    refused
-                    or _missed()
-                    or (
-                        f"No room has the code {code!r}: check the code on the teacher's "
-                        "screen (rooms close after a few idle hours)."
-                    )
-                )
+                st.session_state["class_error"] = refused or _missed() or rooms().gone_message(code)
                 _lobby(None)
                 return
             if key is not None or member_id:  # a wrong credential is a failed lookup too (once a session)
@@ -921,5 +974,7 @@ def class_page() -> None:
             _lobby(room.code)
             return
         _student(room, member, run)
+    except StoreError as err:
+        _store_down(err)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))

@@ -283,7 +283,11 @@ def choose() -> state.CorpusChoice:
 
 
 def stats(texts: tuple[str, ...]) -> None:
-    s = data.corpus_stats(texts, top=20)
+    try:
+        s = data.corpus_stats(texts, top=20)
+    except ExplorerError as err:  # a worker over its memory budget, or stopped: the rest of the page goes on
+        st.error(render.md_text(f"The corpus's statistics could not be computed: {str(err).rstrip('.')}."))
+        return
     # a strip that wraps rather than metrics that cut a number short ("421,…") in narrow columns
     st.html(
         render.stat_strip(

@@ -19,11 +19,12 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import time
 
 import streamlit as st
 
 from ..errors import ExplorerError
-from ..serving.store import Blob, Store, default_store
+from ..serving.store import Blob, Store, default_store, recreated_notice, recreated_since
 
 __all__ = [
     "store",
@@ -40,6 +41,8 @@ __all__ = [
 ]
 
 _OWNER = "store_owner"
+_GENERATION = "store_generation"  # the stamp of the store this session has been using
+_LOST_SAID_S = 24 * 3600.0  # a link to a file lost with the store says so for a day
 _XSRF_COOKIE = "_streamlit_xsrf"
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -114,10 +117,15 @@ def gone(what: str, digest: str, *, again: str) -> str:
     >>> gone("the text", "ab" * 32, again="paste it again")[:44]
     'the text it names (abababababab…) is no long'
     """
-    return (
-        f"{what} it names ({digest[:12]}…) is no longer on this server (the store makes room by dropping "
-        f"the least recently used files); {again}"
-    )
+    why = "the store makes room by dropping the least recently used files"
+    try:
+        generation = store().generation()
+    except ExplorerError:
+        generation = None
+    if generation is not None and recreated_since(generation, seconds=_LOST_SAID_S):
+        at = time.strftime("%H:%M", time.localtime(generation.created))
+        why = f"the app's store was found damaged, removed or emptied and started again, empty, at {at} (server time)"
+    return f"{what} it names ({digest[:12]}…) is no longer on this server ({why}); {again}"
 
 
 def forget_mine() -> int:
@@ -139,10 +147,14 @@ def held_mine() -> list[tuple[str, list[str]]]:
 
 
 def show_notice() -> None:
-    """Say once, on the page, that the store had to be recreated (a damaged or deleted file)."""
+    """Say once, on the page, that the store this session was using is gone (a damaged or
+    deleted file recreated empty, a Redis server that lost its data): every session that saw the
+    old store's generation is told, in whichever process the loss was found."""
     try:
-        notice = store().take_notice()
+        generation = store().generation()
     except ExplorerError:
         return
-    if notice:
-        st.warning(notice)
+    seen = st.session_state.get(_GENERATION)
+    st.session_state[_GENERATION] = generation.stamp
+    if seen is not None and seen != generation.stamp:
+        st.warning(recreated_notice(generation))
