@@ -537,7 +537,7 @@ def _step_by(code: str, key: str, n: int) -> None:
         room = rooms().get(code)
         if room is not None:
             st.session_state["class_playing"] = False
-            rooms().set_step(code, key, max(0, room.step + n))
+            _set_step(code, key, room.step + n)  # kept within the room's training
 
     _attempt(step)
 
