@@ -73,6 +73,7 @@ APP_CSS = """
 .bpe-pairs tr.bpe-next td{background:#bbf7d0;font-weight:600;}
 .bpe-pairs tr.bpe-tied td{background:#fef08a;}
 .bpe-hex{font-size:.8em;color:#7c2d12;background:#ffedd5;border-radius:3px;padding:0 .15em;}
+.bpe-more{font-size:.8em;color:#64748b;}
 .bpe-special{background:#1e293b!important;color:#f8fafc;border-color:#0f172a;}
 .bpe-text{white-space:pre-wrap;word-break:break-all;}
 .bpe-kwic{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95rem;white-space:pre;overflow-x:auto;}
@@ -232,10 +233,16 @@ def escape(text: str, *, into: Into) -> str:
     return md_text(text) if into == "markdown" else text
 
 
+# Characters of a token a page shows: byte-level BPE that merges pairs met once joins tokens of
+# thousands (a whole text, at the end); past this, a token is cut and says by how much.
+TOKEN_SHOWN = 200
+
+
 def token_text(token: str, style: TokenStyle = PLAIN, *, into: Into = "text") -> str:
     """A token as every page shows it, the one helper: the rule of :func:`token_runs` (whitespace
     visible when the view's ``style`` says so), escaped for where it goes (:func:`escape`).
-    Bytes that are only part of a character are written in ⟨⟩, or in a hex box in HTML.
+    Bytes that are only part of a character are written in ⟨⟩, or in a hex box in HTML. A token
+    longer than ``TOKEN_SHOWN`` characters is cut there, saying how many more it has.
 
     >>> token_text("à¤¦à¥ĩà¤µà¤", TokenStyle(byte_level=True)), token_text("a b"), token_text("a b", TokenStyle(show_ws=False))
     ('देव⟨e0 a4⟩', 'a·b', 'a b')
@@ -243,13 +250,17 @@ def token_text(token: str, style: TokenStyle = PLAIN, *, into: Into = "text") ->
     ('&lt;b&gt;', '<span class="bpe-hex">e0 a4</span>')
     >>> print(token_text("$x$ <b>", into="markdown"))
     \\$x\\$·\\<b\\>
+    >>> token_text("ab" * 400)[-20:]
+    'abababab…(+600 more)'
     """
-    runs = token_runs(token, style)
+    cut = len(token) - TOKEN_SHOWN if len(token) > TOKEN_SHOWN + 20 else 0
+    runs = token_runs(token[:TOKEN_SHOWN] if cut else token, style)
+    more = f"…(+{cut:,} more)" if cut else ""
     if into == "html":
         return "".join(
             escape(run, into=into) if is_text else f'<span class="bpe-hex">{run}</span>' for run, is_text in runs
-        )
-    return escape("".join(run if is_text else f"⟨{run}⟩" for run, is_text in runs), into=into)
+        ) + (f'<span class="bpe-more">{more}</span>' if more else "")
+    return escape("".join(run if is_text else f"⟨{run}⟩" for run, is_text in runs) + more, into=into)
 
 
 def chips(
