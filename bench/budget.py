@@ -43,7 +43,12 @@ def one_character(out: Printer) -> None:
     config = corpus_config("gpt2")
     text = "a" * (19 * MIB)
     budget = server.session_budget()
-    fitted = fitting_sample([text], config, budget, limit_bytes=server.step_limit(), count=count_words)
+    fitted = fitting_sample(
+        config,
+        budget,
+        limit_bytes=server.step_limit(),
+        words_of=lambda size: count_words(tuple(leading_sample([text], size)), config),
+    )
     before = count_words(tuple(leading_sample([text], server.step_limit())), config)
     ours, old = step_times(fitted, config), step_times(before, config)
     size = sum(len(w) for w in fitted)

@@ -31,11 +31,10 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..errors import ExplorerError
-from ..formats.corpora import leading_sample
 from ..stages.pipeline import word_symbols
 from .config import TrainerConfig
 
@@ -234,25 +233,26 @@ class Ceiling:
 
 
 def fitting_sample(
-    texts: Sequence[str],
     config: TrainerConfig,
     budget: Budget,
     *,
     limit_bytes: int,
-    count: Callable[[tuple[str, ...], TrainerConfig], Mapping[str, int]],
+    words_of: Callable[[int], Mapping[str, int]],
     tries: int = 6,
 ) -> Mapping[str, int]:
-    """The word counts (``count(texts, config)``) of the longest leading sample of ``texts``, up to
-    ``limit_bytes``, whose trainer fits ``budget``: each try over it is cut by how far over it was.
+    """The word counts (``words_of(size)``: those of the corpus's leading ``size`` bytes) of the
+    longest leading sample, up to ``limit_bytes``, whose trainer fits ``budget``: each try over it
+    is cut by how far over it was.
 
     >>> from explorer.stages.pipeline import count_words
-    >>> words = fitting_sample(["a" * 10_000], TrainerConfig(unit="char"), Budget(step_work=1000), limit_bytes=5_000, count=count_words)
+    >>> text = "a" * 10_000
+    >>> words = fitting_sample(TrainerConfig(unit="char"), Budget(step_work=1000), limit_bytes=5_000, words_of=lambda n: count_words((text[:n],), TrainerConfig(unit="char")))
     >>> [len(w) for w in words]
     [900]
     """
     size = limit_bytes
     for _ in range(tries):
-        words = count(tuple(leading_sample(texts, size)), config)
+        words = words_of(size)
         try:
             require_start(words, config, budget, what="A sample of this corpus")
             return words

@@ -19,7 +19,7 @@ from ..bpe.budget import BudgetError, fitting_sample, require_start
 from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, corpus_config
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..formats.corpora import mib, require_text, utf8_size
+from ..formats.corpora import leading_sample, mib, require_text, utf8_size
 from . import data, server
 
 __all__ = [
@@ -403,7 +403,10 @@ def _fitting_sample(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, 
     """The word counts of the longest leading sample of ``texts`` (up to the step-through limit)
     whose trainer fits the session's budget (counted once per text, shared by every session)."""
     words = fitting_sample(
-        texts, config, server.session_budget(), limit_bytes=server.step_limit(), count=data.word_counts
+        config,
+        server.session_budget(),
+        limit_bytes=server.step_limit(),
+        words_of=lambda size: data.word_counts(tuple(leading_sample(texts, size)), config),
     )
     return dict(words)
 
