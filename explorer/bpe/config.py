@@ -501,7 +501,8 @@ def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> 
     """A preset sized for any corpus instead of its seed notebook's toy one: its stop rule
     becomes a budget of ``merges`` (training also stops sooner when the corpus runs out of
     pairs), and byte level starts from all 256 bytes, so that every string stays encodable.
-    A seed replay uses :func:`make_config` with the notebook's own settings instead.
+    This is what a preset name means in the app and the CLI alike (``train --preset``); a seed
+    replay (``SeedReplay.config``, ``train --replay``) uses the notebook's own settings instead.
 
     >>> cfg = corpus_config("hf-course")
     >>> cfg.num_merges, cfg.vocab_size, cfg.unit
