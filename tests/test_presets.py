@@ -69,21 +69,17 @@ def cli_trace(cli_models, preset: str) -> tuple[dict, Path]:
     return read_trace(out), out
 
 
-def app_session(corpus: str | None) -> AppTest:
+@pytest.fixture(scope="module")
+def train_page(cli_models):
+    """One Train page session on the corpus, going from preset to preset, then from replay to
+    replay (each loads its notebook's corpus); opened after the CLI runs started, so that both
+    train at once."""
     at = AppTest.from_file(APP, default_timeout=60)
-    if corpus is not None:
-        at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,))
     at.run()
     at.switch_page("pages/2_Train.py").run()
     assert not at.exception
     return at
-
-
-@pytest.fixture(scope="module")
-def train_page(cli_models):
-    """One Train page session on the corpus, going from preset to preset (after the CLI runs
-    started, so that both train at once)."""
-    return app_session(CORPUS)
 
 
 def trained(at: AppTest) -> dict:
@@ -128,10 +124,8 @@ def test_the_cli_s_gpt2_model_goes_to_tiktoken_and_back_with_its_ids(cli_models,
     files = sorted(str(p) for p in (tmp_path / "tt").iterdir())
     assert run("import", *files, "--out", str(tmp_path / "back"))[0] == 0
     text = "Tokenizers cut text into pieces: ünïcode too."
-    assert (
-        run("encode", "--tokenizer", str(tmp_path / "back"), "--text", text)[1]
-        == (run("encode", "--tokenizer", str(model), "--text", text)[1])
-    )
+    back = run("encode", "--tokenizer", str(tmp_path / "back"), "--text", text)[1]
+    assert back == run("encode", "--tokenizer", str(model), "--text", text)[1]
 
 
 def test_a_byte_preset_taken_to_characters_is_the_same_in_the_cli_and_the_advanced_settings(train_page, tmp_path):
@@ -158,19 +152,13 @@ def test_a_byte_preset_taken_to_characters_is_the_same_in_the_cli_and_the_advanc
     assert app == read_trace(tmp_path)
 
 
-@pytest.fixture(scope="module")
-def replay_page():
-    """A Train page session for the seed notebooks' replays (each loads its own corpus)."""
-    return app_session(None)
-
-
 @pytest.mark.parametrize("seed", list(SEED_REPLAYS))
-def test_a_seed_replay_trains_the_notebooks_tokenizer_in_the_cli_and_on_the_train_page(seed, replay_page, tmp_path):
+def test_a_seed_replay_trains_the_notebooks_tokenizer_in_the_cli_and_on_the_train_page(seed, train_page, tmp_path):
     code, _, err = run("train", "--replay", seed, *TOP_K, "--out", str(tmp_path))  # the notebook's own corpus
     assert code == 0, err
-    replay_page.selectbox(key="w_seed").set_value(seed).run()
-    replay_page.button(key="replay").click().run()
-    app = trained(replay_page)
+    train_page.selectbox(key="w_seed").set_value(seed).run()
+    train_page.button(key="replay").click().run()
+    app = trained(train_page)
     assert app["config"] == SEED_REPLAYS[seed].config().to_dict()  # the notebook's settings, not the preset's
     assert app == read_trace(tmp_path)
 
