@@ -1,7 +1,7 @@
 """Command line: ``python -m explorer train|encode|evaluate|scan|export|import|presets|app|serve``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
-        [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet]
+        [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet | --alphabet A]
         [--per-line] [--pretokenizer P] [--pattern REGEX] [--unit char|byte] [--marker M]
         [--normalizer N] [--special TOK ...] [--top-k K] [--superbpe-transition T | --picky TAU] --out DIR
         [--balance classical|parity|parity-window|parity-hybrid --dev DEV [DEV ...]
@@ -9,6 +9,9 @@
         (with --dev or a parity balance, each FILE is one language's training text and each DEV,
         in the same order, its development text; trace.json then also holds, per merge, the
         language it served and every language's token counts)
+        (a preset is the app's: sized for the corpus, 1,000 merges unless --merges or --vocab-size,
+        byte level over all 256 bytes; ``--replay SEED [FILE ...]`` trains with a seed notebook's
+        own settings instead, on its own corpus unless FILEs are given, as the app's replay)
     python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
     python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N] [--alpha A]
         (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
@@ -37,13 +40,24 @@ from typing import TextIO
 from .analysis.evaluate import curve, evaluate
 from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .analysis.health import scan
-from .bpe.config import MAX_PICKY, PRESETS, SPECIALS_IN_TEXT, TIE_BREAKS, make_config
+from .bpe.config import (
+    ALPHABETS,
+    MAX_PICKY,
+    PRESETS,
+    SEED_REPLAYS,
+    SPECIALS_IN_TEXT,
+    TIE_BREAKS,
+    EncodeOptions,
+    TrainerConfig,
+    char_level_choices,
+    corpus_config,
+)
 from .bpe.parity import BALANCES, Balance, BalanceName, ParityTrainer
 from .bpe.picky import ios_threshold
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer
 from .errors import ExplorerError
-from .formats.corpora import read_text_file, require_text
+from .formats.corpora import SAMPLE_DIR, read_text_file, require_text
 from .formats.exporters import EXPORT_FORMATS, export_files
 from .formats.importers import IMPORT_FORMATS, import_report
 from .formats.pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
@@ -71,14 +85,36 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     t = sub.add_parser("train", help="train on text files and write DIR/trace.json")
-    t.add_argument("files", nargs="+", metavar="FILE")
-    t.add_argument("--preset", required=True, choices=list(PRESETS))
+    # FILE and --preset are required but for --replay, which names both (_require_files_and_preset)
+    t.add_argument("files", nargs="*", metavar="FILE")
+    t.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        help="the preset as the app trains it: sized for the corpus (1,000 merges unless --merges or --vocab-size), "
+        "byte level over all 256 bytes",
+    )
+    t.add_argument(
+        "--replay",
+        choices=list(SEED_REPLAYS),
+        metavar="SEED",
+        help="replay a seed notebook (" + ", ".join(SEED_REPLAYS) + "): its preset with the notebook's own settings, "
+        "on its own corpus unless FILEs are given",
+    )
     size = t.add_mutually_exclusive_group()
     size.add_argument("--vocab-size", type=int, metavar="N")
     size.add_argument("--merges", type=int, metavar="N")
     t.add_argument("--tie-break", choices=list(TIE_BREAKS))
     t.add_argument("--min-frequency", type=int, metavar="N")
-    t.add_argument("--full-byte-alphabet", action="store_true", help="all 256 bytes in the alphabet")
+    t.add_argument(
+        "--full-byte-alphabet",
+        action="store_true",
+        help="all 256 bytes in the alphabet (the byte-level presets have them already)",
+    )
+    t.add_argument(
+        "--alphabet",
+        choices=list(ALPHABETS),
+        help="the alphabet: " + "; ".join(f"{k}: {v}" for k, v in ALPHABETS.items()),
+    )
     t.add_argument("--per-line", action="store_true", help="each line is its own sequence (HF file training)")
     t.add_argument("--pretokenizer", choices=list(PRETOKENIZERS))
     t.add_argument("--pattern", metavar="REGEX", help="the custom regex for --pretokenizer regex")
@@ -245,6 +281,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overrides(args: argparse.Namespace) -> dict:
+    """The settings the options override, by TrainerConfig's names (a size flag sets the one stop
+    rule it names and clears the other, as the app's size box and links do)."""
     o: dict = {}
     if args.vocab_size is not None:
         o.update(vocab_size=args.vocab_size, num_merges=None)
@@ -267,10 +305,46 @@ def _overrides(args: argparse.Namespace) -> dict:
     if args.special is not None:
         o["special_tokens"] = tuple(args.special)
     if args.full_byte_alphabet:
+        if args.alphabet not in (None, "full-bytes"):
+            raise ExplorerError(f"--full-byte-alphabet and --alphabet {args.alphabet} disagree: give one")
         o["alphabet"] = "full-bytes"
+    elif args.alphabet is not None:
+        o["alphabet"] = args.alphabet
     if args.per_line:
         o["sequences"] = "lines"
     return o
+
+
+def _require_files_and_preset(args: argparse.Namespace) -> None:
+    """FILE and --preset, in argparse's own words had it checked them: --replay names both."""
+    missing = [name for name, given in (("FILE", args.files), ("--preset", args.preset)) if not given]
+    if missing and args.replay is None:
+        raise _UsageError(f"the following arguments are required: {', '.join(missing)}")
+
+
+def _train_setup(args: argparse.Namespace) -> tuple[list[str], TrainerConfig, EncodeOptions]:
+    """(the files, the config, the encoding options) a ``train`` command asks for, as the app
+    makes them: a preset sized for the corpus (``corpus_config``) or, with ``--replay``, the
+    seed notebook's own settings (``SEED_REPLAYS``) and, without FILEs, its own corpus; then the
+    options. So one preset name, or one replay, is one tokenizer in the CLI and the app."""
+    replay = SEED_REPLAYS[args.replay] if args.replay is not None else None
+    if replay is None:
+        preset, base = args.preset, corpus_config(args.preset)
+    else:
+        if args.preset not in (None, replay.preset):
+            raise ExplorerError(
+                f"--replay {replay.seed} trains the {replay.preset} preset with its notebook's settings: "
+                f"drop --preset {args.preset}"
+            )
+        preset, base = replay.preset, replay.config()
+    overrides = _overrides(args)
+    if overrides.get("unit") == "char" and base.unit == "byte":
+        # byte-only choices cannot follow a switch to characters (as in the app's advanced settings)
+        base = base.replace(**char_level_choices({"alphabet": base.alphabet, "alphabet_order": base.alphabet_order}))
+    files = list(args.files)
+    if not files and replay is not None:
+        files = [str(SAMPLE_DIR / replay.corpus)]
+    return files, base.replace(**overrides), PRESETS[preset].encoding
 
 
 class _Progress:
@@ -309,7 +383,7 @@ def _writable_folder(path: str) -> Path:
     return folder
 
 
-def _balance(args: argparse.Namespace) -> Balance | None:
+def _balance(args: argparse.Namespace, files: list[str]) -> Balance | None:
     """The balance asked for, or None for classical training on the files joined (no --dev)."""
     mode: BalanceName | None = args.balance or ("classical" if args.dev else None)
     for flag, value, needs in (
@@ -323,9 +397,9 @@ def _balance(args: argparse.Namespace) -> Balance | None:
         return None
     if not args.dev:
         raise ExplorerError(f"--balance {mode} needs --dev: one development text per training file")
-    if len(args.dev) != len(args.files):
+    if len(args.dev) != len(files):
         raise ExplorerError(
-            f"{len(args.files)} training file{'s' * (len(args.files) != 1)} but {len(args.dev)} development "
+            f"{len(files)} training file{'s' * (len(files) != 1)} but {len(args.dev)} development "
             f"file{'s' * (len(args.dev) != 1)}: give one --dev file per training file, in the same order"
         )
     options = {
@@ -340,9 +414,15 @@ def _balance(args: argparse.Namespace) -> Balance | None:
     return Balance(mode, **options)
 
 
-def _train_balanced(args: argparse.Namespace, balance: Balance, out: TextIO, err: TextIO) -> int:
-    config = make_config(args.preset, **_overrides(args))
-    texts = [read_text_file(f) for f in args.files]
+def _train_balanced(
+    args: argparse.Namespace,
+    balance: Balance,
+    setup: tuple[list[str], TrainerConfig, EncodeOptions],
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    files, config, encoding = setup
+    texts = [read_text_file(f) for f in files]
     dev = [read_text_file(f) for f in args.dev]
     _writable_folder(args.out)
     trainer = ParityTrainer(
@@ -350,8 +430,8 @@ def _train_balanced(args: argparse.Namespace, balance: Balance, out: TextIO, err
         dev,
         config,
         balance=balance,
-        names=args.files,
-        encoding=PRESETS[args.preset].encoding,
+        names=files,
+        encoding=encoding,
         **({} if args.top_k is None else {"top_k": args.top_k}),
     )
     trainer.require_room()
@@ -421,16 +501,18 @@ def _picky_line(trainer: Trainer) -> str:
 
 
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    _require_files_and_preset(args)
     _picky_alone(args)
-    balance = _balance(args)
+    setup = _train_setup(args)
+    balance = _balance(args, setup[0])
     if balance is not None:
-        return _train_balanced(args, balance, out, err)
-    config = make_config(args.preset, **_overrides(args))
-    texts = [read_text_file(f) for f in args.files]
+        return _train_balanced(args, balance, setup, out, err)
+    files, config, encoding = setup
+    texts = [read_text_file(f) for f in files]
     require_text(texts)
     _writable_folder(args.out)
     trainer = Trainer.from_texts(
-        texts, config, encoding=PRESETS[args.preset].encoding, **({} if args.top_k is None else {"top_k": args.top_k})
+        texts, config, encoding=encoding, **({} if args.top_k is None else {"top_k": args.top_k})
     ).require_room()
     bar = _Progress(trainer.planned_merges, err)
     bar.update(0)

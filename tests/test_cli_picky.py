@@ -17,7 +17,7 @@ import regex
 from conftest import SAMPLES, merge_everywhere, read_sample, unescaped
 from test_cli import run
 
-from explorer import FormatError, make_config, train
+from explorer import FormatError, corpus_config, train
 from explorer.formats.exporters import EXPORT_FORMATS, export_files, export_problem
 from explorer.formats.importers import import_files
 from explorer.formats.trace import load_tokenizer, tokenizer_from_trace, trace_dict, trace_from_tokenizer
@@ -56,7 +56,7 @@ def picky_run(tmp_path_factory):
     """The CLI's PickyBPE training (its output, trace and folder) and the same in-process."""
     out = tmp_path_factory.mktemp("picky")
     stdout, trace = _cli_train(out, "--picky", str(TAU))
-    ours = train(read_sample(CORPUS), make_config("gpt2", vocab_size=None, num_merges=MERGES, picky=TAU))
+    ours = train(read_sample(CORPUS), corpus_config("gpt2", merges=MERGES, picky=TAU))
     assert ours.removals  # the budget and τ remove tokens: what this file checks
     return stdout, trace, out, ours
 

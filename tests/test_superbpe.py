@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_cli import run
 
-from explorer import ConfigError, Trainer, TrainerConfig, make_config, train
+from explorer import ConfigError, Trainer, TrainerConfig, corpus_config, make_config, train
 from explorer.formats.trace import load_tokenizer
 from explorer.stages.pretokenizers import GPT2_PATTERN
 
@@ -139,7 +139,7 @@ def test_the_cli_writes_a_superbpe_trace_that_loads_as_the_same_tokenizer(tmp_pa
     tok = load_tokenizer(tmp_path)
     ours = train(
         read_sample("english_frankenstein.txt"),
-        make_config("gpt2", num_merges=400, vocab_size=None, superbpe_transition=250),
+        corpus_config("gpt2", merges=400, superbpe_transition=250),
     )
     sample = read_sample("udhr_en.txt")
     assert tok.encode(sample) == ours.tokenizer().encode(sample)

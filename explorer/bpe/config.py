@@ -46,6 +46,7 @@ __all__ = [
     "make_config",
     "DEFAULT_MERGES",
     "corpus_config",
+    "char_level_choices",
     "superword_config",
 ]
 
@@ -500,7 +501,8 @@ def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> 
     """A preset sized for any corpus instead of its seed notebook's toy one: its stop rule
     becomes a budget of ``merges`` (training also stops sooner when the corpus runs out of
     pairs), and byte level starts from all 256 bytes, so that every string stays encodable.
-    A seed replay uses :func:`make_config` with the notebook's own settings instead.
+    This is what a preset name means in the app and the CLI alike (``train --preset``); a seed
+    replay (``SeedReplay.config``, ``train --replay``) uses the notebook's own settings instead.
 
     >>> cfg = corpus_config("hf-course")
     >>> cfg.num_merges, cfg.vocab_size, cfg.unit
@@ -513,3 +515,20 @@ def corpus_config(preset: str, *, merges: int = DEFAULT_MERGES, **overrides) -> 
     if base.unit == "byte":
         sized["alphabet"] = "full-bytes"
     return base.replace(**{**sized, **overrides})
+
+
+def char_level_choices(choices: dict[str, Any]) -> dict[str, Any]:
+    """Settings moved to character level: the byte-only choices among them (all 256 bytes, byte
+    order) become the char-level ones, the rest stay. The app's advanced settings and the CLI's
+    ``--unit char`` take a byte-level preset to characters through this one rule.
+
+    >>> char_level_choices({"alphabet": "full-bytes", "alphabet_order": "byte", "tie_break": "hf"})
+    {'alphabet': 'present', 'alphabet_order': 'sorted', 'tie_break': 'hf'}
+    >>> char_level_choices({"alphabet_order": "first-seen"})
+    {'alphabet_order': 'first-seen'}
+    """
+    byte_only = {"alphabet": ("full-bytes", "present"), "alphabet_order": ("byte", "sorted")}
+    return {
+        name: byte_only[name][1] if name in byte_only and value == byte_only[name][0] else value
+        for name, value in choices.items()
+    }

@@ -14,6 +14,7 @@ from ..bpe.config import (
     SPECIALS_IN_TEXT,
     TIE_BREAKS,
     TrainerConfig,
+    char_level_choices,
     corpus_config,
 )
 from ..errors import ExplorerError
@@ -201,8 +202,7 @@ def _config_from_widgets() -> TrainerConfig:
     values = {field: ss[_key(field)] for field in _CHOICES}
     if values["unit"] == "char" and current.unit == "byte":
         # byte-only choices cannot follow a switch to characters: take the char-level ones
-        values["alphabet"] = "present" if values["alphabet"] == "full-bytes" else values["alphabet"]
-        values["alphabet_order"] = "sorted" if values["alphabet_order"] == "byte" else values["alphabet_order"]
+        values = char_level_choices(values)
     return current.replace(
         **values,
         # the regex box keeps its text when another pre-tokenizer is chosen; only "regex" uses it
