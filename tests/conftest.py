@@ -59,6 +59,40 @@ def _scan_components_once() -> None:
 
 _scan_components_once()
 
+
+def _await_runs_without_polling() -> None:
+    """AppTest waits for a script run by looking at the run's whole event list every millisecond
+    (a list that grows by one event per element drawn): the waiting thread took ~7% of a page
+    test's CPU and claimed the GIL a thousand times a second from the script it waits for. The
+    same wait here sleeps until the run's SHUTDOWN event is sent; past the timeout, Streamlit's
+    own function stops the run and raises its error, as before."""
+    import threading
+
+    from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+    from streamlit.testing.v1 import local_script_runner
+
+    polling = local_script_runner.require_widgets_deltas
+
+    def wait_for_shutdown(runner, timeout: float = 3) -> None:
+        done = threading.Event()
+
+        def on_event(_sender, event, **_kwargs) -> None:
+            if event == ScriptRunnerEvent.SHUTDOWN:
+                done.set()
+
+        runner.on_event.connect(on_event, weak=False)
+        try:
+            if runner.script_stopped() or done.wait(timeout):
+                return
+        finally:
+            runner.on_event.disconnect(on_event)
+        polling(runner, 0)  # timed out: Streamlit's stop, join and error message
+
+    local_script_runner.require_widgets_deltas = wait_for_shutdown  # looked up at each run
+
+
+_await_runs_without_polling()
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_corpora"
 
