@@ -176,9 +176,9 @@ def chromium():
 def new_page(chromium):
     """``with new_page(width=1280, height=720) as page``: a page in the shared Chromium's profile,
     one at a time, with no cookie or app storage of a test before (its cache and compiled scripts
-    kept: cheaper page loads); ``isolated=True``: a context of its own instead, for pages open
-    together that must not share a cookie (two people, a browser that never saw the app). See
-    :func:`appserver.browser_page`."""
+    kept, and the tab itself when the test before left it as it found it: cheaper page loads);
+    ``isolated=True``: a context of its own instead, for pages open together that must not share
+    a cookie (two people, a browser that never saw the app). See :func:`appserver.browser_page`."""
 
     def open_page(*, width: int = 1400, height: int = 1000, isolated: bool = False):
         where = {"browser": chromium} if isolated else {"profile": _CHROMIUM.profile()}
