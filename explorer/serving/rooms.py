@@ -13,7 +13,7 @@ What a room holds (both backends keep the same records)::
               tally 31 (bumped by joins and answers: what the teacher's tally redraws),
               question 3 (the current one, or None), created, active (seconds since the epoch),
               top (the last step its training can reach), starter (the browser that started it)
-    members   id (a secret of the student's browser), name (unique in the room), joined, seen
+    members   id (a secret of the student's browser), name (unique in the room, look-alikes too), joined, seen
     questions qid 1, 2, ... with kind "merge" | "count", the step asked at, options, state
               "open" -> "closed" -> "revealed", the answer once revealed
     answers   (qid, member) -> value (an option's index, or a guessed count), at (seconds after
@@ -322,10 +322,11 @@ def _tidy_name(text: str) -> str:
 
 def _cut(name: str, limit: int = MAX_NAME) -> str:
     """``name`` cut to at most ``limit`` characters, between two graphemes (a flag or a family
-    emoji is kept whole or left out, never split into other symbols).
+    emoji is kept whole or left out, never split into other symbols), and before a word it
+    would cut (unless that leaves less than half).
 
-    >>> _cut("ab \U0001f1eb\U0001f1f7", 4), _cut("abc", 4)
-    ('ab', 'abc')
+    >>> _cut("ab \U0001f1eb\U0001f1f7", 4), _cut("abc", 4), _cut("Ana Maria", 7), _cut("Anastasia", 7)
+    ('ab', 'abc', 'Ana', 'Anastas')
     """
     if len(name) <= limit:
         return name
@@ -334,7 +335,11 @@ def _cut(name: str, limit: int = MAX_NAME) -> str:
         if len(out) + len(grapheme) > limit:
             break
         out += grapheme
-    return _EDGE_JOINERS.sub("", (out or name[:limit]).strip()).strip()
+    out = out or name[:limit]
+    head = out.rsplit(" ", 1)[0]
+    if not name[len(out)].isspace() and len(head) >= limit // 2:  # mid-word: the words before it
+        out = head
+    return _EDGE_JOINERS.sub("", out.strip()).strip()
 
 
 def clean_name(text: str) -> str:
@@ -362,12 +367,12 @@ def name_note(typed: str, kept: str) -> str:
     >>> name_note("Ana", "Ana"), name_note("Ana", "Ana 2")
     ('', 'The name “Ana” is already in this room, or one that looks the same: you are “Ana 2”.')
     >>> name_note("x" * 50, "x" * 48)
-    'Your name is cut to its first 48 characters (the longest a name can be).'
+    'Your name is cut short: a name has at most 48 characters.'
     """
     tidy = _tidy_name(typed)
     notes = []
     if len(tidy) > MAX_NAME:
-        notes.append(f"Your name is cut to its first {MAX_NAME} characters (the longest a name can be).")
+        notes.append(f"Your name is cut short: a name has at most {MAX_NAME} characters.")
     wanted = _cut(tidy)
     if wanted and kept != wanted:
         notes.append(f"The name “{wanted}” is already in this room, or one that looks the same: you are “{kept}”.")
