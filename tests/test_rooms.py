@@ -3,6 +3,7 @@ one machine) and Redis (Debian's redis-server on a loopback port). Every test ru
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import socket
@@ -489,8 +490,10 @@ def test_an_option_that_ties_with_the_merged_pair_is_right_too(rooms):
     assert winners(revealed, answers) == {ana.id, bo.id}
     board = leaderboard(rooms.members(room.code), rooms.questions(room.code), {asked.qid: answers})
     assert [(s.name, s.points) for s in board] == [("Ana", 1), ("Bo", 1), ("Cy", 0)]
-    # a question stored without counts (or read back from an older store) has one right option
-    bare = Question.from_json(revealed.to_json().replace(f'"counts": {list(counts)}'.replace("'", '"'), '"counts": []'))
+    # a question stored without its counts (a record of an older store) reads, with one right option
+    stored = json.loads(revealed.to_json())
+    del stored["counts"]
+    bare = Question.from_json(json.dumps(stored))
     assert bare.counts == () and winners(bare, answers) == {ana.id}
 
 
