@@ -303,7 +303,8 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
             answers = rooms.answers(code, current.qid)
             st.markdown(f"**Question {current.qid}:** " + class_view._question_text(current, style))
             if current.state == "revealed":
-                st.html(class_view._reveal_html(current, answers, style))
+                rule = class_view._trainer(live).config.tie_break
+                st.html(class_view._reveal_html(current, answers, style, rule=rule))
                 st.html(missed_html(current, answers, style))
             elif current.state == "closed":
                 st.caption("Answers are closed.")
