@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-from .rooms import Answer, Member, Question, winners
+from .rooms import Answer, Member, Question, right_options, winners
 
 __all__ = ["HEADER", "Missed", "most_missed", "results_rows", "results_csv", "safe_cell"]
 
@@ -86,7 +86,8 @@ def results_rows(
     token: Callable[[str], str] = str,
 ) -> list[tuple[str, ...]]:
     """One row per question and member (in the order they joined), :data:`HEADER`'s columns:
-    the question, its options (a pair's tokens written by ``token``) and right answer, then the
+    the question, its options (a pair's tokens written by ``token``) and right answer (tied pairs
+    too, the merged one first, separated by " / "), then the
     member's answer, the seconds it took and whether it won ("yes"/"no" once revealed, else
     empty). A member who did not answer has empty answer cells; a removed member's answers are
     gone with it."""
@@ -102,7 +103,9 @@ def results_rows(
             options = " | ".join(
                 f"{pair(p)} ({q.counts[i]})" if i < len(q.counts) else pair(p) for i, p in enumerate(q.options)
             )
-            right = pair(q.options[q.answer]) if q.answer is not None and 0 <= q.answer < len(q.options) else ""
+            # every option as frequent as the merged pair is right (a tie): all of them, merged one first
+            tied = sorted(right_options(q), key=lambda i: (i != q.answer, i))
+            right = " / ".join(pair(q.options[i]) for i in tied if 0 <= i < len(q.options))
         else:
             options, right = "", "" if q.answer is None else str(q.answer)
         for m in members:
