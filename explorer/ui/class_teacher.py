@@ -60,6 +60,7 @@ __all__ = [
     "presenter",
     "moderation",
     "missed_html",
+    "show_missed",
     "hidden_names",
     "own_room_buttons",
     "styles",
@@ -71,6 +72,7 @@ COOKIE_PREFIX = "bpe_teacher_"
 _KEYS = "class_teacher_keys"  # session: {room code: teacher key}
 _CURRENT = "class_teacher_room"  # session: the room this session teaches (the sidebar brings it back)
 _GONE = "class_teacher_gone"  # session: room codes whose cookie is to be deleted
+_CHOSEN = "class_mod_member"  # session: the student the moderation tools act on (a member id)
 _ADDRESSES_S = 30.0  # this machine's addresses are read again at most this often
 
 
@@ -305,7 +307,7 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
             if current.state == "revealed":
                 rule = class_view._trainer(live).config.tie_break
                 st.html(class_view._reveal_html(current, answers, style, rule=rule))
-                st.html(missed_html(current, answers, style))
+                show_missed(current, answers, style)
             elif current.state == "closed":
                 st.caption("Answers are closed.")
             st.html(
@@ -318,6 +320,13 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
 
 
 # ---- after a reveal: the wrong answer most chosen ------------------------------------------------
+def show_missed(question: Question, answers, style: render.TokenStyle) -> None:
+    """Draw :func:`missed_html` when somebody was wrong (``st.html`` refuses an empty body)."""
+    line = missed_html(question, answers, style)
+    if line:
+        st.html(line)
+
+
 def missed_html(question: Question, answers, style: render.TokenStyle) -> str:
     """One line after a reveal: the wrong answer most chosen (empty when nobody was wrong)."""
     missed = most_missed(question, answers)
@@ -342,8 +351,12 @@ def _member_label(members: dict[str, Member]) -> Callable[[str], str]:
     return label
 
 
+def _choose() -> None:
+    st.session_state[_CHOSEN] = st.session_state.get("w_class_mod_member")
+
+
 def _rename(code: str, key: str) -> None:
-    member_id = st.session_state.get("w_class_mod_member")
+    member_id = st.session_state.get(_CHOSEN)
     name = str(st.session_state.get("w_class_mod_name", ""))
     if member_id:
         class_view._attempt(class_view.rooms().rename, code, key, member_id, name)
@@ -351,16 +364,16 @@ def _rename(code: str, key: str) -> None:
 
 
 def _hide(code: str, key: str, hidden: bool) -> None:
-    member_id = st.session_state.get("w_class_mod_member")
+    member_id = st.session_state.get(_CHOSEN)
     if member_id:
         class_view._attempt(class_view.rooms().hide, code, key, member_id, hidden)
 
 
 def _remove(code: str, key: str) -> None:
-    member_id = st.session_state.get("w_class_mod_member")
+    member_id = st.session_state.get(_CHOSEN)
     if member_id:
         class_view._attempt(class_view.rooms().remove, code, key, member_id)
-        st.session_state.pop("w_class_mod_member", None)
+        st.session_state.pop(_CHOSEN, None)
 
 
 def _lock(code: str, key: str) -> None:
@@ -371,9 +384,7 @@ def _end(code: str, key: str) -> None:
     def end() -> None:
         class_view.rooms().end(code, key)
         forget(code)
-        st.session_state["class_notice"] = (
-            f"Room {code} has ended: its students' pages say that the teacher ended it. Start a new room below."
-        )
+        st.session_state["class_notice"] = f"Room {code} has ended: its students' pages say so. Start a new room below."
         st.session_state.pop("w_class_end_sure", None)
         st.query_params.clear()
 
@@ -396,10 +407,15 @@ def moderation(room: Room, key: str, members: list[Member], style: render.TokenS
     with st.expander("Manage the room: students, joining, results", expanded=False):
         by_id = {m.id: m for m in members}
         if members:
-            if st.session_state.get("w_class_mod_member") not in by_id:
-                st.session_state["w_class_mod_member"] = members[0].id
-            st.selectbox("Student", list(by_id), key="w_class_mod_member", format_func=_member_label(by_id))
-            chosen = by_id[st.session_state["w_class_mod_member"]]
+            # the choice is kept apart from the widget: Streamlit keeps a selectbox's value as its
+            # shown label, and renaming or hiding the chosen student changes that label
+            if st.session_state.get(_CHOSEN) not in by_id:
+                st.session_state[_CHOSEN] = members[0].id
+            st.session_state["w_class_mod_member"] = st.session_state[_CHOSEN]
+            st.selectbox(
+                "Student", list(by_id), key="w_class_mod_member", format_func=_member_label(by_id), on_change=_choose
+            )
+            chosen = by_id[st.session_state[_CHOSEN]]
             row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
             row.text_input("New name", key="w_class_mod_name", max_chars=48, width=200)
             row.button("Rename", key="class_mod_rename", on_click=_rename, args=(code, key))

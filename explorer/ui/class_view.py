@@ -709,10 +709,12 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
 @_survives_store
 def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     room = rooms().get(code)
-    if room is None or room.ended:
-        usual = (
-            "This room has ended." if room is not None else "This room has closed (idle for hours); start a new one."
-        )
+    if room is not None and room.ended:
+        # ended here (*End the room*) or in another window: the whole page, not this fragment, takes
+        # the teacher to the lobby and says so
+        st.rerun()
+    if room is None:
+        usual = "This room has closed (idle for hours); start a new one."
         st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
     if st.session_state.get("class_playing"):
@@ -778,7 +780,7 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
             )
         else:
             st.html(_reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
-            st.html(class_teacher.missed_html(current, answers, style))
+            class_teacher.show_missed(current, answers, style)
         st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
         if current.state != "revealed":
             return
@@ -860,9 +862,11 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         usual = "This room has closed (idle for hours). Ask the teacher for a new code."
         st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
-    if room.ended or rooms().member(code, member.id) is None:  # nothing left to follow: no watch
+    fresh = None if room.ended else rooms().member(code, member.id)  # its name as the teacher left it
+    if fresh is None:  # ended, or removed: nothing left to follow (no watch)
         _left_room(room, member.id)
         return
+    member = fresh
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
     current = _current(room)
