@@ -507,6 +507,8 @@ def _moderate(b: Browser, url: str, teacher, presenter, code: str, students, nam
     labels, right, wrong = question
     manage = teacher.get_by_text("Manage the room: students, joining, results")
     click(teacher, manage, until=teacher.get_by_role("button", name="Rename"), settle=0)  # the expander opens
+    teacher.get_by_role("button", name="Remove from the room").scroll_into_view_if_needed()
+    teacher.wait_for_timeout(300)  # the expander's opening animation ends
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-manage-1280x720.png"))
 
     def choose(name: str) -> None:
