@@ -13,6 +13,13 @@ Missed(value=1, chosen=2, wrong=3, answered=4)
 >>> print(results_csv([Member("a", "Ana", 0.0)], [q], {1: [Answer("a", 1, 2.0)]}), end="")
 question,kind,step,asked,options,right answer,student,answer,seconds,right
 1,merge,3,which pair merges at step 4?,e + s (9) | l + o (7) | s + t (8),e + s,Ana,l + o,2.0,no
+
+A pair as frequent as the merged one is right too (a tie): both are the right answer.
+
+>>> t = Question(2, "merge", 0, options=(("a", "t"), ("e", "r"), ("o", "n")), counts=(7, 7, 5),
+...              state="revealed", answer=1)
+>>> print(results_csv([Member("a", "Ana", 0.0)], [t], {2: [Answer("a", 0, 1.5)]}).splitlines()[1])
+2,merge,0,which pair merges at step 1?,a + t (7) | e + r (7) | o + n (5),e + r / a + t,Ana,a + t,1.5,yes
 """
 
 from __future__ import annotations
