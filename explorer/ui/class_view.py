@@ -229,7 +229,7 @@ def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
     for rank, s in enumerate(board[:limit], 1):
         mine = ' class="cls-me"' if me is not None and s.name == me else ""
         rows.append(
-            f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
+            f"<tr{mine}><td>{rank}</td><td>{render.user_text(s.name, into='html')}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
         )
     return (
         '<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
@@ -743,7 +743,7 @@ def _question_text(question: Question, style: render.TokenStyle) -> str:
             "(counts shown)" if question.show_counts else "(intuition: no counts)"
         )
     return (
-        f"how many tokens will “{render.md_text(question.sentence)}” have after "
+        f"how many tokens will “{render.user_text(question.sentence, into='markdown')}” have after "
         f"{question.merges:,} more merge{'s' * (question.merges != 1)}?"
     )
 
@@ -792,7 +792,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · following the "
             f"teacher at step **{room.step:,}**"
         )
         row.button(
@@ -805,7 +805,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         )
     else:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · on your own at step "
             f"**{own_live.view:,}** (the teacher is at {room.step:,})"
         )
         row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))

@@ -440,7 +440,8 @@ def overlap_frame(result: Comparison) -> pd.DataFrame:
 
 def _token_chips(tok: Tokenizer, tokens: tuple[str, ...]) -> str:
     ids = [i for i in (tok.token_to_id(t) for t in tokens) if i is not None]
-    return render.encoded_chips(tok, ids) if ids else '<div class="bpe-row">—</div>'
+    # a list of tokens, not a text: left to right in the list's order, each chip isolated
+    return render.encoded_chips(tok, ids, reading_order=False) if ids else '<div class="bpe-row">—</div>'
 
 
 def overlap_panel(result: Comparison) -> None:
