@@ -5,6 +5,7 @@ budget every property test runs under."""
 from __future__ import annotations
 
 import ast
+import functools
 import html
 import json
 import os
@@ -33,6 +34,64 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(SUITE_PROFILE)
+
+
+# ---- AppTest: the installed packages scanned for Streamlit components once, not once a test --
+def _scan_components_once() -> None:
+    """Every ``AppTest`` scans the installed packages for Streamlit component manifests on its
+    first run (reading each distribution's metadata: ~0.25 s of CPU, ~30% of a short page test,
+    hundreds of times over in the suite). The packages do not change while the tests run, so the
+    test process scans once and hands each AppTest a copy of that answer. The served app (a
+    ``streamlit run`` subprocess) still scans at its start as it always does."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    found: list = []
+
+    @functools.wraps(scan)
+    def scan_once(*args, **kwargs):
+        if not found:
+            found.append(scan(*args, **kwargs))
+        return list(found[0])
+
+    manifest_scanner.scan_component_manifests = scan_once  # looked up at each call by streamlit
+
+
+_scan_components_once()
+
+
+def _await_runs_without_polling() -> None:
+    """AppTest waits for a script run by looking at the run's whole event list every millisecond
+    (a list that grows by one event per element drawn): the waiting thread took ~7% of a page
+    test's CPU and claimed the GIL a thousand times a second from the script it waits for. The
+    same wait here sleeps until the run's SHUTDOWN event is sent; past the timeout, Streamlit's
+    own function stops the run and raises its error, as before."""
+    import threading
+
+    from streamlit.runtime.scriptrunner import ScriptRunnerEvent
+    from streamlit.testing.v1 import local_script_runner
+
+    polling = local_script_runner.require_widgets_deltas
+
+    def wait_for_shutdown(runner, timeout: float = 3) -> None:
+        done = threading.Event()
+
+        def on_event(_sender, event, **_kwargs) -> None:
+            if event == ScriptRunnerEvent.SHUTDOWN:
+                done.set()
+
+        runner.on_event.connect(on_event, weak=False)
+        try:
+            if runner.script_stopped() or done.wait(timeout):
+                return
+        finally:
+            runner.on_event.disconnect(on_event)
+        polling(runner, 0)  # timed out: Streamlit's stop, join and error message
+
+    local_script_runner.require_widgets_deltas = wait_for_shutdown  # looked up at each run
+
+
+_await_runs_without_polling()
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_corpora"
@@ -117,9 +176,9 @@ def chromium():
 def new_page(chromium):
     """``with new_page(width=1280, height=720) as page``: a page in the shared Chromium's profile,
     one at a time, with no cookie or app storage of a test before (its cache and compiled scripts
-    kept: cheaper page loads); ``isolated=True``: a context of its own instead, for pages open
-    together that must not share a cookie (two people, a browser that never saw the app). See
-    :func:`appserver.browser_page`."""
+    kept, and the tab itself when the test before left it as it found it: cheaper page loads);
+    ``isolated=True``: a context of its own instead, for pages open together that must not share
+    a cookie (two people, a browser that never saw the app). See :func:`appserver.browser_page`."""
 
     def open_page(*, width: int = 1400, height: int = 1000, isolated: bool = False):
         where = {"browser": chromium} if isolated else {"profile": _CHROMIUM.profile()}

@@ -39,9 +39,9 @@ def param(at: AppTest, name: str) -> str | None:
     return value[0] if isinstance(value, list) else value
 
 
-def teacher() -> tuple[AppTest, str, str]:
+def teacher(corpus: str = CORPUS) -> tuple[AppTest, str, str]:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(samples=(CORPUS,))
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
     at.run()
     at.switch_page(PAGE).run()
     at.button(key="class_start").click().run()

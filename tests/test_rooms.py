@@ -3,6 +3,7 @@ one machine) and Redis (Debian's redis-server on a loopback port). Every test ru
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import socket
@@ -28,6 +29,8 @@ from explorer.serving.rooms import (
     follow_token,
     leaderboard,
     merge_options,
+    name_note,
+    winners,
 )
 from explorer.serving.store import RedisStore, SqliteStore, StoreError
 
@@ -159,6 +162,56 @@ def test_names_are_kept_as_typed_and_a_taken_name_gets_a_suffix(rooms, clock):
     assert [m.name for m in rooms.members(room.code)] == [hostile.name, "x" * 48, *names]
     assert rooms.member(room.code, hostile.id).name == hostile.name
     assert rooms.member(room.code, "not-a-member") is None
+
+
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # man, woman, girl joined by ZWJ: one family glyph
+FRANCE = "\U0001f1eb\U0001f1f7"  # two regional indicators: one flag
+SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"  # a flag spelled in tags
+ALIREZA = "\u0639\u0644\u06cc\u200c\u0631\u0636\u0627"  # Persian "Ali-reza": ZWNJ keeps the two parts unjoined
+
+
+def test_names_keep_joined_emoji_flags_and_persian_zwnj_and_lose_bidi_controls_and_invisible_characters(rooms, clock):
+    room, _ = rooms.create({})
+
+    def joined(typed: str) -> str:
+        clock.now += 1  # members are listed in the order they joined
+        return rooms.join(room.code, typed).name
+
+    assert joined(f"{FAMILY} {FRANCE}") == f"{FAMILY} {FRANCE}"
+    assert joined(f" {ALIREZA}\u200c ") == ALIREZA  # inside the name kept, at its edge dropped
+    # a right-to-left override would show "anA" and reorder the leaderboard's row; zero-width and
+    # filler characters would make names that look empty or look like another
+    assert joined("\u202eBo\u202c\u200f\u2066\u2069") == "Bo"
+    assert joined(f"\u200bCy\u2060\u3164{SCOTLAND}") == f"Cy{SCOTLAND}"
+    with pytest.raises(RoomError, match="Type a name"):
+        rooms.join(room.code, "\u3164\u200d \u2800\u202e")
+    assert [m.name for m in rooms.members(room.code)] == [f"{FAMILY} {FRANCE}", ALIREZA, "Bo", f"Cy{SCOTLAND}"]
+
+
+def test_a_name_that_looks_like_one_in_the_room_is_suffixed_and_the_student_told(rooms):
+    room, _ = rooms.create({})
+    assert rooms.join(room.code, "Ana").name == "Ana"
+    cyrillic = "\u0410na"  # a Cyrillic capital A: the same letters on a projector
+    twin = rooms.join(room.code, cyrillic)
+    assert twin.name == f"{cyrillic} 2"
+    assert name_note(cyrillic, twin.name) == (
+        f"The name “{cyrillic}” is already in this room, or one that looks the same: you are “{cyrillic} 2”."
+    )
+    assert rooms.join(room.code, "A\u200dna").name == "A\u200dna 3"  # an invisible joiner changes nothing seen
+    assert rooms.join(room.code, "\u0391\u039d\u0391 2").name == "\u0391\u039d\u0391 2 2"  # Greek capitals
+    assert rooms.join(room.code, "Ann").name == "Ann"  # a name that differs in sight stays as typed
+    assert name_note("Ann", "Ann") == ""
+
+
+def test_a_long_name_is_cut_between_words_and_graphemes_with_a_note(rooms):
+    room, _ = rooms.create({})
+    pasted = "Maria José da Silva Santos Oliveira Pereira Costa Rodrigues Sá"  # the field used to refuse it whole
+    kept = rooms.join(room.code, pasted).name
+    assert kept == "Maria José da Silva Santos Oliveira Pereira"  # the words that fit in 48 characters
+    assert name_note(pasted, kept) == "Your name is cut short: a name has at most 48 characters."
+    assert rooms.join(room.code, "W" * 60).name == "W" * 48  # one word: cut inside it
+    # at the limit, a family emoji is left out whole, not cut into a man and a woman
+    assert rooms.join(room.code, "x" * 45 + FAMILY).name == "x" * 45
 
 
 def test_the_room_and_member_limits_are_said_in_a_sentence(rooms):
@@ -418,6 +471,30 @@ def test_a_count_question_reveals_after_its_merges_and_the_closest_wins(rooms):
         rooms.members(room.code), rooms.questions(room.code), {asked.qid: rooms.answers(room.code, asked.qid)}
     )
     assert [(s.name, s.points) for s in board] == [("Bo", 1), ("Ana", 0)]
+
+
+def test_an_option_that_ties_with_the_merged_pair_is_right_too(rooms):
+    room, key = rooms.create({}, step=7)
+    ana, bo, cy = (rooms.join(room.code, n) for n in ("Ana", "Bo", "Cy"))
+    # "e r" merges (the tie-break rule chose it), "a t" occurs as often: both are merge-worthy
+    options, counts, right = merge_options(
+        [("e", "r", 3326), ("a", "t", 3326), ("o", "n", 3100), ("i", "n", 2900)], seed="tie"
+    )
+    asked = rooms.ask(room.code, key, Question(0, "merge", 7, options=options, counts=counts, answer=right))
+    tied, lower = options.index(("a", "t")), options.index(("o", "n"))
+    rooms.answer(room.code, ana.id, asked.qid, right)
+    rooms.answer(room.code, bo.id, asked.qid, tied)
+    rooms.answer(room.code, cy.id, asked.qid, lower)
+    rooms.reveal(room.code, key, asked.qid)
+    revealed, answers = rooms.question(room.code, asked.qid), rooms.answers(room.code, asked.qid)
+    assert winners(revealed, answers) == {ana.id, bo.id}
+    board = leaderboard(rooms.members(room.code), rooms.questions(room.code), {asked.qid: answers})
+    assert [(s.name, s.points) for s in board] == [("Ana", 1), ("Bo", 1), ("Cy", 0)]
+    # a question stored without its counts (a record of an older store) reads, with one right option
+    stored = json.loads(revealed.to_json())
+    del stored["counts"]
+    bare = Question.from_json(json.dumps(stored))
+    assert bare.counts == () and winners(bare, answers) == {ana.id}
 
 
 def test_a_new_question_closes_the_one_left_open_and_answers_go_to_the_current_one(rooms):

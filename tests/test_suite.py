@@ -7,10 +7,13 @@ measurements alone on the machine."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import http.server
 import importlib
 import inspect
 import re
 import shlex
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,3 +156,47 @@ def test_a_page_of_the_shared_profile_starts_without_the_cookies_and_storage_of_
         assert page.evaluate("() => localStorage.getItem('left')") is None
         with pytest.raises(RuntimeError, match="one page at a time"), new_page():
             pass  # a second page would share the first one's cookies
+
+
+@contextlib.contextmanager
+def _loopback_site() -> Iterator[str]:
+    """A page served on 127.0.0.1 by a server of the test's own (a kept tab is one no test
+    routed: its requests go to a real origin)."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"<p>test</p>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:  # quiet
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_next_test_gets_the_kept_tab_without_the_cookies_and_storage_of_the_one_before(new_page):
+    with _loopback_site() as url:
+        with new_page(width=1280, height=720) as page:
+            page.goto(url)
+            page.context.add_cookies([{"name": "owner", "value": "before", "url": url, "expires": time.time() + 3600}])
+            page.evaluate("() => { localStorage.setItem('left', 'behind'); sessionStorage.setItem('tab', 'behind'); }")
+            page.errors.append("a script error of the test before")
+            kept = page
+        with new_page(width=1400, height=1000) as page:
+            assert page is kept  # the same tab: no new renderer, the app's scripts in memory
+            assert page.url == "about:blank" and page.viewport_size == {"width": 1400, "height": 1000}
+            assert page.errors == [] and page.app_runs.started == 0
+            page.goto(url)
+            assert page.context.cookies() == []
+            assert page.evaluate("() => [localStorage.getItem('left'), sessionStorage.getItem('tab')]") == [None, None]

@@ -10,8 +10,12 @@ Data shapes::
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, NamedTuple
+
+import regex
 
 from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
@@ -27,6 +31,7 @@ __all__ = [
     "unknown_symbols",
     "sample_segmentations",
     "utf8_runs",
+    "example_sentence",
     "twin_configs",
 ]
 
@@ -131,6 +136,67 @@ def utf8_runs(data: bytes) -> list[tuple[str | bytes, bool]]:
             out.append((data[err.start : end], False))
             data = data[end:]
     return out
+
+
+# Where a sentence ends: . ! ? … before a space or the end of a line (so 3.5 and e.g. stay whole),
+# and the full stops of scripts that need no space after them: CJK 。！？, Devanagari's danda । ॥,
+# Arabic's ؟, Urdu's ۔, Armenian's ։, Ethiopic's ።, Myanmar's ။ (a closing quote or bracket goes along)
+_SENTENCE_END = regex.compile(r"(?:[.!?…]+|[。！？।॥؟۔։።။]+)[\"'”’»」』)\]]*(?=\s|$)|[。！？।॥؟۔։።။]+[”’」』)]*")
+_SCANNED = 200_000  # characters of a corpus searched for a sentence (it is usually in the first lines)
+_WRAPPED = 50  # a paragraph whose lines (but its last) are all this long is prose wrapped by hand
+
+
+def _units(text: str) -> list[str]:
+    """A text's paragraphs (at blank lines) as lines of running text: a paragraph wrapped by hand
+    (long lines) is one unit, joined with spaces; else each line is one (a title, a list, verse)."""
+    units: list[str] = []
+    for paragraph in regex.split(r"\n[ \t]*\n", text):
+        lines = [line.strip() for line in paragraph.splitlines() if line.strip()]
+        if len(lines) > 1 and all(len(line) >= _WRAPPED for line in lines[:-1]):
+            units.append(" ".join(lines))
+        else:
+            units.extend(lines)
+    return units
+
+
+def _wordy(sentence: str) -> bool:
+    """Mostly letters (and the marks that write vowels in Indic scripts), not a row of figures."""
+    shown = [c for c in sentence if not c.isspace()]
+    letters = sum(1 for c in shown if unicodedata.category(c)[0] in "LM")
+    return letters * 2 >= len(shown)
+
+
+def example_sentence(texts: Sequence[str], *, shortest: int = 30, longest: int = 120) -> str:
+    """A real sentence of the corpus to count tokens in: the first one, in the order of
+    ``texts``, that ends with a full stop (of any script), runs from ``shortest`` to ``longest``
+    characters and is mostly letters; else the first line of letters of that length (or its
+    start, cut at a space), else the first line of letters; "" for texts without letters.
+    Deterministic.
+
+    >>> example_sentence(["Title\\nA line that ends with a comma, and goes on,\\nIt was a dark and stormy night. Then?"])
+    'It was a dark and stormy night.'
+    >>> example_sentence(["नमस्ते दुनिया। यह एक छोटा सा वाक्य है जो हिंदी में लिखा है। और"])
+    'यह एक छोटा सा वाक्य है जो हिंदी में लिखा है।'
+    >>> example_sentence(["def f(x):\\n    return x + 1  # add one to the number given"])
+    'return x + 1  # add one to the number given'
+    >>> example_sentence(["aaabdaaabac"]), example_sentence(["1 2 3", "  "])
+    ('aaabdaaabac', '')
+    """
+    line, short = "", ""
+    for text in texts:
+        for unit in _units(text[:_SCANNED]):
+            start = 0
+            for end in _SENTENCE_END.finditer(unit):
+                sentence = unit[start : end.end()].strip()
+                start = end.end()
+                if shortest <= len(sentence) <= longest and _wordy(sentence):
+                    return sentence
+            if _wordy(unit):
+                cut = unit if len(unit) <= longest else unit[:longest].rsplit(" ", 1)[0]
+                if len(unit) >= shortest:
+                    line = line or cut
+                short = short or cut
+    return line or short
 
 
 def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, TrainerConfig]:

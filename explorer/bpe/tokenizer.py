@@ -214,6 +214,7 @@ class Tokenizer:
             self._whole_or_merged if rules == "tiktoken" else self._replayed if self._plan else self._merged_piece
         )
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
+        self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
 
     def _merged_texts(self) -> Sequence[str]:
         """The text of the token each merge made, in rank order."""
@@ -275,6 +276,7 @@ class Tokenizer:
         # guards the lazy split table cannot be pickled, and each process needs its own anyway
         state = self.__dict__.copy()
         state.pop("_splits_lock", None)
+        state["_bytes_of"] = {}  # a cache of decoded tokens: filled again where it is used
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -665,6 +667,8 @@ class Tokenizer:
         explorer.errors.DecodeError: id 7 (position 2) is not a token id: this vocabulary has ids 0 to 2 (and 3 for unknown symbols)
         """
         size = len(self._tokens)
+        if ids and set(map(type, ids)) == {int} and min(ids) >= 0 and max(ids) < size:
+            return  # every id an int of the vocabulary (checked in C): nothing to name
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise DecodeError(f"{i!r} (position {k}) is not a token id: ids are whole numbers")
@@ -684,7 +688,13 @@ class Tokenizer:
         b'\\xc3\\xa9'
         """
         self.check_ids(ids)
-        return b"".join(map(self.token_bytes, ids))
+        known = self._bytes_of
+        try:
+            return b"".join(map(known.__getitem__, ids))  # each token's bytes looked up in C
+        except KeyError:  # tokens not decoded before: their bytes worked out once, then kept
+            for i in set(ids).difference(known):
+                known[i] = self.token_bytes(i)
+            return b"".join(map(known.__getitem__, ids))
 
     def decode(self, ids: Sequence[int], *, errors: DecodeErrors = "replace") -> str:
         """Text of ids, like tiktoken's ``decode(ids, errors=...)``. At byte level the tokens'

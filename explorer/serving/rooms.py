@@ -13,7 +13,7 @@ What a room holds (both backends keep the same records)::
               tally 31 (bumped by joins and answers: what the teacher's tally redraws),
               question 3 (the current one, or None), created, active (seconds since the epoch),
               top (the last step its training can reach), starter (the browser that started it)
-    members   id (a secret of the student's browser), name (unique in the room), joined, seen
+    members   id (a secret of the student's browser), name (unique in the room, look-alikes too), joined, seen
     questions qid 1, 2, ... with kind "merge" | "count", the step asked at, options, state
               "open" -> "closed" -> "revealed", the answer once revealed
     answers   (qid, member) -> value (an option's index, or a guessed count), at (seconds after
@@ -60,6 +60,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import hashlib
 import hmac
 import json
@@ -73,6 +74,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
+
+import regex
 
 from ..errors import ExplorerError
 
@@ -102,7 +105,9 @@ __all__ = [
     "holder",
     "leaderboard",
     "merge_options",
+    "name_note",
     "normalize_code",
+    "right_options",
     "when",
     "winners",
 ]
@@ -232,8 +237,9 @@ class Member(NamedTuple):
 @dataclass(frozen=True)
 class Question:
     """A question asked at ``step``. "merge": which pair merges next, among ``options`` (pairs of
-    token strings, ``counts`` their counts, shown to students when ``show_counts``). "count": how
-    many tokens ``sentence`` has after the next ``merges`` merges."""
+    token strings, ``counts`` their counts, shown to students when ``show_counts``); ``answer``
+    the pair that merges, and every option of the same count is right too (:func:`right_options`).
+    "count": how many tokens ``sentence`` has after the next ``merges`` merges."""
 
     qid: int
     kind: Kind
@@ -244,7 +250,7 @@ class Question:
     sentence: str = ""
     merges: int = 1
     state: State = "open"
-    answer: int | None = None  # the right option's index, or the true count (known at once, shown at reveal)
+    answer: int | None = None  # the merged pair's index, or the true count (known at once, shown at reveal)
     opened: float = 0.0
 
     def to_json(self) -> str:
@@ -281,31 +287,174 @@ def normalize_code(text: str) -> str:
     return re.sub(r"[\s-]+", "", text or "").upper()[: CODE_LENGTH * 2]
 
 
+_JOINERS = "\u200c\u200d"  # ZWNJ, ZWJ: they shape Persian words and join emoji (family, flags with tags)
+_BLACK_FLAG = "\U0001f3f4"  # a flag of tag characters (Scotland's) starts with it
+# invisible though not format characters: the combining grapheme joiner, Hangul fillers, the blank
+# braille pattern (a name made of them looks empty, or like another name)
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
+_EDGE_JOINERS = re.compile(r"(?<!\S)[\u200c\u200d]+|[\u200c\u200d]+(?!\S)")
+
+
+def _is_tag(ch: str) -> bool:
+    return "\U000e0020" <= ch <= "\U000e007f"
+
+
+def _tidy_name(text: str) -> str:
+    """A name's visible characters, spaces collapsed, not yet cut: control, bidi and other format
+    characters dropped, except a joiner (ZWJ, ZWNJ) between two visible characters and the tags
+    of a flag."""
+    kept: list[str] = []
+    for ch in (text or "")[: MAX_NAME * 16]:  # a pasted page is not a name: its head is enough to cut
+        if ch.isspace():
+            kept.append(" ")
+        elif ch in _JOINERS:
+            kept.append(ch)
+        elif _is_tag(ch):
+            if kept and (kept[-1] == _BLACK_FLAG or _is_tag(kept[-1])):
+                kept.append(ch)
+        elif unicodedata.category(ch)[0] != "C" and ch not in _INVISIBLE:
+            kept.append(ch)
+    words = " ".join("".join(kept).split())
+    # a joiner at a word's edge joins nothing (and one doubled joins no more than one)
+    words = re.sub(r"([\u200c\u200d])[\u200c\u200d]+", r"\1", _EDGE_JOINERS.sub("", words))
+    return " ".join(words.split())
+
+
+def _cut(name: str, limit: int = MAX_NAME) -> str:
+    """``name`` cut to at most ``limit`` characters, between two graphemes (a flag or a family
+    emoji is kept whole or left out, never split into other symbols), and before a word it
+    would cut (unless that leaves less than half).
+
+    >>> _cut("ab \U0001f1eb\U0001f1f7", 4), _cut("abc", 4), _cut("Ana Maria", 7), _cut("Anastasia", 7)
+    ('ab', 'abc', 'Ana', 'Anastas')
+    """
+    if len(name) <= limit:
+        return name
+    out = ""
+    for grapheme in regex.findall(r"\X", name):
+        if len(out) + len(grapheme) > limit:
+            break
+        out += grapheme
+    out = out or name[:limit]
+    head = out.rsplit(" ", 1)[0]
+    if not name[len(out)].isspace() and len(head) >= limit // 2:  # mid-word: the words before it
+        out = head
+    return _EDGE_JOINERS.sub("", out.strip()).strip()
+
+
 def clean_name(text: str) -> str:
-    """A display name as kept: control characters dropped, spaces collapsed, at most ``MAX_NAME``
-    characters. Markup stays as typed: pages show names as text.
+    """A display name as kept: control characters, bidi controls (RLO, LRM...) and invisible
+    characters dropped, spaces collapsed, at most ``MAX_NAME`` characters. Joiners inside a name
+    stay (an emoji family, Persian's zero-width non-joiner). Markup stays as typed: pages show
+    names as text.
 
     >>> clean_name("  <b>Ana</b>\\n\\t x ")
     '<b>Ana</b> x'
-    >>> clean_name("\\x00\\u200b ")
+    >>> clean_name("\\x00\\u200b\\u3164 \\u200d")
     ''
+    >>> family = "\\U0001f468\\u200d\\U0001f467"
+    >>> clean_name("\\u202eAna\\u202c"), clean_name(f"{family} Bo\\u200d") == f"{family} Bo"
+    ('Ana', True)
     """
-    kept = "".join(ch for ch in (text or "") if unicodedata.category(ch)[0] != "C" or ch in " \t\n")
-    return " ".join(kept.split())[:MAX_NAME].strip()
+    return _cut(_tidy_name(text))
+
+
+def name_note(typed: str, kept: str) -> str:
+    """What a student is told when the room keeps another name than the one typed: cut to the
+    length limit, or suffixed because the name (or one that looks the same) is in the room;
+    "" when the name is kept as typed (but for spaces and invisible characters).
+
+    >>> name_note("Ana", "Ana"), name_note("Ana", "Ana 2")
+    ('', 'The name “Ana” is already in this room, or one that looks the same: you are “Ana 2”.')
+    >>> name_note("x" * 50, "x" * 48)
+    'Your name is cut short: a name has at most 48 characters.'
+    """
+    tidy = _tidy_name(typed)
+    notes = []
+    if len(tidy) > MAX_NAME:
+        notes.append(f"Your name is cut short: a name has at most {MAX_NAME} characters.")
+    wanted = _cut(tidy)
+    if wanted and kept != wanted:
+        notes.append(f"The name “{wanted}” is already in this room, or one that looks the same: you are “{kept}”.")
+    return " ".join(notes)
+
+
+@functools.cache
+def _prototypes() -> dict[str, str]:
+    """Each confusable character's prototype (Unicode's confusables, as the confusable-homoglyphs
+    package ships them): characters that look alike share one, "m" looks like "rn". The package
+    keeps each link both ways; a class of look-alikes is found by joining its links."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    parent: dict[str, str] = {}
+
+    def root(ch: str) -> str:
+        while parent.get(ch, ch) != ch:
+            parent[ch] = parent.get(parent[ch], parent[ch])
+            ch = parent[ch]
+        return ch
+
+    sequences: dict[str, str] = {}
+    for char, links in confusables_data.items():
+        char = char.strip("\u200e")  # right-to-left characters come wrapped in marks
+        if len(char) != 1:
+            continue
+        for link in links:
+            other = link["c"].strip("\u200e")
+            if len(other) == 1:
+                a, b = root(char), root(other)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:  # a character whose prototype is a sequence (m -> rn)
+                sequences[char] = other
+    table = {ch: root(ch) for ch in parent}
+    for char, sequence in sequences.items():
+        table[char] = "".join(table.get(c, c) for c in sequence)
+    return table
+
+
+def _skeleton(name: str) -> str:
+    """What a name looks like, after UTS #39's skeleton: invisible characters (a joiner)
+    dropped, each character replaced by its confusables' prototype.
+
+    >>> _skeleton("\\u0410na") == _skeleton("Ana"), _skeleton("Ana") == _skeleton("Ann")
+    (True, False)
+    """
+    table = _prototypes()
+    decomposed = unicodedata.normalize("NFD", name)
+    shown = "".join(table.get(ch, ch) for ch in decomposed if unicodedata.category(ch) != "Cf")
+    return unicodedata.normalize("NFD", shown)
+
+
+def _looks(name: str) -> set[str]:
+    """The skeletons of a name without case: folded first (Cyrillic "аna" is "ana"), and
+    folded after (Greek capitals "ΑΝΑ" look like "ANA", while their small letters "ανα" do not
+    look like "ana"). Two names that share one can pass for each other on a leaderboard.
+
+    >>> sorted(_looks("\\u0391\\u039d\\u0391")), _looks("A\\u200dna") == _looks("\\u0430NA") == {"ana"}
+    (['ana', 'ava'], True)
+    """
+    return {_skeleton(name.casefold()), _skeleton(_skeleton(name).casefold())}
 
 
 def _suffixed(name: str, taken: set[str]) -> str:
-    """``name``, or ``name 2``, ``name 3``... when taken (compared without case).
+    """``name``, or ``name 2``, ``name 3``... when taken (``taken``: the room's names case
+    folded), or when it looks like a taken name (Cyrillic "Аna" beside "Ana").
 
-    >>> _suffixed("Ana", {"ana", "ana 2"})
-    'Ana 3'
+    >>> _suffixed("Ana", {"ana", "ana 2"}), _suffixed("\\u0410na", {"ana"}) == "\\u0410na 2"
+    ('Ana 3', True)
     """
-    if name.casefold() not in taken:
+    looks = set().union(*(_looks(t) for t in taken))
+
+    def free(candidate: str) -> bool:
+        return candidate.casefold() not in taken and not _looks(candidate) & looks
+
+    if free(name):
         return name
     n = 2
     while True:
-        candidate = f"{name[: MAX_NAME - len(str(n)) - 1]} {n}"
-        if candidate.casefold() not in taken:
+        candidate = _cut(f"{_cut(name, MAX_NAME - len(str(n)) - 1)} {n}")
+        if free(candidate):
             return candidate
         n += 1
 
@@ -377,7 +526,8 @@ def merge_options(
 ) -> tuple[tuple[tuple[str, str], ...], tuple[int, ...], int]:
     """The options of a next-merge question: the winner (``pairs[0]``) and the next most frequent
     pairs, ``limit`` in all, in an order drawn from ``seed`` (so the winner's place tells
-    nothing); (options, their counts, the winner's index).
+    nothing); (options, their counts, the winner's index). The counts are kept in the question:
+    an option that ties with the winner is right as well.
 
     >>> opts, counts, right = merge_options([("e", "s", 9), ("s", "t", 9), ("l", "o", 7)], seed="K7QX2M:1")
     >>> sorted(opts) == [("e", "s"), ("l", "o"), ("s", "t")], opts[right], counts[right]
@@ -393,8 +543,27 @@ def merge_options(
     return options, counts, order.index(0)
 
 
+def right_options(question: Question) -> frozenset[int]:
+    """The options of a next-merge question that are right: the pair that merges, and every
+    offered pair whose count equals its count (as merge-worthy: the trainer's tie-break rule
+    picked one of them). A question stored without counts has one right option.
+
+    >>> q = Question(1, "merge", 0, options=(("a", "t"), ("e", "r"), ("o", "n")), counts=(7, 7, 5), answer=1)
+    >>> sorted(right_options(q)), sorted(right_options(dataclasses.replace(q, counts=())))
+    ([0, 1], [1])
+    """
+    answer = question.answer
+    if question.kind != "merge" or answer is None:
+        return frozenset()
+    counts = question.counts
+    if len(counts) != len(question.options) or not 0 <= answer < len(counts):
+        return frozenset({answer})
+    return frozenset(i for i, count in enumerate(counts) if count == counts[answer])
+
+
 def winners(question: Question, answers: Sequence[Answer]) -> set[str]:
-    """The members who win a revealed question: the right option, or the closest count.
+    """The members who win a revealed question: a right option (:func:`right_options`: ties
+    count), or the closest count.
 
     >>> q = Question(1, "count", 0, sentence="low", merges=2, state="revealed", answer=5)
     >>> sorted(winners(q, [Answer("a", 4, 1.0), Answer("b", 6, 2.0), Answer("c", 9, 0.5)]))
@@ -403,7 +572,8 @@ def winners(question: Question, answers: Sequence[Answer]) -> set[str]:
     if question.state != "revealed" or question.answer is None or not answers:
         return set()
     if question.kind == "merge":
-        return {a.member for a in answers if a.value == question.answer}
+        right = right_options(question)
+        return {a.member for a in answers if a.value in right}
     best = min(abs(a.value - question.answer) for a in answers)
     return {a.member for a in answers if abs(a.value - question.answer) == best}
 

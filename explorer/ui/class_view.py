@@ -34,6 +34,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from ..analysis.text import example_sentence
 from ..bpe.budget import BudgetError
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
@@ -51,12 +52,15 @@ from ..serving.rooms import (
     follow_token,
     leaderboard,
     merge_options,
+    name_note,
     normalize_code,
+    right_options,
     rooms_for,
     winners,
 )
 from ..serving.store import QuotaError, StoreError
 from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
+from .explain import tie_rule_sentence
 
 __all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher", "UNREACHABLE"]
 
@@ -91,6 +95,7 @@ class RoomRun:
 
     trainer: Trainer | None
     error: str | None = None
+    sentence: str = ""  # a sentence of the corpus: the token-count question's default
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def at(self, step: int) -> Trainer:
@@ -135,7 +140,7 @@ def room_run(code: str, view_json: str) -> RoomRun:
         if problems:
             return RoomRun(None, "; ".join(problems))
         mode: state.Mode = "sample" if link.big == "sample" else "step"
-        return RoomRun(state._build(choice, link.preset, link.config, mode))
+        return RoomRun(state._build(choice, link.preset, link.config, mode), sentence=example_sentence(choice.texts()))
     except StoreError:
         raise  # the store out of reach for a moment: not kept as the room's answer
     except ExplorerError as err:
@@ -188,14 +193,59 @@ def _qr_png(url: str) -> bytes:
 
 
 # ---- HTML pieces (every string from a user or a corpus escaped) ---------------------------------
+def _partial_bytes(token: str, style: render.TokenStyle) -> int:
+    """How many of a token's bytes are only part of a character (shown in hex)."""
+    return sum(len(run.split()) for run, is_text in render.token_runs(token, style) if not is_text)
+
+
+def _completed(pair: tuple[str, str], style: render.TokenStyle) -> str | None:
+    """The token a pair merges into, when its parts are partial bytes and merging them completes
+    a character (the parts alone read as hex, the merged token as text); else None.
+
+    >>> byte = render.TokenStyle(byte_level=True)
+    >>> _completed(("à¤", "ķ"), byte), _completed(("à", "¤"), byte), _completed(("e", "r"), byte)
+    ('à¤ķ', None, None)
+    """
+    parts = sum(_partial_bytes(t, style) for t in pair)
+    merged = "".join(pair)  # a byte-level token's string is its parts' strings, one character a byte
+    return merged if parts and _partial_bytes(merged, style) < parts else None
+
+
 def _pair_text(pair: tuple[str, str], style: render.TokenStyle, *, into: render.Into = "text") -> str:
-    """A pair as text (button labels, sentences): ``e + s``."""
-    return " + ".join(render.token_text(t, style, into=into) for t in pair)
+    """A pair as text (button labels, sentences): ``e + s``; parts that are pieces of a character
+    are followed by the token they make: ``⟨e0 a4⟩ + ⟨95⟩ → क``."""
+    text = " + ".join(render.token_text(t, style, into=into) for t in pair)
+    merged = _completed(pair, style)
+    return text if merged is None else f"{text} → {render.token_text(merged, style, into=into)}"
 
 
 def _pair_html(pair: tuple[str, str], style: render.TokenStyle) -> str:
     left, right = pair
-    return f"{render.chips([left], style=style)} + {render.chips([right], style=style)}"
+    merged = _completed(pair, style)
+    made = "" if merged is None else f" → {render.chips([merged], style=style)}"
+    return f"{render.chips([left], style=style)} + {render.chips([right], style=style)}{made}"
+
+
+def _tie_text(question: Question, style: render.TokenStyle, rule: str, *, into: render.Into) -> str:
+    """The sentence of a revealed question whose merged pair tied with other options ("" when
+    none did): every one of them was right, and which rule chose the merge.
+
+    >>> q = Question(1, "merge", 0, options=(("a", "t"), ("e", "r")), counts=(3326, 3326), answer=1)
+    >>> _tie_text(q, render.PLAIN, "first-seen", into="text")
+    'Tie: a + t occurs as often as e + r (3,326 times), both merge-worthy (right answers); the rule picked e + r because it occurs first in the corpus (first-seen).'
+    """
+    answer = _answer_of(question)
+    tied = sorted(right_options(question) - {answer})
+    if not tied:
+        return ""
+    picked = _pair_text(question.options[answer], style, into=into)
+    others = " and ".join(_pair_text(question.options[i], style, into=into) for i in tied)
+    verb, every = ("occurs", "both") if len(tied) == 1 else ("occur", "all")
+    because = render.escape(tie_rule_sentence(rule), into=into)
+    return (
+        f"Tie: {others} {verb} as often as {picked} ({question.counts[answer]:,} times), {every} merge-worthy "
+        f"(right answers); the rule picked {picked} because {because}."
+    )
 
 
 def _tally_html(question: Question, answers, style: render.TokenStyle, *, present: int, reveal: bool) -> str:
@@ -205,7 +255,7 @@ def _tally_html(question: Question, answers, style: render.TokenStyle, *, presen
         for a in answers:
             counts[a.value] += 1
         labels = [_pair_html(p, style) for p in question.options]
-        right = {question.answer} if reveal else set()
+        right = set(right_options(question)) if reveal else set()
     else:
         guessed = sorted({a.value for a in answers})
         counts = [sum(1 for a in answers if a.value == g) for g in guessed]
@@ -457,6 +507,7 @@ def _join(code: str) -> None:
             st.session_state["class_error"] = refused
             return
         member = rooms().join(code, name)
+        st.session_state["class_note"] = name_note(name, member.name)  # cut, or suffixed: said once
     except NoSuchRoom as err:
         st.session_state["class_error"] = _missed() or str(err)
         return
@@ -470,6 +521,9 @@ def _show_error() -> None:
     message = st.session_state.pop("class_error", None)
     if message:
         st.error(render.md_text(message))
+    note = st.session_state.pop("class_note", None)
+    if note:
+        st.info(render.md_text(note))
 
 
 def _lobby(code: str | None) -> None:
@@ -489,7 +543,13 @@ def _lobby(code: str | None) -> None:
                 placeholder="K7QX2M",
                 help="The six characters on the teacher's screen.",
             )
-        st.text_input("Your name", key="w_class_name", max_chars=MAX_NAME, placeholder="as the class knows you")
+        # no max_chars: the browser would drop a longer paste whole; the room cuts it, and says so
+        st.text_input(
+            "Your name",
+            key="w_class_name",
+            placeholder="as the class knows you",
+            help=f"Up to {MAX_NAME} characters: a longer name is cut.",
+        )
         target = code or normalize_code(st.session_state.get("w_class_code", ""))
         st.button("Join", key="class_join", type="primary", on_click=_join, args=(target,), disabled=not target)
     with right.container(border=True):
@@ -705,7 +765,7 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
                 args=(rooms().reveal, code, key, current.qid),
             )
         else:
-            st.html(_reveal_html(current, answers, style))
+            st.html(_reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
         st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
         if current.state != "revealed":
             return
@@ -723,7 +783,7 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
             help="Show the candidate pairs' counts, or let the class guess from the words alone.",
         )
         row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-        state.widget_default("w_class_sentence", _default_sentence(live))
+        state.widget_default("w_class_sentence", _default_sentence(room, live))
         row.text_input("Sentence", key="w_class_sentence", max_chars=MAX_SENTENCE, width=320)
         state.widget_default("w_class_ahead", 10)
         row.number_input("merges ahead", 1, 1000, key="w_class_ahead", width=120)
@@ -732,9 +792,10 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
         )
 
 
-def _default_sentence(live: state.Live) -> str:
-    words = [_trainer(live).words[i] for i in live.top_words(6)]
-    return " ".join(w.strip() for w in words if w.strip())[:80] or "the lowest newest widest"
+def _default_sentence(room: Room, live: state.Live) -> str:
+    """A real sentence of the room's corpus (the first of a fair length), cut to what a question
+    takes; a corpus without one (no letters) gets a sentence of its own."""
+    return _run_of(room).sentence[:MAX_SENTENCE] or "the lowest newest widest"
 
 
 def _question_text(question: Question, style: render.TokenStyle) -> str:
@@ -748,11 +809,15 @@ def _question_text(question: Question, style: render.TokenStyle) -> str:
     )
 
 
-def _reveal_html(question: Question, answers, style: render.TokenStyle) -> str:
+def _reveal_html(question: Question, answers, style: render.TokenStyle, *, rule: str) -> str:
+    """What the reveal says: the merged pair and how many were right (a tie with other options
+    said, and the tie-break ``rule`` that chose), or the true count."""
     won = len(winners(question, answers))
     if question.kind == "merge":
         right = _pair_html(question.options[_answer_of(question)], style)
-        return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right</div>'
+        tie = _tie_text(question, style, rule, into="html")
+        tie = f"<br>{tie}" if tie else ""
+        return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right{tie}</div>'
     return f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of {len(answers)}</div>'
 
 
@@ -842,7 +907,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
                 st.html(
                     '<div class="cls-options">'
                     + "".join(
-                        f'<div class="cls-option{" cls-right" if question.state == "revealed" and i == question.answer else ""}">'
+                        f'<div class="cls-option{" cls-right" if question.state == "revealed" and i in right_options(question) else ""}">'
                         f"{_pair_html(pair, style)}{' · your answer' if mine is not None and mine.value == i else ''}</div>"
                         for i, pair in enumerate(question.options)
                     )
@@ -882,8 +947,13 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
                 if question.kind == "merge"
                 else f"{question.answer:,} tokens"
             )
+            tie = (
+                _tie_text(question, style, _trainer(live).config.tie_break, into="text")
+                if question.kind == "merge"
+                else ""
+            )
             (st.success if won else st.info)(
-                render.md_text(("You got it! " if won else "Not this time. ") + f"The answer: {right}.")
+                render.md_text(("You got it! " if won else "Not this time. ") + f"The answer: {right}. {tie}".rstrip())
             )
             board = _standings(room)
             st.html(_board_html(board, me=member.name, limit=5))
