@@ -507,7 +507,7 @@ def _join(code: str) -> None:
             st.session_state["class_error"] = refused
             return
         member = rooms().join(code, name)
-        st.session_state["class_note"] = name_note(name, member.name)  # cut, or suffixed: said once
+        st.session_state["class_note"] = name_note(name, member.name, shown=_name_shown)  # cut, or suffixed: said once
     except NoSuchRoom as err:
         st.session_state["class_error"] = _missed() or str(err)
         return
@@ -515,6 +515,12 @@ def _join(code: str) -> None:
         st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
+
+
+def _name_shown(name: str) -> str:
+    """A name as a sentence of the page quotes it (plain text, escaped later): set apart when it
+    may run right to left."""
+    return render.user_text(name, into="text")
 
 
 def _show_error() -> None:
@@ -556,7 +562,7 @@ def _lobby(code: str | None) -> None:
         st.subheader("Start a room (teacher)")
         preset, config = state.current_config()
         st.markdown(
-            render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
+            render.md_text(f"{state.corpus_choice().shown_label()} · {preset or 'custom settings'}")
             + " — the corpus and settings chosen on the Corpus and Train pages."
         )
         st.caption(

@@ -96,7 +96,7 @@ _SCRIPT = r"""
 })();
 """
 
-PAGE_SCRIPT = _SCRIPT.replace("__MESSAGE__", json.dumps(RESTART_MESSAGE))
+PAGE_SCRIPT = _SCRIPT.replace("__MESSAGE__", json.dumps(RESTART_MESSAGE, ensure_ascii=False))
 
 
 def with_page_script(page: bytes) -> bytes:

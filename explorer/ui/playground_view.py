@@ -595,7 +595,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
     choice = state.corpus_choice()
     _, config = state.current_config()
     st.caption(
-        f"Both are trained on the session's corpus ({render.md_text(choice.label())}) with the Train page's normalizer "
+        f"Both are trained on the session's corpus ({render.md_text(choice.shown_label())}) with the Train page's normalizer "
         f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs."
     )
     state.widget_default("w_cb_merges", 500)

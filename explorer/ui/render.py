@@ -341,7 +341,7 @@ def _ordered(parts: Sequence[tuple[str, Direction | None]], *, sep: str, into: I
     one, so an Arabic word's tokens run right to left and a Latin word inside Arabic text left
     to right. A row without such a piece is written as it is. ``block``: the caller puts the
     row's direction on its own element (an HTML row then comes back without a wrapper)."""
-    if not any(way == "rtl" for _, way in parts):
+    if len(parts) < 2 or not any(way == "rtl" for _, way in parts):  # one piece has no order
         return sep.join(p for p, _ in parts)
     mark = {"ltr": LRM, "rtl": RLM, None: ""}
     body = sep.join(f"{mark[way]}{p}{mark[way]}" for p, way in parts)
