@@ -386,10 +386,12 @@ def clean_name(text: str) -> str:
     return _cut(_tidy_name(text))
 
 
-def name_note(typed: str, kept: str) -> str:
+def name_note(typed: str, kept: str, *, shown: Callable[[str], str] = str) -> str:
     """What a student is told when the room keeps another name than the one typed: cut to the
     length limit, or suffixed because the name (or one that looks the same) is in the room;
-    "" when the name is kept as typed (but for spaces and invisible characters).
+    "" when the name is kept as typed (but for spaces and invisible characters). ``shown``
+    writes a name as the sentence quotes it (a page sets a right-to-left name apart from the
+    sentence, or its suffix and quotes would be drawn in the wrong places).
 
     >>> name_note("Ana", "Ana"), name_note("Ana", "Ana 2")
     ('', 'The name “Ana” is already in this room, or one that looks the same: you are “Ana 2”.')
@@ -402,7 +404,9 @@ def name_note(typed: str, kept: str) -> str:
         notes.append(f"Your name is cut short: a name has at most {MAX_NAME} characters.")
     wanted = _cut(tidy)
     if wanted and kept != wanted:
-        notes.append(f"The name “{wanted}” is already in this room, or one that looks the same: you are “{kept}”.")
+        notes.append(
+            f"The name “{shown(wanted)}” is already in this room, or one that looks the same: you are “{shown(kept)}”."
+        )
     return " ".join(notes)
 
 

@@ -275,7 +275,7 @@ def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
     for rank, s in enumerate(board[:limit], 1):
         mine = ' class="cls-me"' if me is not None and s.name == me else ""
         rows.append(
-            f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
+            f"<tr{mine}><td>{rank}</td><td>{render.user_text(s.name, into='html')}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
         )
     return (
         '<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
@@ -504,7 +504,7 @@ def _join(code: str) -> None:
             st.session_state["class_error"] = refused
             return
         member = rooms().join(code, name)
-        st.session_state["class_note"] = name_note(name, member.name)  # cut, or suffixed: said once
+        st.session_state["class_note"] = name_note(name, member.name, shown=_name_shown)  # cut, or suffixed: said once
     except NoSuchRoom as err:
         st.session_state["class_error"] = _missed() or str(err)
         return
@@ -512,6 +512,12 @@ def _join(code: str) -> None:
         st.session_state["class_error"] = _said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
+
+
+def _name_shown(name: str) -> str:
+    """A name as a sentence of the page quotes it (plain text, escaped later): set apart when it
+    may run right to left."""
+    return render.user_text(name, into="text")
 
 
 def _show_error() -> None:
@@ -556,7 +562,7 @@ def _lobby(code: str | None) -> None:
         st.subheader("Start a room (teacher)")
         preset, config = state.current_config()
         st.markdown(
-            render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
+            render.md_text(f"{state.corpus_choice().shown_label()} · {preset or 'custom settings'}")
             + " — the corpus and settings chosen on the Corpus and Train pages."
         )
         st.caption(
@@ -819,7 +825,7 @@ def _question_text(question: Question, style: render.TokenStyle) -> str:
             "(counts shown)" if question.show_counts else "(intuition: no counts)"
         )
     return (
-        f"how many tokens will “{render.md_text(question.sentence)}” have after "
+        f"how many tokens will “{render.user_text(question.sentence, into='markdown')}” have after "
         f"{question.merges:,} more merge{'s' * (question.merges != 1)}?"
     )
 
@@ -877,7 +883,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · following the "
             f"teacher at step **{room.step:,}**"
         )
         row.button(
@@ -890,7 +896,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         )
     else:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · on your own at step "
             f"**{own_live.view:,}** (the teacher is at {room.step:,})"
         )
         row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))
