@@ -39,24 +39,57 @@ settings.load_profile(SUITE_PROFILE)
 # ---- xdist: the files that take longest start first -----------------------------------------
 # pytest-xdist's --dist loadfile hands each worker a file at a time, by default the files with the
 # most tests first: the live-server and browser files (one to three tests of 20-90 s each) came
-# last and ran one after another on one worker while the other sat idle (a 5-minute tail on two
-# cores). Longest first is the classic fix (LPT scheduling); a file's length is estimated from its
-# tests' markers, the only cost a test states. pytest.ini turns xdist's own reordering off.
+# last and ran one after another on one worker while the other sat idle (minutes of tail on two
+# cores). Longest first is the classic fix (LPT scheduling). A file's length is what the last
+# recorded run measured (tests/durations.json, seconds of each file's tests, written by
+# `python -m pytest --record-durations`; the ratios matter, not the machine), or for a file not
+# recorded yet, an estimate from its tests' markers. pytest.ini turns xdist's own reordering off.
+DURATIONS = Path(__file__).with_name("durations.json")
 _TEST_COST = {"slow": 30.0, "browser": 10.0}  # rough seconds; an unmarked test ~0.3 s
 
 
-def _file_cost(items: list[pytest.Item]) -> float:
-    """A file's estimated seconds: the sum of its tests' costs by their markers."""
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help=f"write each test file's seconds to {DURATIONS.name}, the order files are handed out in",
+    )
+
+
+def _file_cost(file: str, items: list[pytest.Item], recorded: dict[str, float]) -> float:
+    """A file's seconds as last recorded, else the sum of its tests' estimates by their markers."""
+    if file in recorded:
+        return recorded[file]
     return sum(max((_TEST_COST.get(m.name, 0.3) for m in item.iter_markers()), default=0.3) for item in items)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files in order of estimated cost, longest first; tests keep their order in their file."""
+    """Files in order of cost, longest first; tests keep their order in their file."""
+    recorded = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    ordered = sorted(files.values(), key=_file_cost, reverse=True)
-    items[:] = [item for group in ordered for item in group]
+    ordered = sorted(files, key=lambda file: _file_cost(file, files[file], recorded), reverse=True)
+    items[:] = [item for file in ordered for item in files[file]]
+
+
+_MEASURED: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Each file's seconds, setup and teardown included (in the controller: every worker's reports)."""
+    file = report.nodeid.split("::", 1)[0]
+    _MEASURED[file] = _MEASURED.get(file, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """With --record-durations, in the controller (not in a worker): the files' seconds, merged
+    into what was recorded before (a run of some files keeps the others' figures)."""
+    if not session.config.getoption("record_durations") or hasattr(session.config, "workerinput"):
+        return
+    recorded = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    recorded.update({file: round(seconds, 1) for file, seconds in _MEASURED.items()})
+    DURATIONS.write_text(json.dumps(dict(sorted(recorded.items())), indent=1) + "\n")
 
 
 # ---- AppTest: the installed packages scanned for Streamlit components once, not once a test --
