@@ -57,6 +57,10 @@ _SIZES = """() => {
   return out;
 }"""
 
+_SIDEBAR_AT = (
+    """(px) => document.querySelector('section[data-testid="stSidebar"]').getBoundingClientRect().width >= px - 1"""
+)
+
 # A menu's value cut by its box (Streamlit's select box draws it in an input, which cut_short's
 # selectors do not reach), in the page's main part
 _CUT_MENUS = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stSelectbox"] input')]
@@ -92,6 +96,8 @@ def measure(page, name: str, root: float) -> list[str]:
     """At the page's size: its first screen's small text and cut labels (none expected), and a
     screenshot. ``root``: the root font size the window should give."""
     expect(page.locator("html")).to_have_css("font-size", f"{root:g}px")
+    # the sidebar (15 rem wide in the mode) widens with a transition: shoot it once it has
+    page.wait_for_function(_SIDEBAR_AT, arg=15 * root, timeout=WAIT * 1000)
     size = page.viewport_size
     page.screenshot(path=str(ARTIFACTS / f"projector_{name}_{size['width']}x{size['height']}.png"))
     drawn = page.evaluate(_SIZES)
