@@ -5,8 +5,8 @@ What it changes (a view setting: nothing is retrained, no page is laid out anew)
 
 - the root font size grows with the window: 20 px at 1280×720, 26 px at 1920×1080 (the smaller
   of the width's and the height's share, so a wide but short window is not overfilled). Streamlit
-  and the app size their text in rem, so all of it grows alike; the few texts drawn smaller than
-  the body get a floor of 0.8 rem (16 px at the smallest window);
+  and the app size their text in rem, so all of it grows alike (the smallest, 0.8 rem, is 16 px
+  at the smallest window);
 - Vega-Lite charts (:func:`chart_spec`, :func:`altair_chart`): Vega draws in pixels, not rem, so
   their labels, titles and legends get sizes of their own in the spec's config;
 - the Train page's SVG charts (``live_view``) and the Class page's answer, through their CSS.
@@ -45,10 +45,10 @@ CHART_TITLE_PX = 18  # chart, axis and legend titles
 # makes room for Streamlit's header, not for text, so it does not grow as much; the sidebar
 # (300 px, or as wide as its reader drags it) grows with the text, and buttons in narrow columns
 # keep their labels whole with less padding; Train's speed menu (170 px wide otherwise) grows with
-# its value. The Train page's charts are SVG drawn by the app (``live_view``) in px. On the Class page the answer is the
-# largest text, and after the reveal the bars marked right lead the tally: with eight options the
-# right one could otherwise sit below a 1280x720 screen (the bars keep their labels; only their
-# order on the screen changes).
+# its value. The Train page's charts are SVG drawn by the app (``live_view``) in px. On the Class
+# page the answer is the largest text, and after the reveal the bars marked right lead the tally:
+# with eight options the right one could otherwise sit below a 1280x720 screen (the bars keep
+# their labels; only their order on the screen changes).
 CSS = """
 <style>
 html{font-size:clamp(20px, calc(min(0.9375vw, 1.6667vh) + 8px), 32px);}
