@@ -3,9 +3,9 @@ sidebar, it holds through a refresh and a page switch by the link (``projector=1
 opened by such a link shows its first screen in text of at least 16 px at 1280x720 and larger
 at 1920x1080 (the root size grows with the window), chart labels and titles of at least 14 px
 (Vega draws them as SVG text in the page, so they are measured as drawn), data grid cells of at
-least 16 px; no button's label is cut short. On the Class page the reveal keeps the right
-answer on the first screen at 1280x720, in text of at least 20 px, and the bars marked right
-lead the tally. Switched off, the page and its link are as before. Screenshots of every page at
+least 16 px; no button's label or menu's value is cut short. On the Class page the reveal
+keeps the right answer on the first screen at 1280x720, in text of at least 20 px, and the bars
+marked right lead the tally. Switched off, the page and its link are as before. Screenshots of every page at
 both sizes: test-artifacts/projector_*.png.
 
 Each action waits for what it should draw (the page's answer, the root font size) before
