@@ -7,10 +7,14 @@ browser session then runs this file as its script (as ``__main__``), which draws
 """
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-from explorer.ui import startup
+from explorer.ui import page_shell, startup
 
-app = st.App(__file__, lifespan=startup.lifespan, routes=startup.ROUTES)
+# every page's document carries a small script of the app's (explorer/ui/page_shell.py)
+app = st.App(
+    __file__, lifespan=startup.lifespan, routes=startup.ROUTES, middleware=[Middleware(page_shell.PageScriptMiddleware)]
+)
 
 if __name__ == "__main__":
     from explorer.ui import nav

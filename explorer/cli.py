@@ -21,7 +21,11 @@
     python -m explorer scan --tokenizer NAME|DIR [--reference FILE]
         (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...})
     python -m explorer presets
-    python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1] [--haproxy PROGRAM]
+    python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
+        [--haproxy PROGRAM]
+    python -m explorer app [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
+        (--class: listen on every interface, 0.0.0.0, so that students' devices reach it; both
+        print the address students join at)
 
 Every failure the user can fix exits with status 2 and one line on stderr, never a traceback.
 """
@@ -254,11 +258,7 @@ def _parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("app", help="start the app (one server) on the bundled sample corpora")
     a.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
-    a.add_argument(
-        "--address",
-        default="127.0.0.1",
-        help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)",
-    )
+    _listen_options(a)
 
     s = sub.add_parser("serve", help="serve the app for a class: N app processes behind haproxy (sticky sessions)")
     s.add_argument(
@@ -269,15 +269,41 @@ def _parser() -> argparse.ArgumentParser:
         help="app processes (each uses about one core); 1 runs one server without a proxy",
     )
     s.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
-    s.add_argument(
-        "--address",
-        default="127.0.0.1",
-        help="the address to listen on (default 127.0.0.1; 0.0.0.0 for a classroom network)",
-    )
+    _listen_options(s)
     s.add_argument(
         "--haproxy", metavar="PROGRAM", help="the haproxy executable (default: haproxy on PATH or in /usr/sbin)"
     )
     return p
+
+
+def _listen_options(p: argparse.ArgumentParser) -> None:
+    """Where ``app`` and ``serve`` listen, and the address students are given."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--address",
+        default=None,
+        help="the address to listen on (default 127.0.0.1: this machine alone; 0.0.0.0: every interface)",
+    )
+    where.add_argument(
+        "--class",
+        dest="for_class",
+        action="store_true",
+        help="serve a class: listen on every interface (0.0.0.0), so that students' devices on the same "
+        "network reach it, and print the address they join at",
+    )
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address students open when a proxy or a domain stands in front (the join links and QR "
+        "codes name it; as BPE_EXPLORER_PUBLIC_URL)",
+    )
+
+
+def _listen_address(args: argparse.Namespace) -> str:
+    """``--address``, or every interface for ``--class``, or this machine alone."""
+    if args.for_class:
+        return "0.0.0.0"
+    return args.address or "127.0.0.1"
 
 
 def _overrides(args: argparse.Namespace) -> dict:
@@ -633,10 +659,16 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _import(args, out)
         if args.command == "scan":
             return _scan(args, out)
-        if args.command == "serve":
-            return serve(args.servers, port=args.port, address=args.address, haproxy=args.haproxy, out=out, err=err)
-        if args.command == "app":
-            return serve(1, port=args.port, address=args.address, out=out, err=err)
+        if args.command in ("serve", "app"):
+            return serve(
+                args.servers if args.command == "serve" else 1,
+                port=args.port,
+                address=_listen_address(args),
+                haproxy=args.haproxy if args.command == "serve" else None,
+                public_url=args.public_url,
+                out=out,
+                err=err,
+            )
         for p in PRESETS.values():
             out.write(f"{p.name:<14} {'seed ' + p.seed if p.seed else '':<9} {p.description}\n")
         return 0

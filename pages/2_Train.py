@@ -12,7 +12,9 @@ settings.sidebar()
 preset, config = state.current_config()
 st.title("Train, one merge at a time")
 st.caption(
-    render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'} · {settings.size_label(config)}")
+    render.md_text(
+        f"{state.corpus_choice().shown_label()} · {preset or 'custom settings'} · {settings.size_label(config)}"
+    )
     + " — change the settings in the sidebar, the corpus on the Corpus page."
 )
 

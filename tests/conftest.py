@@ -36,6 +36,29 @@ settings.register_profile(
 settings.load_profile(SUITE_PROFILE)
 
 
+# ---- xdist: the files that take longest start first -----------------------------------------
+# pytest-xdist's --dist loadfile hands each worker a file at a time, by default the files with the
+# most tests first: the live-server and browser files (one to three tests of 20-90 s each) came
+# last and ran one after another on one worker while the other sat idle (a 5-minute tail on two
+# cores). Longest first is the classic fix (LPT scheduling); a file's length is estimated from its
+# tests' markers, the only cost a test states. pytest.ini turns xdist's own reordering off.
+_TEST_COST = {"slow": 30.0, "browser": 10.0}  # rough seconds; an unmarked test ~0.3 s
+
+
+def _file_cost(items: list[pytest.Item]) -> float:
+    """A file's estimated seconds: the sum of its tests' costs by their markers."""
+    return sum(max((_TEST_COST.get(m.name, 0.3) for m in item.iter_markers()), default=0.3) for item in items)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files in order of estimated cost, longest first; tests keep their order in their file."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    ordered = sorted(files.values(), key=_file_cost, reverse=True)
+    items[:] = [item for group in ordered for item in group]
+
+
 # ---- AppTest: the installed packages scanned for Streamlit components once, not once a test --
 def _scan_components_once() -> None:
     """Every ``AppTest`` scans the installed packages for Streamlit component manifests on its

@@ -1,11 +1,20 @@
 """The Class page, live (headless Chromium, one browser, four contexts at 1280x720): a teacher
-starts a room; one student joins by typing its code in the lobby, two open its join link (one
-of them named ``<img src=x onerror=alert(1)> **bold** $x$``); the students follow three of the
+starts a room; its page names the join link by this machine's network address (never loopback:
+read from the page, and the QR code's image decoded, zxing-cpp) and keeps the teacher key off
+the address bar (a cookie named for the room keeps it: a reload keeps the teacher); one student
+joins by typing its code in the lobby, two open the join link's path (on loopback: no test sends
+a packet elsewhere; one of them named ``<img src=x onerror=alert(1)> **bold** $x$``); the teacher
+opens the presenter view in a second window of its browser; the students follow three of the
 teacher's steps; a next-merge question is asked, all three answer, one changes its answer, the
 teacher's tally counts each once, the reveal marks the right option, tells each student whether
-it won, and the leaderboard gives the winners their point in the order they answered. A student
-cannot drive the room: its page has no teacher controls, and a forged teacher link (a wrong key)
-shows a message and leaves the room's step alone.
+it won, names the wrong answer most chosen, and the leaderboard gives the winners their point in
+the order they answered. A student cannot drive the room: its page has no teacher controls, and
+a forged teacher link (a wrong key) shows a message and leaves the room's step alone. The key is
+in no student's page (HTML and address), nor in the presenter's, nor in the teacher's address or
+text. Then the teacher moderates: renames the hostile name, hides another, removes a student
+(its answer leaves the tally, its page says so), locks joining (the removed student's new try is
+refused with a sentence), downloads the results as CSV (checked row by row), and ends the room
+(every page says so).
 
 No dialog opens and no script error is raised on any page; the server logs no traceback; an
 idle student's page keeps at most one request to /room-rev waiting. A prober of /room-rev (plain
@@ -13,7 +22,9 @@ HTTP from its own loopback address) learns nothing: a missing room and a wrong m
 alike, and a guessing loop is refused (429) past its address's limit. Screenshots of what the
 projector and a laptop show (viewport, not full page) land in test-artifacts/:
 class-teacher-1280x720.png, class-student-1280x720.png, class-teacher-1920x1080.png (after the
-reveal) and class-teacher-question-1280x720.png (the tally while the question is open).
+reveal), class-teacher-question-1280x720.png (the tally while the question is open),
+class-presenter-1280x720.png and class-presenter-1920x1080.png (the projector's view after the
+reveal) and class-teacher-manage-1280x720.png (the teacher's moderation tools open).
 
 Waits: every check of what another browser did (a student following the teacher, the teacher's
 tally) retries for ``FOLLOW_S`` seconds; the pages aim at well under a second, but a test does
@@ -21,19 +32,23 @@ not race a clock on a loaded machine."""
 
 from __future__ import annotations
 
+import csv
 import http.client
+import io
+import ipaddress
 import json
 import re
 import secrets
 import time
 import urllib.request
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, urlencode, urljoin, urlparse
 
 import pytest
 from appserver import ARTIFACTS, follow_runs, look_until, require_chromium, wait_idle
 from conftest import log_since
 
-from explorer.serving.rooms import Limits, SqliteRooms, follow_token
+from explorer.serving.addresses import lan_addresses
+from explorer.serving.rooms import HIDDEN_NAME, Limits, SqliteRooms, follow_token
 from explorer.serving.store import SqliteStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -111,11 +126,12 @@ def following(step: int) -> re.Pattern:
     return re.compile(rf"following the teacher at step {step:,}(?!\d)")
 
 
-def click(page, locator, *, until, gone=None, timeout: float = FOLLOW_S) -> None:
-    """Click once the app is idle (a click during a rerun can be lost), then wait for its effect."""
+def click(page, locator, *, until, gone=None, timeout: float = FOLLOW_S, settle: float = 5.0) -> None:
+    """Click once the app is idle (a click during a rerun can be lost), then wait for its effect
+    (``settle=0``: a click the browser handles alone, an expander or a list opened)."""
     idle(page, settle=0)
     locator.click()
-    idle(page, timeout=timeout, until=until, gone=gone)
+    idle(page, timeout=timeout, until=until, gone=gone, settle=settle)
 
 
 def join_by_code(page, url: str, code: str, name: str) -> None:
@@ -130,8 +146,9 @@ def join_by_code(page, url: str, code: str, name: str) -> None:
     _name_and_join(page, name)
 
 
-def join_by_link(page, url: str, code: str, name: str) -> None:
-    page.goto(f"{url}/Class?room={code}")
+def join_by_link(page, url: str, code: str, name: str, path: str | None = None) -> None:
+    """Open the join link (``path``: its path and query, opened on the test's loopback server)."""
+    page.goto(f"{url}{path or f'/Class?room={code}'}")
     visible(page, page.get_by_text(f"Room {code}", exact=True), timeout=FIRST_S)
     idle(page, timeout=FIRST_S, settle=0)
     assert page.get_by_role("textbox", name="Room code").count() == 0  # the link names the room
@@ -207,6 +224,31 @@ def check_board(rows: list[tuple[str, int, float]], expected: list[tuple[str, in
     return found
 
 
+def teacher_key(page, code: str) -> str:
+    """The room's teacher key, as the teacher's browser keeps it: the cookie named for the room."""
+    (value,) = [c["value"] for c in page.context.cookies() if c["name"] == f"bpe_teacher_{code}"]
+    return value
+
+
+def decoded_qr(page) -> str:
+    """The URL the page's QR code image holds: the image fetched from the app (loopback) and
+    decoded by zxing-cpp (another library than the one that drew it)."""
+    import zxingcpp
+    from PIL import Image
+
+    src = page.locator('[data-testid="stImage"] img').first.get_attribute("src")
+    data = page.request.get(urljoin(page.url, src)).body()
+    found = zxingcpp.read_barcodes(Image.open(io.BytesIO(data)))
+    assert len(found) == 1, f"{len(found)} codes read from the QR image"
+    return found[0].text
+
+
+def key_absent(page, key: str) -> None:
+    """The key is nowhere in the page's HTML nor its address."""
+    assert key not in page.url, (page.who, page.url)
+    assert key not in page.content(), page.who
+
+
 def room_rev(url: str, code: str, key: str) -> int:
     """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal), read
     as the teacher's page does (with the follow token of its key)."""
@@ -242,11 +284,27 @@ def _lesson(b: Browser, url: str) -> float:
     click(teacher, start, until=teacher.locator(".cls-code"), timeout=FIRST_S)
     code = teacher.locator(".cls-code").inner_text().strip()
     assert re.fullmatch(r"[A-HJ-NP-Z2-9]{6}", code), code
-    params = parse_qs(urlparse(teacher.url).query)
-    assert params["room"] == [code] and len(params["key"][0]) >= 32, teacher.url
-    visible(teacher, teacher.get_by_text(f"{url}/Class?room={code}"))  # the join link
-    visible(teacher, teacher.locator('[data-testid="stImage"] img'))  # its QR code
+    # the key is off the address bar: the browser keeps it in a cookie named for the room
+    assert parse_qs(urlparse(teacher.url).query) == {"room": [code]}, teacher.url
+    key = teacher_key(teacher, code)
+    assert len(key) >= 32
+    # the join link and its QR code name this machine's network address (the page is on loopback)
+    link = visible(teacher, teacher.get_by_text(re.compile(r"^Join link: "))).inner_text().removeprefix("Join link: ")
+    visible(teacher, teacher.locator('[data-testid="stImage"] img'))
     visible(teacher, teacher.get_by_text("Scan to join", exact=True))
+    assert decoded_qr(teacher) == link
+    joined = urlparse(link)
+    assert joined.path == "/Class" and parse_qs(joined.query) == {"room": [code]}, link
+    assert joined.port == urlparse(url).port, link
+    network = lan_addresses()
+    if network:
+        assert joined.hostname in network and not ipaddress.ip_address(joined.hostname).is_loopback, (link, network)
+        big = teacher.locator(".cls-join-address").inner_text()
+        assert big == f"{joined.netloc}/Class", big  # the join address, large
+    else:  # a machine on no network: the page says students cannot be given an address
+        visible(teacher, teacher.get_by_text(re.compile("no network address")))
+    # this server listens on loopback alone (the tests' rule): the page says phones cannot reach it
+    visible(teacher, teacher.get_by_text(re.compile(r"listens on 127\.0\.0\.1 only")))
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 0 · 0 joined, 0 present$")), timeout=FIRST_S)
     for name in ("Step", "+10", "Back", "Play", "Ask: which pair merges next?", "Ask: how many tokens after them?"):
         expect(teacher.get_by_role("button", name=name, exact=True)).to_have_count(1)
@@ -255,8 +313,9 @@ def _lesson(b: Browser, url: str) -> float:
     ada, hostile, cyd = b.page("by code"), b.page("hostile name"), b.page("by link")
     join_by_code(ada, url, code, BY_CODE)
     assert parse_qs(urlparse(ada.url).query)["room"] == [code], ada.url
-    join_by_link(hostile, url, code, HOSTILE)
-    join_by_link(cyd, url, code, OTHER)
+    path = f"{joined.path}?{joined.query}"  # the shown link, opened on loopback
+    join_by_link(hostile, url, code, HOSTILE, path)
+    join_by_link(cyd, url, code, OTHER, path)
     students = [ada, hostile, cyd]
     names = {ada: BY_CODE, hostile: HOSTILE, cyd: OTHER}
     for page in students:
@@ -266,12 +325,26 @@ def _lesson(b: Browser, url: str) -> float:
     expect(teacher.locator(".cls-board td", has_text=HOSTILE)).to_have_count(1, timeout=FOLLOW_S * 1000)
     assert sorted(n for n, _p, _s in board_rows(teacher)) == sorted(names.values())
 
+    # ---- the projector: the presenter view in a second window of the teacher's browser ---------
+    href = teacher.get_by_role("link", name=re.compile("Presenter view")).get_attribute("href")
+    presenter = b.page("presenter", context=teacher.context)
+    presenter.goto(urljoin(url + "/", href))
+    visible(presenter, presenter.locator(".cls-code"), timeout=FIRST_S)
+    assert presenter.locator(".cls-code").inner_text().strip() == code
+    visible(presenter, presenter.get_by_text(re.compile(r"^Step 0 · 3 joined")))
+    if network:
+        assert presenter.locator(".cls-join-address").inner_text() == f"{joined.netloc}/Class"
+    assert decoded_qr(presenter) == link
+    idle(presenter, settle=0)
+    for name in ("Step", "+10", "Back", "Play", "Reveal", "Ask: which pair merges next?", "End the room"):
+        assert presenter.get_by_role("button", name=name, exact=True).count() == 0, name
+
     # ---- the students follow three steps ----------------------------------------------------
     step = teacher.get_by_role("button", name="Step", exact=True)
     for k in (1, 2, 3):
         click(teacher, step, until=teacher.get_by_text(re.compile(rf"^Step {k} · 3 joined")))
-        for page in students:
-            visible(page, page.get_by_text(following(k)))
+        for page in (*students, presenter):
+            visible(page, page.get_by_text(following(k) if page is not presenter else re.compile(rf"^Step {k} · ")))
     for page in students:  # a student's page has no teacher controls
         for name in ("Step", "+10", "Back", "Play", "Reveal", "Close answers", "Ask: which pair merges next?"):
             assert page.get_by_role("button", name=name, exact=True).count() == 0, (page.who, name)
@@ -322,6 +395,13 @@ def _lesson(b: Browser, url: str) -> float:
     marked = [i for i in range(bars.count()) if "cls-right" in (bars.nth(i).get_attribute("class") or "")]
     assert marked == [right], f"the teacher's tally marks {marked}, the most frequent pair is {right}"
     visible(teacher, teacher.get_by_text(re.compile(r"Merged: .* · 2 of 3 right")))
+    # the wrong answer most chosen: one each (Ada's, and the hostile name's before its change, which
+    # no longer counts), so the first of them in option order, Ada's
+    missed = visible(teacher, teacher.locator(".cls-missed")).inner_text()
+    assert missed.startswith("Most missed: ") and "chosen by 1 of the 1 wrong answer (3 in all)" in missed, missed
+    assert option_label(labels[wrong[0]]).replace(" ", "") in missed.replace(" ", ""), (missed, labels[wrong[0]])
+    visible(presenter, presenter.locator(".cls-missed"))
+    visible(presenter, presenter.get_by_text(re.compile(r"Merged: .* · 2 of 3 right")))
     # the reveal makes the merge the class guessed: the room moves on to step 4, students with it
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")))
     won = {page for page in students if dict(last_picks)[names[page]] == right}
@@ -351,9 +431,9 @@ def _lesson(b: Browser, url: str) -> float:
         assert page.locator('img[src="x"], .katex, strong:text-is("bold")').count() == 0, page.who
 
     # ---- a student cannot drive the room -----------------------------------------------------
-    rev = room_rev(url, code, params["key"][0])
+    rev = room_rev(url, code, key)
     forged_key = secrets.token_hex(16)  # 32 characters, as long as a real key, but not this room's
-    assert forged_key != params["key"][0]
+    assert forged_key != key
     forged = b.page("forged link", context=cyd.context)
     forged.goto(f"{url}/Class?room={code}&key={forged_key}")
     visible(forged, forged.get_by_text(re.compile("This link's teacher key is wrong")), timeout=FIRST_S)
@@ -362,10 +442,15 @@ def _lesson(b: Browser, url: str) -> float:
         assert forged.get_by_role("button", name=name, exact=True).count() == 0, name
     assert forged.locator(".cls-code").count() == 0
     forged.close()
-    assert room_rev(url, code, params["key"][0]) == rev  # nothing moved the room
-    teacher.reload()  # the step as the room keeps it, not as the teacher's page last drew it
+    assert room_rev(url, code, key) == rev  # nothing moved the room
+    teacher.reload()  # F5: the cookie keeps the teacher; the step as the room keeps it
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")), timeout=FIRST_S)
     idle(teacher, settle=0)
+    assert parse_qs(urlparse(teacher.url).query) == {"room": [code]}, teacher.url
+    # the key is in no student's page nor the presenter's, nor in the teacher's address or text
+    for page in (*students, presenter):
+        key_absent(page, key)
+    assert key not in teacher.url and key not in teacher.locator("body").inner_text()
     for page in students:
         visible(page, page.get_by_text(following(4)))
 
@@ -381,11 +466,16 @@ def _lesson(b: Browser, url: str) -> float:
         assert page.locator('[data-testid="stException"]').count() == 0, page.who
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1280x720.png"))
     hostile.screenshot(path=str(ARTIFACTS / "class-student-1280x720.png"))
+    presenter.screenshot(path=str(ARTIFACTS / "class-presenter-1280x720.png"))
     code_px = float(teacher.locator(".cls-code").evaluate("e => parseFloat(getComputedStyle(e).fontSize)"))
-    teacher.set_viewport_size(dict(WIDE))
+    for page in (teacher, presenter):
+        page.set_viewport_size(dict(WIDE))
     idle(teacher, settle=0)
     teacher.wait_for_timeout(300)  # the columns and the slider take the new width
     teacher.screenshot(path=str(ARTIFACTS / "class-teacher-1920x1080.png"))
+    presenter.screenshot(path=str(ARTIFACTS / "class-presenter-1920x1080.png"))
+    for page in (teacher, presenter):
+        page.set_viewport_size(dict(PROJECTOR))
 
     # a hidden tab asks without being held (browsers keep six connections per server: background
     # tabs must leave them to the visible one); it still follows, and is held again once shown
@@ -406,7 +496,121 @@ def _lesson(b: Browser, url: str) -> float:
     while not any("seen=" in u for u in quiet.follow_urls[shown_at:]) and time.monotonic() < deadline:
         quiet.wait_for_timeout(100)
     assert any("seen=" in u for u in quiet.follow_urls[shown_at:]), quiet.follow_urls[shown_at:]
+
+    _moderate(b, url, teacher, presenter, code, students, names, path, (labels, right, wrong))
     return code_px
+
+
+def _moderate(b: Browser, url: str, teacher, presenter, code: str, students, names, path: str, question) -> None:
+    """The teacher's moderation, each change seen on the pages it concerns."""
+    ada, hostile, cyd = students
+    labels, right, wrong = question
+    manage = teacher.get_by_text("Manage the room: students, joining, results")
+    click(teacher, manage, until=teacher.get_by_role("button", name="Rename"), settle=0)  # the expander opens
+    teacher.get_by_role("button", name="Remove from the room").scroll_into_view_if_needed()
+    teacher.wait_for_timeout(300)  # the expander's opening animation ends
+    teacher.screenshot(path=str(ARTIFACTS / "class-teacher-manage-1280x720.png"))
+
+    def choose(name: str) -> None:
+        box = teacher.get_by_role("combobox", name="Student")
+        click(teacher, box, until=teacher.get_by_role("option").first, settle=0)  # the list opens
+        option = teacher.get_by_role("option", name=name, exact=True)
+        click(teacher, option, until=teacher.get_by_role("combobox", name="Student"))
+
+    # rename the hostile name: every leaderboard and its own header follow
+    choose(HOSTILE)
+    box = teacher.get_by_role("textbox", name="New name")
+    box.fill("Star")
+    box.press("Enter")
+    idle(teacher)
+    click(
+        teacher,
+        teacher.get_by_role("button", name="Rename", exact=True),
+        until=teacher.locator(".cls-board td", has_text="Star"),
+    )
+    for page in (hostile, presenter):
+        expect(page.locator(".cls-board td", has_text="Star")).to_have_count(1, timeout=FOLLOW_S * 1000)
+        expect(page.locator(".cls-board td", has_text=HOSTILE)).to_have_count(0, timeout=FOLLOW_S * 1000)
+    visible(hostile, hostile.get_by_text(re.compile(r"you are Star · following")))
+
+    # hide Cyd's name on the projected leaderboard
+    choose(OTHER)
+    click(
+        teacher,
+        teacher.get_by_role("button", name="Hide the name"),
+        until=teacher.get_by_role("button", name="Show the name"),
+    )
+    for page in (presenter, cyd, teacher):
+        expect(page.locator(".cls-board td", has_text=HIDDEN_NAME)).to_have_count(1, timeout=FOLLOW_S * 1000)
+        expect(page.locator(".cls-board td", has_text=OTHER)).to_have_count(0, timeout=FOLLOW_S * 1000)
+
+    # remove Ada (answered wrong): her answer leaves the tally, her page says so
+    bars = teacher.locator(".cls-bar-row")
+    expect(bars.nth(wrong[0]).locator("b")).to_have_text("1")
+    choose(BY_CODE)
+    click(
+        teacher,
+        teacher.get_by_role("button", name="Remove from the room"),
+        until=teacher.get_by_text(re.compile(r"· 2 joined, ")),
+    )
+    expect(bars.nth(wrong[0]).locator("b")).to_have_text("0", timeout=FOLLOW_S * 1000)
+    visible(teacher, teacher.get_by_text(re.compile(r"Merged: .* · 2 of 2 right")))
+    visible(ada, ada.get_by_text(f"The teacher removed you from the room {code}."))
+    for page in (teacher, presenter, hostile):
+        expect(page.locator(".cls-board td", has_text=BY_CODE)).to_have_count(0, timeout=FOLLOW_S * 1000)
+
+    # lock joining: Ada's new try through the join link is refused with a sentence
+    click(
+        teacher,
+        teacher.get_by_text("Lock joining"),
+        until=teacher.get_by_role("switch", name="Lock joining", checked=True),
+    )
+    visible(presenter, presenter.get_by_text("Joining is closed."))
+    ada.goto(f"{url}{path}")
+    visible(ada, ada.get_by_text(f"Room {code}", exact=True), timeout=FIRST_S)
+    idle(ada, timeout=FIRST_S, settle=0)
+    box = ada.get_by_role("textbox", name="Your name")
+    box.fill("Ada again")
+    box.press("Enter")
+    idle(ada)
+    click(
+        ada,
+        ada.get_by_role("button", name="Join", exact=True),
+        until=ada.get_by_text(re.compile("locked this room: nobody new can join")),
+    )
+    assert "member=" not in ada.url
+
+    # the results as CSV: the question, its options and right answer, each student's answer, time, verdict
+    with teacher.expect_download(timeout=FOLLOW_S * 1000) as caught:
+        teacher.get_by_role("button", name="Download the results (CSV)").click()
+    rows = list(csv.DictReader(io.StringIO(caught.value.path().read_text(encoding="utf-8"))))
+    assert [r["student"] for r in rows] == ["Star", OTHER], rows  # Ada's answer left with her
+    pairs = [option_label(t) for t in labels]
+    for r in rows:
+        assert (r["question"], r["kind"], r["step"]) == ("1", "merge", "3"), r
+        assert r["right answer"].replace(" ", "") == pairs[right].replace(" ", ""), (r, pairs)
+        assert r["answer"].replace(" ", "") == pairs[right].replace(" ", "") and r["right"] == "yes", r
+        assert float(r["seconds"]) > 0
+        assert [o.rsplit(" (", 1)[0].replace(" ", "") for o in r["options"].split(" | ")] == [
+            p.replace(" ", "") for p in pairs
+        ]
+    assert float(rows[0]["seconds"]) > float(rows[1]["seconds"])  # the hostile name changed its answer last
+
+    # end the room: every page says so, the teacher is back in the lobby
+    click(
+        teacher,
+        teacher.get_by_text("Yes, end it for everyone"),
+        until=teacher.get_by_role("button", name="End the room", disabled=False),
+    )
+    click(
+        teacher,
+        teacher.get_by_role("button", name="End the room"),
+        until=teacher.get_by_text(re.compile(rf"^Room {code} has ended")),
+    )
+    for page in (hostile, cyd):
+        visible(page, page.get_by_text(f"The teacher ended the room {code}. Thank you for taking part!"))
+    visible(presenter, presenter.get_by_text("The teacher ended the room."))
+    assert f"bpe_teacher_{code}" not in {c["name"] for c in teacher.context.cookies()}  # its cookie deleted
 
 
 def probe(url: str, query: dict[str, str], *, source: str) -> tuple[int, dict[str, str], bytes]:

@@ -46,8 +46,9 @@ def teacher(corpus: str = CORPUS) -> tuple[AppTest, str, str]:
     at.switch_page(PAGE).run()
     at.button(key="class_start").click().run()
     assert not at.exception, at.exception
-    code, key = param(at, "room"), param(at, "key")
-    assert code and key, dict(at.query_params)
+    code = param(at, "room")
+    assert code and param(at, "key") is None, dict(at.query_params)  # the key is kept off the address
+    key = at.session_state["class_teacher_keys"][code]
     return at, code, key
 
 
@@ -271,8 +272,7 @@ def test_one_browser_starting_room_after_room_is_stopped_with_when_a_slot_frees(
     at, code, _ = teacher()
     first = made.get(code).created
     for _ in range(2):  # back to the lobby (the same browser), and start again
-        at.query_params.clear()
-        at.run()
+        at.button(key="class_mod_lobby").click().run()
         at.button(key="class_start").click().run()
     assert not at.exception
     assert param(at, "room") is None and param(at, "key") is None  # the third start made no room
@@ -363,3 +363,29 @@ def test_forget_my_uploads_says_which_rooms_keep_a_file_and_the_room_still_opens
     class_view.room_run.clear()
     s = student(code, "Ana")
     assert following_step(s) == 0 and not s.error
+
+
+def test_the_join_link_names_the_public_url_and_the_sidebar_brings_the_teacher_back(monkeypatch):
+    monkeypatch.setenv("BPE_EXPLORER_PUBLIC_URL", "https://bpe.school.example/")
+    at, code, key = teacher()
+    link = f"https://bpe.school.example/Class?room={code}"
+    assert f"Join link: {link}" in [unescaped(c.value) for c in at.caption], [c.value for c in at.caption]
+    assert not at.warning, [w.value for w in at.warning]  # a public address: nothing said against it
+    # the teacher leaves Class by the sidebar (another page, no address of the room) and comes back
+    at.switch_page("pages/2_Train.py").run()
+    at.query_params.clear()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert param(at, "room") == code and param(at, "key") is None, dict(at.query_params)
+    assert {"class_step", "class_ask_merge"} <= {b.key for b in at.button}
+    at.button(key="class_step").click().run()
+    assert class_view.rooms().get(code).step == 1
+    shown = [e.value for kind in (at.markdown, at.caption, at.warning, at.info) for e in kind if e.value]
+    assert not [s for s in shown if key in str(s)]  # the key is in nothing the page writes
+
+
+def test_a_public_url_that_is_no_address_is_said_in_the_teachers_page(monkeypatch):
+    monkeypatch.setenv("BPE_EXPLORER_PUBLIC_URL", "bpe.school.example")
+    at, code, _ = teacher()
+    assert any("is not an address students can open" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not at.exception

@@ -14,15 +14,20 @@ import pytest
 import redis
 from redisserver import redis_server, require_redis
 
+from explorer.serving.room_results import HEADER, most_missed, results_csv
 from explorer.serving.rooms import (
     CODE_LENGTH,
+    ENDED_KEEP_S,
+    HIDDEN_NAME,
     Limits,
     NoSuchRoom,
     NotTeacher,
     Question,
     RedisRooms,
+    RoomEnded,
     RoomError,
     RoomFull,
+    RoomLocked,
     Rooms,
     SqliteRooms,
     Wait,
@@ -30,6 +35,7 @@ from explorer.serving.rooms import (
     leaderboard,
     merge_options,
     name_note,
+    public_name,
     winners,
 )
 from explorer.serving.store import RedisStore, SqliteStore, StoreError
@@ -574,3 +580,210 @@ def test_an_unreachable_redis_gives_a_sentence_without_its_place_or_password():
     for hidden in ("127.0.0.1", str(port), "s3cret-pw"):  # where the server is goes to the log only
         assert hidden not in str(caught.value), str(caught.value)
     rooms.close()
+
+
+# -- moderation: the teacher's alone ----------------------------------------------------------------
+
+
+def _state(rooms: Rooms, code: str) -> tuple:
+    """Everything a forged teacher's call could change, read back from the store."""
+    room = rooms.get(code)
+    return (
+        room,
+        rooms.members(code),
+        [(q, rooms.answers(code, q.qid)) for q in rooms.questions(code)],
+    )
+
+
+def test_every_teachers_operation_refuses_a_forged_key_and_changes_nothing(rooms):
+    room, key = rooms.create({}, step=2)
+    _, other_key = rooms.create({})
+    ana = rooms.join(room.code, "Ana")
+    asked = rooms.ask(room.code, key, merge_question(2))
+    rooms.answer(room.code, ana.id, asked.qid, asked.answer)
+    before = _state(rooms, room.code)
+    operations = {
+        "lock": lambda k: rooms.lock(room.code, k),
+        "end": lambda k: rooms.end(room.code, k),
+        "remove": lambda k: rooms.remove(room.code, k, ana.id),
+        "rename": lambda k: rooms.rename(room.code, k, ana.id, "Eve"),
+        "hide": lambda k: rooms.hide(room.code, k, ana.id),
+        "set_step": lambda k: rooms.set_step(room.code, k, 3),
+        "ask": lambda k: rooms.ask(room.code, k, merge_question(2)),
+        "close_question": lambda k: rooms.close_question(room.code, k, asked.qid),
+        "reveal": lambda k: rooms.reveal(room.code, k, asked.qid),
+    }
+    forged_keys = (None, "", key[:-1] + ("x" if key[-1] != "x" else "y"), key + "x", other_key, follow_token(key))
+    for name, operation in operations.items():
+        for forged in forged_keys:
+            with pytest.raises(NotTeacher):
+                operation(forged)
+            assert _state(rooms, room.code) == before, (name, forged)
+    assert not rooms.removed(room.code, ana.id)
+
+
+def test_a_removed_student_leaves_the_tally_and_the_leaderboard_and_its_page_is_told(rooms, clock):
+    room, key = rooms.create({})
+    ana, bo, cy = (rooms.join(room.code, n) for n in ("Ana", "Bo", "Cy"))
+    asked = rooms.ask(room.code, key, merge_question())
+    for member in (ana, bo, cy):
+        clock.now += 1
+        rooms.answer(room.code, member.id, asked.qid, asked.answer)
+    rev, tally = rooms.revs(room.code)
+    rooms.remove(room.code, key, bo.id)
+    assert rooms.revs(room.code) == (rev + 1, tally + 1)  # the students' pages and the tally redraw
+    assert [a.member for a in rooms.answers(room.code, asked.qid)] == [ana.id, cy.id]
+    assert [m.name for m in rooms.members(room.code)] == ["Ana", "Cy"]
+    assert rooms.member(room.code, bo.id) is None and rooms.removed(room.code, bo.id)
+    assert not rooms.removed(room.code, ana.id) and not rooms.removed(room.code, "never-joined")
+    assert rooms.revs_for(room.code, member=bo.id) is None  # its page stops following
+    with pytest.raises(RoomError, match="not a member"):
+        rooms.answer(room.code, bo.id, asked.qid, asked.answer)
+    rooms.reveal(room.code, key, asked.qid)
+    board = leaderboard(
+        rooms.members(room.code), rooms.questions(room.code), {asked.qid: rooms.answers(room.code, asked.qid)}
+    )
+    assert [(s.name, s.points) for s in board] == [("Ana", 1), ("Cy", 1)]
+    with pytest.raises(RoomError, match="not in this room"):
+        rooms.remove(room.code, key, bo.id)  # removed once
+    assert rooms.join(room.code, "bo").name == "bo"  # the name is free again
+
+
+def test_a_renamed_or_hidden_name_is_kept_unique_and_shown_as_the_teacher_set_it(rooms):
+    room, key = rooms.create({})
+    rude, ana = rooms.join(room.code, "rude word"), rooms.join(room.code, "Ana")
+    rev, _ = rooms.revs(room.code)
+    assert rooms.rename(room.code, key, rude.id, " Star\n").name == "Star"
+    assert rooms.revs(room.code)[0] == rev + 1  # the students' leaderboards redraw
+    assert rooms.rename(room.code, key, rude.id, "ANA").name == "ANA 2"  # taken (case folded): a suffix
+    assert rooms.rename(room.code, key, ana.id, "ana").name == "ana"  # its own name in another case
+    assert rooms.rename(room.code, key, rude.id, HOSTILE).name == HOSTILE  # kept as typed: pages show text
+    with pytest.raises(RoomError, match="Type a name"):
+        rooms.rename(room.code, key, rude.id, " \u200b ")
+    assert rooms.join(room.code, "rude word").name == "rude word"  # the old name is free
+    assert rooms.join(room.code, "Ana").name == "Ana 2"  # the kept one is not
+    hidden = rooms.hide(room.code, key, ana.id)
+    assert hidden.hidden and rooms.member(room.code, ana.id).hidden
+    shown = {m.id: public_name(m) for m in rooms.members(room.code)}
+    assert (shown[rude.id], shown[ana.id]) == (HOSTILE, HIDDEN_NAME)
+    assert not rooms.hide(room.code, key, ana.id, hidden=False).hidden
+    with pytest.raises(RoomError, match="not in this room"):
+        rooms.rename(room.code, key, "never-joined", "Eve")
+
+
+def test_a_locked_room_refuses_new_members_with_a_sentence_and_keeps_its_own(rooms):
+    room, key = rooms.create({})
+    ana = rooms.join(room.code, "Ana")
+    assert rooms.lock(room.code, key).locked and rooms.get(room.code).locked
+    with pytest.raises(RoomLocked, match="locked this room: nobody new can join"):
+        rooms.join(room.code, "Bo")
+    asked = rooms.ask(room.code, key, merge_question())
+    rooms.answer(room.code, ana.id, asked.qid, 0)  # who is in stays in
+    assert not rooms.lock(room.code, key, locked=False).locked
+    assert rooms.join(room.code, "Bo").name == "Bo"
+
+
+def test_an_ended_room_tells_its_pages_refuses_every_change_and_frees_its_place(backend, clock):
+    name, where, prefix = backend
+    rooms = make_rooms(name, where, limits=Limits(rooms=2), clock=clock, prefix=prefix)
+    store = rooms.store
+    try:
+        corpus = store.put(b"low lower newest widest", kind="corpus", name="lesson.txt", owner="b:teacher")
+        room, key = rooms.create({"corpus": f"upload:{corpus}"}, starter="b:teacher", holds=[corpus])
+        rooms.create({})
+        ana = rooms.join(room.code, "Ana")
+        asked = rooms.ask(room.code, key, merge_question())
+        rev, _ = rooms.revs(room.code)
+        with pytest.raises(RoomFull):
+            rooms.create({})
+        rooms.end(room.code, key)
+        ended = rooms.get(room.code)
+        assert ended.ended and ended.rev == rev + 1  # every page in the room is told
+        assert rooms.revs_for(room.code, member=ana.id) == (ended.rev, ended.tally)
+        assert store.holders("b:teacher") == {} and store.forget("b:teacher") == 1  # its files let go
+        refusals = [
+            lambda: rooms.join(room.code, "Bo"),
+            lambda: rooms.answer(room.code, ana.id, asked.qid, 0),
+            lambda: rooms.set_step(room.code, key, 1),
+            lambda: rooms.ask(room.code, key, merge_question()),
+            lambda: rooms.reveal(room.code, key, asked.qid),
+            lambda: rooms.lock(room.code, key),
+            lambda: rooms.remove(room.code, key, ana.id),
+            lambda: rooms.rename(room.code, key, ana.id, "Eve"),
+            lambda: rooms.end(room.code, key),
+        ]
+        for refused in refusals:
+            with pytest.raises(RoomEnded, match="The teacher ended this room"):
+                refused()
+        assert not rooms.keep(room.code)
+        rooms.create({})  # an ended room counts no more against the server's limit
+        clock.now += ENDED_KEEP_S + 1
+        assert rooms.get(room.code) is None and rooms.revs_for(room.code, member=ana.id) is None
+    finally:
+        rooms.close()
+
+
+def test_the_csv_export_holds_every_question_its_options_each_answer_its_time_and_verdict(rooms, clock):
+    import csv
+    import io
+
+    room, key = rooms.create({}, step=4)
+
+    def join(name: str):
+        clock.now += 1  # the export lists members in the order they joined
+        return rooms.join(room.code, name)
+
+    ana, formula, bo = (join(n) for n in ("Ana", "=HYPERLINK(1)", "Bo"))
+    merge = rooms.ask(room.code, key, merge_question(4))
+    right, wrong = merge.answer, (merge.answer + 1) % len(merge.options)
+    clock.now += 2.5
+    rooms.answer(room.code, ana.id, merge.qid, right)
+    clock.now += 1
+    rooms.answer(room.code, formula.id, merge.qid, wrong)
+    rooms.reveal(room.code, key, merge.qid)
+    count = rooms.ask(room.code, key, Question(0, "count", 5, sentence="the lowest", merges=3, answer=7))
+    clock.now += 4
+    rooms.answer(room.code, bo.id, count.qid, 9)
+    questions = rooms.questions(room.code)
+    answers = {q.qid: rooms.answers(room.code, q.qid) for q in questions}
+    rows = list(csv.reader(io.StringIO(results_csv(rooms.members(room.code), questions, answers, token=str.upper))))
+    assert rows[0] == list(HEADER)
+    pair = " + ".join
+    options = " | ".join(f"{pair(p).upper()} ({c})" for p, c in zip(merge.options, merge.counts))
+    asked = "which pair merges at step 5?"
+    assert rows[1:4] == [
+        [
+            "1",
+            "merge",
+            "4",
+            asked,
+            options,
+            pair(merge.options[right]).upper(),
+            "Ana",
+            pair(merge.options[right]).upper(),
+            "2.5",
+            "yes",
+        ],
+        [
+            "1",
+            "merge",
+            "4",
+            asked,
+            options,
+            pair(merge.options[right]).upper(),
+            "'=HYPERLINK(1)",
+            pair(merge.options[wrong]).upper(),
+            "3.5",
+            "no",
+        ],
+        ["1", "merge", "4", asked, options, pair(merge.options[right]).upper(), "Bo", "", "", ""],
+    ]
+    counted = "how many tokens will “the lowest” have after 3 more merges?"
+    assert rows[4:] == [  # not revealed yet: nobody is marked right or wrong
+        ["2", "count", "5", counted, "", "7", "Ana", "", "", ""],
+        ["2", "count", "5", counted, "", "7", "'=HYPERLINK(1)", "", "", ""],
+        ["2", "count", "5", counted, "", "7", "Bo", "9", "4.0", ""],
+    ]
+    missed = most_missed(rooms.question(room.code, merge.qid), answers[merge.qid])
+    assert missed == (wrong, 1, 1, 2)
+    assert most_missed(rooms.question(room.code, count.qid), answers[count.qid]) is None  # not revealed

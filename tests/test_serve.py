@@ -1,4 +1,5 @@
-"""``python -m explorer serve --servers 2``: two app servers behind haproxy. The proxy answers;
+"""``python -m explorer serve --servers 2``: two app servers behind haproxy. It prints where
+students join (the ``--public-url`` given); the proxy answers;
 two clients get different servers and each keeps its own for its page, its websocket and its
 uploads (haproxy's cookie); Step and an upload work through it; SIGTERM leaves no server and no
 haproxy running. Without haproxy the command exits 2 with one line. The protocol client is
@@ -43,6 +44,9 @@ if _haproxy() is None and os.environ.get("CI"):
 needs_haproxy = pytest.mark.skipif(_haproxy() is None, reason="haproxy is not installed (apt-get install haproxy)")
 
 
+PUBLIC = "https://bpe.school.example"  # a join address given on the command line (never contacted)
+
+
 class Launched:
     """The launcher, its URL (from the line it prints) and its children (servers and haproxy)."""
 
@@ -50,7 +54,8 @@ class Launched:
         self.log = log
         self.port = _free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "explorer", "serve", "--servers", "2", "--port", str(self.port)],
+            [sys.executable, "-m", "explorer", "serve", "--servers", "2", "--port", str(self.port)]
+            + ["--public-url", PUBLIC + "/"],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -60,6 +65,7 @@ class Launched:
         with selectors.DefaultSelector() as sel:
             sel.register(self.proc.stdout, selectors.EVENT_READ)
             self.line = self.proc.stdout.readline().rstrip("\n") if sel.select(90) else ""
+            self.students = self.proc.stdout.readline().rstrip("\n") if sel.select(10) else ""
         self.url = f"http://127.0.0.1:{self.port}"
         self.children = psutil.Process(self.proc.pid).children(recursive=True)
 
@@ -105,6 +111,8 @@ def test_the_proxy_answers_health_and_names_the_server_in_a_cookie(launched):
         launched.line
         == f"BPE Explorer: {launched.url} (2 app servers behind haproxy, sticky sessions; Ctrl-C stops it)"
     )
+    # the second line: where students join, the --public-url given (its trailing slash dropped)
+    assert launched.students == f"Students join at {PUBLIC}/Class", launched.students
     assert sorted(c.name() for c in launched.children).count("haproxy") == 1 and len(launched.children) == 3
     body, cookie, served = get(f"{launched.url}/_stcore/health")
     assert body == b"ok"

@@ -93,13 +93,17 @@ __all__ = [
     "RoomError",
     "NoSuchRoom",
     "NotTeacher",
+    "RoomEnded",
     "RoomFull",
+    "RoomLocked",
     "ServerFull",
     "Wait",
     "Rooms",
     "SqliteRooms",
     "RedisRooms",
     "Standing",
+    "ENDED_KEEP_S",
+    "HIDDEN_NAME",
     "clean_name",
     "follow_token",
     "holder",
@@ -107,6 +111,7 @@ __all__ = [
     "merge_options",
     "name_note",
     "normalize_code",
+    "public_name",
     "right_options",
     "when",
     "winners",
@@ -122,6 +127,8 @@ MAX_STEP = 200_000  # a room's last step when its training's is not known (a lin
 START_WINDOW_S = 3600.0  # room starts are counted over the last hour
 MISS_WINDOW_S = 60.0  # failed room lookups are counted over the last minute
 PRESENT_S = 20.0  # a member seen this recently is present (the page asks every half second)
+ENDED_KEEP_S = 3600.0  # an ended room is kept this long, so that its students' pages can say it ended
+HIDDEN_NAME = "(name hidden)"  # a name the teacher hid, as every leaderboard shows it
 Kind = Literal["merge", "count"]
 State = Literal["open", "closed", "revealed"]
 
@@ -140,6 +147,14 @@ class NotTeacher(RoomError):
 
 class RoomFull(RoomError):
     """The limit of rooms, or of members in a room, is reached."""
+
+
+class RoomLocked(RoomError):
+    """The teacher has locked the room: nobody new can join."""
+
+
+class RoomEnded(RoomError):
+    """The teacher has ended the room: nothing changes in it any more."""
 
 
 class Wait(RoomError):
@@ -226,12 +241,24 @@ class Room:
     created: float
     active: float
     top: int = MAX_STEP  # the last step its training can reach: set_step refuses any past it
+    locked: bool = False  # the teacher closed it to new members
+    ended: bool = False  # the teacher ended it: its pages say so, nothing changes it any more
 
 
 class Member(NamedTuple):
     id: str  # the student's secret: whoever holds it answers as this member
     name: str
     joined: float
+    hidden: bool = False  # the teacher hid the name: leaderboards show HIDDEN_NAME
+
+
+def public_name(member: Member) -> str:
+    """The name a leaderboard shows for ``member``: its own, or a placeholder once the teacher hid it.
+
+    >>> public_name(Member("a", "Ana", 0.0)), public_name(Member("b", "rude", 0.0, hidden=True))
+    ('Ana', '(name hidden)')
+    """
+    return HIDDEN_NAME if member.hidden else member.name
 
 
 @dataclass(frozen=True)
@@ -359,10 +386,12 @@ def clean_name(text: str) -> str:
     return _cut(_tidy_name(text))
 
 
-def name_note(typed: str, kept: str) -> str:
+def name_note(typed: str, kept: str, *, shown: Callable[[str], str] = str) -> str:
     """What a student is told when the room keeps another name than the one typed: cut to the
     length limit, or suffixed because the name (or one that looks the same) is in the room;
-    "" when the name is kept as typed (but for spaces and invisible characters).
+    "" when the name is kept as typed (but for spaces and invisible characters). ``shown``
+    writes a name as the sentence quotes it (a page sets a right-to-left name apart from the
+    sentence, or its suffix and quotes would be drawn in the wrong places).
 
     >>> name_note("Ana", "Ana"), name_note("Ana", "Ana 2")
     ('', 'The name “Ana” is already in this room, or one that looks the same: you are “Ana 2”.')
@@ -375,7 +404,9 @@ def name_note(typed: str, kept: str) -> str:
         notes.append(f"Your name is cut short: a name has at most {MAX_NAME} characters.")
     wanted = _cut(tidy)
     if wanted and kept != wanted:
-        notes.append(f"The name “{wanted}” is already in this room, or one that looks the same: you are “{kept}”.")
+        notes.append(
+            f"The name “{shown(wanted)}” is already in this room, or one that looks the same: you are “{shown(kept)}”."
+        )
     return " ".join(notes)
 
 
@@ -649,6 +680,12 @@ class Rooms(Protocol):
     def question(self, code: str, qid: int) -> Question | None: ...
     def questions(self, code: str) -> list[Question]: ...
     def answers(self, code: str, qid: int) -> list[Answer]: ...
+    def lock(self, code: str, key: str, locked: bool = True) -> Room: ...
+    def end(self, code: str, key: str) -> None: ...
+    def remove(self, code: str, key: str, member_id: str) -> None: ...
+    def rename(self, code: str, key: str, member_id: str, name: str) -> Member: ...
+    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member: ...
+    def removed(self, code: str, member_id: str) -> bool: ...
     def purge(self) -> int: ...
     def gone_message(self, code: str, *, usual: str | None = None) -> str: ...
     def close(self) -> None: ...
@@ -661,7 +698,10 @@ class _Base:
         self.limits = limits or Limits.from_env()
         self.clock = clock
 
-    def _expired(self, active: float, has_members: bool = True) -> bool:
+    def _expired(self, active: float, has_members: bool = True, ended: float | None = None) -> bool:
+        """Whether a room is gone: idle past its lifetime, or ended more than ``ENDED_KEEP_S`` ago."""
+        if ended is not None:
+            return self.clock() - ended > ENDED_KEEP_S
         return self.clock() - active > self.limits.lifetime(has_members)
 
     # -- rate limits (each backend keeps the hit logs: ``_take``) --
@@ -771,6 +811,18 @@ class _Base:
         return None
 
     @staticmethod
+    def _ended() -> RoomEnded:
+        return RoomEnded("The teacher ended this room: nothing changes in it any more.")
+
+    @staticmethod
+    def _locked() -> RoomLocked:
+        return RoomLocked("The teacher has locked this room: nobody new can join it now.")
+
+    @staticmethod
+    def _stranger() -> RoomError:
+        return RoomError("That student is not in this room (any more).")
+
+    @staticmethod
     def _not_teacher() -> NotTeacher:
         return NotTeacher("Only the teacher's link can change this room (its key is missing or wrong).")
 
@@ -854,11 +906,22 @@ CREATE TABLE IF NOT EXISTS room_answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, member TEXT NOT NULL, value INTEGER NOT NULL, at REAL NOT NULL,
     PRIMARY KEY (code, qid, member)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS room_removed (
+    code TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (code, id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS room_hits (bucket TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS room_hits_bucket ON room_hits (bucket, at);
 """
 _ROOM_COLUMNS = "code, view, step, rev, tally, question, created, active"
-_ADDED_COLUMNS = (("top", "INTEGER"), ("starter", "TEXT"))  # a store file from before them gets them
+# a store file from before them gets them: (table, column, type)
+_ADDED_COLUMNS = (
+    ("rooms", "top", "INTEGER"),
+    ("rooms", "starter", "TEXT"),
+    ("rooms", "locked", "INTEGER"),
+    ("rooms", "ended", "REAL"),
+    ("room_members", "hidden", "INTEGER"),
+)
+_ROOM_TABLES = ("rooms", "room_members", "room_questions", "room_answers", "room_removed")
 _HAS_MEMBERS = "EXISTS (SELECT 1 FROM room_members m WHERE m.code = rooms.code)"
 
 
@@ -890,10 +953,9 @@ class SqliteRooms(_Base):
                 with _write(conn):
                     for statement in filter(str.strip, _SQL.split(";")):
                         conn.execute(statement)
-                    columns = {row[1] for row in conn.execute("PRAGMA table_info(rooms)")}
-                    for name, kind in _ADDED_COLUMNS:
-                        if name not in columns:
-                            conn.execute(f"ALTER TABLE rooms ADD COLUMN {name} {kind}")
+                    for table, name, kind in _ADDED_COLUMNS:
+                        if name not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+                            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
                 self._ready = made_for
             if not write:
                 return op(conn)
@@ -904,13 +966,24 @@ class SqliteRooms(_Base):
 
     def _room_row(self, conn, code: str) -> Room | None:
         row = conn.execute(
-            f"SELECT {_ROOM_COLUMNS}, top, {_HAS_MEMBERS} FROM rooms WHERE code = ?", (normalize_code(code),)
+            f"SELECT {_ROOM_COLUMNS}, top, {_HAS_MEMBERS}, locked, ended FROM rooms WHERE code = ?",
+            (normalize_code(code),),
         ).fetchone()
-        if row is None or self._expired(row[7], bool(row[9])):
+        if row is None or self._expired(row[7], bool(row[9]), row[11]):
             return None
-        code, view, step, rev, tally, question, created, active, top, _ = row
+        code, view, step, rev, tally, question, created, active, top, _, locked, ended = row
         return Room(
-            code, json.loads(view), step, rev, tally, question, created, active, MAX_STEP if top is None else top
+            code,
+            json.loads(view),
+            step,
+            rev,
+            tally,
+            question,
+            created,
+            active,
+            MAX_STEP if top is None else top,
+            bool(locked),
+            ended is not None,
         )
 
     def _room_for(self, conn, code: str) -> Room:
@@ -920,11 +993,36 @@ class SqliteRooms(_Base):
         return room
 
     def _teacher_room(self, conn, code: str, key: str | None) -> Room:
+        """The room, for the holder of its key while it has not ended."""
         room = self._room_for(conn, code)
         (key_hash,) = conn.execute("SELECT key_hash FROM rooms WHERE code = ?", (room.code,)).fetchone()
         if not _key_matches(key, key_hash):
             raise self._not_teacher()
+        if room.ended:
+            raise self._ended()
         return room
+
+    def _open_room(self, conn, code: str) -> Room:
+        """The room, while it has not ended (a student's change)."""
+        room = self._room_for(conn, code)
+        if room.ended:
+            raise self._ended()
+        return room
+
+    def _teacher_member(self, conn, code: str, key: str | None, member_id: str) -> tuple[Room, Member]:
+        """The room and one of its members, for the holder of its key."""
+        room = self._teacher_room(conn, code, key)
+        member = self._member_row(conn, room.code, member_id)
+        if member is None:
+            raise self._stranger()
+        return room, member
+
+    @staticmethod
+    def _member_row(conn, code: str, member_id: str) -> Member | None:
+        row = conn.execute(
+            "SELECT id, name, joined, hidden FROM room_members WHERE code = ? AND id = ?", (code, member_id)
+        ).fetchone()
+        return None if row is None else Member(row[0], row[1], row[2], bool(row[3]))
 
     def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
         from .store import _extend_hold
@@ -960,7 +1058,7 @@ class SqliteRooms(_Base):
     def _next_free(self, conn) -> float:
         """When the first of the open rooms expires, if nothing happens in it."""
         (at,) = conn.execute(
-            f"SELECT MIN(active + CASE WHEN {_HAS_MEMBERS} THEN ? ELSE ? END) FROM rooms",
+            f"SELECT MIN(active + CASE WHEN {_HAS_MEMBERS} THEN ? ELSE ? END) FROM rooms WHERE ended IS NULL",
             (self.limits.idle_seconds, self.limits.empty_seconds),
         ).fetchone()
         return self.clock() if at is None else at
@@ -998,7 +1096,7 @@ class SqliteRooms(_Base):
             blocked = self._take_in(conn, buckets, START_WINDOW_S, record=False)
             if blocked is not None:
                 raise self._too_many_starts(buckets, blocked)
-            (live,) = conn.execute("SELECT COUNT(*) FROM rooms").fetchone()
+            (live,) = conn.execute("SELECT COUNT(*) FROM rooms WHERE ended IS NULL").fetchone()
             if live >= self.limits.rooms:
                 raise self._full_rooms(self._next_free(conn))
             now = self.clock()
@@ -1078,7 +1176,9 @@ class SqliteRooms(_Base):
         name = self._name(name)
 
         def op(conn) -> Member:
-            room = self._room_for(conn, code)
+            room = self._open_room(conn, code)
+            if room.locked:
+                raise self._locked()
             folded = {row[0] for row in conn.execute("SELECT folded FROM room_members WHERE code = ?", (room.code,))}
             if len(folded) >= self.limits.members:
                 raise self._full_room()
@@ -1098,10 +1198,7 @@ class SqliteRooms(_Base):
             room = self._room_row(conn, code)
             if room is None or not member_id:
                 return None
-            row = conn.execute(
-                "SELECT id, name, joined FROM room_members WHERE code = ? AND id = ?", (room.code, member_id)
-            ).fetchone()
-            return None if row is None else Member(*row)
+            return self._member_row(conn, room.code, member_id)
 
         return self._run(op)
 
@@ -1109,9 +1206,9 @@ class SqliteRooms(_Base):
         def op(conn) -> list[Member]:
             room = self._room_for(conn, code)
             rows = conn.execute(
-                "SELECT id, name, joined FROM room_members WHERE code = ? ORDER BY joined, name", (room.code,)
+                "SELECT id, name, joined, hidden FROM room_members WHERE code = ? ORDER BY joined, name", (room.code,)
             ).fetchall()
-            return [Member(*row) for row in rows]
+            return [Member(i, name, joined, bool(hidden)) for i, name, joined, hidden in rows]
 
         return self._run(op)
 
@@ -1130,7 +1227,7 @@ class SqliteRooms(_Base):
 
         def op(conn) -> bool:
             room = self._room_row(conn, code)
-            if room is None:
+            if room is None or room.ended:
                 return False
             self._bump(conn, room.code)
             return True
@@ -1166,7 +1263,7 @@ class SqliteRooms(_Base):
 
     def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
         def op(conn) -> None:
-            room = self._room_for(conn, code)
+            room = self._open_room(conn, code)
             if (
                 conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?", (room.code, member_id)).fetchone()
                 is None
@@ -1231,6 +1328,95 @@ class SqliteRooms(_Base):
         )
         return [Answer(*row) for row in rows]
 
+    # -- moderation: the teacher's alone, each one write transaction --
+    def lock(self, code: str, key: str, locked: bool = True) -> Room:
+        """Close the room to new members (``locked``), or open it again; the room as it is then."""
+
+        def op(conn) -> Room:
+            room = self._teacher_room(conn, code, key)
+            if room.locked != bool(locked):
+                self._bump(conn, room.code, rev=1, tally=1, locked=int(bool(locked)))
+            return self._room_for(conn, room.code)
+
+        return self._run(op, write=True)
+
+    def end(self, code: str, key: str) -> None:
+        """End the room: its students' pages say so (for ``ENDED_KEEP_S``, then it is gone), it
+        counts no more against the server's limit of rooms, and the files it held are let go."""
+        from .store import _release
+
+        def op(conn) -> None:
+            room = self._teacher_room(conn, code, key)
+            self._bump(conn, room.code, rev=1, tally=1, ended=self.clock())
+            _release(conn, holder(room.code))
+
+        self._run(op, write=True)
+
+    def remove(self, code: str, key: str, member_id: str) -> None:
+        """Take a member out of the room: its answers leave every tally and the leaderboard, and
+        its page says it was removed (:meth:`removed`)."""
+
+        def op(conn) -> None:
+            room, member = self._teacher_member(conn, code, key, member_id)
+            conn.execute("DELETE FROM room_members WHERE code = ? AND id = ?", (room.code, member.id))
+            conn.execute("DELETE FROM room_answers WHERE code = ? AND member = ?", (room.code, member.id))
+            conn.execute("INSERT OR IGNORE INTO room_removed (code, id) VALUES (?, ?)", (room.code, member.id))
+            self._bump(conn, room.code, rev=1, tally=1)
+
+        self._run(op, write=True)
+
+    def rename(self, code: str, key: str, member_id: str, name: str) -> Member:
+        """Give a member another name (cleaned, and suffixed when another member has it)."""
+        wanted = self._name(name)
+
+        def op(conn) -> Member:
+            room, member = self._teacher_member(conn, code, key, member_id)
+            taken = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT folded FROM room_members WHERE code = ? AND id != ?", (room.code, member.id)
+                )
+            }
+            kept = _suffixed(wanted, taken)
+            conn.execute(
+                "UPDATE room_members SET name = ?, folded = ? WHERE code = ? AND id = ?",
+                (kept, kept.casefold(), room.code, member.id),
+            )
+            self._bump(conn, room.code, rev=1, tally=1)
+            return member._replace(name=kept)
+
+        return self._run(op, write=True)
+
+    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member:
+        """Hide a member's name on every leaderboard (:data:`HIDDEN_NAME`), or show it again."""
+
+        def op(conn) -> Member:
+            room, member = self._teacher_member(conn, code, key, member_id)
+            conn.execute(
+                "UPDATE room_members SET hidden = ? WHERE code = ? AND id = ?",
+                (int(bool(hidden)), room.code, member.id),
+            )
+            self._bump(conn, room.code, rev=1, tally=1)
+            return member._replace(hidden=bool(hidden))
+
+        return self._run(op, write=True)
+
+    def removed(self, code: str, member_id: str) -> bool:
+        """Whether the teacher removed this member from the room (which is still there)."""
+
+        def op(conn) -> bool:
+            room = self._room_row(conn, code)
+            return (
+                room is not None
+                and bool(member_id)
+                and conn.execute(
+                    "SELECT 1 FROM room_removed WHERE code = ? AND id = ?", (room.code, member_id)
+                ).fetchone()
+                is not None
+            )
+
+        return self._run(op)
+
     def purge(self) -> int:
         return self._run(self._purge, write=True)
 
@@ -1244,12 +1430,12 @@ class SqliteRooms(_Base):
         gone = [
             code
             for (code,) in conn.execute(
-                f"SELECT code FROM rooms WHERE active < ? OR (active < ? AND NOT {_HAS_MEMBERS})",
-                (now - self.limits.idle_seconds, now - self.limits.empty_seconds),
+                f"SELECT code FROM rooms WHERE active < ? OR (active < ? AND NOT {_HAS_MEMBERS}) OR ended < ?",
+                (now - self.limits.idle_seconds, now - self.limits.empty_seconds, now - ENDED_KEEP_S),
             ).fetchall()
         ]
         for code in gone:
-            for table in ("rooms", "room_members", "room_questions", "room_answers"):
+            for table in _ROOM_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
             _release(conn, holder(code))
         conn.execute("DELETE FROM room_hits WHERE at <= ?", (now - max(START_WINDOW_S, MISS_WINDOW_S),))
@@ -1260,12 +1446,13 @@ class SqliteRooms(_Base):
 # Keys, under the prefix (default "bpe-explorer:"):
 #   rooms                      sorted set: code -> last activity (for the room limit and the purge)
 #   room:CODE                  hash: key_hash, view, step, rev, tally, question, created, active, qids,
-#                              members (how many joined), top, starter
-#   room:CODE:members          hash: member id -> {"name", "joined"} (JSON)
+#                              members (how many joined), top, starter, locked ("1"), ended (when)
+#   room:CODE:members          hash: member id -> {"name", "joined", "hidden"} (JSON)
 #   room:CODE:names            hash: casefolded name -> member id (a name is unique in the room)
 #   room:CODE:seen             sorted set: member id -> last seen
 #   room:CODE:questions        hash: qid -> Question (JSON)
 #   room:CODE:answers:QID      hash: member id -> {"value", "at"} (JSON)
+#   room:CODE:removed          set: the ids of the members the teacher removed
 #   hits:KIND:HASH             sorted set: one member per room start (or failed lookup) -> when
 # Every write is a Lua script (atomic on the server) that also sets the room's keys to expire a
 # while after the room's idle limit: Redis forgets abandoned rooms by itself. The store's
@@ -1311,6 +1498,15 @@ local function alive()
   local active = redis.call('HGET', room, 'active')
   return active and tonumber(now) - tonumber(active) <= lifetime(room)
 end
+local function ended()
+  local at = redis.call('HGET', room, 'ended')
+  return at and at ~= ''
+end
+local function room_keys()
+  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions', room .. ':removed'}
+  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do keys[#keys + 1] = room .. ':answers:' .. q end
+  return keys
+end
 local function touched(tally)
   -- a change keeps the room alive: its activity, its place in the index, its keys' expiry, and
   -- the deadline of the files it holds
@@ -1318,9 +1514,7 @@ local function touched(tally)
   redis.call('HSET', room, 'active', now)
   redis.call('ZADD', index, now, code)
   local life = lifetime(room)
-  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions'}
-  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do keys[#keys + 1] = room .. ':answers:' .. q end
-  for _, k in ipairs(keys) do redis.call('EXPIRE', k, math.floor(life) + 3600) end
+  for _, k in ipairs(room_keys()) do redis.call('EXPIRE', k, math.floor(life) + 3600) end
   redis.call('ZADD', holders, 'XX', string.format('%.6f', tonumber(now) + life), 'room:' .. code)
   return 'ok'
 end
@@ -1371,6 +1565,8 @@ _LUA_JOIN = (
     + """
 -- ARGV[5..]: member id, member json, folded name, max_members
 if not alive() then return 'gone' end
+if ended() then return 'ended' end
+if redis.call('HGET', room, 'locked') == '1' then return 'locked' end
 if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[8]) then return 'full' end
 if redis.call('HSETNX', room .. ':names', ARGV[7], ARGV[5]) == 0 then return 'taken' end
 redis.call('HSET', room .. ':members', ARGV[5], ARGV[6])
@@ -1385,6 +1581,7 @@ _LUA_ANSWER = (
     + """
 -- ARGV[5..]: member id, qid, value. Answers only the current question while it is open.
 if not alive() then return 'gone' end
+if ended() then return 'ended' end
 if redis.call('HEXISTS', room .. ':members', ARGV[5]) == 0 then return 'stranger' end
 if redis.call('HGET', room, 'question') ~= ARGV[6] then return 'closed' end
 local body = redis.call('HGET', room .. ':questions', ARGV[6])
@@ -1403,6 +1600,7 @@ _LUA_TEACH = (
 -- ARGV[5..]: key_hash, rev, tally, then field/value pairs to set
 if not alive() then return 'gone' end
 if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
+if ended() then return 'ended' end
 for i = 8, #ARGV, 2 do redis.call('HSET', room, ARGV[i], ARGV[i + 1]) end
 redis.call('HINCRBY', room, 'rev', tonumber(ARGV[6]))
 return touched(tonumber(ARGV[7]))
@@ -1413,8 +1611,70 @@ return touched(tonumber(ARGV[7]))
 _LUA_KEEP = (
     _LUA_HEAD
     + """
-if not alive() then return 'gone' end
+if not alive() or ended() then return 'gone' end
 return touched(0)
+"""
+)
+
+# The teacher's moderation of one member: remove it (its answers, its name and its place go; its
+# id is kept among the removed), rename it (the new folded name must be free), hide or show its name.
+_LUA_MODERATE = (
+    _LUA_HEAD
+    + """
+-- ARGV[5..]: key_hash, what ("remove", "rename", "hide", "show"), member id, then for a rename
+-- the new name and its folded form
+if not alive() then return 'gone' end
+if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
+if ended() then return 'ended' end
+local what, id, members, names = ARGV[6], ARGV[7], room .. ':members', room .. ':names'
+local body = redis.call('HGET', members, id)
+if not body then return 'stranger' end
+local function drop_names(except)
+  local listed = redis.call('HGETALL', names)
+  for i = 1, #listed, 2 do
+    if listed[i + 1] == id and listed[i] ~= except then redis.call('HDEL', names, listed[i]) end
+  end
+end
+if what == 'remove' then
+  drop_names(nil)
+  redis.call('HDEL', members, id)
+  redis.call('ZREM', room .. ':seen', id)
+  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do redis.call('HDEL', room .. ':answers:' .. q, id) end
+  redis.call('SADD', room .. ':removed', id)
+  redis.call('HINCRBY', room, 'members', -1)
+else
+  local member = cjson.decode(body)
+  if what == 'rename' then
+    if redis.call('HSETNX', names, ARGV[9], id) == 0 and redis.call('HGET', names, ARGV[9]) ~= id then
+      return 'taken'
+    end
+    drop_names(ARGV[9])
+    member['name'] = ARGV[8]
+  else
+    member['hidden'] = (what == 'hide')
+  end
+  redis.call('HSET', members, id, cjson.encode(member))
+end
+redis.call('HINCRBY', room, 'rev', 1)
+return touched(1)
+"""
+)
+
+# The teacher ends the room: its pages are told (rev), it leaves the index (no longer counted
+# against the server's limit of rooms) and its keys expire once its pages have had time to say so.
+_LUA_END = (
+    _LUA_HEAD
+    + """
+-- ARGV[5..]: key_hash, seconds the ended room is kept
+if not alive() then return 'gone' end
+if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
+if ended() then return 'ended' end
+redis.call('HSET', room, 'ended', now)
+redis.call('HINCRBY', room, 'rev', 1)
+redis.call('HINCRBY', room, 'tally', 1)
+redis.call('ZREM', index, code)
+for _, k in ipairs(room_keys()) do redis.call('EXPIRE', k, math.ceil(tonumber(ARGV[6])) + 60) end
+return 'ok'
 """
 )
 
@@ -1425,7 +1685,24 @@ _LUA = {
     "teach": _LUA_TEACH,
     "keep": _LUA_KEEP,
     "rate": _LUA_RATE,
+    "moderate": _LUA_MODERATE,
+    "end": _LUA_END,
 }
+
+
+def _when(raw: str | None) -> float | None:
+    """A time kept in a Redis hash field ("" or missing: none).
+
+    >>> _when("1800000000.5"), _when(""), _when(None)
+    (1800000000.5, None, None)
+    """
+    return float(raw) if raw else None
+
+
+def _member_of(member_id: str, body: str) -> Member:
+    """A member from its JSON in a room's ``members`` hash."""
+    raw = json.loads(body)
+    return Member(member_id, raw["name"], float(raw["joined"]), bool(raw.get("hidden")))
 
 
 def _blocked(outcome: str) -> tuple[int, float]:
@@ -1499,7 +1776,7 @@ class RedisRooms(_Base):
 
     def _fields(self, code: str) -> dict[str, str] | None:
         raw = self._call(lambda client: client.hgetall(self._key(code)))
-        if not raw or self._expired(float(raw["active"]), raw.get("members") != "0"):
+        if not raw or self._expired(float(raw["active"]), raw.get("members") != "0", _when(raw.get("ended"))):
             return None
         return raw
 
@@ -1515,27 +1792,40 @@ class RedisRooms(_Base):
             float(raw["created"]),
             float(raw["active"]),
             int(raw["top"]) if raw.get("top") else MAX_STEP,
+            raw.get("locked") == "1",
+            _when(raw.get("ended")) is not None,
         )
 
     def _teacher_fields(self, code: str, key: str | None) -> dict[str, str]:
-        """The room's fields, read for the holder of its key."""
+        """The room's fields, read for the holder of its key while it has not ended."""
         raw = self._fields(code)
         if raw is None:
             raise self._no_room(code)
         if not _key_matches(key, raw["key_hash"]):
             raise self._not_teacher()
+        if _when(raw.get("ended")) is not None:
+            raise self._ended()
         return raw
+
+    def _outcome(self, code: str, outcome: str) -> str:
+        """A script's outcome, its refusals raised as the sentences the SQLite backend gives."""
+        refusals: dict[str, Callable[[], RoomError]] = {
+            "gone": lambda: self._no_room(code),
+            "key": self._not_teacher,
+            "ended": self._ended,
+            "locked": self._locked,
+            "stranger": self._stranger,
+        }
+        if outcome in refusals:
+            raise refusals[outcome]()
+        return outcome
 
     def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
         """A teacher's change: its script checks the room and the key where it writes."""
         args: list[object] = [_hash_key(key or ""), rev, tally]
         for name, value in fields.items():
             args += [name, value]
-        outcome = self._script("teach", code, args)
-        if outcome == "gone":
-            raise self._no_room(code)
-        if outcome == "key":
-            raise self._not_teacher()
+        self._outcome(code, self._script("teach", code, args))
 
     def _teacher_question(self, code: str, key: str | None, qid: int) -> Question:
         self._teacher_fields(code, key)
@@ -1595,10 +1885,10 @@ class RedisRooms(_Base):
         return None if raw is None else self._room_of(code, raw)
 
     def revs(self, code: str) -> tuple[int, int] | None:
-        rev, tally, active, members = self._call(
-            lambda client: client.hmget(self._key(code), "rev", "tally", "active", "members")
+        rev, tally, active, members, ended = self._call(
+            lambda client: client.hmget(self._key(code), "rev", "tally", "active", "members", "ended")
         )
-        if rev is None or self._expired(float(active), members != "0"):
+        if rev is None or self._expired(float(active), members != "0", _when(ended)):
             return None
         return int(rev), int(tally)
 
@@ -1644,11 +1934,11 @@ class RedisRooms(_Base):
             kept = _suffixed(name, taken)
             member = Member(secrets.token_urlsafe(16), kept, self.clock())
             body = json.dumps({"name": kept, "joined": member.joined}, ensure_ascii=False)
-            outcome = self._script("join", code, [member.id, body, kept.casefold(), self.limits.members])
+            outcome = self._outcome(
+                code, self._script("join", code, [member.id, body, kept.casefold(), self.limits.members])
+            )
             if outcome == "ok":
                 return member
-            if outcome == "gone":
-                raise self._no_room(code)
             if outcome == "full":
                 raise self._full_room()
             taken.add(kept.casefold())  # taken between our read and the script: try the next suffix
@@ -1657,20 +1947,13 @@ class RedisRooms(_Base):
         if not member_id or self.get(code) is None:
             return None
         body = self._call(lambda client: client.hget(self._key(code, "members"), member_id))
-        if body is None:
-            return None
-        raw = json.loads(body)
-        return Member(member_id, raw["name"], float(raw["joined"]))
+        return None if body is None else _member_of(member_id, body)
 
     def members(self, code: str) -> list[Member]:
         if self.get(code) is None:
             raise self._no_room(code)
         raw = self._call(lambda client: client.hgetall(self._key(code, "members")))
-        out = [
-            Member(mid, body["name"], float(body["joined"]))
-            for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
-        ]
-        return sorted(out, key=lambda m: (m.joined, m.name))
+        return sorted((_member_of(mid, body) for mid, body in raw.items()), key=lambda m: (m.joined, m.name))
 
     def seen(self, code: str, member_id: str) -> None:
         def op(client) -> None:
@@ -1707,8 +1990,8 @@ class RedisRooms(_Base):
             raise self._closed()
         checked = self._check_value(question, value)
         outcome = self._script("answer", code, [member_id, int(qid), checked])
-        if outcome == "gone":
-            raise self._no_room(code)
+        if outcome in ("gone", "ended"):
+            self._outcome(code, outcome)
         if outcome == "stranger":
             raise RoomError("You are not a member of this room: join it again with its code.")
         if outcome == "closed":
@@ -1749,6 +2032,56 @@ class RedisRooms(_Base):
         ]
         return sorted(out, key=lambda a: (a.at, a.member))
 
+    # -- moderation: the teacher's alone, each one script that checks the key where it writes --
+    def lock(self, code: str, key: str, locked: bool = True) -> Room:
+        """As :meth:`SqliteRooms.lock`."""
+        raw = self._teacher_fields(code, key)
+        if (raw.get("locked") == "1") != bool(locked):
+            self._teach(code, key, rev=1, tally=1, locked="1" if locked else "0")
+        return self._must(code)
+
+    def end(self, code: str, key: str) -> None:
+        """As :meth:`SqliteRooms.end`."""
+        self._outcome(code, self._script("end", code, [_hash_key(key or ""), ENDED_KEEP_S]))
+        self.store.release(holder(code))
+
+    def _moderate(self, code: str, key: str | None, what: str, member_id: str, *more: object) -> str:
+        return self._outcome(code, self._script("moderate", code, [_hash_key(key or ""), what, member_id, *more]))
+
+    def remove(self, code: str, key: str, member_id: str) -> None:
+        """As :meth:`SqliteRooms.remove`."""
+        self._moderate(code, key, "remove", member_id)
+
+    def rename(self, code: str, key: str, member_id: str, name: str) -> Member:
+        """As :meth:`SqliteRooms.rename`."""
+        wanted = self._name(name)
+        self._teacher_fields(code, key)
+        taken: set[str] = set()
+        while True:
+            names = self._call(lambda client: client.hgetall(self._key(code, "names")))
+            taken |= {folded for folded, owner in names.items() if owner != member_id}
+            kept = _suffixed(wanted, taken)
+            if self._moderate(code, key, "rename", member_id, kept, kept.casefold()) == "ok":
+                member = self.member(code, member_id)
+                if member is None:
+                    raise self._stranger()
+                return member
+            taken.add(kept.casefold())  # taken between our read and the script: try the next suffix
+
+    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member:
+        """As :meth:`SqliteRooms.hide`."""
+        self._moderate(code, key, "hide" if hidden else "show", member_id)
+        member = self.member(code, member_id)
+        if member is None:
+            raise self._stranger()
+        return member
+
+    def removed(self, code: str, member_id: str) -> bool:
+        """As :meth:`SqliteRooms.removed`."""
+        if not member_id or self.get(code) is None:
+            return False
+        return bool(self._call(lambda client: client.sismember(self._key(code, "removed"), member_id)))
+
     def purge(self) -> int:
         """Forget the rooms idle past the limit (a shorter one for rooms nobody joined), and
         release the files they held (Redis also expires their keys by itself, and the store lets
@@ -1765,7 +2098,7 @@ class RedisRooms(_Base):
                 qids = int(client.hget(room, "qids") or 0)
                 client.delete(
                     room,
-                    *(f"{room}:{part}" for part in ("members", "names", "seen", "questions")),
+                    *(f"{room}:{part}" for part in ("members", "names", "seen", "questions", "removed")),
                     *(f"{room}:answers:{q}" for q in range(1, qids + 1)),
                 )
                 client.zrem(self._index, code)

@@ -16,8 +16,13 @@ and Debian's ``haproxy`` in front of them on ``--address:--port``:
   the client sent dropped), which the servers take from their loopback peer: rate limits and
   quotas count per client address, not per proxy.
 
-It prints one line with the URL, runs until interrupted (Ctrl-C, SIGTERM) and then stops
-haproxy and every server. Start-up problems (haproxy not installed, a server that exits or does
+It prints a line with the URL to open on this machine, then one with the address students join
+at (this machine's network address, or ``--public-url``: :mod:`explorer.serving.addresses`), or why
+they cannot (listening on 127.0.0.1, the default, is this machine alone: ``--class`` listens on
+every interface), runs until interrupted (Ctrl-C, SIGTERM) and then stops haproxy and every
+server. ``--public-url`` reaches the app servers as ``BPE_EXPLORER_PUBLIC_URL`` (the join links
+then name it), and behind haproxy they are told the address it listens on
+(``BPE_EXPLORER_LISTEN_ADDRESS``: they themselves listen on 127.0.0.1). Start-up problems (haproxy not installed, a server that exits or does
 not answer, a port in use) stop whatever was started and exit with status 2 and one line; a
 server or haproxy that exits while serving stops the rest, with status 1. The children get
 SIGTERM also if this process is killed outright (Linux). ``--servers 1`` runs one server on
@@ -46,6 +51,7 @@ from typing import IO, TextIO
 
 from ..errors import ExplorerError
 from ..paths import app_root
+from .addresses import LISTEN_ENV, PUBLIC_URL_ENV, check_public_url, lan_addresses, students_line
 
 __all__ = ["COOKIE", "SERVED_BY", "haproxy_config", "find_haproxy", "serve"]
 
@@ -282,6 +288,10 @@ def _streamlit(address: str, port: int) -> list[str]:
         address,
         "--server.port",
         str(port),
+        # this launcher prints the addresses itself; Streamlit's banner (unread: its output is
+        # discarded) would ask a web service for the machine's public address on a wildcard
+        "--logger.hideWelcomeMessage",
+        "true",
     ]
 
 
@@ -328,19 +338,28 @@ def serve(
     port: int = 8501,
     address: str = "127.0.0.1",
     haproxy: str | None = None,
+    public_url: str | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Serve the app until interrupted; 0 after an interrupt, 1 when a child exited while
-    serving. Raises :class:`ExplorerError` for what stops it from starting (all stopped by then)."""
+    serving. ``public_url``: the address students join at, when a proxy or a domain of yours
+    stands in front. Raises :class:`ExplorerError` for what stops it from starting (all stopped
+    by then)."""
     out = out or sys.stdout
     err = err or sys.stderr
     if servers < 1:
         raise ExplorerError("--servers must be at least 1")
     if not 1 <= port <= 65535:
         raise ExplorerError("--port must be between 1 and 65535")
+    public = check_public_url(public_url, source="--public-url") if public_url else None
     program = find_haproxy(haproxy) if servers > 1 else None
     _require_free(address, port)
+    env = dict(os.environ)
+    if public:
+        env[PUBLIC_URL_ENV] = public
+    if program is not None:
+        env[LISTEN_ENV] = address
 
     children = _Children()
     with (
@@ -351,7 +370,9 @@ def serve(
     ):
         try:
             if program is None:
-                proc = children.start("the app server", _streamlit(address, port), cwd=ROOT, stdout=subprocess.DEVNULL)
+                proc = children.start(
+                    "the app server", _streamlit(address, port), cwd=ROOT, stdout=subprocess.DEVNULL, env=env
+                )
                 _wait_healthy([("the app server", _local_url(address, port), proc)])
                 where = "one app server"
             else:
@@ -361,7 +382,7 @@ def serve(
                         f"app server {i}",
                         f"http://127.0.0.1:{p}",
                         children.start(
-                            f"app server {i}", _streamlit("127.0.0.1", p), cwd=ROOT, stdout=subprocess.DEVNULL
+                            f"app server {i}", _streamlit("127.0.0.1", p), cwd=ROOT, stdout=subprocess.DEVNULL, env=env
                         ),
                     )
                     for i, p in enumerate(ports, 1)
@@ -386,7 +407,9 @@ def serve(
                         raise ExplorerError(f"haproxy did not answer on {address}:{port} within {PROXY_TIMEOUT:.0f} s")
                     time.sleep(0.1)
                 where = f"{servers} app servers behind haproxy, sticky sessions"
-            out.write(f"BPE Explorer: {_url(address, port)} ({where}; Ctrl-C stops it)\n")
+            # the teacher's own address first (never 0.0.0.0: no browser opens that), then the students'
+            out.write(f"BPE Explorer: {_local_url(address, port)} ({where}; Ctrl-C stops it)\n")
+            out.write(students_line(address, port, public=public, addresses=lan_addresses()) + "\n")
             out.flush()
             position = 0
             while True:

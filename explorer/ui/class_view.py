@@ -1,12 +1,15 @@
 """The Class page: a teacher runs the lesson from the projector, students follow on their laptops
 and guess the next merge.
 
-Who is who comes from the page's address, so a refresh keeps everyone where they were::
+Who is who comes from the page's address and, for the teacher, the browser, so a refresh keeps
+everyone where they were::
 
-    /Class                          start a room (from this browser's corpus and settings) or join one
-    /Class?room=K7QX2M              join that room: type a name
-    /Class?room=K7QX2M&member=<id>  a student in the room (the id is the student's secret)
-    /Class?room=K7QX2M&key=<key>    the teacher (the key is the room's secret: 192 bits)
+    /Class                            start a room (from this browser's corpus and settings) or join one
+    /Class?room=K7QX2M                join that room: type a name; the teacher's controls for the
+                                      browser that holds the room's key (session or cookie, never
+                                      the address: :mod:`explorer.ui.class_teacher`)
+    /Class?room=K7QX2M&member=<id>    a student in the room (the id is the student's secret)
+    /Class?room=K7QX2M&present=<tok>  the presenter view for the projector (the room's follow token)
 
 The room itself (step, members, questions, answers) lives in the store (``explorer.serving.rooms``), so
 students on other app processes, or other machines on Redis, see the same room. Each process
@@ -59,7 +62,7 @@ from ..serving.rooms import (
     winners,
 )
 from ..serving.store import QuotaError, StoreError
-from . import charts, data, follow, links, live_view, render, state, storage, tables, train_view
+from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, tables, train_view
 from .explain import tie_rule_sentence
 
 __all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher", "UNREACHABLE"]
@@ -166,16 +169,9 @@ def _room_live(run: RoomRun, room: Room) -> state.Live:
 
 # ---- addresses -----------------------------------------------------------------------------------
 def _base_url() -> str:
-    """The app's address as the browser sees it (the join link and its QR code use it)."""
-    try:
-        url = st.context.url or ""
-    except Exception:  # noqa: BLE001 - no request context (AppTest)
-        url = ""
-    url = url.split("?", 1)[0].rstrip("/")
-    for page in ("/Class", "/class"):
-        if url.endswith(page):
-            url = url[: -len(page)]
-    return url or "http://localhost:8501"
+    """The app's address for students (the join link and its QR code use it): this machine's
+    network address when the browser is on localhost, or ``BPE_EXPLORER_PUBLIC_URL``."""
+    return class_teacher.join_base()
 
 
 def join_url(code: str) -> str:
@@ -279,7 +275,7 @@ def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
     for rank, s in enumerate(board[:limit], 1):
         mine = ' class="cls-me"' if me is not None and s.name == me else ""
         rows.append(
-            f"<tr{mine}><td>{rank}</td><td>{html.escape(s.name)}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
+            f"<tr{mine}><td>{rank}</td><td>{render.user_text(s.name, into='html')}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
         )
     return (
         '<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
@@ -496,7 +492,8 @@ def _start_room() -> None:
     except ExplorerError as err:
         st.session_state["class_error"] = _said(err)
         return
-    st.query_params.from_dict({"room": room.code, "key": key})
+    class_teacher.remember(room.code, key)  # the key stays in the session and a cookie, never in the address
+    st.query_params.from_dict({"room": room.code})
 
 
 def _join(code: str) -> None:
@@ -507,7 +504,7 @@ def _join(code: str) -> None:
             st.session_state["class_error"] = refused
             return
         member = rooms().join(code, name)
-        st.session_state["class_note"] = name_note(name, member.name)  # cut, or suffixed: said once
+        st.session_state["class_note"] = name_note(name, member.name, shown=_name_shown)  # cut, or suffixed: said once
     except NoSuchRoom as err:
         st.session_state["class_error"] = _missed() or str(err)
         return
@@ -517,10 +514,19 @@ def _join(code: str) -> None:
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
 
 
+def _name_shown(name: str) -> str:
+    """A name as a sentence of the page quotes it (plain text, escaped later): set apart when it
+    may run right to left."""
+    return render.user_text(name, into="text")
+
+
 def _show_error() -> None:
     message = st.session_state.pop("class_error", None)
     if message:
         st.error(render.md_text(message))
+    notice = st.session_state.pop("class_notice", None)
+    if notice:
+        st.success(render.md_text(notice))
     note = st.session_state.pop("class_note", None)
     if note:
         st.info(render.md_text(note))
@@ -556,14 +562,16 @@ def _lobby(code: str | None) -> None:
         st.subheader("Start a room (teacher)")
         preset, config = state.current_config()
         st.markdown(
-            render.md_text(f"{state.corpus_choice().label()} · {preset or 'custom settings'}")
+            render.md_text(f"{state.corpus_choice().shown_label()} · {preset or 'custom settings'}")
             + " — the corpus and settings chosen on the Corpus and Train pages."
         )
         st.caption(
-            "The room's page shows a code, a join link and its QR code for the projector; students follow "
-            "your steps and answer your questions on their laptops."
+            "The room's page shows a code, a join link and its QR code, and opens a presenter view for the "
+            "projector; students follow your steps and answer your questions on their laptops or phones."
         )
         st.button("Start a room", key="class_start", on_click=_start_room)
+        class_teacher.own_room_buttons()
+    class_teacher.write_cookies()
 
 
 # ---- the teacher ---------------------------------------------------------------------------------
@@ -659,20 +667,21 @@ def _hides_pairs(current: Question | None) -> bool:
 def _standings(room: Room):
     questions = rooms().questions(room.code)
     answers = {q.qid: rooms().answers(room.code, q.qid) for q in questions if q.state == "revealed"}
-    return leaderboard(rooms().members(room.code), questions, answers)
+    return leaderboard(class_teacher.hidden_names(rooms().members(room.code)), questions, answers)
 
 
 def _teacher(room: Room, key: str, run: RoomRun) -> None:
     code = room.code
+    class_teacher.styles()
+    class_teacher.write_cookies()
     head, qr = st.columns([5, 2], vertical_alignment="top")
     with head:
         st.html(f'<div class="cls-code" aria-label="room code">{html.escape(code)}</div>')
-        st.caption(
-            render.md_text(
-                f"Join at {join_url(code)} with the code {code}. "
-                "Keep this page's address to yourself: it holds the room's teacher key."
-            )
-        )
+        st.html(class_teacher.join_address_html(code))
+        st.caption(render.md_text(f"Join link: {join_url(code)}"))
+        warning = class_teacher.reach_warning()
+        if warning:
+            st.warning(warning)
         _show_error()
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         trainer = run.at(room.step)
@@ -689,6 +698,13 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
             row.button(
                 "Play", key="class_play", disabled=at_end, on_click=lambda: st.session_state.update(class_playing=True)
             )
+        row.link_button(
+            "Presenter view",
+            class_teacher.presenter_url(code, key),
+            icon=":material/open_in_new:",
+            help="The room for the projector, in a window of its own: code, join address, step, tally and "
+            "leaderboard, no controls, no key.",
+        )
     with qr:
         state.widget_default("w_class_qr", True)
         if st.toggle("Show the join code", key="w_class_qr"):
@@ -699,10 +715,13 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
 @_survives_store
 def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     room = rooms().get(code)
+    if room is not None and room.ended:
+        # ended here (*End the room*) or in another window: the whole page, not this fragment, takes
+        # the teacher to the lobby and says so
+        st.rerun()
     if room is None:
-        st.error(
-            render.md_text(rooms().gone_message(code, usual="This room has closed (idle for hours); start a new one."))
-        )
+        usual = "This room has closed (idle for hours); start a new one."
+        st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
     if st.session_state.get("class_playing"):
         trainer = run.at(room.step + 1)
@@ -736,6 +755,7 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     with quiz:
         _teacher_question(room, key, live, current, present)
     with board:
+        class_teacher.moderation(room, key, members, train_view.token_style(live))
         st.markdown("**Leaderboard**")
         st.html(_board_html(_standings(room)))
     _panels(live, quiz=_hides_pairs(current), key="class_panels_t")
@@ -766,6 +786,7 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
             )
         else:
             st.html(_reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
+            class_teacher.show_missed(current, answers, style)
         st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
         if current.state != "revealed":
             return
@@ -804,7 +825,7 @@ def _question_text(question: Question, style: render.TokenStyle) -> str:
             "(counts shown)" if question.show_counts else "(intuition: no counts)"
         )
     return (
-        f"how many tokens will “{render.md_text(question.sentence)}” have after "
+        f"how many tokens will “{render.user_text(question.sentence, into='markdown')}” have after "
         f"{question.merges:,} more merge{'s' * (question.merges != 1)}?"
     )
 
@@ -847,6 +868,11 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         usual = "This room has closed (idle for hours). Ask the teacher for a new code."
         st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
+    fresh = None if room.ended else rooms().member(code, member.id)  # its name as the teacher left it
+    if fresh is None:  # ended, or removed: nothing left to follow (no watch)
+        _left_room(room, member.id)
+        return
+    member = fresh
     follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
     mark_seen(code, member.id)
     current = _current(room)
@@ -857,7 +883,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · following the "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · following the "
             f"teacher at step **{room.step:,}**"
         )
         row.button(
@@ -870,7 +896,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         )
     else:
         row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.md_text(member.name)}** · on your own at step "
+            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · on your own at step "
             f"**{own_live.view:,}** (the teacher is at {room.step:,})"
         )
         row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))
@@ -881,6 +907,17 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     if current is not None:
         _student_question(room, member, current, live)
     _panels(live, quiz=_hides_pairs(current), key="class_panels_s")
+
+
+def _left_room(room: Room, member_id: str | None) -> None:
+    """What a student's page says once the room is over for it: ended, or removed by the teacher."""
+    if room.ended:
+        st.info(f"The teacher ended the room {room.code}. Thank you for taking part!")
+    elif member_id and rooms().removed(room.code, member_id):
+        st.warning(f"The teacher removed you from the room {room.code}.")
+    else:
+        st.warning("This browser is not a member of the room (yet): join it with a name.")
+        _lobby(room.code)
 
 
 def _student_question(room: Room, member: Member, question: Question, live: state.Live) -> None:
@@ -1000,16 +1037,29 @@ def mark_seen(code: str, member: str) -> None:
 
 # ---- the page ------------------------------------------------------------------------------------
 def class_page() -> None:
-    """The Class page for whoever the address says this is: teacher, student, or neither yet."""
+    """The Class page for whoever the address (and, for the teacher, the browser) says this is:
+    teacher, presenter, student, or neither yet."""
     st.html(_CSS)
     params = st.query_params.to_dict()
     code = normalize_code(params.get("room", ""))[:12] or None
-    key, member_id = params.get("key"), params.get("member")
+    linked_key, member_id, present = params.get("key"), params.get("member"), params.get("present")
     try:
+        if code is None:
+            code = _own_room()  # the sidebar brought the teacher back to Class: back to the room
         room = rooms().get(code) if code else None
-        teacher = room is not None and key is not None and rooms().is_teacher(room.code, key)
-        member = rooms().member(room.code, member_id) if room is not None and member_id and not teacher else None
-        if code and not (teacher or member):
+        presenting = room is not None and bool(present) and rooms().revs_for(room.code, token=present) is not None
+        key = linked_key or (class_teacher.key_for(room.code) if room is not None else None)
+        teacher = room is not None and not presenting and key is not None and rooms().is_teacher(room.code, key)
+        if teacher and linked_key:  # an old link with the key in it: taken once, then out of the address
+            assert room is not None and key is not None
+            class_teacher.remember(room.code, key)
+            st.query_params.from_dict({"room": room.code})
+        busy = teacher or presenting
+        member = rooms().member(room.code, member_id) if room is not None and member_id and not busy else None
+        removed = (
+            room is not None and member_id is not None and member is None and rooms().removed(room.code, member_id)
+        )
+        if code and not (busy or member or removed):
             # a code without its credential is where codes could be guessed: refused past the limit
             refused = _lookup_refused()
             if refused or room is None:
@@ -1017,27 +1067,39 @@ def class_page() -> None:
                 st.session_state["class_error"] = refused or _missed() or rooms().gone_message(code)
                 _lobby(None)
                 return
-            if key is not None or member_id:  # a wrong credential is a failed lookup too (once a session)
+            if linked_key is not None or member_id or present:  # a wrong credential is a failed lookup too
                 counted = st.session_state.setdefault("class_missed", set())
-                if (code, key, member_id) not in counted:
-                    counted.add((code, key, member_id))
+                if (code, linked_key, member_id, present) not in counted:
+                    counted.add((code, linked_key, member_id, present))
                     _missed()
         if room is None:
             _lobby(None)
+            return
+        if room.ended:
+            _ended(room, teacher=teacher)
+            return
+        if removed:
+            _left_room(room, member_id)
             return
         run = _run_of(room)
         if run.error or run.trainer is None:
             st.error(render.md_text(f"The room's corpus cannot be opened: {run.error}"))
             return
+        if presenting:
+            assert present is not None
+            class_teacher.presenter(room, run, present)
+            return
         if teacher:
             assert key is not None
             _teacher(room, key, run)
             return
-        if key is not None:
+        if linked_key is not None:
             st.error(
-                "This link's teacher key is wrong: only the teacher's own link drives the room. "
+                "This link's teacher key is wrong: only the teacher's own browser drives the room. "
                 "Join it as a student below."
             )
+        if present:
+            st.error("This presenter link is not this room's: join it as a student below.")
         if member is None:
             if member_id:
                 st.warning("This browser is not a member of the room (yet): join it with a name.")
@@ -1048,3 +1110,29 @@ def class_page() -> None:
         _store_down(err)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
+
+
+def _own_room() -> str | None:
+    """The room this session teaches, when it is still there and the key still its (the address
+    is set to it); None otherwise."""
+    code = class_teacher.current_room()
+    if code is None:
+        return None
+    room = rooms().get(code)
+    key = class_teacher.key_for(code)
+    if room is None or room.ended or not rooms().is_teacher(code, key):
+        class_teacher.forget(code)
+        return None
+    st.query_params.from_dict({"room": code})
+    return code
+
+
+def _ended(room: Room, *, teacher: bool) -> None:
+    """A room the teacher ended: its teacher is back in the lobby, anyone else is told."""
+    if teacher:
+        class_teacher.forget(room.code)
+        st.query_params.clear()
+        st.session_state["class_notice"] = f"Room {room.code} has ended. Start a new room below."
+        _lobby(None)
+        return
+    st.info(f"The teacher ended the room {room.code}. Thank you for taking part!")

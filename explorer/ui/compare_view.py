@@ -200,7 +200,11 @@ def run(request: Request) -> Comparison | None:
     corpora = {label: _text(label) for label in request.corpora}
     empty = [label for label, text in corpora.items() if not text.strip()]
     if empty:
-        st.error("Nothing to compare in: " + render.md_text(", ".join(empty)) + ". Choose other corpora.")
+        st.error(
+            "Nothing to compare in: "
+            + ", ".join(render.user_text(label, into="markdown") for label in empty)
+            + ". Choose other corpora."
+        )
         return None
     pretrained = _pretrained(request.pretrained) if request.pretrained else None
     if request.pretrained and pretrained is None:
@@ -448,7 +452,8 @@ def overlap_frame(result: Comparison) -> pd.DataFrame:
 
 def _token_chips(tok: Tokenizer, tokens: tuple[str, ...]) -> str:
     ids = [i for i in (tok.token_to_id(t) for t in tokens) if i is not None]
-    return render.encoded_chips(tok, ids) if ids else '<div class="bpe-row">—</div>'
+    # a list of tokens, not a text: left to right in the list's order, each chip isolated
+    return render.encoded_chips(tok, ids, reading_order=False) if ids else '<div class="bpe-row">—</div>'
 
 
 def overlap_panel(result: Comparison) -> None:
@@ -462,16 +467,16 @@ def overlap_panel(result: Comparison) -> None:
         width="stretch",
         column_config={"Jaccard": st.column_config.NumberColumn(format="%.3f")},
     )
-    labels = [f"{o.a}  ↔  {o.b}" for o in result.overlaps]
+    labels = [f"{render.isolate(o.a, into='text')}  ↔  {render.isolate(o.b, into='text')}" for o in result.overlaps]
     pick = st.selectbox("Pair", range(len(labels)), format_func=labels.__getitem__, key="w_cmp_pair")
     o = result.overlaps[min(pick or 0, len(labels) - 1)]
     tok_a, tok_b = result.runs[o.a].tokenizer, result.runs[o.b].tokenizer
     c1, c2, c3 = st.columns(3)
-    c1.caption("Longest only in " + render.md_text(o.a))
+    c1.caption("Longest only in " + render.user_text(o.a, into="markdown"))
     c1.html(_token_chips(tok_a, o.longest_only_a))
     c2.caption("Longest shared")
     c2.html(_token_chips(tok_a, o.longest_shared))
-    c3.caption("Longest only in " + render.md_text(o.b))
+    c3.caption("Longest only in " + render.user_text(o.b, into="markdown"))
     c3.html(_token_chips(tok_b, o.longest_only_b))
 
 

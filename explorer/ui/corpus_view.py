@@ -147,7 +147,7 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
         st.warning(render.md_text(st.session_state.pop(_UPLOAD_ERROR)))
     out = []
     for uid, up in list(_uploads().items()):
-        label = render.md_text(up.name)
+        label = render.user_text(up.name, into="markdown")
         row, remove = st.columns([6, 1], vertical_alignment="center")
         remove.button("Remove", key=f"remove_{uid}", on_click=_remove, args=(uid,))
         try:

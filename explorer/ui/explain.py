@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..bpe.config import TrainerConfig
 from ..bpe.trainer import StepRecord
-from .render import TokenStyle, style_of, token_text, visible
+from .render import TokenStyle, isolate, style_of, token_text, visible
 
 __all__ = ["explain", "tie_rule_sentence", "byte_legend"]
 
@@ -26,7 +26,8 @@ def tie_rule_sentence(rule: str) -> str:
 
 def explain(r: StepRecord, *, config: TrainerConfig, style: TokenStyle | None = None) -> str:
     """One sentence on what a merge did, as plain text (escape it before Markdown). Tokens are
-    written as every panel writes them (``style``; by default the one for the config's unit).
+    written as every panel writes them (``style``; by default the one for the config's unit),
+    an Arabic or Hebrew one set apart from the sentence (it reads left to right around them).
 
     >>> from explorer import make_config, train
     >>> t = train("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, make_config("sennrich", num_merges=1))
@@ -41,6 +42,9 @@ def explain(r: StepRecord, *, config: TrainerConfig, style: TokenStyle | None = 
     >>> t = train("low " * 5 + "lower " * 2, make_config("sennrich", num_merges=2), full_records=1)
     >>> explain(t.records[1], config=t.config).split(";")[0]
     '‘lo’ + ‘w’ → ‘low’: the pair occurs 7 times (in 2 words)'
+    >>> t = train("שלום " * 3, make_config("sennrich", num_merges=1))
+    >>> explain(t.records[0], config=t.config).split(";")[0]
+    '‘\\u2067ש\\u2069’ + ‘\\u2067ל\\u2069’ → ‘\\u2067של\\u2069’: the pair occurs 3 times (\\u2067שלום\\u2069×3)'
     """
     if config.pretokenizer == "none":
         # no pre-tokenization: each "word" is a whole sequence, too long to quote
@@ -48,7 +52,8 @@ def explain(r: StepRecord, *, config: TrainerConfig, style: TokenStyle | None = 
     elif not r.examples:  # a compact record (a long run keeps no examples)
         where = f"in {r.words_affected:,} word{'s' if r.words_affected != 1 else ''}"
     else:
-        where = ", ".join(f"{visible(w)}×{n:,}" for w, n in r.examples)
+        # a word that may run right to left is set apart, as the tokens are
+        where = ", ".join(f"{isolate(visible(w), into='text')}×{n:,}" for w, n in r.examples)
         more = r.words_affected - len(r.examples)
         if more > 0:
             where += f" and {more:,} more word{'s' if more > 1 else ''}"

@@ -120,6 +120,6 @@ text, apply the same merges in the same order.
             st.page_link(page, label=f"**{title}**")
             st.caption(what)
     st.caption(
-        f"The app opens on a bundled corpus ({render.md_text(state.corpus_choice().label())}) with the GPT-2 style "
+        f"The app opens on a bundled corpus ({render.md_text(state.corpus_choice().shown_label())}) with the GPT-2 style "
         "preset; every preset reproduces one of the classic BPE notebooks merge for merge."
     )

@@ -325,7 +325,7 @@ def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
                         {
                             "times": k,
                             "tokens": len(seg),
-                            "segmentation": " | ".join(render.token_label(tok, i) for i in seg),
+                            "segmentation": render.in_reading_order([render.token_label(tok, i) for i in seg]),
                         }
                         for seg, k in counts[:100]
                     ]
@@ -429,10 +429,10 @@ def shortest_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
             pd.DataFrame(
                 [
                     {
-                        "piece": render.visible(piece),
+                        "piece": render.user_text(render.visible(piece), into="text"),
                         "times": n,
-                        "BPE": " | ".join(render.token_label(tok, i) for i in first[piece].bpe),
-                        "fewest": " | ".join(render.token_label(tok, i) for i in first[piece].shortest),
+                        "BPE": render.in_reading_order([render.token_label(tok, i) for i in first[piece].bpe]),
+                        "fewest": render.in_reading_order([render.token_label(tok, i) for i in first[piece].shortest]),
                         "saved": first[piece].gap * n,
                     }
                     for piece, n in times.most_common(200)
@@ -446,7 +446,8 @@ def shortest_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
 # ---- why this split ----------------------------------------------------------------------------
 def _piece_label(pieces: list[EncodedPiece]):
     return lambda i: (
-        f"{i + 1}: {render.visible(pieces[i].text)[:60]} ({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
+        f"{i + 1}: {render.user_text(render.visible(pieces[i].text)[:60], into='text')} "
+        f"({len(pieces[i].ids)} token{'s' * (len(pieces[i].ids) != 1)})"
     )
 
 
@@ -531,7 +532,7 @@ def trace_table(choice: Entry, piece: str) -> None:
         row["left"] = _label_of(tok, s.left)
         row["right"] = None if s.removed else _label_of(tok, s.right)
         row["new token"] = None if s.removed else _label_of(tok, s.token)
-        row["tokens after"] = " | ".join(_label_of(tok, t) for t in s.tokens)
+        row["tokens after"] = render.in_reading_order([_label_of(tok, t) for t in s.tokens])
         if choice.trainer is not None:
             record = choice.trainer.records[s.rank]
             row["learned at step"] = record.step
@@ -594,7 +595,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
     choice = state.corpus_choice()
     _, config = state.current_config()
     st.caption(
-        f"Both are trained on the session's corpus ({render.md_text(choice.label())}) with the Train page's normalizer "
+        f"Both are trained on the session's corpus ({render.md_text(choice.shown_label())}) with the Train page's normalizer "
         f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs."
     )
     state.widget_default("w_cb_merges", 500)
@@ -644,12 +645,12 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
             ids = byte_tok.encode(ch)
             rows.append(
                 {
-                    "character": ch,
+                    "character": render.user_text(ch, into="text"),
                     "code point": f"U+{ord(ch):04X}",
                     "count": n,
                     "UTF-8 bytes": " ".join(f"{b:02x}" for b in ch.encode("utf-8", "surrogatepass")),
                     "byte-level ids": ", ".join(map(str, ids)),
-                    "byte-level tokens": " | ".join(render.token_label(byte_tok, i) for i in ids),
+                    "byte-level tokens": render.in_reading_order([render.token_label(byte_tok, i) for i in ids]),
                 }
             )
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import string
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -25,6 +26,10 @@ __all__ = [
     "encoded_chips",
     "kwic_rows",
     "md_text",
+    "direction",
+    "isolate",
+    "user_text",
+    "in_reading_order",
     "pair_rows",
     "TokenStyle",
     "PLAIN",
@@ -78,7 +83,7 @@ APP_CSS = """
 .bpe-text{white-space:pre-wrap;word-break:break-all;}
 .bpe-kwic{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95rem;white-space:pre;overflow-x:auto;}
 .bpe-kwic .n{display:inline-block;min-width:6em;color:#94a3b8;}
-.bpe-kwic .l{display:inline-block;min-width:24em;text-align:right;color:#475569;}
+.bpe-kwic .l{display:inline-block;min-width:24em;text-align:end;color:#475569;}
 .bpe-kwic mark{background:#fde68a;padding:0 .1em;}
 .bpe-scroll{max-width:100%;overflow-x:auto;}
 .bpe-cmp{border-collapse:collapse;font-size:1rem;margin-bottom:.4rem;}
@@ -233,6 +238,136 @@ def escape(text: str, *, into: Into) -> str:
     return md_text(text) if into == "markdown" else text
 
 
+# ---- text that may run right to left ------------------------------------------------------------
+# A token or a name in Arabic or Hebrew, set in an English sentence, takes the punctuation next to
+# it into its own direction: "‘و’ + ‘ن’ → ‘ون’" was drawn "ون → ن + و". Each such text is set
+# apart (isolated): in HTML a <bdi>, in Markdown and plain text Unicode's isolates (LRI/RLI/FSI
+# ... PDI), which are characters, not markup, so escaping is unchanged and they work in a
+# button's label, a table's cell and a picker's option alike. The sentence around it then reads
+# in its own order (left to right), the text inside in its own.
+LRI, RLI, FSI, PDI = "\u2066", "\u2067", "\u2068", "\u2069"
+LRM, RLM = "\u200e", "\u200f"
+Direction = Literal["ltr", "rtl"]
+# bidi classes of the characters that can reorder what is around them: right-to-left letters,
+# Arabic digits and the explicit controls (an embedding or isolate opened in a token would spill)
+_REORDERING = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+_OPENERS = frozenset({"LRI", "RLI", "FSI"})
+
+
+def direction(text: str) -> Direction | None:
+    """The direction of a text's first strong letter (as Unicode's rule for a paragraph's, P2);
+    None for a text of none (digits, punctuation, ·). Bytes written in hex (``⟨d9⟩``, the
+    one token-display rule) are not text and have no direction.
+
+    >>> direction("سلام world"), direction("·world"), direction("⟨d9⟩ש"), direction("12 ·")
+    ('rtl', 'ltr', 'rtl', None)
+    """
+    in_hex = False
+    for c in text:
+        if c == "⟨" or c == "⟩":
+            in_hex = c == "⟨"
+            continue
+        kind = "" if in_hex else unicodedata.bidirectional(c)
+        if kind == "L":
+            return "ltr"
+        if kind in ("R", "AL"):
+            return "rtl"
+    return None
+
+
+def _reorders(text: str) -> bool:
+    return any(unicodedata.bidirectional(c) in _REORDERING for c in text)
+
+
+def _balanced(text: str) -> str:
+    """A text whose isolates stay inside it: a closing PDI with no opener before it is dropped
+    (it would close the isolate around the text), an isolate left open is closed.
+
+    >>> [hex(ord(c)) for c in _balanced("a\\u2069b\\u2067c")]
+    ['0x61', '0x62', '0x2067', '0x63', '0x2069']
+    """
+    out, open_ = [], 0
+    for c in text:
+        kind = unicodedata.bidirectional(c)
+        if kind == "PDI":
+            if not open_:
+                continue
+            open_ -= 1
+        elif kind in _OPENERS:
+            open_ += 1
+        out.append(c)
+    return "".join(out) + PDI * open_
+
+
+def _set_apart(written: str, text: str, *, into: Into) -> str:
+    """``written`` (``text`` as written for ``into``) isolated when ``text`` may reorder the
+    sentence around it; the isolate takes the direction of the text's first letter."""
+    if not _reorders(text):
+        return written
+    way = direction(text)
+    if into == "html":
+        return f'<bdi dir="{way}">{written}</bdi>' if way else f"<bdi>{written}</bdi>"
+    return {"ltr": LRI, "rtl": RLI, None: FSI}[way] + written + PDI
+
+
+def isolate(text: str, *, into: Into) -> str:
+    """A text that is already safe for ``into`` (escaped, or made by the app) set apart from the
+    sentence around it when it may reorder it (:func:`_reorders`): Arabic and Hebrew letters,
+    Arabic digits, bidi controls. Other text comes back as it is.
+
+    >>> isolate("abc", into="text"), isolate("ون", into="text"), isolate("ون", into="html")
+    ('abc', '\\u2067ون\\u2069', '<bdi dir="rtl">ون</bdi>')
+    """
+    return _set_apart(_balanced(text), text, into=into)
+
+
+def user_text(text: str, *, into: Into) -> str:
+    """Text from a user or a corpus (a word, a name, a sentence, a file's name) to set in a
+    sentence of the page: escaped for ``into`` (:func:`escape`) and set apart when it may run
+    right to left (:func:`isolate`).
+
+    >>> user_text("<ون>", into="html"), user_text("*ون*", into="markdown"), user_text("Ana", into="markdown")
+    ('<bdi dir="rtl">&lt;ون&gt;</bdi>', '\\u2067\\\\*ون\\\\*\\u2069', 'Ana')
+    """
+    text = _balanced(text)
+    return _set_apart(escape(text, into=into), text, into=into)
+
+
+def _ordered(parts: Sequence[tuple[str, Direction | None]], *, sep: str, into: Into, block: bool = False) -> str:
+    """Pieces written for ``into`` (chips, tokens), each with its text's direction, in a row read
+    as the text they stand for reads: a row with a right-to-left piece ties each piece to its
+    direction with a mark on either side (to the browser a chip is one neutral object, which
+    would otherwise follow its neighbours) and takes the direction of its first piece that has
+    one, so an Arabic word's tokens run right to left and a Latin word inside Arabic text left
+    to right. A row without such a piece is written as it is. ``block``: the caller puts the
+    row's direction on its own element (an HTML row then comes back without a wrapper)."""
+    if len(parts) < 2 or not any(way == "rtl" for _, way in parts):  # one piece has no order
+        return sep.join(p for p, _ in parts)
+    mark = {"ltr": LRM, "rtl": RLM, None: ""}
+    body = sep.join(f"{mark[way]}{p}{mark[way]}" for p, way in parts)
+    if into == "html":
+        return body if block else f'<span class="bpe-seq" dir="{_row_direction(parts)}">{body}</span>'
+    return (RLI if _row_direction(parts) == "rtl" else LRI) + body + PDI
+
+
+def _row_direction(parts: Sequence[tuple[str, Direction | None]]) -> Direction:
+    return next((way for _, way in parts if way), "ltr")
+
+
+def in_reading_order(items: Sequence[str], *, sep: str = " | ", into: Into = "text") -> str:
+    """Tokens of one text (a segmentation), each already written by :func:`token_text` or
+    :func:`token_label`, joined by ``sep`` in the order a reader of that text reads them: the
+    tokens of an Arabic or Hebrew word right to left, of a Latin word left to right (see
+    :func:`_ordered`). For Markdown or a plain-text cell; chips do the same in HTML.
+
+    >>> in_reading_order(["lo", "w"])
+    'lo | w'
+    >>> [hex(ord(c)) for c in in_reading_order(["ש", "ל"], sep="|")]
+    ['0x2067', '0x200f', '0x5e9', '0x200f', '0x7c', '0x200f', '0x5dc', '0x200f', '0x2069']
+    """
+    return _ordered([(item, direction(item)) for item in items], sep=sep, into=into)
+
+
 # Characters of a token a page shows: byte-level BPE that merges pairs met once joins tokens of
 # thousands (a whole text, at the end); past this, a token is cut and says by how much.
 TOKEN_SHOWN = 200
@@ -242,7 +377,9 @@ def token_text(token: str, style: TokenStyle = PLAIN, *, into: Into = "text") ->
     """A token as every page shows it, the one helper: the rule of :func:`token_runs` (whitespace
     visible when the view's ``style`` says so), escaped for where it goes (:func:`escape`).
     Bytes that are only part of a character are written in ⟨⟩, or in a hex box in HTML. A token
-    longer than ``TOKEN_SHOWN`` characters is cut there, saying how many more it has.
+    longer than ``TOKEN_SHOWN`` characters is cut there, saying how many more it has. A token that
+    may run right to left is set apart from the sentence around it (:func:`isolate`): an Arabic
+    pair reads "‘و’ + ‘ن’ → ‘ون’" in a sentence, not "ون → ن + و".
 
     >>> token_text("à¤¦à¥ĩà¤µà¤", TokenStyle(byte_level=True)), token_text("a b"), token_text("a b", TokenStyle(show_ws=False))
     ('देव⟨e0 a4⟩', 'a·b', 'a b')
@@ -252,21 +389,31 @@ def token_text(token: str, style: TokenStyle = PLAIN, *, into: Into = "text") ->
     \\$x\\$·\\<b\\>
     >>> token_text("ab" * 400)[-20:]
     'abababab…(+600 more)'
+    >>> token_text("ون"), token_text("Ġ×©", TokenStyle(byte_level=True), into="html")
+    ('\\u2067ون\\u2069', '<bdi dir="rtl">·ש</bdi>')
     """
     cut = len(token) - TOKEN_SHOWN if len(token) > TOKEN_SHOWN + 20 else 0
-    runs = token_runs(token[:TOKEN_SHOWN] if cut else token, style)
+    runs = [
+        (_balanced(run) if is_text else run, is_text)
+        for run, is_text in token_runs(token[:TOKEN_SHOWN] if cut else token, style)
+    ]
     more = f"…(+{cut:,} more)" if cut else ""
+    text = "".join(run if is_text else f"⟨{run}⟩" for run, is_text in runs)
     if into == "html":
-        return "".join(
+        written = "".join(
             escape(run, into=into) if is_text else f'<span class="bpe-hex">{run}</span>' for run, is_text in runs
         ) + (f'<span class="bpe-more">{more}</span>' if more else "")
-    return escape("".join(run if is_text else f"⟨{run}⟩" for run, is_text in runs) + more, into=into)
+    else:
+        written = escape(text + more, into=into)
+    return _set_apart(written, text, into=into)
 
 
 def chips(
     tokens: Sequence[str], *, style: TokenStyle = PLAIN, highlight: Iterable[int] = (), unknown: Iterable[int] = ()
 ) -> str:
-    """Tokens as coloured chips; ``highlight`` marks positions (e.g. a just-merged token).
+    """Tokens of one text as coloured chips, in the order a reader of the text reads them (an
+    Arabic word's right to left, see :func:`_ordered`); ``highlight`` marks positions (e.g. a
+    just-merged token).
 
     >>> chips(["<b>", "x"], highlight=[1])
     '<span class="bpe-chip" style="background:#dbeafe">&lt;b&gt;</span><span class="bpe-chip bpe-new" style="background:#fde68a">x</span>'
@@ -277,10 +424,9 @@ def chips(
     out = []
     for i, tok in enumerate(tokens):
         cls = "bpe-chip" + (" bpe-new" if i in hi else "") + (" bpe-unk" if i in unk else "")
-        out.append(
-            f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_text(tok, style, into="html")}</span>'
-        )
-    return "".join(out)
+        chip = f'<span class="{cls}" style="background:{_PALETTE[i % len(_PALETTE)]}">{token_text(tok, style, into="html")}</span>'
+        out.append((chip, direction(token_text(tok, style))))
+    return _ordered(out, sep="", into="html")
 
 
 def word_row(
@@ -304,7 +450,7 @@ def word_row(
     if note:
         count += f'<span class="bpe-freq">{html.escape(note)}</span>'
     return (
-        f'<div class="{cls}"><span class="bpe-word">{html.escape(visible(word))}</span>'
+        f'<div class="{cls}"><span class="bpe-word">{user_text(visible(word), into="html")}</span>'
         f"{chips(tokens, style=style, highlight=highlight)}{count}</div>"
     )
 
@@ -385,10 +531,13 @@ def encoded_chips(
     show_ws: bool = True,
     limit: int | None = None,
     highlight: set[int] | frozenset[int] = frozenset(),
+    reading_order: bool = True,
 ) -> str:
     """Token ids as coloured chips with a hover title; special tokens dark, unknown red, bytes
     that are part of a character in hex, the positions in ``highlight`` outlined. Every string
-    is escaped.
+    is escaped. The ids are a text's: its chips run in the order its reader reads them (an
+    Arabic text's right to left, see :func:`_ordered`); ``reading_order=False`` for ids that
+    are a list, not a text (the chips then run left to right, in the list's order).
 
     >>> from explorer import load_pretrained
     >>> tok = load_pretrained("gpt2")
@@ -406,10 +555,11 @@ def encoded_chips(
             cls += " bpe-special"
         body = token_label(tok, token_id, show_ws=show_ws, into="html")
         title = html.escape(token_title(tok, token_id), quote=True)
-        out.append(
-            f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>'
-        )
-    return f'<div class="bpe-row bpe-text">{"".join(out)}</div>'
+        chip = f'<span class="{cls}" title="{title}" style="background:{_PALETTE[i % len(_PALETTE)]}">{body}</span>'
+        out.append((chip, direction(token_label(tok, token_id, show_ws=show_ws)) if reading_order else None))
+    row = _ordered(out, sep="", into="html", block=True)
+    way = f' dir="{_row_direction(out)}"' if any(d == "rtl" for _, d in out) else ""
+    return f'<div class="bpe-row bpe-text"{way}>{row}</div>'
 
 
 class ComparisonRow(NamedTuple):
@@ -607,7 +757,14 @@ def kwic_rows(rows: Sequence[KeywordInContext]) -> str:
     '<div class="bpe-kwic"><span class="n">line 3</span><span class="l">a &lt;i&gt;</span><mark>low</mark>er</div>'
     """
     return "".join(
-        f'<div class="bpe-kwic"><span class="n">line {r.line:,}</span><span class="l">{html.escape(r.left)}</span>'
-        f"<mark>{html.escape(r.match)}</mark>{html.escape(r.right)}</div>"
+        f'<div class="bpe-kwic"{_kwic_direction(r)}><span class="n">line {r.line:,}</span>'
+        f'<span class="l">{user_text(r.left, into="html")}</span>'
+        f"<mark>{user_text(r.match, into='html')}</mark>{user_text(r.right, into='html')}</div>"
         for r in rows
     )
+
+
+def _kwic_direction(row: KeywordInContext) -> str:
+    """A right-to-left line reads right to left: its left context (what comes before the
+    token) on the right of the token, as its reader expects."""
+    return ' dir="rtl"' if direction(row.left + row.match + row.right) == "rtl" else ""

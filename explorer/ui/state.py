@@ -10,6 +10,7 @@ import hashlib
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -20,7 +21,7 @@ from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, co
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.corpora import leading_sample, mib, require_text, utf8_size
-from . import data, server
+from . import data, render, server
 
 __all__ = [
     "DEFAULT_SAMPLE",
@@ -97,11 +98,21 @@ class CorpusChoice:
     def texts(self) -> tuple[str, ...]:
         return tuple(text for _, text in self.parts())
 
-    def label(self) -> str:
-        parts = (
-            list(self.samples) + [name for name, _ in self.uploads] + (["pasted text"] if self.pasted.strip() else [])
-        )
+    def label(self, *, shown: Callable[[str], str] = str) -> str:
+        """The corpus named in a few words: its samples' and files' names (each written by
+        ``shown``: a page sets a right-to-left file name apart from its sentence), "pasted text".
+
+        >>> CorpusChoice(samples=("a.txt",), uploads=(("b.txt", "x"),), pasted="y").label(shown=str.upper)
+        'A.TXT, B.TXT, pasted text'
+        """
+        parts = [shown(name) for name in (*self.samples, *(name for name, _ in self.uploads))]
+        parts += ["pasted text"] if self.pasted.strip() else []
         return ", ".join(parts) if parts else "nothing"
+
+    def shown_label(self) -> str:
+        """:meth:`label` as the pages write it in a sentence (plain text, escaped later): a file
+        name that may run right to left set apart."""
+        return self.label(shown=lambda name: render.isolate(name, into="text"))
 
     def size(self) -> int:
         """UTF-8 bytes of all texts (computed once: every rerun asks)."""

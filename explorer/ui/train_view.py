@@ -476,13 +476,14 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
     try:
         pieces = tok.encode_pieces(query[:2000])
     except ExplorerError as err:
-        return render.panel(f"Look up: {query[:60]}", "", note=str(err))
+        return render.panel(f"Look up: {render.isolate(query[:60], into='text')}", "", note=str(err))
     body = "".join(render.word_row(p.text, tok.tokens(p.ids), style=style) for p in pieces[:50])
     caption, note = "", ""
     if pieces:
         steps = tok.encode_trace(pieces[0].text)
         if steps:
-            body += render.caption(f"How {render.visible(pieces[0].text)!r} got its tokens, merge by merge:")
+            shown = render.isolate(repr(render.visible(pieces[0].text)), into="text")
+            body += render.caption(f"How {shown} got its tokens, merge by merge:")
             # a PickyBPE removal is a step of its own: its token split into its parts
             body += "".join(
                 f'<div class="bpe-row bpe-removal">after step {s.rank + 1}: ✂ {render.chips([s.left], style=style)} '
@@ -497,7 +498,7 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
             note = f"{unknown} symbol(s) never appeared in the training corpus and became {tok.encoding.unk_token}."
     else:
         caption = "The text has no pieces to segment."
-    return render.panel(f"Look up: {query[:60]}", body, caption, note=note)
+    return render.panel(f"Look up: {render.isolate(query[:60], into='text')}", body, caption, note=note)
 
 
 def _lengths(live: state.Live, k: int) -> list[int]:
@@ -544,7 +545,9 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
     shown: Sequence[StepRecord]
     if query.strip():
         found = tables.matching(records, query, style)
-        caption = f"{len(found):,} of {live.trained:,} merges match {query.strip()[:60]!r}"
+        caption = (
+            f"{len(found):,} of {live.trained:,} merges match {render.isolate(repr(query.strip()[:60]), into='text')}"
+        )
         shown = found[-_HISTORY_MATCHES:]
     else:
         shown = tables.recent(records, live.view, window=_HISTORY_WINDOW, ahead=2)

@@ -1,0 +1,93 @@
+"""Every page's document carries the app's script (explorer/ui/page_shell.py): the middleware
+``app.py`` hands to ``st.App`` puts it into each HTML page a Starlette app sends, gzipped or
+not, and leaves every other answer as it was. Driven here over a real Starlette app serving a
+folder (as Streamlit serves its index.html); what the script does in a browser is checked in
+tests/test_browser_bidi.py and tests/test_browser_restart.py."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from explorer.ui.page_shell import PAGE_SCRIPT, RESTART_MESSAGE, PageScriptMiddleware
+
+PAGE = "<!DOCTYPE html><html><head><title>page</title></head><body>" + "<p>text</p>" * 200 + "</body></html>"
+
+
+def served(folder) -> Starlette:
+    """A Starlette app serving ``folder`` (its index.html for any page), gzipping what it may,
+    with the page script's middleware outermost, as ``st.App`` stacks a user's middleware."""
+    (folder / "index.html").write_text(PAGE)
+    (folder / "data.json").write_text('{"a": "' + "x" * 2000 + '"}')
+    return Starlette(
+        routes=[Mount("/", app=StaticFiles(directory=folder, html=True))],
+        middleware=[Middleware(PageScriptMiddleware), Middleware(GZipMiddleware, minimum_size=100)],
+    )
+
+
+def get(app, path: str, *, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
+    """One request through the ASGI app: its status, headers and (decompressed if gzipped) body."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+    }
+    sent: list[dict] = []
+    asked: list[bool] = []
+
+    async def receive():
+        if not asked:  # the request's (empty) body, then nothing until the response is done
+            asked.append(True)
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await asyncio.Event().wait()
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    head = {k.decode().lower(): v.decode() for k, v in start["headers"]}
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    if head.get("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    return start["status"], head, body
+
+
+def test_every_html_page_carries_the_script_before_anything_else_runs_gzipped_or_not(tmp_path):
+    app = served(tmp_path)
+    for path, accept in (("/", "identity"), ("/index.html", "gzip, deflate, br")):
+        status, head, body = get(app, path, headers={"accept-encoding": accept})
+        page = body.decode()
+        assert status == 200
+        assert page.startswith("<!DOCTYPE html><html><head><script>" + PAGE_SCRIPT + "</script><title>page</title>")
+        assert page.endswith("</body></html>") and page.count("<p>text</p>") == 200
+        assert int(head["content-length"]) == len(body)  # the length of the page as sent
+        assert "etag" not in head and "last-modified" not in head  # never revalidated against the file
+        assert RESTART_MESSAGE in page and "pushState" in page
+
+
+def test_other_answers_pass_as_they_were(tmp_path):
+    app = served(tmp_path)
+    status, head, body = get(app, "/data.json", headers={"accept-encoding": "gzip"})
+    assert status == 200 and head["content-encoding"] == "gzip" and body.startswith(b'{"a": "xxx')
+    assert b"script" not in body
+    status, head, body = get(app, "/", method="HEAD")  # a HEAD: the file's own headers, no body
+    assert status == 200 and body == b"" and int(head["content-length"]) == len(PAGE)
+    # a revalidation (from a browser that kept the page from before): the 304 stays bodiless
+    status, head, body = get(app, "/index.html", headers={"if-modified-since": "Fri, 01 Jan 2100 00:00:00 GMT"})
+    assert status == 304 and body == b""
