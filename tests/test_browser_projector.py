@@ -3,10 +3,11 @@ sidebar, it holds through a refresh and a page switch by the link (``projector=1
 opened by such a link shows its first screen in text of at least 16 px at 1280x720 and larger
 at 1920x1080 (the root size grows with the window), chart labels and titles of at least 14 px
 (Vega draws them as SVG text in the page, so they are measured as drawn), data grid cells of at
-least 16 px; no button's label or menu's value is cut short. On the Class page the reveal
-keeps the right answer on the first screen at 1280x720, in text of at least 20 px, and the bars
-marked right lead the tally. Switched off, the page and its link are as before. Screenshots of every page at
-both sizes: test-artifacts/projector_*.png.
+least 16 px; no button's label or menu's value is cut short. On the Class page's presenter view
+(the room's projected screen, its link made by a teacher in the mode keeps it) the reveal keeps
+the right answer on the first screen at 1280x720, in text of at least 20 px, and the bars marked
+right lead the tally. Switched off, the page and its link are as before. Screenshots of every
+page at both sizes: test-artifacts/projector_*.png.
 
 Each action waits for what it should draw (the page's answer, the root font size) before
 anything is measured."""
@@ -20,7 +21,7 @@ from appserver import ARTIFACTS, require_chromium, wait_idle
 from test_browser_layout import cut_short, inside_viewport
 from test_variants_page import MERGES
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # ~40 s: scheduled among the first files
 
 require_chromium()
 
@@ -163,9 +164,15 @@ def test_projector_mode_holds_through_the_link_and_sizes_every_page(app_url, new
             assert "projector=1" in page.url, (name, page.url)
             problems += both_sizes(page, name)
 
-        # ---- the Class page: the reveal keeps the right answer on the first screen ----
+        # ---- the Class page: the teacher's controls, then the presenter view (what a room projects):
+        # the reveal keeps the right answer on its first screen ----
         reveal_a_question(page, app_url)
+        problems += both_sizes(page, "class_teacher")
+        presenter = page.get_by_role("link", name="Presenter view").get_attribute("href")
+        assert "projector=1" in presenter, presenter  # the teacher's mode goes with the link
+        page.goto(presenter)
         answer, bars = page.locator(".cls-option.cls-right"), page.locator(".cls-tally .cls-bar-row")
+        wait_idle(page, timeout=WAIT, until=bars.nth(1))
         assert inside_viewport(page, answer), answer.bounding_box()
         answer_px = float(answer.evaluate("(e) => getComputedStyle(e).fontSize")[:-2])
         assert answer_px >= ANSWER_PX and answer_px > root_px(page), answer_px  # the largest text of the quiz
@@ -173,7 +180,7 @@ def test_projector_mode_holds_through_the_link_and_sizes_every_page(app_url, new
         assert inside_viewport(page, right), right.bounding_box()
         tops = [bars.nth(i).bounding_box()["y"] for i in range(bars.count())]
         assert bars.count() >= 2 and right.bounding_box()["y"] == min(tops), tops  # the right bar leads
-        problems += both_sizes(page, "class_reveal")
+        problems += both_sizes(page, "class_presenter")
 
         # ---- switched off: the usual sizes, and the link without it ----
         page.get_by_text("Projector mode", exact=True).click()
