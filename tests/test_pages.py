@@ -740,13 +740,32 @@ def test_a_word_with_an_ellipsis_is_quoted_not_taken_for_running_text():
     assert "(across the running text)" in explain(running.records[0], config=running.config)
 
 
-def test_big_text_is_a_view_setting_for_projectors():
+def _projector_css(at: AppTest) -> bool:
+    return any("<style>\nhtml{font-size:clamp(" in h.proto.body for h in at.get("html"))
+
+
+def _chart_config(at: AppTest) -> dict:
+    (chart,) = at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart")
+    return json.loads(chart.proto.spec).get("config", {})
+
+
+def test_projector_mode_is_a_view_setting_held_in_the_link_and_sizes_the_charts():
+    """Train's sidebar switch (where *Big text* was): larger text, in the link; a page switch
+    keeps it and sizes that page's chart; switched off, both go."""
     at = train_page()
     at.button(key="step10").click().run()
-    assert not any("font-size:20px" in h.proto.body for h in at.get("html"))
-    at.toggle(key="w_big_text").set_value(True).run()
-    assert any("html{font-size:20px;}" in h.proto.body for h in at.get("html"))
+    assert not _projector_css(at) and "projector" not in at.query_params
+    at.toggle(key="projector_on").set_value(True).run()
+    assert _projector_css(at) and at.query_params["projector"] == "1"
     assert status(at).startswith("Step **10** of 10 trained")  # training untouched
+    at.switch_page("pages/0_Home.py").run()
+    assert not at.exception and _projector_css(at) and at.query_params["projector"] == "1"
+    config = _chart_config(at)  # Vega draws in px: the spec carries the sizes
+    sizes = [config[part][size] for part in ("axis", "legend") for size in ("labelFontSize", "titleFontSize")]
+    assert min(sizes + [config["title"]["fontSize"]]) >= 14, config
+    at.toggle(key="projector_on").set_value(False).run()
+    assert not _projector_css(at) and "projector" not in at.query_params
+    assert "labelFontSize" not in _chart_config(at).get("axis", {})
 
 
 DANGEROUS = [

@@ -42,7 +42,7 @@ from ..serving import addresses
 from ..serving.room_results import most_missed, results_csv
 from ..serving.rooms import Member, Question, Room, follow_token, normalize_code, public_name
 from ..serving.store import StoreError
-from . import class_view, follow, render, train_view
+from . import class_view, follow, projector, render, train_view
 
 __all__ = [
     "COOKIE_PREFIX",
@@ -252,13 +252,14 @@ def styles() -> None:
 
 # ---- the presenter view --------------------------------------------------------------------------
 def presenter_url(code: str, key: str) -> str:
-    """The presenter view's address on the teacher's own machine (the follow token, never the key)."""
+    """The presenter view's address on the teacher's own machine (the follow token, never the key;
+    the projector mode when the teacher's page is in it: the view is for the projector)."""
     parts = urlsplit(_browser_url())
     base = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
     path = parts.path.rstrip("/")
     for page in ("/Class", "/class"):
         path = path.removesuffix(page)
-    return f"{base}{path}/Class?" + urlencode({"room": code, "present": follow_token(key)})
+    return f"{base}{path}/Class?" + urlencode({"room": code, "present": follow_token(key), **projector.link_params()})
 
 
 def presenter(room: Room, run: class_view.RoomRun, token: str) -> None:

@@ -26,7 +26,7 @@ from ..bpe.tokenizer import Tokenizer
 from ..errors import ExplorerError
 from ..formats.parallel import UDHR_LANGUAGES
 from ..formats.pretrained import PRETRAINED
-from . import catalog, data, links, render, server, state
+from . import catalog, data, links, projector, render, server, state
 
 __all__ = [
     "Request",
@@ -384,7 +384,7 @@ def curves_panel(result: Comparison, request: Request) -> None:
         )
         .properties(height=340)
     )
-    st.altair_chart(chart, width="stretch")
+    st.altair_chart(projector.altair_chart(chart), width="stretch")
 
 
 def cross_frame(result: Comparison) -> pd.DataFrame:
@@ -429,8 +429,16 @@ def cross_panel(result: Comparison) -> None:
     height = 110 + 48 * df["trained on"].nunique()  # room for the rows and the slanted corpus names
     c1, c2 = st.columns(2)
     rows = f"{result.pretrained} on the corpus" if result.pretrained else "tokenizer trained on"
-    c1.altair_chart(_heatmap(df, "bytes per token", ".2f", "greens", rows=rows), width="stretch", height=height)
-    c2.altair_chart(_heatmap(df, "tokens per word", ".2f", "oranges", rows=rows), width="stretch", height=height)
+    c1.altair_chart(
+        projector.altair_chart(_heatmap(df, "bytes per token", ".2f", "greens", rows=rows)),
+        width="stretch",
+        height=height,
+    )
+    c2.altair_chart(
+        projector.altair_chart(_heatmap(df, "tokens per word", ".2f", "oranges", rows=rows)),
+        width="stretch",
+        height=height,
+    )
 
 
 def overlap_frame(result: Comparison) -> pd.DataFrame:
@@ -501,7 +509,7 @@ def lengths_panel(result: Comparison) -> None:
         )
         .properties(height=300)
     )
-    st.altair_chart(chart, width="stretch")
+    st.altair_chart(projector.altair_chart(chart), width="stretch")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -591,7 +599,7 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
     )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(color="#475569", strokeDash=[4, 3]).encode(x="x:Q")
     c1, c2 = st.columns(2)
-    c1.altair_chart(chart + rule, width="stretch")
+    c1.altair_chart(projector.altair_chart(chart + rule), width="stretch")
     # how evenly each tokenizer spreads its cost over the languages, and how evenly it uses its
     # tokens, under the chart: the two columns end about level
     c1.html(

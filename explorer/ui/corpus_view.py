@@ -16,7 +16,7 @@ from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..stages.normalizers import NORMALIZER_REGISTRY, NORMALIZERS
 from ..stages.pipeline import inspect_str
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
-from . import catalog, data, links, render, state, storage
+from . import catalog, data, links, projector, render, state, storage
 
 __all__ = [
     "choose",
@@ -314,7 +314,7 @@ def stats(texts: tuple[str, ...]) -> None:
             )
             .properties(height=alt.Step(20))  # a row per word: every bar keeps its label
         )
-        st.altair_chart(chart, width="stretch")
+        st.altair_chart(projector.altair_chart(chart), width="stretch")
 
 
 def _lines_from(text: str, start: int, n: int) -> str:

@@ -32,7 +32,7 @@ from ..bpe.parity import BALANCES, Balance, BalanceName, ParityStep, ParityTrain
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import decode_bytes, mib
 from ..formats.parallel import UDHR_LANGUAGES, udhr_split
-from . import clicks, links, render, server, storage
+from . import clicks, links, projector, render, server, storage
 from . import fairness_charts as charts
 
 __all__ = [
@@ -876,11 +876,13 @@ def step_view(lab: Lab, k: int) -> None:
         col.html(_said(_SIDE_TITLES[side.mode], sentence))
     for chart in ("curves", "strip"):
         for col, (_, name) in zip(st.columns(2, gap="medium"), sides):
-            col.vega_lite_chart(spec=charts.at_merge(specs[f"{chart}:{name}"], k), width="stretch")
+            col.vega_lite_chart(
+                spec=projector.chart_spec(charts.at_merge(specs[f"{chart}:{name}"], k)), width="stretch"
+            )
     st.html(language_table(lab, k))
     g, t = st.columns(2, gap="medium")
-    g.vega_lite_chart(spec=charts.at_merge(specs["gini"], k), width="stretch")
-    t.vega_lite_chart(spec=charts.at_merge(specs["totals"], k), width="stretch")
+    g.vega_lite_chart(spec=projector.chart_spec(charts.at_merge(specs["gini"], k)), width="stretch")
+    t.vega_lite_chart(spec=projector.chart_spec(charts.at_merge(specs["totals"], k)), width="stretch")
     if lab.classical.stop_reason != "num_merges" or lab.variant.stop_reason != "num_merges":
         st.caption(
             render.escape(

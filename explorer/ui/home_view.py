@@ -7,7 +7,7 @@ import streamlit as st
 from ..bpe.config import make_config
 from ..bpe.trainer import Trainer, train
 from ..errors import ExplorerError
-from . import charts, links, render, state, tables
+from . import charts, links, projector, render, state, tables
 from .explain import explain
 
 __all__ = ["miniature", "home", "params", "apply_params", "toy"]
@@ -56,7 +56,7 @@ def miniature() -> None:
             corpus_chars=trainer.corpus_chars,
         )
         data, spec = charts.tokens_chart(df, k)
-        st.vega_lite_chart(data, {**spec, "height": 200}, width="stretch")
+        st.vega_lite_chart(data, projector.chart_spec({**spec, "height": 200}), width="stretch")
 
 
 def params() -> dict[str, str]:

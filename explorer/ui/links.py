@@ -26,7 +26,7 @@ from ..bpe.config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpu
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import DECODINGS
 from ..serving.store import Blob
-from . import data, render, state, storage
+from . import data, projector, render, state, storage
 
 __all__ = [
     "Link",
@@ -436,6 +436,7 @@ def keep_current(page: dict[str, str] | None = None, *, note: bool = False) -> N
     live: state.Live | None = st.session_state.get("live")
     params, left_out = training_params()
     params.update(page or {})
+    params.update(projector.link_params())
     # not while playing: a URL change stops the fragment's timer (the URL catches up on Pause)
     if not (live is not None and live.playing) and st.query_params.to_dict() != params:
         st.query_params.from_dict(params)

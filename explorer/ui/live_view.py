@@ -35,7 +35,7 @@ __all__ = ["chart_data", "live_view"]
 
 _JS = r"""
 const NS = "http://www.w3.org/2000/svg";
-const H = 230, M = {l: 70, r: 12, t: 26, b: 40};
+const H0 = 230, M0 = {l: 70, r: 12, t: 26, b: 40};  // at 12 px text; larger text (projector mode) scales them
 
 function el(name, attrs, parent) {
   const e = document.createElementNS(NS, name);
@@ -64,8 +64,21 @@ function logTicks(lo, hi) {
 function draw(box, c, width) {
   box.textContent = "";
   const W = Math.max(260, width);
-  const svg = el("svg", {width: W, height: H, role: "img", "aria-label": c.title, "data-title": c.title}, box);
-  el("text", {x: M.l, y: 15, class: "lc-title"}, svg).textContent = c.title;
+  const svg = el("svg", {width: W, role: "img", "aria-label": c.title, "data-title": c.title}, box);
+  const u = (parseFloat(getComputedStyle(svg).fontSize) || 12) / 12;
+  const M = {l: M0.l * u, r: M0.r, t: M0.t * u, b: M0.b * u};
+  const title = el("text", {x: M.l, y: 15 * u, class: "lc-title"}, svg);
+  title.textContent = c.title;
+  // a legend that does not fit beside the title gets a line of its own under it
+  const legend = c.kind !== "bars" && c.series.length > 1 ? c.series.map((s) => "— " + s.name) : [];
+  const widths = legend.map((text) => {
+    const t = el("text", {class: "lc-legend"}, svg); t.textContent = text;
+    const w = t.getComputedTextLength(); t.remove(); return w + 14;
+  });
+  const below = legend.length && M.l + title.getComputedTextLength() + 14 + widths.reduce((a, b) => a + b, 0) > W - M.r;
+  if (below) M.t += 16 * u;
+  const H = H0 * u + (below ? 16 * u : 0);
+  svg.setAttribute("height", H);
   const xs = c.x, n = xs.length;
   const vals = c.series.flatMap((s) => s.values).filter((v) => v !== null && !Number.isNaN(v) && (!c.log || v > 0));
   if (!n || !vals.length) {
@@ -87,19 +100,19 @@ function draw(box, c, width) {
   for (const t of (c.log ? logTicks(lo, hi) : niceTicks(lo, hi, 4))) {
     const y = Y(t);
     el("line", {x1: M.l, x2: M.l + iw, y1: y, y2: y, class: "lc-grid"}, g);
-    el("text", {x: M.l - 6, y: y + 4, "text-anchor": "end"}, g).textContent = fmt(t, c.y_format);
+    el("text", {x: M.l - 6, y: y + 4 * u, "text-anchor": "end"}, g).textContent = fmt(t, c.y_format);
   }
-  const xt = c.kind === "bars" ? xs.map((v, i) => [i, v]) : niceTicks(x0, x1, Math.max(2, Math.floor(iw / 70)))
+  const xt = c.kind === "bars" ? xs.map((v, i) => [i, v]) : niceTicks(x0, x1, Math.max(2, Math.floor(iw / (70 * u))))
       .filter((v) => Number.isInteger(v)).map((v) => [v, v]);
-  const every = Math.max(1, Math.ceil(xt.length / Math.max(1, Math.floor(iw / 34))));
+  const every = Math.max(1, Math.ceil(xt.length / Math.max(1, Math.floor(iw / (34 * u)))));
   xt.forEach(([at, label], i) => {
     if (i % every) return;
-    el("text", {x: X(at), y: M.t + ih + 16, "text-anchor": "middle"}, g).textContent = label.toLocaleString("en-US");
+    el("text", {x: X(at), y: M.t + ih + 16 * u, "text-anchor": "middle"}, g).textContent = label.toLocaleString("en-US");
   });
   el("line", {x1: M.l, x2: M.l + iw, y1: M.t + ih, y2: M.t + ih, class: "lc-base"}, g);
   el("text", {x: M.l + iw / 2, y: H - 4, "text-anchor": "middle", class: "lc-label"}, g).textContent = c.x_title;
-  el("text", {x: 12, y: M.t + ih / 2, "text-anchor": "middle", class: "lc-label",
-              transform: `rotate(-90 12 ${M.t + ih / 2})`}, g).textContent = c.y_title;
+  el("text", {x: 12 * u, y: M.t + ih / 2, "text-anchor": "middle", class: "lc-label",
+              transform: `rotate(-90 ${12 * u} ${M.t + ih / 2})`}, g).textContent = c.y_title;
   if (c.kind === "bars") {
     const s = c.series[0];
     s.values.forEach((v, i) => el("rect", {x: X(i) - band * 0.4, width: band * 0.8, y: Y(v), height: M.t + ih - Y(v),
@@ -114,7 +127,7 @@ function draw(box, c, width) {
     if (c.series.length > 1) {
       let lx = M.l + iw;
       [...c.series].reverse().forEach((s) => {
-        const t = el("text", {x: lx, y: 15, "text-anchor": "end", fill: s.color, class: "lc-legend"}, svg);
+        const t = el("text", {x: lx, y: (below ? 31 : 15) * u, "text-anchor": "end", fill: s.color, class: "lc-legend"}, svg);
         t.textContent = "— " + s.name; lx -= t.getComputedTextLength() + 14;
       });
     }

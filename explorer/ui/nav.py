@@ -14,7 +14,7 @@ import threading
 
 import streamlit as st
 
-from . import render
+from . import projector, render
 
 __all__ = ["run_app", "enter_page"]
 
@@ -37,11 +37,14 @@ def run_app() -> None:
         st.Page("pages/6_Fairness.py", title="Fairness", icon=":material/balance:"),
         st.Page("pages/7_Variants.py", title="Variants", icon=":material/science:"),
     ]
+    navigation = st.navigation(pages)
+    projector.start()  # the sidebar's switch sits under the navigation on every page
     _local.inside = True
     try:
-        st.navigation(pages).run()
+        navigation.run()
     finally:
         _local.inside = False
+    projector.keep_in_link()  # a page that wrote its link whole (the Class page's room) left it out
 
 
 def enter_page() -> None:

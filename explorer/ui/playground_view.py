@@ -20,7 +20,7 @@ from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
 from ..stages.units import display_to_bytes
-from . import catalog, charts, data, links, render, state, storage
+from . import catalog, charts, data, links, projector, render, state, storage
 from .catalog import Entry
 
 __all__ = [
@@ -333,7 +333,7 @@ def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
                 hide_index=True,
                 width="stretch",
             )
-            chart.altair_chart(length_histogram(counts), width="stretch")
+            chart.altair_chart(projector.altair_chart(length_histogram(counts)), width="stretch")
 
 
 def length_histogram(counts: Sequence[tuple[Sequence[int], int]]) -> alt.Chart:
@@ -626,7 +626,7 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
         )
         for name, t in (("character level", char_t), ("byte level", byte_t))
     }
-    st.altair_chart(charts.twin_chart(frames), width="stretch")
+    st.altair_chart(projector.altair_chart(charts.twin_chart(frames)), width="stretch")
     st.subheader("The playground's text, encoded by both")
     char_tok, byte_tok = char_t.tokenizer(), byte_t.tokenizer()
     for name, tok in (("Character level", char_tok), ("Byte level", byte_tok)):

@@ -463,7 +463,7 @@ def piece_preview(lines: Sequence[Sequence[str]]) -> str:
 def pair_rows(pairs, *, style: TokenStyle = PLAIN) -> str:
     """The pair-count table as HTML: the winner first (green, "next"), pairs tied with it
     (yellow, "tied"), then the rest in tie-break order. A plain table rather than a data grid:
-    it redraws in a few milliseconds on each step and scales with the "big text" toggle.
+    it redraws in a few milliseconds on each step and scales with the projector mode.
 
     >>> from explorer import PairStat
     >>> table = pair_rows([PairStat(0, 1, "e", "s", 9), PairStat(1, 2, "s", "<b>", 9), PairStat(2, 3, "l", "o", 7)])

@@ -34,7 +34,6 @@ __all__ = [
     "seed_replay_picker",
     "size_label",
     "sidebar",
-    "big_text_toggle",
     "gpt2_chars_toggle",
 ]
 
@@ -158,12 +157,6 @@ def size_input() -> None:
         st.error(render.md_text(st.session_state.pop(_SIZE_ERROR)))
 
 
-def big_text_toggle() -> None:
-    """Larger text for a projector (a view setting: training is untouched)."""
-    if st.toggle("Big text (projector)", key="w_big_text"):
-        st.html("<style>html{font-size:20px;}</style>")
-
-
 def gpt2_chars_toggle() -> None:
     """Byte-level tokens as GPT-2's stand-in characters (``Ġt``), as seed 003 and the files
     write them, instead of the text their bytes spell (a view setting: training is untouched)."""
@@ -189,7 +182,6 @@ def sidebar() -> None:
         st.caption("View (nothing is retrained)")
         state.widget_default("w_top_k", 10)
         st.selectbox("Pairs shown", PAIRS_SHOWN, key="w_top_k", help="Rows of the pair-count table.")
-        big_text_toggle()
         gpt2_chars_toggle()
 
 

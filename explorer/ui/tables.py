@@ -92,7 +92,7 @@ def history_rows(records: Sequence[StepRecord], current: int, *, newest_first: b
 
 def history_html(rows: Sequence[HistoryRow], *, style: TokenStyle = PLAIN) -> str:
     """History rows as an HTML table of chips: the step shown highlighted, steps trained past it
-    greyed. Five columns, so that it fits half a page at 1280x720 in big text too; the id and
+    greyed. Five columns, so that it fits half a page at 1280x720 in projector mode too; the id and
     the occurrences replaced are in the full grid (and the id in the new token's hover).
 
     >>> from explorer.bpe.config import make_config

@@ -41,7 +41,7 @@ from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
-from . import catalog, data, links, render, server, state
+from . import catalog, data, links, projector, render, server, state
 from . import variants_charts as charts
 
 __all__ = [
@@ -485,7 +485,11 @@ def headline_view(lab: Lab) -> None:
     """The headline cards, then the three tokenizers' held-out measures side by side."""
     st.html(render.headline_cards(headlines(lab)))
     for col, measure in zip(st.columns(2, gap="medium"), charts.MEASURES):
-        col.altair_chart(charts.measure_chart(lab, measure), width="stretch", height=charts.MEASURE_HEIGHT)
+        col.altair_chart(
+            projector.altair_chart(charts.measure_chart(lab, measure)),
+            width="stretch",
+            height=projector.chart_height(charts.MEASURE_HEIGHT),
+        )
 
 
 def describe_request(lab: Lab, request: Request) -> str:
@@ -552,7 +556,11 @@ def superwords_panel(lab: Lab) -> None:
     used on held-out text first)."""
     left, right = st.columns([3, 2], gap="medium")
     with left:
-        st.altair_chart(charts.curves_chart(lab), width="stretch", height=charts.CURVES_HEIGHT)
+        st.altair_chart(
+            projector.altair_chart(charts.curves_chart(lab)),
+            width="stretch",
+            height=projector.chart_height(charts.CURVES_HEIGHT),
+        )
         both = _both_ways(lab)
         if both:
             st.html(both)
