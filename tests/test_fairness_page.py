@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import unicodedata
 
 import pyarrow as pa
 import pytest
@@ -50,8 +51,16 @@ def dev_before(t: ParityTrainer, k: int) -> tuple[int, ...]:
     return t.initial_dev_tokens if k == 1 else t.records[k - 2].dev_tokens
 
 
+def set_apart(text: str) -> str:
+    """A token that holds right-to-left letters, in a right-to-left isolate (U+2067 … U+2069), as
+    issue 33 asks of every page: unicodedata's bidi classes, not the app's rule."""
+    rtl = any(unicodedata.bidirectional(ch) in ("R", "AL", "AN") for ch in text)
+    return f"\u2067{text}\u2069" if rtl else text
+
+
 def pair(r, show=shown) -> str:
-    return f"(‘{show(r.left)}’ + ‘{show(r.right)}’ → ‘{show(r.token)}’)"
+    left, right, token = (set_apart(show(t)) for t in (r.left, r.right, r.token))
+    return f"(‘{left}’ + ‘{right}’ → ‘{token}’)"
 
 
 def classical_sentence(t: ParityTrainer, k: int, names=NAMES, show=shown) -> str:

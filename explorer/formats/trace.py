@@ -428,8 +428,12 @@ def _agrees(data: dict, key: str, expected: dict, where: str) -> None:
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: the trace's 'pipeline' disagrees with its 'config': unit 'char' against 'byte'
+    >>> _agrees({"pipeline": {"unit": "char"}}, "vocab", {"reuse_ids": True}, "'config'")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: the trace's 'vocab' must be an object
     """
-    given = data[key]
+    given = data.get(key)  # a version 2 trace may have lost one of its parts
     _require(isinstance(given, dict), f"the trace's {key!r} must be an object")
     for name, value in expected.items():
         _require(
