@@ -515,7 +515,11 @@ def _moderate(b: Browser, url: str, teacher, presenter, code: str, students, nam
         box = teacher.get_by_role("combobox", name="Student")
         click(teacher, box, until=teacher.get_by_role("option").first, settle=0)  # the list opens
         option = teacher.get_by_role("option", name=name, exact=True)
-        click(teacher, option, until=teacher.get_by_role("combobox", name="Student"))
+        click(teacher, option, until=box)
+        # the choice's own rerun, not a follow rerun of the room's panel that began meanwhile: the
+        # box shows the name (a click on the tools before that rerun ends can be lost)
+        expect(box).to_have_value(re.compile("^" + re.escape(name)), timeout=FOLLOW_S * 1000)
+        idle(teacher, settle=0)
 
     # rename the hostile name: every leaderboard and its own header follow
     choose(HOSTILE)
