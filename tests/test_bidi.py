@@ -9,14 +9,12 @@ from __future__ import annotations
 import html
 import re
 
-import pytest
 from conftest import ROOT, train_html, unescaped
 from streamlit.testing.v1 import AppTest
+from test_token_display import rooms  # noqa: F401  (the fixture: rooms of the test's own)
 
 from explorer import corpus_config, make_config, train
-from explorer.serving.rooms import Limits, SqliteRooms
-from explorer.serving.store import SqliteStore
-from explorer.ui import class_view, render, tables
+from explorer.ui import render, tables
 from explorer.ui.explain import explain
 from explorer.ui.state import CorpusChoice
 
@@ -179,15 +177,6 @@ def test_the_train_and_playground_pages_set_every_hebrew_token_and_word_apart():
     assert trace["tokens after"].iloc[-1] == isolated("·שלום")
     assert all(bare_rtl(unescaped(c.value)) == [] for c in at.caption)  # the lineage's caption names the token
     assert not at.exception, at.exception
-
-
-@pytest.fixture()
-def rooms(tmp_path, monkeypatch):
-    """Rooms of the test's own, in place of the process's."""
-    made = SqliteRooms(SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24), limits=Limits(rooms=2, members=3))
-    monkeypatch.setattr(class_view, "_rooms", [made])
-    yield made
-    made.close()
 
 
 def test_the_class_page_sets_hebrew_options_answers_and_names_apart(rooms):
