@@ -255,6 +255,21 @@ def lesson(chromium, a: str, b: str, text: bytes) -> tuple:
     return teacher, student, code
 
 
+def every_write_kept(rooms, code: str, text: bytes) -> None:
+    """What any process finds in the store afterwards: the room at step 1, its member, the
+    revealed answer and the uploaded corpus (``rooms`` is closed after)."""
+    try:
+        room = rooms.get(code)
+        assert room is not None and room.step == 1
+        assert [m.name for m in rooms.members(code)] == ["Ana"]
+        assert [(a.value, q.state) for q in rooms.questions(code) for a in rooms.answers(code, q.qid)] == [
+            (0, "revealed")
+        ]
+        assert rooms.store.get(hashlib.sha256(text).hexdigest()).data == text
+    finally:
+        rooms.close()
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -284,18 +299,7 @@ def test_two_sqlite_servers_an_operators_shell_and_a_restart_lose_no_room_member
             teacher.context.close()
             student.context.close()
         assert "Traceback" not in servers.logs(), servers.logs()[-3000:]
-    # what any process finds in the store afterwards: every write of both servers
-    rooms = SqliteRooms(SqliteStore(data, cap_bytes=MIB, session_quota=MIB), limits=Limits())
-    try:
-        room = rooms.get(code)
-        assert room is not None and room.step == 1
-        assert [m.name for m in rooms.members(code)] == ["Ana"]
-        assert [(a.value, q.state) for q in rooms.questions(code) for a in rooms.answers(code, q.qid)] == [
-            (0, "revealed")
-        ]
-        assert rooms.store.get(hashlib.sha256(text).hexdigest()).data == text
-    finally:
-        rooms.close()
+    every_write_kept(SqliteRooms(SqliteStore(data, cap_bytes=MIB, session_quota=MIB), limits=Limits()), code, text)
 
 
 @pytest.mark.browser
@@ -350,17 +354,7 @@ def test_two_redis_servers_heal_when_redis_stops_mid_class_and_a_restart_loses_n
                     if page is not None:
                         page.context.close()
             assert "Traceback" not in servers.logs(), servers.logs()[-3000:]
-        rooms = RedisRooms(RedisStore(url, cap_bytes=MIB, session_quota=MIB), limits=Limits())
-        try:
-            room = rooms.get(code)
-            assert room is not None and room.step == 1
-            assert [m.name for m in rooms.members(code)] == ["Ana"]
-            assert [(a.value, q.state) for q in rooms.questions(code) for a in rooms.answers(code, q.qid)] == [
-                (0, "revealed")
-            ]
-            assert rooms.store.get(hashlib.sha256(text).hexdigest()).data == text
-        finally:
-            rooms.close()
+        every_write_kept(RedisRooms(RedisStore(url, cap_bytes=MIB, session_quota=MIB), limits=Limits()), code, text)
     finally:
         if redis is not None:
             redis.__exit__(None, None, None)
