@@ -435,6 +435,7 @@ def _agrees(data: dict, key: str, expected: dict, where: str) -> None:
     """
     given = data.get(key)  # a version 2 trace may have lost one of its parts
     _require(isinstance(given, dict), f"the trace's {key!r} must be an object")
+    assert isinstance(given, dict)
     for name, value in expected.items():
         _require(
             given.get(name) == value,
