@@ -81,7 +81,7 @@ def test_an_option_tied_with_the_merged_pair_scores_and_the_reveal_says_the_tie_
     assert re.findall(r"<td>(Ana|Bo|Cy)</td><td>(\d+)</td>", board) == [("Ana", "1"), ("Bo", "1"), ("Cy", "0")]
 
 
-@pytest.mark.parametrize("corpus", ["udhr_hi.txt", "udhr_ko.txt"])
+@pytest.mark.parametrize("corpus", ["udhr_hi.txt", "udhr_ko.txt", "udhr_zh_hans.txt"])
 def test_byte_level_options_read_as_text_where_the_merge_completes_a_character(corpus):
     truth = trained(corpus)
 
