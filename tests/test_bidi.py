@@ -11,9 +11,13 @@ import re
 
 from conftest import ROOT, train_html, unescaped
 from streamlit.testing.v1 import AppTest
-from test_token_display import rooms  # noqa: F401  (the fixture: rooms of the test's own)
+from test_class_page import student as joined
+from test_token_display import (
+    rooms,  # noqa: F401  (the fixture: rooms of the test's own)
+    stepped,
+)
 
-from explorer import corpus_config, make_config, train
+from explorer import make_config, train
 from explorer.ui import render, tables
 from explorer.ui.explain import explain
 from explorer.ui.state import CorpusChoice
@@ -105,21 +109,12 @@ def test_the_history_grid_sets_each_token_of_a_pair_apart():
 def hebrew_session(steps: int, *, file_name: str | None = None) -> AppTest:
     """A session on the Hebrew text (pasted, or uploaded as ``file_name``), hf-course, ``steps``
     merges made on the Train page."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     corpus = (
         CorpusChoice(samples=(), uploads=((file_name, HEBREW),))
         if file_name
         else CorpusChoice(samples=(), pasted=HEBREW)
     )
-    at.session_state["corpus_choice"] = corpus
-    at.session_state["preset_name"] = "hf-course"
-    at.session_state["config"] = corpus_config("hf-course")
-    at.run()
-    at.switch_page("pages/2_Train.py").run()
-    for _ in range(steps):
-        at.button(key="step").click().run()
-    assert not at.exception, at.exception
-    return at
+    return stepped(corpus, "hf-course", steps)
 
 
 RTL_TEXT = re.compile(r"[\u0590-\u05ff\u0600-\u06ff]")
@@ -186,13 +181,7 @@ def test_the_class_page_sets_hebrew_options_answers_and_names_apart(rooms):
     code = teacher.query_params["room"]
     code = code[0] if isinstance(code, list) else code
     teacher.button(key="class_step").click().run()
-    student = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    student.run()
-    student.switch_page("pages/5_Class.py")
-    student.query_params["room"] = code
-    student.run()
-    student.text_input(key="w_class_name").input("נועה").run()
-    student.button(key="class_join").click().run()
+    student = joined(code, "נועה")
     assert not student.exception, student.exception
     teacher.run().button(key="class_ask_merge").click().run()
     student.run()
@@ -202,13 +191,7 @@ def test_the_class_page_sets_hebrew_options_answers_and_names_apart(rooms):
     row = next(m.value for m in student.markdown if "you are" in m.value)
     assert f"you are **{isolated('נועה')}**" in row
     # a second נועה is told her name is taken, each name quoted apart from the sentence
-    twin = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    twin.run()
-    twin.switch_page("pages/5_Class.py")
-    twin.query_params["room"] = code
-    twin.run()
-    twin.text_input(key="w_class_name").input("נועה").run()
-    twin.button(key="class_join").click().run()
+    twin = joined(code, "נועה")
     note = unescaped(twin.info[0].value)
     assert note.startswith(f"The name “{isolated('נועה')}” is already in this room") and note.endswith(
         f"you are “{isolated('נועה 2')}”."

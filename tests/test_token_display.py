@@ -12,6 +12,7 @@ import re
 import pytest
 from conftest import ROOT, open_tab, train_html, unescaped
 from streamlit.testing.v1 import AppTest
+from test_class_page import student as joined
 
 from explorer import corpus_config
 from explorer.serving.rooms import Limits, SqliteRooms
@@ -66,10 +67,15 @@ def assert_shown_literally(at: AppTest, where: str, *, tokens: tuple[str, ...] =
 # ---- a session trained on the markup corpus ----------------------------------------------------
 def trained(steps: int = 10) -> AppTest:
     """A session on the pasted markup corpus with the sennrich preset, ``steps`` merges made."""
+    return stepped(CorpusChoice(samples=(), pasted=TEXT), "sennrich", steps)
+
+
+def stepped(corpus: CorpusChoice, preset: str, steps: int) -> AppTest:
+    """A session on ``corpus`` with ``preset``, ``steps`` merges made on the Train page."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted=TEXT)
-    at.session_state["preset_name"] = "sennrich"
-    at.session_state["config"] = corpus_config("sennrich")
+    at.session_state["corpus_choice"] = corpus
+    at.session_state["preset_name"] = preset
+    at.session_state["config"] = corpus_config(preset)
     at.run()
     at.switch_page("pages/2_Train.py").run()
     for _ in range(steps):
@@ -134,13 +140,7 @@ def test_the_class_page_shows_markup_tokens_as_text_in_its_questions(rooms):
     code = code[0] if isinstance(code, list) else code
     for _ in range(7):  # the next merge is '$' + 'x', tied with 'x' + '$' and '$' + '</w>'
         teacher.button(key="class_step").click().run()
-    student = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    student.run()
-    student.switch_page("pages/5_Class.py")
-    student.query_params["room"] = code
-    student.run()
-    student.text_input(key="w_class_name").input("Ana").run()
-    student.button(key="class_join").click().run()
+    student = joined(code, "Ana")
     assert_shown_literally(student, "Class, following", tokens=("<b>x</b>",))
     teacher.run().button(key="class_ask_merge").click().run()
     student.run()  # the options as buttons (Markdown labels)
