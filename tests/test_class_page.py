@@ -39,9 +39,11 @@ def param(at: AppTest, name: str) -> str | None:
     return value[0] if isinstance(value, list) else value
 
 
-def teacher(corpus: str = CORPUS) -> tuple[AppTest, str, str]:
+def teacher(corpus: str | CorpusChoice = CORPUS) -> tuple[AppTest, str, str]:
+    """A teacher's session that started a room on ``corpus`` (a sample's name, or a choice): it,
+    the room's code and the teacher key its session keeps."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,)) if isinstance(corpus, str) else corpus
     at.run()
     at.switch_page(PAGE).run()
     at.button(key="class_start").click().run()
@@ -221,14 +223,7 @@ def test_a_room_on_an_uploaded_corpus_gives_students_its_merges():
 
     text = "low lower lowest newer newest wider widest " * 50
     digest = default_store().put(text.encode(), kind="corpus", name="mine.txt")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(
-        samples=(), uploads=(("mine.txt", text),), upload_refs=(f"upload:{digest}",)
-    )
-    at.run()
-    at.switch_page(PAGE).run()
-    at.button(key="class_start").click().run()
-    code = param(at, "room")
+    at, code, _key = teacher(CorpusChoice(samples=(), uploads=(("mine.txt", text),), upload_refs=(f"upload:{digest}",)))
     assert class_view.rooms().get(code).view["corpus"] == f"upload:{digest}"
     at.button(key="class_step10").click().run()
     s = student(code, "Ana")
@@ -312,14 +307,7 @@ def test_stepping_past_the_end_of_a_short_training_stops_at_its_last_merge(monke
     made = limited_rooms(monkeypatch, tmp_path, Limits())
     text = "aaab abab"
     digest = made.store.put(text.encode(), kind="corpus", name="tiny.txt")
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.session_state["corpus_choice"] = CorpusChoice(
-        samples=(), uploads=(("tiny.txt", text),), upload_refs=(f"upload:{digest}",)
-    )
-    at.run()
-    at.switch_page(PAGE).run()
-    at.button(key="class_start").click().run()
-    code = param(at, "room")
+    at, code, _key = teacher(CorpusChoice(samples=(), uploads=(("tiny.txt", text),), upload_refs=(f"upload:{digest}",)))
     config = corpus_config("gpt2")
     truth = Trainer(count_words((text,), config), config)
     merges = len(truth.run().records)
