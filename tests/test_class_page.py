@@ -169,6 +169,30 @@ def test_a_question_hides_the_pair_table_until_the_reveal_and_scores_the_right_p
     assert "Green: merges next" in panels_text(ana)
 
 
+def test_a_rerun_carrying_a_students_label_from_before_a_hide_keeps_the_tools_on_that_student():
+    at, code, _ = teacher()
+    student(code, "Ada")
+    student(code, "Cyd")
+    at.run()
+    box = at.selectbox(key="w_class_mod_member")
+    cyd = next(v for v in box.options if "Cyd" in v)  # the box's options are shown as labels
+    box.set_value(next(i for i in at.session_state["class_mod_members"] if box.format_func(i) == cyd)).run()
+    at.button(key="class_mod_hide").click().run()
+    assert at.selectbox(key="w_class_mod_member").value == at.session_state["class_mod_member"]
+    assert [b.label for b in at.button if b.key == "class_mod_show"] == ["Show the name"]
+    # a follow rerun that left the browser before the hide's answer came back sends the box's label
+    # as it was drawn then ("Cyd"), which names no option now: AppTest sends a value's label, and
+    # the label of a value that is no member is "(gone)"
+    stale = at.selectbox(key="w_class_mod_member")
+    stale.options.append("(gone)")
+    stale.set_value("Cyd").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="w_class_mod_member").format_func(at.session_state["class_mod_member"]) == (
+        "Cyd · hidden on the leaderboard"
+    )
+    assert [b.label for b in at.button if b.key == "class_mod_show"] == ["Show the name"]
+
+
 def test_a_token_count_question_reveals_after_its_merges_with_the_engines_count():
     t, code, _ = teacher()
     s = student(code, "Ana")
