@@ -54,7 +54,7 @@ __all__ = [
 # live with Pipeline and are re-exported here.
 AlphabetName = Literal["present", "full-bytes"]
 AlphabetOrderName = Literal["sorted", "first-seen", "byte"]
-TieBreakName = Literal["first-seen", "hf", "subword-nmt"]
+TieBreakName = Literal["first-seen", "hf", "subword-nmt", "bytes"]
 SpecialsInTextName = Literal["split", "text", "refuse"]
 DropoutStyleName = Literal["retry", "once"]
 
@@ -71,6 +71,7 @@ TIE_BREAKS: dict[str, str] = {
     "first-seen": "the pair seen first in the corpus wins (Python's max over a dict: seeds, minbpe)",
     "hf": "the pair with the smallest (left id, right id) wins (HF tokenizers' BpeTrainer)",
     "subword-nmt": "the lexicographically largest pair wins (subword-nmt's max over (count, pair))",
+    "bytes": "the pair with the greatest (left bytes, right bytes) wins (Stanford CS336's BPE assignment)",
 }
 
 SPECIALS_IN_TEXT: dict[str, str] = {

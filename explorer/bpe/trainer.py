@@ -35,7 +35,7 @@ from typing import Generic, Self, TypeVar
 
 from ..errors import ConfigError
 from ..stages.pipeline import Pipeline, count_words, count_words_and_superwords, word_symbols
-from ..stages.units import BYTE_TO_UNICODE, byte_alphabet
+from ..stages.units import BYTE_TO_UNICODE, byte_alphabet, display_to_bytes
 from . import budget as _budget
 from .budget import Budget, BudgetError
 from .config import EncodeOptions, TrainerConfig, superword_config
@@ -80,6 +80,17 @@ def _neg_str_key(s: str) -> tuple[int, ...]:
     ['b', 'ab', 'a']
     """
     return (*(-ord(c) for c in s), 1)
+
+
+def _neg_bytes_key(b: bytes) -> tuple[int, ...]:
+    """Sort key that orders byte strings in *descending* order under ascending sort (CS336's
+    rule compares tokens as bytes: a space, 0x20, sorts below letters, unlike its GPT-2
+    character Ġ, U+0120).
+
+    >>> sorted([b" a", b"a", b"ab"], key=_neg_bytes_key)
+    [b'ab', b'a', b' a']
+    """
+    return (*(-x for x in b), 1)
 
 
 def symbol_sequences(words: Sequence[str], config: TrainerConfig) -> tuple[list, list[str]]:
@@ -523,11 +534,16 @@ class Trainer(Stepping[StepRecord]):
         if rule == "hf":
             r = self._hf_rank
             return r[pair >> PAIR_SHIFT] << PAIR_SHIFT | r[pair & PAIR_MASK]
+        # the greatest (left, right) wins: as strings (subword-nmt) or as bytes (CS336)
         neg = self._neg_keys
         left, right = pair >> PAIR_SHIFT, pair & PAIR_MASK
         for t in (left, right):
             if t not in neg:
-                neg[t] = _neg_str_key(self._vocab.tokens[t])
+                token = self._vocab.tokens[t]
+                if rule == "bytes":
+                    neg[t] = _neg_bytes_key(display_to_bytes(token) if self.config.unit == "byte" else token.encode())
+                else:
+                    neg[t] = _neg_str_key(token)
         return (neg[left], neg[right])
 
     def _heap_of(self, pair: int) -> list[int]:

@@ -12,6 +12,7 @@ _TIE_RULES = {
     "first-seen": "it occurs first in the corpus (first-seen)",
     "hf": "it has the smallest pair of token ids (HF)",
     "subword-nmt": "it sorts last alphabetically (subword-nmt)",
+    "bytes": "its bytes sort last, left token first (CS336)",
 }
 
 
