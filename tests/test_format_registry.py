@@ -140,7 +140,9 @@ def test_each_kind_is_tried_at_one_place_and_every_file_set_is_made_of_kinds_def
         ("vocab.json", b'{"model": 0, "pat_str": 1}', "vocab-json"),  # tokens named like keys
         ("tokenizer.json", b'{"model": {}, "pat_str": "x"}', "hf"),  # before the tiktoken JSON
         ("t.json", b'{"pat_str": "x"}', "tiktoken-meta"),
-        ("x.model", b"step,left\n", "minbpe-model"),  # by its name, before the CSV
+        ("x.model", b"minbpe v1\n\n0\n", "minbpe-model"),
+        ("tokenizer.model", b"IQ== 0\nIg== 1\n", "tiktoken"),  # by content, not name: Llama 3's ranks
+        ("x.model", b"step,left\n", "csv"),
         ("merges.csv", b"IQ== 0\n", "csv"),  # by its name, before a rank line
         ("ranks.txt", b"IQ== 0\nIg== 1\n", "tiktoken"),
         ("codes.txt", b"#version: 0.2\na b -> ab\n", "merges"),  # '#' first, before arrows

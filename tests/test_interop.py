@@ -594,7 +594,7 @@ def test_a_file_that_is_not_utf8_is_refused_naming_the_file_and_byte(name, fmt, 
     files = dict(exported(name, fmt))
     at = files[file].index(b"\n", len(files[file]) // 3) + 1  # a line's start: no character is cut
     files[file] = files[file][:at] + b"\xff\xfe" + files[file][at:]
-    assert refused(files) == f"{file} is not UTF-8 text (byte {at})"
+    assert refused(files).startswith(f"{file} is not UTF-8 text (byte {at})")
 
 
 # any bytes, and valid exports cut short, with lines dropped, repeated or swapped, bytes changed,

@@ -78,6 +78,10 @@ class HealthReport:
     reference_tokens: int | None = None  # tokens of the reference text
     examples: dict[Kind, tuple[TokenNote, ...]] = field(default_factory=dict)
     removed: tuple[int, ...] = ()  # PickyBPE's removed tokens: out of the vocabulary, not scanned
+    # a rank table's tokens that merging their own bytes never makes (``Tokenizer.made_whole``),
+    # by what tiktoken does with them: given for a piece that is the token whole, or never
+    whole_piece_only: tuple[int, ...] = ()
+    never_made: tuple[int, ...] = ()
 
     def as_dict(self) -> dict:
         """The CLI's JSON: ``tokens``, the unreachable ids, counts of the other kinds, then the rest.
@@ -89,8 +93,16 @@ class HealthReport:
 
         >>> list(HealthReport(3, (), (), None, 0, removed=(5, 9)).as_dict())[:5]
         ['tokens', 'unreachable', 'partial_utf8', 'unused', 'removed']
+
+        A rank table's tokens that are not one merge of two lower-ranked tokens are said apart
+        too, by what tiktoken does with them:
+
+        >>> HealthReport(3, (7,), (), None, 0, whole_piece_only=(5,), never_made=(7,)).as_dict()["not_one_merge"]
+        {'whole_piece_only': [5], 'never': [7]}
         """
-        removed = {"removed": list(self.removed)} if self.removed else {}
+        removed: dict[str, object] = {"removed": list(self.removed)} if self.removed else {}
+        if self.whole_piece_only or self.never_made:
+            removed["not_one_merge"] = {"whole_piece_only": list(self.whole_piece_only), "never": list(self.never_made)}
         return {
             "tokens": self.tokens,
             "unreachable": list(self.unreachable),
@@ -124,6 +136,7 @@ def scan(tokenizer: Tokenizer, *, reference: str | None = None) -> HealthReport:
     partial = tuple(i for i, text in zip(ids, decoded) if isinstance(text, int))
     own = _own_encodings(tokenizer, ids, data, decoded)
     unreachable = tuple(i for i in ids if own[i] != (i,))
+    not_merges = [i for i in ids if tokenizer.made_whole(i)] if tokenizer.rules == "tiktoken" else []
     unused: tuple[int, ...] | None = None
     reference_tokens = None
     if reference is not None:
@@ -145,6 +158,8 @@ def scan(tokenizer: Tokenizer, *, reference: str | None = None) -> HealthReport:
         reference_tokens=reference_tokens,
         examples=examples,
         removed=tuple(sorted(removed)),
+        whole_piece_only=tuple(i for i in not_merges if own[i] == (i,)),
+        never_made=tuple(i for i in not_merges if own[i] != (i,)),
     )
 
 
@@ -210,7 +225,10 @@ def _pieces_of(tok: Tokenizer, texts: Iterable[str]) -> Iterable[list[str]]:
         pattern = PATTERNS_COMPILED.get(cfg.pretokenizer)
         if pattern is not None:  # a built-in regex: each token's text in one findall (in C)
             return map(pattern.findall, texts)
-        return iter_piece_texts(texts, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern)
+        if cfg.pattern is None:
+            return iter_piece_texts(texts, pretokenizer=cfg.pretokenizer, pattern=cfg.pattern)
+    # a custom regex (an imported table's own, Llama 3's): its time budget is per text, as when
+    # encoding one; one budget for 128,000 tokens' texts would run out on a busy machine
     return (list(tok.piece_texts(t)) for t in texts)
 
 

@@ -16,18 +16,23 @@ from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
 from ..stages.markers import strip_markers
+from .health import encode_own_text
 
-__all__ = ["Lineage", "KeywordInContext", "lineage", "walk", "token_surface", "keyword_in_context"]
+__all__ = ["Lineage", "KeywordInContext", "lineage", "not_one_merge", "walk", "token_surface", "keyword_in_context"]
 
 
 class Lineage(NamedTuple):
-    """A token and the two tokens its merge joined (None for alphabet symbols and specials)."""
+    """A token and the two tokens its merge joined (None for alphabet symbols and specials, and
+    for a rank table's token that is not one merge of two lower-ranked tokens: ``whole``)."""
 
     id: int
     token: str
     rank: int | None
     left: Lineage | None
     right: Lineage | None
+    # a rank table's token that merging its own bytes never makes (Tokenizer.made_whole): it has a
+    # rank but no merge to show, and none is made up
+    whole: bool = False
 
 
 def lineage(tok: Tokenizer, token_id: int) -> Lineage:
@@ -38,12 +43,48 @@ def lineage(tok: Tokenizer, token_id: int) -> Lineage:
     >>> tree = lineage(tok, tok.token_to_id("low"))
     >>> tree.token, tree.rank, tree.left.token, tree.right.token, tree.left.left.token
     ('low', 1, 'lo', 'w', 'l')
+
+    A rank table's token that is not one merge stops the tree (Llama 3's ``b"ektedir"``):
+
+    >>> from explorer.bpe.ranks import tokenizer_from_ranks
+    >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"de", b"cd", b"abcd", b"abcde"]
+    >>> lineage(tokenizer_from_ranks(table, pretokenizer="none"), 260)
+    Lineage(id=260, token='abcde', rank=4, left=None, right=None, whole=True)
     """
     rank = tok.merge_rank(token_id)
     if rank is None:
         return Lineage(token_id, tok.id_to_token(token_id), None, None, None)
+    if tok.made_whole(token_id):
+        return Lineage(token_id, tok.id_to_token(token_id), rank, None, None, whole=True)
     a, b = tok.merges[rank]
     return Lineage(token_id, tok.id_to_token(token_id), rank, lineage(tok, a), lineage(tok, b))
+
+
+def not_one_merge(tok: Tokenizer, token_id: int) -> str | None:
+    """For a rank table's token that is not one merge of two lower-ranked tokens
+    (``Tokenizer.made_whole``), what tiktoken does with it, in a sentence (the health scan's
+    rule: its own text encoded); None for any other token.
+
+    >>> from explorer.bpe.ranks import tokenizer_from_ranks
+    >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"de", b"cd", b"abcd", b"abcde"]
+    >>> tok = tokenizer_from_ranks(table, pretokenizer="none")
+    >>> print(not_one_merge(tok, 260))
+    not one merge of two lower-ranked tokens: merging its bytes by the ranks below its own ends in 3 parts; tiktoken gives it only for a piece that is this token whole
+    >>> not_one_merge(tok, 259) is None
+    True
+    """
+    if not tok.made_whole(token_id):
+        return None
+    rank = tok.merge_rank(token_id)
+    assert rank is not None  # made_whole holds for merged tokens only
+    parts = len(tok.truncate(rank).encode_bytes(tok.token_bytes(token_id)))
+    own = encode_own_text(tok, token_id)
+    fate = (
+        "tiktoken gives it only for a piece that is this token whole"
+        if own == (token_id,)
+        else f"tiktoken never gives it (its own text encodes as {len(own)} tokens)"
+    )
+    return f"not one merge of two lower-ranked tokens: merging its bytes by the ranks below its own ends in {parts} parts; {fate}"
 
 
 def walk(tree: Lineage) -> Iterator[Lineage]:

@@ -59,15 +59,25 @@ def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[b
     return lowest_first([token[i : i + 1] for i in range(len(token))], ranks.get, joined=True, below=max_rank)
 
 
-def recover_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
+def recover_merges(tokens: Sequence[bytes], *, strict: bool = True) -> list[tuple[int, int]]:
     """The merge that made each token of rank 256 and up, as (left rank, right rank).
 
     Most tokens split into two lower-ranked tokens in one way only, and then that split is
     the merge; the others run :func:`bpe_parts`.
 
+    A table need not be made by merges: tiktoken merges any two neighbours whose bytes joined
+    are a token, lowest rank first, so a token may be one that merging its own bytes never
+    reaches (Llama 3's ``b"ektedir"``: its bytes merge into three parts below its rank).
+    ``strict`` refuses such a token; otherwise it is recorded by its first split into two
+    lower-ranked tokens: a rule tiktoken does apply (those two neighbours merge into it), not
+    how its own bytes are merged, which :func:`own_merge` tells.
+
     >>> singles = [bytes([b]) for b in range(256)]
     >>> recover_merges(singles + [b"bc", b"ab", b"abc", b"abcabc"])
     [(98, 99), (97, 98), (97, 256), (258, 258)]
+    >>> table = singles + [b"ab", b"de", b"cd", b"abcd", b"abcde"]
+    >>> recover_merges(table, strict=False)[-1]  # abcd + e, though "abcde"'s bytes merge to ab, c, de
+    (259, 101)
     """
     if len(tokens) < 256 or any(len(t) != 1 for t in tokens[:256]) or len(set(tokens[:256])) != 256:
         raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
@@ -90,13 +100,28 @@ def recover_merges(tokens: Sequence[bytes]) -> list[tuple[int, int]]:
                     found = (a, b)
         if several:
             parts = bpe_parts(token, rank, r)
-            if len(parts) != 2:
+            if len(parts) == 2:
+                found = (rank[parts[0]], rank[parts[1]])
+            elif strict:
                 raise FormatError(f"token of rank {r} ({token!r}) is not one merge of two lower-ranked tokens")
-            found = (rank[parts[0]], rank[parts[1]])
+            else:
+                found = _first_split(token, rank, r)
         if found is None:
-            raise FormatError(f"token of rank {r} ({token!r}) cannot be split into two lower-ranked tokens")
+            raise FormatError(
+                f"token of rank {r} ({token!r}) cannot be split into two lower-ranked tokens: tiktoken takes "
+                "it only as a whole piece, and a table with such a token cannot be opened here"
+            )
         merges.append(found)
     return merges
+
+
+def _first_split(token: bytes, rank: Mapping[bytes, int], r: int) -> tuple[int, int]:
+    """The first split of a token into two tokens of rank below ``r`` (one exists)."""
+    for i in range(1, len(token)):
+        a, b = rank.get(token[:i], r), rank.get(token[i:], r)
+        if a < r and b < r:
+            return a, b
+    raise AssertionError("a token of several splits has one")  # pragma: no cover
 
 
 def merges_file(tokens: Sequence[bytes], *, source: str) -> str:
@@ -156,12 +181,13 @@ def tokenizer_from_merges(
     special_ids: Mapping[str, int] | None = None,
     leading: Sequence[str] = (),
     own_merges_suffice: bool = False,
+    blank_ids: Sequence[int] = (),
 ) -> Tokenizer:
     """A byte-level tokenizer of a rank table given by its 256 single bytes (in rank order) and
     its merges (rank 256 + k = merges[k], two lower ranks), with tiktoken's encoding rules: its
     ids are the ranks. ``leading`` special tokens take the ids before the table's (a table whose
-    ranks start at ``len(leading)``); ``special_ids`` are those past it. ``own_merges_suffice``:
-    see ``Tokenizer``.
+    ranks start at ``len(leading)``); ``special_ids`` are those past it. ``own_merges_suffice``
+    and ``blank_ids`` (ranks of the empty token, past the others): see ``Tokenizer``.
 
     >>> singles = [bytes([b]) for b in range(256)]
     >>> tok = tokenizer_from_merges(singles, [(97, 98), (256, 256)], pretokenizer="none")
@@ -185,6 +211,7 @@ def tokenizer_from_merges(
         special_ids=special_ids,
         rules="tiktoken",
         own_merges_suffice=own_merges_suffice,
+        blank_ids=blank_ids,
     )
     if len(tok.vocab) != 256 + shift + len(merges):  # a merge made a token already there: its id was reused
         k = next(k for k, i in enumerate(tok.merged_ids) if i != 256 + shift + k)
@@ -204,15 +231,27 @@ def tokenizer_from_ranks(
     leading: Sequence[str] = (),
 ) -> Tokenizer:
     """A byte-level tokenizer whose ids are the table's ranks, with recovered merges and
-    tiktoken's encoding rules (``tokenizer_from_merges``).
+    tiktoken's encoding rules (``tokenizer_from_merges``). A token that merging its own bytes
+    never reaches is kept (``recover_merges(strict=False)``); tiktoken's rules merge by the
+    tokens' bytes, so its ids are tiktoken's all the same. An empty token (Whisper's last rank)
+    must be the last: it stands for no bytes (``Tokenizer``'s ``blank_ids``).
 
-    >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab"], pretokenizer="none")
-    >>> tok.encode("ababab"), tok.tokens(tok.merges[1])
-    ([257, 256], ['ab', 'ab'])
+    >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab", b""], pretokenizer="none")
+    >>> tok.encode("ababab"), tok.tokens(tok.merges[1]), tok.decode_bytes([258]), tok.n_vocab
+    ([257, 256], ['ab', 'ab'], b'', 259)
     """
+    blank: list[int] = []
+    if tokens and tokens[-1] == b"":
+        tokens = tokens[:-1]
+        blank = [len(tokens) + len(leading)]
+    if b"" in tokens:
+        raise FormatError(
+            f"rank {list(tokens).index(b'') + len(leading)} is the empty token: only the last rank may be empty"
+        )
     return tokenizer_from_merges(
         tokens[:256],
-        recover_merges(tokens),
+        recover_merges(tokens, strict=False),
+        blank_ids=blank,
         pretokenizer=pretokenizer,
         pattern=pattern,
         special_ids=special_ids,

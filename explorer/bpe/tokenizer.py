@@ -113,6 +113,7 @@ class Tokenizer:
         special_ids: Mapping[str, int] | None = None,
         rules: EncodingRules = "merges",
         own_merges_suffice: bool = False,
+        blank_ids: Sequence[int] = (),
         config: TrainerConfig | None = None,
         alphabet: Sequence[str] | None = None,
         merges: Sequence[tuple[int, int]] | None = None,
@@ -130,7 +131,11 @@ class Tokenizer:
         (true of a table whose every token its merges rebuild, as the bundled tables', which the
         tests check). Then the only splits of a token that ever meet are its own merge's, and
         looking neighbours up by id pair among the merges gives tiktoken's ids, faster than by
-        their joined texts."""
+        their joined texts.
+
+        ``blank_ids`` are ids past the vocabulary that stand for no bytes at all: a rank table's
+        empty token (Whisper's ``.tiktoken`` files end with ``= 50256``, base64 of nothing).
+        tiktoken keeps such a rank, decodes it to ``b""`` and never encodes to it; so do we."""
         if config is not None:
             if pipeline is not None or vocab is not None:
                 raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
@@ -182,8 +187,11 @@ class Tokenizer:
         # every special token -> its id: the leading ones (the vocab's) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in vocab.special_tokens}
+        self._blank = frozenset(map(int, blank_ids))
+        if any(i < len(self._tokens) for i in self._blank):
+            raise ConfigError(f"an empty token needs an id past the vocabulary, not {min(self._blank)}")
         for tok, i in (special_ids or {}).items():
-            if not tok or tok in self.special_ids or i in self._trailing or i < len(self._tokens):
+            if not tok or tok in self.special_ids or i in self._trailing or i < len(self._tokens) or i in self._blank:
                 raise ConfigError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
             self.special_ids[tok] = int(i)
             self._trailing[int(i)] = tok
@@ -192,7 +200,7 @@ class Tokenizer:
         self.unk_id: int = (
             self._ids[encoding.unk_token]
             if encoding.unk_token in vocab.special_tokens
-            else max([len(self._tokens), *(i + 1 for i in self._trailing)])
+            else max([len(self._tokens), *(i + 1 for i in self._trailing), *(i + 1 for i in self._blank)])
         )
         if pipeline.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
@@ -303,8 +311,13 @@ class Tokenizer:
 
     @property
     def n_vocab(self) -> int:
-        """One past the largest id, special tokens included (tiktoken's ``n_vocab``)."""
-        return max([len(self._tokens), *(i + 1 for i in self._trailing)])
+        """One past the largest id, special tokens and empty tokens included (tiktoken's ``n_vocab``)."""
+        return max([len(self._tokens), *(i + 1 for i in self._trailing), *(i + 1 for i in self._blank)])
+
+    @property
+    def blank_ids(self) -> frozenset[int]:
+        """Ids that stand for no bytes (a rank table's empty token): decoded, never encoded to."""
+        return self._blank
 
     @property
     def num_merges(self) -> int:
@@ -326,6 +339,29 @@ class Tokenizer:
             return rank if 0 <= rank < len(self.merges) else None
         return self._rank_of.get(token_id)
 
+    def made_whole(self, token_id: int) -> bool:
+        """True for a merged token that merging its own bytes never makes: with tiktoken's rules a
+        rank table need not be made by merges (Llama 3's ``b"ektedir"``: its bytes merge, by the
+        ranks below its own, into three parts). Its recorded merge is then one split that
+        tiktoken would merge into it, not where it comes from; tiktoken makes it from a piece
+        that is the token whole, or never (``analysis.health.scan`` says which).
+
+        >>> from .ranks import tokenizer_from_ranks
+        >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"de", b"cd", b"abcd", b"abcde"]
+        >>> tok = tokenizer_from_ranks(table, pretokenizer="none")
+        >>> tok.made_whole(260), tok.made_whole(259), tok.made_whole(97)
+        (True, False, False)
+        >>> tok.encode("abcde"), tok.encode("xabcde")
+        ([260], [120, 256, 99, 257])
+        """
+        rank = self.merge_rank(token_id)
+        if rank is None or self._by_text is None:  # the merges' own rules: every token is its merge
+            return False
+        parts = merging.lowest_first(
+            list(self._tokens[token_id]), self._by_text.get, joined=True, below=merging.pack(rank, 0)
+        )
+        return len(parts) != 2
+
     def is_special(self, token_id: int) -> bool:
         return token_id < self.n_special or token_id in self._trailing
 
@@ -341,6 +377,7 @@ class Tokenizer:
             pipeline=self.pipeline,
             vocab=self.vocab.truncate(k),
             special_ids={t: i for i, t in self._trailing.items()},
+            blank_ids=tuple(self._blank),
             rules=self.rules,
             encoding=self.encoding,
             own_merges_suffice=self.own_merges_suffice,
@@ -642,6 +679,8 @@ class Tokenizer:
             return self.encoding.unk_token
         if token_id in self._trailing:
             return self._trailing[token_id]
+        if token_id in self._blank:
+            return ""
         return self._tokens[token_id]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
@@ -672,9 +711,10 @@ class Tokenizer:
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise DecodeError(f"{i!r} (position {k}) is not a token id: ids are whole numbers")
-            if not (0 <= i < size or i in self._trailing or i == self.unk_id):
+            if not (0 <= i < size or i in self._trailing or i in self._blank or i == self.unk_id):
                 extra = sorted(self._trailing)
                 specials = f", {', '.join(map(str, extra))} for special tokens" if extra else ""
+                specials += f", {', '.join(map(str, sorted(self._blank)))} for empty tokens" if self._blank else ""
                 raise DecodeError(
                     f"id {i} (position {k}) is not a token id: this vocabulary has ids 0 to {size - 1}"
                     f"{specials} (and {self.unk_id} for unknown symbols)"

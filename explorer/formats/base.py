@@ -115,13 +115,25 @@ def decode_text(name: str, data: bytes) -> str:
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: codes.txt is cut short inside a character (byte 0)
+    >>> decode_text("tokenizer.model", b"\\n\\x0e\\xff")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.model is not UTF-8 text (byte 2): a binary .model file, perhaps a SentencePiece model, which is not one of the formats read here (tiktoken ranks and minbpe's .model are text)
     """
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         if err.reason == "unexpected end of data":
             raise FormatError(f"{name} is cut short inside a character (byte {err.start})") from None
-        raise FormatError(f"{name} is not UTF-8 text (byte {err.start})") from None
+        # a binary .model is most likely SentencePiece's protobuf (Llama 2, Mistral, Gemma), not
+        # the text files (tiktoken ranks, minbpe) that share the name
+        hint = (
+            ": a binary .model file, perhaps a SentencePiece model, which is not one of the formats read here"
+            " (tiktoken ranks and minbpe's .model are text)"
+            if name.lower().endswith(".model")
+            else ""
+        )
+        raise FormatError(f"{name} is not UTF-8 text (byte {err.start}){hint}") from None
 
 
 def json_object(text: str, name: str) -> dict:

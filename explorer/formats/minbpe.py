@@ -141,7 +141,8 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
 
 # ---- the format ---------------------------------------------------------------------------------
 def _is_model(upload: Upload) -> bool:
-    return upload.stripped.startswith("minbpe") or upload.lower.endswith(".model")
+    # by content, not by name: Llama 3 and 4 ship tiktoken ranks as 'tokenizer.model'
+    return upload.stripped.startswith("minbpe")
 
 
 def _is_vocab(upload: Upload) -> bool:
@@ -165,7 +166,7 @@ FORMAT = FileFormat(
     files="a .model file (its .vocab is optional)" + OR_THEIR_ZIP,
     write=_write,
     read=_read,
-    # the first text kinds: a .model or .vocab file is minbpe's whatever its lines look like
+    # the first text kinds: a file that starts 'minbpe' (whatever its name) or a .vocab file
     kinds=(
         FileKind("minbpe-model", "text", 10, _is_model),
         FileKind(

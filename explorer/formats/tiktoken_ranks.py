@@ -87,6 +87,26 @@ def read_tiktoken(data: bytes, *, name: str = ".tiktoken") -> list[bytes]:
     return [t for t, _ in read_ranks(data, name=name, start=0)]
 
 
+def _token_of(field: bytes, where: str) -> bytes:
+    """One line's token from its base64. ``=`` (or ``==``...) is the empty token: tiktoken's
+    ``load_tiktoken_bpe`` reads it with ``base64.b64decode``, which gives ``b""`` (Whisper's
+    ``.tiktoken`` files end with ``= 50256``); strict base64 otherwise.
+
+    >>> _token_of(b"IQ==", "t"), _token_of(b"=", "t")
+    (b'!', b'')
+    >>> _token_of(b"I=Q", "t.tiktoken line 3")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: t.tiktoken line 3: bad base64 'I=Q'
+    """
+    if not field.strip(b"="):
+        return b""
+    try:
+        return base64.b64decode(field, validate=True)
+    except (binascii.Error, ValueError):
+        raise FormatError(f"{where}: bad base64 {field[:40].decode('ascii', 'replace')!r}") from None
+
+
 def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None) -> list[tuple[bytes, int]]:
     """(token, rank) per line, ranks consecutive from ``start`` (from the first line's when None).
 
@@ -103,10 +123,7 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
             continue
         fields = line.split()
         require(len(fields) == 2 and fields[1].isdigit(), f"{name} line {n}: expected 'base64 rank'")
-        try:
-            token = base64.b64decode(fields[0], validate=True)
-        except (binascii.Error, ValueError):
-            raise FormatError(f"{name} line {n}: bad base64 {fields[0][:40].decode('ascii', 'replace')!r}") from None
+        token = _token_of(fields[0], f"{name} line {n}")
         rank = int(fields[1])
         require(rank not in ranks, f"{name} line {n}: rank {rank} is given twice (also on line {ranks.get(rank)})")
         if token in seen:

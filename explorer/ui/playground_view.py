@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from ..analysis.lineage import keyword_in_context, lineage, walk
+from ..analysis.lineage import keyword_in_context, lineage, not_one_merge, walk
 from ..analysis.shortest import PieceGap, piece_gaps
 from ..analysis.text import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
 from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
@@ -572,6 +572,11 @@ def lineage_panel(choice: Entry, token_id: int) -> None:
     if tree.rank is None:
         st.caption(
             f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}) is a base symbol: no merge made it."
+        )
+    elif tree.whole:  # a rank table's token no merge makes: said so, no merge made up
+        st.caption(
+            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}, rank {tree.rank:,}): "
+            f"{render.md_text(not_one_merge(tok, token_id) or '')}."
         )
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.trainer is not None else f"merge rank {tree.rank:,}"

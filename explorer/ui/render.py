@@ -719,8 +719,10 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
     def node(n) -> str:
         base = n.rank is None
         meta = f"id {n.id:,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
+        if n.whole:  # a rank table's token its lower ranks never merge into: no parts to draw
+            meta += " · not one merge of two lower-ranked tokens"
         chip = f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">{token_label(tok, n.id, into="html")}</span>'
-        kids = "" if base else f"<ul>{node(n.left)}{node(n.right)}</ul>"
+        kids = "" if base or n.whole else f"<ul>{node(n.left)}{node(n.right)}</ul>"
         return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
 
     return f'<div class="bpe-scroll bpe-lin"><ul>{node(tree)}</ul></div>'
