@@ -768,3 +768,38 @@ def test_the_train_pages_look_up_shows_a_removal_as_a_removal():
     for s in steps:  # each removal row shows the parts the engine split its token into
         if s.removed:
             assert f"removed → {chips(list(s.parts), style=style)}" in body
+
+
+def test_a_rank_tables_token_no_merge_makes_is_said_so_in_why_this_split_with_no_made_up_merge():
+    """A .tiktoken table whose "abcde" merges from its bytes to ab, c, de (no two parts) and
+    whose "ab c!" merges to ab, " ", c! and is cut by GPT-2's pattern: the lineage shows each as one
+    box saying what tiktoken does with it (whole piece only / never), no merge made up."""
+    import base64
+
+    table = [bytes([b]) for b in range(256)]
+    table += [b"ab", b"de", b"cd", b"abcd", b"abcde", b"c!", b" c", b"ab c", b"ab c!"]
+    data = "".join(f"{base64.b64encode(t).decode()} {r}\n" for r, t in enumerate(table)).encode()
+    at = playground(corpus=None, text="abcde ab c!")
+    (uploader,) = at.file_uploader
+    uploader.set_value([("ranks.tiktoken", data, "application/octet-stream")])
+    at.run()
+    at.button(key="import_go").click().run()
+    assert not at.exception, at.exception
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    why = at.selectbox(key="w_why_tok")
+    why.set_value(len(why.options) - 1).run()
+    captions = []
+    for token_id in (260, 264, 263):
+        at.text_input(key="w_why_id").input(str(token_id)).run()
+        assert not at.exception and not at.error
+        captions.append(next(unescaped(c.value) for c in at.caption if f"(id {token_id})" in c.value))
+        body = tree(at)
+        assert tree_nodes(body)[0] == token_id
+        if token_id != 263:
+            assert tree_nodes(body) == [token_id] and "not one merge of two lower-ranked tokens" in root_meta(body)
+    assert captions[0] == (
+        "abcde (id 260): merge rank 4, not one merge of two lower-ranked tokens: merging its bytes by the ranks "
+        "below its own ends in 3 parts; tiktoken gives it only for a piece that is this token whole."
+    )
+    assert "tiktoken never gives it (its own text encodes as 3 tokens)" in captions[1]
+    assert tree_nodes(tree(at)) == [263, 256, 97, 98, 262, 32, 99]  # "ab c" is its merge ab + " c"

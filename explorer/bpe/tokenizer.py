@@ -223,6 +223,7 @@ class Tokenizer:
         )
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
         self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
+        self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
 
     def _merged_texts(self) -> Sequence[str]:
         """The text of the token each merge made, in rank order."""
@@ -288,7 +289,7 @@ class Tokenizer:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
+        self.__dict__.update({"_blank": frozenset(), "_made_whole": {}} | state)  # pickled before they were
         if self._by_text is not None:
             self._splits_lock = threading.Lock()
 
@@ -357,10 +358,15 @@ class Tokenizer:
         rank = self.merge_rank(token_id)
         if rank is None or self._by_text is None:  # the merges' own rules: every token is its merge
             return False
-        parts = merging.lowest_first(
-            list(self._tokens[token_id]), self._by_text.get, joined=True, below=merging.pack(rank, 0)
-        )
-        return len(parts) != 2
+        known = self._made_whole.get(token_id)
+        if known is None:
+            text = self._tokens[token_id]
+            # two bytes are always their one merge; longer tokens merge by the lower ranks
+            known = len(text) > 2 and (
+                len(merging.lowest_first(list(text), self._by_text.get, joined=True, below=merging.pack(rank, 0))) != 2
+            )
+            self._made_whole[token_id] = known  # asked for every token by a scan, then by its pages
+        return known
 
     def is_special(self, token_id: int) -> bool:
         return token_id < self.n_special or token_id in self._trailing

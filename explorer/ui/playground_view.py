@@ -575,7 +575,7 @@ def lineage_panel(choice: Entry, token_id: int) -> None:
         )
     elif tree.whole:  # a rank table's token no merge makes: said so, no merge made up
         st.caption(
-            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}, rank {tree.rank:,}): "
+            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}): merge rank {tree.rank:,}, "
             f"{render.md_text(not_one_merge(tok, token_id) or '')}."
         )
     else:
