@@ -29,8 +29,10 @@ from explorer.analysis.health import scan
 from explorer.analysis.lineage import lineage, not_one_merge
 from explorer.bpe.tokenizer import Tokenizer
 from explorer.errors import FormatError
+from explorer.formats.exporters import to_tiktoken
 from explorer.formats.importers import import_report
 from explorer.formats.registry import sniff
+from explorer.formats.trace import load_tokenizer, save_trace, trace_from_tokenizer
 
 LLAMA3 = importlib.resources.files("llama_models") / "llama3" / "tokenizer.model"
 WHISPER = ROOT / "tests" / "data" / "whisper" / "multilingual.tiktoken.gz"
@@ -162,6 +164,11 @@ def test_whispers_empty_token_line_is_read_as_tiktoken_reads_it(tmp_path):
     for text in _texts():
         assert tok.encode(text) == ref.encode_ordinary(text)
         assert tok.encode(text, allow_special=True) == ref.encode(text, allowed_special="all")
+    # written back, the file is Whisper's byte for byte, and a saved trace keeps the empty token
+    assert to_tiktoken(tok).encode() == data
+    write = tmp_path / "saved"
+    save_trace(trace_from_tokenizer(tok), write)
+    assert load_tokenizer(write).decode_bytes([50256, 50257]) == b"<|endoftext|>"
     # alone, the file needs a pre-tokenizer chosen, and then it opens too
     alone = import_report({"multilingual.tiktoken": data}, pretokenizer="gpt2").tokenizer
     assert alone.encode(HOSTILE) == ref.encode_ordinary(HOSTILE) and alone.blank_ids == {50256}

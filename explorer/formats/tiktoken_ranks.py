@@ -48,9 +48,9 @@ def to_tiktoken(tok: Tokenizer) -> str:
     if not set(byte_alphabet()) <= set(tok.alphabet):
         raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
     one_id_per_token(tok, "tiktoken")
-    return "".join(
-        f"{base64.b64encode(tok.token_bytes(i)).decode('ascii')} {i}\n" for i in range(tok.n_special, len(tok.vocab))
-    )
+    # an empty token (Whisper's last rank) is written as tiktoken's files write it: '= 50256'
+    ranks = [*range(tok.n_special, len(tok.vocab)), *sorted(tok.blank_ids)]
+    return "".join(f"{base64.b64encode(tok.token_bytes(i)).decode('ascii') or '='} {i}\n" for i in ranks)
 
 
 def to_tiktoken_meta(tok: Tokenizer) -> dict:

@@ -42,7 +42,8 @@ the file; a version 2 file whose "pipeline" or "vocab" disagrees with its "confi
 is refused. Version 1 files (no "pipeline", "vocab", "training") load from "config" and
 "alphabet". A tokenizer that was not trained here (imported, or a bundled table) has a trace too:
 no "training", its merges without counts, and, when it has them, ``"special_ids"`` (special tokens with ids past
-the vocabulary, name -> id) and ``"rules": "tiktoken"``. :mod:`explorer.formats.exporters` writes the
+the vocabulary, name -> id), ``"empty_ids"`` (a rank table's empty token: ids that stand for no bytes,
+Whisper's 50256) and ``"rules": "tiktoken"``. :mod:`explorer.formats.exporters` writes the
 formats other tools read, :mod:`explorer.formats.importers` reads them.
 """
 
@@ -267,6 +268,8 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
     trailing = {t: i for t, i in tok.special_ids.items() if i >= len(tok.vocab)}
     if trailing:
         data["special_ids"] = trailing
+    if tok.blank_ids:
+        data["empty_ids"] = sorted(tok.blank_ids)
     if tok.rules != "merges":
         data["rules"] = tok.rules
     return data
@@ -329,6 +332,11 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
         isinstance(special_ids, dict) and all(isinstance(i, int) for i in special_ids.values()),
         "the trace's 'special_ids' must map special tokens to integer ids",
     )
+    empty_ids = data.get("empty_ids", [])
+    _require(
+        isinstance(empty_ids, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in empty_ids),
+        "the trace's 'empty_ids' must be a list of integer ids",
+    )
     rules = data.get("rules", "merges")
     removals = _removal_pairs(data.get("removals", []))
     try:
@@ -337,6 +345,7 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
             vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids, removals),
             encoding=encoding,
             special_ids=special_ids,
+            blank_ids=empty_ids,
             rules=rules,
         )
     except ValueError as err:
