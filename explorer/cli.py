@@ -19,7 +19,8 @@
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
     python -m explorer scan --tokenizer NAME|DIR [--reference FILE]
-        (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...})
+        (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...};
+        a rank table's tokens that no merge makes: "not_one_merge": {"whole_piece_only": [ids], "never": [ids]})
     python -m explorer presets
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
         [--haproxy PROGRAM]

@@ -20,6 +20,10 @@ word, or the inside of one?), so a character-level token is tested as its own sy
 alphabet symbols its merges joined, marker included), merged alone: the merges rebuild it or
 they do not.
 
+A rank table need not be made by merges (tiktoken merges any two neighbours whose bytes joined are
+a token): a token that merging its own bytes never makes (``Tokenizer.made_whole``, 678 of Llama
+3's) is reached only as a whole piece, or never; the report lists them apart by which.
+
 Special tokens are neither scanned nor counted among ``tokens``; ``special`` counts them.
 
 Data shapes::

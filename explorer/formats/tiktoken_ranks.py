@@ -7,7 +7,10 @@ per line) and the JSON beside it with tiktoken's own keys, ``pat_str`` and ``spe
     tokenizer.json       {"pat_str": "'(?i:[sdmt]|ll|ve|re)|...", "special_tokens": {"<|endoftext|>": 100257}}
 
 A rank file lists tokens, not merges: the merges are recovered from the ranks
-(:mod:`explorer.bpe.ranks`). A ``.tiktoken`` alone that is one of the bundled tables is that
+(:mod:`explorer.bpe.ranks`); a token that no merge makes (Llama 3 has 678) is kept, and encodes as
+tiktoken encodes it. A rank file is told by its lines, whatever its name (Llama 3 and 4 call theirs
+``tokenizer.model``), and a line ``= 50256`` is the empty token, as ``load_tiktoken_bpe`` reads it
+(Whisper's last rank). A ``.tiktoken`` alone that is one of the bundled tables is that
 table (its regex and special tokens come with it); another one alone needs the pre-tokenizer
 chosen.
 """
@@ -252,7 +255,7 @@ FORMAT = FileFormat(
     title="tiktoken .tiktoken + JSON",
     import_title="tiktoken rank file",
     description="the rank file for tiktoken.load_tiktoken_bpe and a JSON with pat_str and special_tokens",
-    files="a .tiktoken file and the JSON with pat_str beside it"
+    files="a .tiktoken file (or a tokenizer.model of 'base64 rank' lines, as Llama 3's) and the JSON with pat_str beside it"
     + OR_THEIR_ZIP
     + " (a bundled table, e.g. cl100k_base.tiktoken, alone)",
     write=_write,
