@@ -15,6 +15,7 @@ import base64
 import gzip
 import hashlib
 import importlib.resources
+import io
 import json
 from functools import cache
 
@@ -28,6 +29,7 @@ from tiktoken_ext.openai_public import r50k_pat_str
 from explorer.analysis.health import scan
 from explorer.analysis.lineage import lineage, not_one_merge
 from explorer.bpe.tokenizer import Tokenizer
+from explorer.cli import main
 from explorer.errors import FormatError
 from explorer.formats.exporters import to_tiktoken
 from explorer.formats.importers import import_report
@@ -140,6 +142,21 @@ def test_a_token_no_merge_makes_that_the_pattern_cuts_is_never_given_as_tiktoken
     assert "tiktoken never gives it (its own text encodes as 3 tokens)" in not_one_merge(tok, 260)
     tree = lineage(tok, 260)
     assert (tree.whole, tree.left) == (True, None)
+
+
+def test_the_cli_imports_a_tokenizer_model_of_ranks_and_its_scan_says_which_tokens_no_merge_makes(tmp_path):
+    table = [bytes([b]) for b in range(256)]
+    table += [b"ab", b"de", b"cd", b"abcd", b"abcde", b"c!", b" c", b"ab c", b"ab c!"]
+    model = tmp_path / "tokenizer.model"  # Llama's name for its ranks
+    model.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for r, t in enumerate(table)))
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["import", str(model), "--pretokenizer", "gpt2", "--out", str(tmp_path / "t")], out=out, err=err) == 0
+    assert out.getvalue().startswith("tiktoken rank file: 9 merges"), err.getvalue()
+    out = io.StringIO()
+    assert main(["scan", "--tokenizer", str(tmp_path / "t")], out=out, err=err) == 0
+    report = json.loads(out.getvalue())
+    assert report["not_one_merge"] == {"whole_piece_only": [260], "never": [264]}
+    assert 264 in report["unreachable"] and 260 not in report["unreachable"]
 
 
 @cache
