@@ -208,10 +208,11 @@ Found = Mapping[str, Upload]  # kind -> the file of that kind, for a format's re
 
 class ImportOptions(NamedTuple):
     """What the caller chose for files that leave it open: the pre-tokenizer (and the regex of
-    ``regex``)."""
+    ``regex``), and subword-nmt's glossaries (regexes never split; other formats ignore them)."""
 
     pretokenizer: str | None = None
     pattern: str | None = None
+    glossaries: tuple[str, ...] = ()
 
 
 class Imported(NamedTuple):

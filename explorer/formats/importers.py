@@ -28,12 +28,12 @@ sentence that names the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
 from .arrow import read_arrow_merges
-from .base import ImportOptions
+from .base import ImportOptions, require
 from .gpt2 import tokenizer_from_gpt2, tokenizer_from_gpt2_files
 from .hf import tokenizer_from_hf
 from .merges_csv import read_merges_csv
@@ -93,12 +93,17 @@ class ImportReport(NamedTuple):
 
 
 def import_files(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
 ) -> Tokenizer:
     """The tokenizer the given files make (name -> content). ``pretokenizer`` (and ``pattern``
     for ``regex``) choose the split for formats that hold none (vocab.json + merges.txt: GPT-2's
     regex by default; a .tiktoken without its JSON: required unless it is a bundled table; arrow
-    merges and the CSV: gpt2 for byte level, whitespace for character level).
+    merges and the CSV: gpt2 for byte level, whitespace for character level). ``glossaries``
+    (regexes) are words subword-nmt codes never split (``apply_bpe --glossaries``).
 
     >>> from explorer import make_config, train
     >>> from explorer.formats.exporters import export_files
@@ -106,20 +111,28 @@ def import_files(
     >>> import_files(export_files(tok, "hf")).merges == tok.merges
     True
     """
-    return import_report(files, pretokenizer=pretokenizer, pattern=pattern).tokenizer
+    return import_report(files, pretokenizer=pretokenizer, pattern=pattern, glossaries=glossaries).tokenizer
 
 
 def import_with_format(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
 ) -> tuple[str, Tokenizer]:
     """(format, tokenizer): :func:`import_files` with the format it found (each file is read
     once)."""
-    report = import_report(files, pretokenizer=pretokenizer, pattern=pattern)
+    report = import_report(files, pretokenizer=pretokenizer, pattern=pattern, glossaries=glossaries)
     return report.format, report.tokenizer
 
 
 def import_report(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
 ) -> ImportReport:
     """:func:`import_files` with the format found, notes on what was assumed (for a page to show)
     and the names of the files read. A zip among the files counts as the files it holds.
@@ -135,5 +148,9 @@ def import_report(
     """
     expanded = expand_zips(files)
     fmt, found = sniff(expanded)
-    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern))
+    require(
+        not glossaries or fmt.name == "subword-nmt",
+        f"glossaries are subword-nmt's (apply_bpe --glossaries); these files are {fmt.title}, which has none",
+    )
+    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern, tuple(glossaries)))
     return ImportReport(fmt.name, tok, tuple(notes), tuple(expanded))
