@@ -144,6 +144,7 @@ def _on_import() -> None:
             files,
             name=st.session_state.get("w_imp_name", ""),
             pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"),
+            glossaries=tuple(st.session_state.get("w_imp_gloss", "").split()),
         )
     except ExplorerError as err:
         st.session_state[_RESULT] = ("error", str(err))
@@ -212,6 +213,13 @@ def import_area() -> None:
             key="w_imp_name",
             max_chars=60,
             placeholder=catalog.default_name([f.name for f in uploaded]) if uploaded else "from the file names",
+        )
+        st.text_input(
+            "Glossaries, for subword-nmt codes",
+            key="w_imp_gloss",
+            placeholder="e.g. USA [0-9]+",
+            help="Words or regexes, separated by spaces, that subword-nmt codes never split "
+            "(apply_bpe --glossaries); other formats have none.",
         )
         st.button("Import", key="import_go", on_click=_on_import, type="primary")
         if result is not None:
