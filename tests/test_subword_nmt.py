@@ -249,3 +249,17 @@ def test_import_report_of_codes_keeps_unknown_characters_and_names_the_glossarie
     assert report.format == "subword-nmt" and tok.pipeline.pretokenizer == "spaces"
     assert "kept as themselves" in report.notes[0] and report.notes[1] == "glossaries never split: USA"
     assert tok.tokens(tok.encode("USA★")) == ["USA", "★</w>"]
+
+
+def test_the_trace_of_a_word_cut_by_glossaries_ends_in_its_encoding_and_never_merges_a_glossary():
+    """The Playground's trace table: the merges of each part of the word, the glossary's match
+    whole from the first symbols to the last step, the last step's tokens those of ``encode``."""
+    tok = tokenizer_from_subword_nmt(CODES, glossaries=["USA", "[0-9]+"])
+    for word in ("cement1934USABUSAcement", "theUSA", "USAthe", "x★USA"):
+        steps = tok.encode_trace(word)
+        last = list(steps[-1].tokens) if steps else tok.base_tokens(word)  # 'x★USA': no merge applies
+        assert last == tok.tokens(tok.encode(word))
+        assert {"USA", "USA</w>"} & set(tok.base_tokens(word))
+        assert all(t.removesuffix("</w>") not in ("USA", "1934") for s in steps for t in (s.left, s.right))
+        for s in steps:  # each merge makes the token at its position (shown unmarked before the word's end)
+            assert s.tokens[s.position] in (s.token, s.token.removesuffix("</w>"))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
@@ -412,7 +413,7 @@ class Tokenizer:
     def _unmark_end(self, ids: list[int]) -> None:
         """The last token without the end-of-word marker: dropped when it is the marker alone,
         else its text without it (a token of the vocabulary or an open id)."""
-        text = self.id_to_token(ids[-1])
+        text = self.id_to_token(ids[-1]) if ids else ""
         if text == END_OF_WORD:
             ids.pop()
         elif text.endswith(END_OF_WORD):
@@ -664,6 +665,8 @@ class Tokenizer:
         >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
+        if self._glossary_re is not None:
+            return self._glossed_trace(piece)
         links = Chain(self._piece_ids(piece))
         if self._plan is not None:
             return self._replay_trace(links)
@@ -678,6 +681,53 @@ class Tokenizer:
             )
             for packed, at, left, right in merging.chain_merges(links, self._pair)
         ]
+
+    def _glossed_trace(self, piece: str) -> list[TraceStep]:
+        """``encode_trace`` under glossaries: the parts of the word merged (each a piece of its
+        own, never a glossary's match), lowest rank first; positions and tokens are the whole
+        word's, a part before its end shown without the end-of-word marker, as ``encode`` gives it.
+
+        >>> cfg = TrainerConfig(pretokenizer="spaces", unit="char", marker="eow-glued")
+        >>> vocab = Vocab(alphabet=("a", "b", "b</w>"), merges=((0, 2),))
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(keep_unknown=True, glossaries=("X",)))
+        >>> [(s.position, s.token, s.tokens) for s in tok.encode_trace("abXab")]
+        [(0, 'ab</w>', ('ab', 'X', 'a', 'b</w>')), (2, 'ab</w>', ('ab', 'X', 'ab</w>'))]
+        """
+        assert self._glossary_re is not None
+        parts = isolate_glossaries(piece, self.encoding.glossaries)
+        links = Chain()
+        layout: list[int | list[int]] = []  # each part: its start in the chain, or a glossary match's ids
+        for k, part in enumerate(parts):
+            if self._glossary_re.match(part):
+                layout.append(self._whole_ids(part, last=k == len(parts) - 1))
+            else:
+                layout.append(links.add(self._piece_ids(part)))
+        starts = [item for item in layout if isinstance(item, int)]  # increasing: parts are added in order
+
+        def now() -> list[list[int]]:
+            out = []
+            for k, item in enumerate(layout):
+                ids = item if isinstance(item, list) else links.walk(item)
+                if isinstance(item, int) and k < len(layout) - 1:
+                    self._unmark_end(ids)
+                out.append(ids)
+            return out
+
+        steps = []
+        for packed, at, left, right in merging.chain_merges(links, self._pair):
+            current = now()
+            owner = layout.index(starts[bisect_right(starts, at) - 1])
+            steps.append(
+                TraceStep(
+                    packed >> ID_BITS,
+                    sum(map(len, current[:owner])) + links.index(at),
+                    self.id_to_token(left),
+                    self.id_to_token(right),
+                    self._tokens[packed & ID_MASK],
+                    tuple(self.tokens([i for ids in current for i in ids])),
+                )
+            )
+        return steps
 
     def _replay_trace(self, links: Chain) -> list[TraceStep]:
         """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
@@ -706,7 +756,21 @@ class Tokenizer:
         return steps
 
     def base_tokens(self, piece: str) -> list[str]:
-        """The piece's symbols before any merge (unknown ones as the unk token)."""
+        """The piece's symbols before any merge (unknown ones as the unk token; a glossary's
+        match whole)."""
+        if self._glossary_re is not None:
+            parts = isolate_glossaries(piece, self.encoding.glossaries)
+            ids: list[int] = []
+            for k, part in enumerate(parts):
+                last = k == len(parts) - 1
+                if self._glossary_re.match(part):
+                    ids += self._whole_ids(part, last=last)
+                    continue
+                symbols = self._piece_ids(part)
+                if not last:
+                    self._unmark_end(symbols)
+                ids += symbols
+            return self.tokens(ids)
         return self.tokens(self._piece_ids(piece))
 
     # ---- decoding --------------------------------------------------------------------------
