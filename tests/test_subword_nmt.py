@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -218,22 +219,26 @@ def shown_as_apply_bpe(tokens: list[str]) -> str:
     return "".join(t[:-4] + " " if t.endswith("</w>") else t + "@@ " for t in tokens).strip()
 
 
-def test_cli_import_with_glossaries_then_encode_segments_as_apply_bpe(tmp_path):
-    """`import codes --glossaries ...` keeps them in trace.json; `encode` then segments as
-    `subword-nmt apply-bpe -c codes --glossaries ...`."""
+def test_cli_import_with_glossaries_and_a_normalizer_then_encode_segments_as_apply_bpe(tmp_path):
+    """`import codes --glossaries ... --normalizer nfc` keeps both in trace.json; `encode` then
+    segments as `subword-nmt apply-bpe -c codes --glossaries ...` does the NFC text."""
     glossaries = ["USA", "[0-9]+"]
-    code, printed, err = run("import", str(DATA / "bpe.ref"), "--out", str(tmp_path), "--glossaries", *glossaries)
+    argv = ["import", str(DATA / "bpe.ref"), "--out", str(tmp_path), "--normalizer", "nfc", "--glossaries", *glossaries]
+    code, printed, err = run(*argv)
     assert code == 0 and err == "", err
     assert "pre-tokenizer spaces" in printed and "note: glossaries never split: USA, [0-9]+" in printed
-    text = "in 1934USABUSA\xa0the  iron\tcement 中文 ok"
+    assert "note: the files name no normalizer: nfc, as chosen" in printed
+    text = "in 1934USABUSA\xa0the  iron\tcement 中文 cafe\u0301 ok"
     code, printed, err = run("encode", "--tokenizer", str(tmp_path), "--text", text)
     assert code == 0, err
     tokens = json.loads(printed)["tokens"]
-    assert shown_as_apply_bpe(tokens) == codes_bpe(CODES, glossaries=glossaries).segment(text)
+    assert shown_as_apply_bpe(tokens) == codes_bpe(CODES, glossaries=glossaries).segment(
+        unicodedata.normalize("NFC", text)
+    )
     assert "<unk>" not in tokens
 
 
-def test_glossaries_for_files_that_are_not_subword_nmt_codes_are_refused_with_a_sentence(tmp_path):
+def test_glossaries_or_a_normalizer_for_files_that_cannot_take_them_are_refused_with_a_sentence(tmp_path):
     tok = train("low lower lowest", make_config("gpt4", num_merges=4)).tokenizer()
     files = export_files(tok, "hf")
     with pytest.raises(FormatError, match="glossaries are subword-nmt's .*tokenizer.json"):
@@ -241,6 +246,8 @@ def test_glossaries_for_files_that_are_not_subword_nmt_codes_are_refused_with_a_
     (tmp_path / "tokenizer.json").write_bytes(files["tokenizer.json"])
     code, _, err = run("import", str(tmp_path / "tokenizer.json"), "--out", str(tmp_path / "o"), "--glossaries", "x")
     assert code == 2 and "glossaries are subword-nmt's" in err and "Traceback" not in err
+    code, _, err = run("import", str(tmp_path / "tokenizer.json"), "--out", str(tmp_path / "o"), "--normalizer", "nfc")
+    assert code == 2 and "names its own normalizer" in err and "Traceback" not in err
 
 
 def test_import_report_of_codes_keeps_unknown_characters_and_names_the_glossaries():
@@ -263,3 +270,14 @@ def test_the_trace_of_a_word_cut_by_glossaries_ends_in_its_encoding_and_never_me
         assert all(t.removesuffix("</w>") not in ("USA", "1934") for s in steps for t in (s.left, s.right))
         for s in steps:  # each merge makes the token at its position (shown unmarked before the word's end)
             assert s.tokens[s.position] in (s.token, s.token.removesuffix("</w>"))
+
+
+def test_codes_imported_with_a_normalizer_segment_decomposed_text_as_apply_bpe_segments_it_normalized():
+    """`import codes --normalizer nfc`: subword-nmt has no normalizer (its users normalize
+    before apply_bpe); named on import, the text is normalized first."""
+    report = import_report({"codes.txt": CODES.encode()}, normalizer="nfc")
+    tok, bpe = report.tokenizer, codes_bpe(CODES)
+    decomposed = "Cafe\u0301 and re\u0301sume\u0301 , Zoe\u0308 ' s cafe\u0301 ."
+    assert segmented(tok, decomposed) == bpe.segment(unicodedata.normalize("NFC", decomposed))
+    assert segmented(tok, decomposed) != bpe.segment(decomposed)
+    assert report.notes[-1] == "the files name no normalizer: nfc, as chosen"

@@ -366,6 +366,24 @@ class Tokenizer:
             own_merges_suffice=self.own_merges_suffice,
         )
 
+    def with_pipeline(self, pipeline: Pipeline) -> Tokenizer:
+        """The same vocabulary, special tokens, rules and encoding options behind another
+        pipeline (an import that names the normalizer its files do not hold).
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["é"], merges=[])
+        >>> nfc = tok.with_pipeline(Pipeline(pretokenizer="none", unit="char", normalizer="nfc"))
+        >>> tok.tokens(tok.encode("e\u0301")), nfc.tokens(nfc.encode("e\u0301"))
+        (['<unk>', '<unk>'], ['é'])
+        """
+        return Tokenizer(
+            pipeline=pipeline,
+            vocab=self.vocab,
+            special_ids={t: i for i, t in self._trailing.items()},
+            rules=self.rules,
+            encoding=self.encoding,
+            own_merges_suffice=self.own_merges_suffice,
+        )
+
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
         if self.pipeline.unit == "byte":

@@ -296,4 +296,5 @@ FORMAT = FileFormat(
     # after trace.json and vocab.json, whose objects may hold a "model" key too
     kinds=(FileKind("hf", "json", 30, _is_hf, what="a tokenizer.json with 'model'"),),
     file_sets=(("hf",),),
+    holds_normalizer=True,
 )
