@@ -23,7 +23,7 @@ from explorer import make_config, train
 from explorer.bpe.glossaries import isolate_glossaries, isolate_glossary
 from explorer.cli import main
 from explorer.errors import FormatError
-from explorer.formats.exporters import export_files
+from explorer.formats.exporters import export_files, export_problem
 from explorer.formats.importers import import_report
 from explorer.formats.subword_nmt import to_subword_nmt_codes, tokenizer_from_subword_nmt
 
@@ -281,3 +281,13 @@ def test_codes_imported_with_a_normalizer_segment_decomposed_text_as_apply_bpe_s
     assert segmented(tok, decomposed) == bpe.segment(unicodedata.normalize("NFC", decomposed))
     assert segmented(tok, decomposed) != bpe.segment(decomposed)
     assert report.notes[-1] == "the files name no normalizer: nfc, as chosen"
+
+
+def test_codes_imported_export_back_to_the_same_codes_and_other_formats_refuse_with_a_sentence():
+    """apply_bpe's ways (unknown characters kept, glossaries) are not HF's, tiktoken's or
+    minbpe's: those exports are refused, naming why, instead of writing files that give <unk>."""
+    tok = tokenizer_from_subword_nmt(CODES, glossaries=["USA"])
+    assert export_files(tok, "subword-nmt")["codes.txt"].decode() == CODES
+    for fmt in ("hf", "gpt2", "tiktoken", "minbpe", "arrow", "csv"):
+        assert "keeps characters outside its alphabet as themselves" in export_problem(tok, fmt)
+    assert export_problem(tok, "trace") is None

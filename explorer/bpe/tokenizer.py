@@ -799,8 +799,9 @@ class Tokenizer:
             return self._trailing[token_id]
         if self._open is not None and token_id >= len(self._tokens):
             text = self._open.text(token_id)
-            if text is not None:
-                return text
+            if text is None:  # a glossary's match hashed in another process: its text is there
+                raise DecodeError(f"id {token_id} is no token of this tokenizer here")
+            return text
         return self._tokens[token_id]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
