@@ -291,3 +291,17 @@ def test_codes_imported_export_back_to_the_same_codes_and_other_formats_refuse_w
     for fmt in ("hf", "gpt2", "tiktoken", "minbpe", "arrow", "csv"):
         assert "keeps characters outside its alphabet as themselves" in export_problem(tok, fmt)
     assert export_problem(tok, "trace") is None
+
+
+def test_dropout_never_splits_a_glossary_and_drops_merges_elsewhere():
+    """apply_bpe --dropout with glossaries: a glossary's match stays whole, the other parts'
+    merges are skipped at random (at p = 1 none is made: the characters)."""
+    tok = tokenizer_from_subword_nmt(CODES, glossaries=["USA"])
+    word = "cementUSAcement"
+    assert tok.tokens(tok.encode(word, dropout=1.0, seed=0)) == [*"cement", "USA", *"cemen", "t</w>"]
+    seen = {tuple(tok.encode(word, dropout=0.5, seed=s)) for s in range(20)}
+    assert len(seen) > 1 and all(tok.tokens(ids).count("USA") == 1 for ids in seen)
+    assert (
+        codes_bpe(CODES, glossaries=["USA"]).segment(word, dropout=1.0)
+        == "c@@ e@@ m@@ e@@ n@@ t@@ USA@@ c@@ e@@ m@@ e@@ n@@ t"
+    )

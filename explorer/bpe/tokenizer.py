@@ -402,12 +402,13 @@ class Tokenizer:
             return found
         return self.unk_id if self._open is None else self._open.id_of(symbol)
 
-    def _glossed(self, piece: str) -> tuple[int, ...]:
+    def _glossed(self, piece: str, *, merge: Callable[[str], Sequence[int]] | None = None) -> tuple[int, ...]:
         """A word's ids under glossaries (subword-nmt's ``segment_tokens``): cut around the
         glossaries' matches; a part that matches one in full is one token, kept whole, and each
         other part is merged as a word of its own, with its own end-of-word marker (as
         ``apply_bpe`` merges it). Only the word's last token keeps the marker, so that decoding
-        gives the word back: a part before its end ends in the same token without it.
+        gives the word back: a part before its end ends in the same token without it. ``merge``
+        merges a part (BPE-dropout's); by default without dropout.
 
         >>> cfg = TrainerConfig(pretokenizer="spaces", unit="char", marker="eow-glued")
         >>> vocab = Vocab(alphabet=("a", "b", "b</w>"), merges=((0, 2),))
@@ -423,7 +424,7 @@ class Tokenizer:
             if self._glossary_re.match(part):
                 out += self._whole_ids(part, last=last)
             else:
-                out += self._merged_piece(part)
+                out += (merge or self._merged_piece)(part)
                 if not last:
                     self._unmark_end(out)
         return tuple(out)
@@ -587,10 +588,11 @@ class Tokenizer:
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
                     for piece in pieces:
-                        if self._glossary_re is not None:  # no dropout inside a glossary's match
-                            out.extend(self._glossed(piece))
+                        merge = lambda part: self._dropped(self._piece_ids(part), rng=rng, dropout=dropout)  # noqa: E731
+                        if self._glossary_re is not None:  # a glossary's match stays whole, as in apply_bpe
+                            out.extend(self._glossed(piece, merge=merge))
                             continue
-                        out.extend(self._dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
+                        out.extend(merge(piece))
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
