@@ -305,3 +305,18 @@ def test_dropout_never_splits_a_glossary_and_drops_merges_elsewhere():
         codes_bpe(CODES, glossaries=["USA"]).segment(word, dropout=1.0)
         == "c@@ e@@ m@@ e@@ n@@ t@@ USA@@ c@@ e@@ m@@ e@@ n@@ t"
     )
+
+
+def test_a_tokenizer_trained_on_spaces_goes_to_hf_and_back_with_hfs_ids():
+    """The 'spaces' pre-tokenizer (subword-nmt's split) as HF writes it: a Split on spaces and
+    line breaks, removed; tokenizers gives our ids, tabs and no-break spaces inside words."""
+    tokenizers = pytest.importorskip("tokenizers")
+    text = (SAMPLES / "udhr_en.txt").read_text(encoding="utf-8")
+    config = make_config("sennrich", num_merges=200).replace(pretokenizer="spaces", marker="eow-glued")
+    tok = train(text, config).tokenizer()
+    files = export_files(tok, "hf")
+    hf = tokenizers.Tokenizer.from_str(files["tokenizer.json"].decode())
+    back = import_report(files).tokenizer
+    assert back.pipeline.pretokenizer == "spaces"
+    for line in [*text.splitlines(keepends=True)[:30], *HOSTILE]:
+        assert hf.encode(line).ids == tok.encode(line) == back.encode(line)
