@@ -17,6 +17,7 @@
         (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
+        [--normalizer none|nfc|nfkc|lowercase|collapse-whitespace] [--glossaries WORD|REGEX ...]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
     python -m explorer scan --tokenizer NAME|DIR [--reference FILE]
         (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...};
@@ -241,6 +242,17 @@ def _parser() -> argparse.ArgumentParser:
         "gpt2 for byte level, whitespace for character level by default)",
     )
     i.add_argument("--pattern", metavar="REGEX", help="the regex for --pretokenizer regex")
+    i.add_argument(
+        "--normalizer",
+        choices=list(NORMALIZERS),
+        help="the normalizer, for files that name none (all but tokenizer.json and trace.json; default none)",
+    )
+    i.add_argument(
+        "--glossaries",
+        nargs="+",
+        metavar="WORD|REGEX",
+        help="subword-nmt codes: words (or regexes) never split, as apply_bpe --glossaries",
+    )
 
     h = sub.add_parser(
         "scan",
@@ -630,7 +642,13 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
         if name in files:
             raise ExplorerError(f"two files named {name}: give each file once")
         files[name] = Path(f).read_bytes()
-    report = import_report(files, pretokenizer=args.pretokenizer, pattern=args.pattern)
+    report = import_report(
+        files,
+        pretokenizer=args.pretokenizer,
+        pattern=args.pattern,
+        glossaries=args.glossaries or (),
+        normalizer=args.normalizer,
+    )
     tok = report.tokenizer
     folder = _writable_folder(args.out)  # only now: a file that cannot be read leaves nothing behind
     path = save_trace(trace_from_tokenizer(tok), folder)

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import hashlib
 import io
@@ -646,3 +647,37 @@ def test_json_nested_thousands_of_levels_deep_is_refused_with_a_sentence():
     assert "tokenizer.json nests its JSON too deeply to be a tokenizer file" in refused(
         {"tokenizer.json": b"[" * 100_000 + b"]" * 100_000}
     )
+
+
+# ---- a normalizer named for files that hold none ------------------------------------------------
+DECOMPOSED = "Cafe\u0301 na\u0131\u0308ve re\u0301sume\u0301 — Zoe\u0308's cafe\u0301 ﬁ 1234"
+
+
+@cache
+def nfc_trained() -> Tokenizer:
+    """A byte-level tokenizer trained with NFC on text full of precomposed letters."""
+    text = read_sample("udhr_en.txt") + "café naïve résumé Zoë " * 50
+    return train(text, corpus_config("gpt2").replace(normalizer="nfc", vocab_size=None, num_merges=300)).tokenizer()
+
+
+@pytest.mark.parametrize("fmt", ["gpt2", "tiktoken"])
+def test_a_normalizer_named_on_import_gives_hfs_ids_for_the_tokenizer_json_that_holds_it(fmt):
+    """The Qwen2 case: vocab.json + merges.txt (and ranks) hold no normalizer while
+    the model's tokenizer.json holds NFC; named on import, decomposed text gives HF's ids."""
+    tokenizers = pytest.importorskip("tokenizers")
+    tok = nfc_trained()
+    hf = tokenizers.Tokenizer.from_str(export_files(tok, "hf")["tokenizer.json"].decode())
+    files = export_files(tok.with_pipeline(dataclasses.replace(tok.pipeline, normalizer="none")), fmt)
+    plain = import_report(files, pretokenizer="gpt2")
+    assert plain.tokenizer.encode(DECOMPOSED) != hf.encode(DECOMPOSED).ids  # the case the choice is for
+    report = import_report(files, pretokenizer="gpt2", normalizer="nfc")
+    assert report.tokenizer.pipeline.normalizer == "nfc"
+    assert report.tokenizer.encode(DECOMPOSED) == hf.encode(DECOMPOSED).ids
+    assert report.notes[-1] == "the files name no normalizer: nfc, as chosen"
+
+
+def test_a_normalizer_named_for_files_that_name_their_own_is_refused_with_a_sentence():
+    tok = nfc_trained()
+    for fmt in ("hf", "trace"):
+        with pytest.raises(FormatError, match="names its own normalizer; a normalizer is named only for files"):
+            import_report(export_files(tok, fmt), normalizer="nfkc")

@@ -7,12 +7,14 @@ from __future__ import annotations
 import io
 import json
 import re
+import unicodedata
 import zipfile
 
 import pytest
 from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped, view_slider
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
+from subword_nmt.apply_bpe import BPE
 
 from explorer import Trainer, corpus_config
 from explorer.errors import FormatError
@@ -108,12 +110,24 @@ def playground(*, merges: int = 0) -> AppTest:
     return at
 
 
-def upload(at: AppTest, files: dict[str, bytes], *, name: str = "", pretokenizer: str | None = None) -> AppTest:
+def upload(
+    at: AppTest,
+    files: dict[str, bytes],
+    *,
+    name: str = "",
+    pretokenizer: str | None = None,
+    glossaries: str = "",
+    normalizer: str | None = None,
+) -> AppTest:
     """Files through the Playground's uploader, then Import."""
     (uploader,) = at.file_uploader
     uploader.set_value([(n, d, "application/octet-stream") for n, d in files.items()])
     if name:
         at.text_input(key="w_imp_name").input(name)
+    if glossaries:
+        at.text_input(key="w_imp_gloss").input(glossaries)
+    if normalizer:
+        at.selectbox(key="w_imp_norm").set_value(normalizer)
     if pretokenizer:
         at.selectbox(key="w_imp_pretok").set_value(pretokenizer)
     at.run()
@@ -269,6 +283,31 @@ def test_vocab_and_merges_use_the_chosen_pre_tokenizer_and_a_same_name_replaces(
     (entry,) = kept.values()
     assert entry.name == "mine" and entry.format == "hf" and len(entry.tokenizer.merges) == 10
     assert [k for k in at.multiselect(key="w_play_tokenizers").value if k.startswith("imported:")] == [entry.key]
+
+
+def test_subword_nmt_codes_with_glossaries_and_nfc_encode_on_the_playground_as_apply_bpe():
+    """subword-nmt's own codes (tests/data/subword_nmt) with glossaries typed in the import form
+    and NFC chosen: the Encode view's ids are apply_bpe's segmentation of the NFC text, line by
+    line; the options are kept with the stored files, so the same codes without them are
+    another import."""
+    codes = (ROOT / "tests" / "data" / "subword_nmt" / "bpe.ref").read_bytes()
+    at = playground()
+    upload(at, {"bpe.ref": codes}, name="snmt", glossaries="Tokenizers [0-9]+", normalizer="nfc")
+    (message,) = at.success
+    assert md_text("Glossaries never split: Tokenizers, [0-9]+. The files name no normalizer: nfc") in message.value
+    text = SHORT + " cafe\u0301"
+    at.text_area(key="w_play_text").input(text).run()
+    tok = at.session_state["imported_tokenizers"][imported_key(at, "snmt")].tokenizer
+    bpe = BPE(io.StringIO(codes.decode()), glossaries=["Tokenizers", "[0-9]+"])
+    tokens = tok.tokens(encode_ids(at)["imported: snmt (subword-nmt)"])
+    shown = "".join(t[:-4] + " " if t.endswith("</w>") else t + "@@ " for t in tokens).strip()
+    assert shown == " ".join(bpe.segment(line) for line in unicodedata.normalize("NFC", text).splitlines())
+    assert any("é" in t for t in tokens) and not any("\u0301" in t for t in tokens)
+    assert "<unk>" not in tokens and "Tokenizers</w>" in tokens and "12345</w>" in tokens
+    at.text_input(key="w_imp_gloss").input("")
+    at.selectbox(key="w_imp_norm").set_value("none")
+    upload(at, {"bpe.ref": codes}, name="plain")
+    assert len({e.digest for e in at.session_state["imported_tokenizers"].values()}) == 2
 
 
 # ---- imported tokenizers on the Compare page -----------------------------------------------------

@@ -7,6 +7,7 @@ settings); any field can be overridden with ``dataclasses.replace`` or :func:`ma
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -315,10 +316,24 @@ def superword_config(config: TrainerConfig) -> TrainerConfig:
 @dataclass(frozen=True, slots=True)
 class EncodeOptions:
     """How a tokenizer encodes, which no training choice depends on: the string shown for a
-    symbol it has no id for, and which BPE-dropout rule ``encode(dropout=p)`` follows."""
+    symbol it has no id for, which BPE-dropout rule ``encode(dropout=p)`` follows, and
+    subword-nmt's ``apply_bpe`` options: ``keep_unknown`` (a character outside the alphabet
+    keeps its text, with an id of its own past the vocabulary, instead of the unknown token;
+    character level only) and ``glossaries`` (regexes: their matches inside a word are cut out
+    and never split, each part of the word then merged on its own).
+
+    >>> EncodeOptions(glossaries=["USA", "[0-9]+"]).glossaries
+    ('USA', '[0-9]+')
+    >>> EncodeOptions(glossaries=("(",))
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: glossary 1 ('(') is not a regex: missing ), unterminated subpattern at position 0
+    """
 
     unk_token: str = "<unk>"
     dropout_style: DropoutStyleName = "retry"
+    keep_unknown: bool = False
+    glossaries: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -327,16 +342,36 @@ class EncodeOptions:
             )
         if not isinstance(self.unk_token, str) or not self.unk_token:
             raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
+        object.__setattr__(self, "glossaries", tuple(self.glossaries))
+        for n, gloss in enumerate(self.glossaries, 1):
+            if not isinstance(gloss, str) or not gloss:
+                raise ConfigError(f"glossary {n} must be a non-empty string, not {gloss!r}")
+            try:
+                re.compile(gloss)
+            except re.error as err:
+                raise ConfigError(f"glossary {n} ({gloss!r}) is not a regex: {err}") from None
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The options as JSON; subword-nmt's left out when unused (older readers know none).
+
+        >>> EncodeOptions().to_dict()
+        {'unk_token': '<unk>', 'dropout_style': 'retry'}
+        """
+        out = dataclasses.asdict(self)
+        if not self.keep_unknown:
+            del out["keep_unknown"]
+        if self.glossaries:
+            out["glossaries"] = list(self.glossaries)
+        else:
+            del out["glossaries"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once')
+        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=())
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

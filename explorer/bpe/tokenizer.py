@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import threading
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
@@ -27,6 +28,7 @@ from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, sp
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from . import merging, picky
 from .config import EncodeOptions, TrainerConfig
+from .glossaries import END_OF_WORD, OpenIds, glossary_regex, is_plain_word, isolate_glossaries
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
 from .picky import EventPlan, event_plan
 from .vocab import Vocab
@@ -202,6 +204,18 @@ class Tokenizer:
             if encoding.unk_token in vocab.special_tokens
             else max([len(self._tokens), *(i + 1 for i in self._trailing), *(i + 1 for i in self._blank)])
         )
+        # subword-nmt's apply_bpe: unknown symbols kept as themselves, glossaries never split
+        self._open: OpenIds | None = None
+        self._glossary_re = glossary_regex(encoding.glossaries)
+        if encoding.keep_unknown or encoding.glossaries:
+            if pipeline.unit != "char" or pipeline.marker not in ("none", "eow", "eow-glued"):
+                raise ConfigError(
+                    "unknown characters kept and glossaries are subword-nmt's: they need the char unit "
+                    "and marker none, eow or eow-glued"
+                )
+            if encoding.keep_unknown:
+                words = [g for g in encoding.glossaries if is_plain_word(g)]
+                self._open = OpenIds(self.unk_id + 1, words, glued=pipeline.marker == "eow-glued")
         if pipeline.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
             self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
@@ -219,7 +233,13 @@ class Tokenizer:
                 len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
             )
         self._cache = PieceCache(
-            self._whole_or_merged if rules == "tiktoken" else self._replayed if self._plan else self._merged_piece
+            self._whole_or_merged
+            if rules == "tiktoken"
+            else self._replayed
+            if self._plan
+            else self._glossed
+            if self._glossary_re
+            else self._merged_piece
         )
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
         self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
@@ -389,13 +409,83 @@ class Tokenizer:
             own_merges_suffice=self.own_merges_suffice,
         )
 
+    def with_pipeline(self, pipeline: Pipeline) -> Tokenizer:
+        """The same vocabulary, special tokens, rules and encoding options behind another
+        pipeline (an import that names the normalizer its files do not hold).
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["é"], merges=[])
+        >>> nfc = tok.with_pipeline(Pipeline(pretokenizer="none", unit="char", normalizer="nfc"))
+        >>> tok.tokens(tok.encode("e\u0301")), nfc.tokens(nfc.encode("e\u0301"))
+        (['<unk>', '<unk>'], ['é'])
+        """
+        return Tokenizer(
+            pipeline=pipeline,
+            vocab=self.vocab,
+            special_ids={t: i for i, t in self._trailing.items()},
+            rules=self.rules,
+            encoding=self.encoding,
+            own_merges_suffice=self.own_merges_suffice,
+        )
+
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
         if self.pipeline.unit == "byte":
             raw = piece.encode("utf-8", "surrogatepass")
             return list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
+        symbols = apply_marker(base_symbols(piece, "char"), self.pipeline.marker)
+        if self._open is not None:
+            return list(map(self._symbol_id, symbols))
         ids, unk = self._ids, self.unk_id
-        return [ids.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.pipeline.marker)]
+        return [ids.get(s, unk) for s in symbols]
+
+    def _symbol_id(self, symbol: str) -> int:
+        """A symbol's id: the vocabulary's, else its open id (``keep_unknown``), else unk."""
+        found = self._ids.get(symbol)
+        if found is not None:
+            return found
+        return self.unk_id if self._open is None else self._open.id_of(symbol)
+
+    def _glossed(self, piece: str, *, merge: Callable[[str], Sequence[int]] | None = None) -> tuple[int, ...]:
+        """A word's ids under glossaries (subword-nmt's ``segment_tokens``): cut around the
+        glossaries' matches; a part that matches one in full is one token, kept whole, and each
+        other part is merged as a word of its own, with its own end-of-word marker (as
+        ``apply_bpe`` merges it). Only the word's last token keeps the marker, so that decoding
+        gives the word back: a part before its end ends in the same token without it. ``merge``
+        merges a part (BPE-dropout's); by default without dropout.
+
+        >>> cfg = TrainerConfig(pretokenizer="spaces", unit="char", marker="eow-glued")
+        >>> vocab = Vocab(alphabet=("a", "b", "b</w>"), merges=((0, 2),))
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(keep_unknown=True, glossaries=("USA",)))
+        >>> tok.tokens(tok.encode("abUSAab USA")), tok.decode(tok.encode("abUSAab USA"))
+        (['ab', 'USA', 'ab</w>', 'USA</w>'], 'abUSAab USA')
+        """
+        assert self._glossary_re is not None
+        parts = isolate_glossaries(piece, self.encoding.glossaries)
+        out: list[int] = []
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            if self._glossary_re.match(part):
+                out += self._whole_ids(part, last=last)
+            else:
+                out += (merge or self._merged_piece)(part)
+                if not last:
+                    self._unmark_end(out)
+        return tuple(out)
+
+    def _unmark_end(self, ids: list[int]) -> None:
+        """The last token without the end-of-word marker: dropped when it is the marker alone,
+        else its text without it (a token of the vocabulary or an open id)."""
+        text = self.id_to_token(ids[-1]) if ids else ""
+        if text == END_OF_WORD:
+            ids.pop()
+        elif text.endswith(END_OF_WORD):
+            ids[-1] = self._symbol_id(text[: -len(END_OF_WORD)])
+
+    def _whole_ids(self, part: str, *, last: bool) -> list[int]:
+        """A glossary's match as one token (with the end-of-word marker when it ends the word),
+        unknown when it is no token and unknown symbols are not kept."""
+        symbols = apply_marker([part], self.pipeline.marker) if last else [part]
+        return [self._symbol_id(s) for s in symbols]
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
@@ -541,7 +631,11 @@ class Tokenizer:
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
                     for piece in pieces:
-                        out.extend(self._dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
+                        merge = lambda part: self._dropped(self._piece_ids(part), rng=rng, dropout=dropout)  # noqa: E731
+                        if self._glossary_re is not None:  # a glossary's match stays whole, as in apply_bpe
+                            out.extend(self._glossed(piece, merge=merge))
+                            continue
+                        out.extend(merge(piece))
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
@@ -634,6 +728,8 @@ class Tokenizer:
         >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
+        if self._glossary_re is not None:
+            return self._glossed_trace(piece)
         links = Chain(self._piece_ids(piece))
         if self._plan is not None:
             return self._replay_trace(links)
@@ -648,6 +744,53 @@ class Tokenizer:
             )
             for packed, at, left, right in merging.chain_merges(links, self._pair)
         ]
+
+    def _glossed_trace(self, piece: str) -> list[TraceStep]:
+        """``encode_trace`` under glossaries: the parts of the word merged (each a piece of its
+        own, never a glossary's match), lowest rank first; positions and tokens are the whole
+        word's, a part before its end shown without the end-of-word marker, as ``encode`` gives it.
+
+        >>> cfg = TrainerConfig(pretokenizer="spaces", unit="char", marker="eow-glued")
+        >>> vocab = Vocab(alphabet=("a", "b", "b</w>"), merges=((0, 2),))
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(keep_unknown=True, glossaries=("X",)))
+        >>> [(s.position, s.token, s.tokens) for s in tok.encode_trace("abXab")]
+        [(0, 'ab</w>', ('ab', 'X', 'a', 'b</w>')), (2, 'ab</w>', ('ab', 'X', 'ab</w>'))]
+        """
+        assert self._glossary_re is not None
+        parts = isolate_glossaries(piece, self.encoding.glossaries)
+        links = Chain()
+        layout: list[int | list[int]] = []  # each part: its start in the chain, or a glossary match's ids
+        for k, part in enumerate(parts):
+            if self._glossary_re.match(part):
+                layout.append(self._whole_ids(part, last=k == len(parts) - 1))
+            else:
+                layout.append(links.add(self._piece_ids(part)))
+        starts = [item for item in layout if isinstance(item, int)]  # increasing: parts are added in order
+
+        def now() -> list[list[int]]:
+            out = []
+            for k, item in enumerate(layout):
+                ids = item if isinstance(item, list) else links.walk(item)
+                if isinstance(item, int) and k < len(layout) - 1:
+                    self._unmark_end(ids)
+                out.append(ids)
+            return out
+
+        steps = []
+        for packed, at, left, right in merging.chain_merges(links, self._pair):
+            current = now()
+            owner = layout.index(starts[bisect_right(starts, at) - 1])
+            steps.append(
+                TraceStep(
+                    packed >> ID_BITS,
+                    sum(map(len, current[:owner])) + links.index(at),
+                    self.id_to_token(left),
+                    self.id_to_token(right),
+                    self._tokens[packed & ID_MASK],
+                    tuple(self.tokens([i for ids in current for i in ids])),
+                )
+            )
+        return steps
 
     def _replay_trace(self, links: Chain) -> list[TraceStep]:
         """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
@@ -676,7 +819,21 @@ class Tokenizer:
         return steps
 
     def base_tokens(self, piece: str) -> list[str]:
-        """The piece's symbols before any merge (unknown ones as the unk token)."""
+        """The piece's symbols before any merge (unknown ones as the unk token; a glossary's
+        match whole)."""
+        if self._glossary_re is not None:
+            parts = isolate_glossaries(piece, self.encoding.glossaries)
+            ids: list[int] = []
+            for k, part in enumerate(parts):
+                last = k == len(parts) - 1
+                if self._glossary_re.match(part):
+                    ids += self._whole_ids(part, last=last)
+                    continue
+                symbols = self._piece_ids(part)
+                if not last:
+                    self._unmark_end(symbols)
+                ids += symbols
+            return self.tokens(ids)
         return self.tokens(self._piece_ids(piece))
 
     # ---- decoding --------------------------------------------------------------------------
@@ -687,6 +844,11 @@ class Tokenizer:
             return self._trailing[token_id]
         if token_id in self._blank:
             return ""
+        if self._open is not None and token_id >= len(self._tokens):
+            text = self._open.text(token_id)
+            if text is None:  # a glossary's match hashed in another process: its text is there
+                raise DecodeError(f"id {token_id} is no token of this tokenizer here")
+            return text
         return self._tokens[token_id]
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
@@ -717,7 +879,7 @@ class Tokenizer:
         for k, i in enumerate(ids):
             if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise DecodeError(f"{i!r} (position {k}) is not a token id: ids are whole numbers")
-            if not (0 <= i < size or i in self._trailing or i in self._blank or i == self.unk_id):
+            if not (0 <= i < size or i in self._trailing or i in self._blank or i == self.unk_id or self._is_open(i)):
                 extra = sorted(self._trailing)
                 specials = f", {', '.join(map(str, extra))} for special tokens" if extra else ""
                 specials += f", {', '.join(map(str, sorted(self._blank)))} for empty tokens" if self._blank else ""
@@ -725,6 +887,10 @@ class Tokenizer:
                     f"id {i} (position {k}) is not a token id: this vocabulary has ids 0 to {size - 1}"
                     f"{specials} (and {self.unk_id} for unknown symbols)"
                 )
+
+    def _is_open(self, token_id: int) -> bool:
+        """Whether an id is a kept unknown symbol's (``keep_unknown``)."""
+        return self._open is not None and self._open.text(token_id) is not None
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ids, byte level or not (tiktoken's ``decode_bytes``); unknown ids raise.

@@ -220,10 +220,11 @@ Found = Mapping[str, Upload]  # kind -> the file of that kind, for a format's re
 
 class ImportOptions(NamedTuple):
     """What the caller chose for files that leave it open: the pre-tokenizer (and the regex of
-    ``regex``)."""
+    ``regex``), and subword-nmt's glossaries (regexes never split; other formats ignore them)."""
 
     pretokenizer: str | None = None
     pattern: str | None = None
+    glossaries: tuple[str, ...] = ()
 
 
 class Imported(NamedTuple):
@@ -242,8 +243,9 @@ class FileFormat:
     """One file format, both ways. ``write(tok, trace)`` gives its files by name (``trace``: the
     merge history, read only when ``uses_trace``); ``read(found, options)`` makes the tokenizer
     from the files of a file set; ``needs_pretokenizer(found)``: whether those files leave the
-    split to the caller (a page asks for it only then). ``kinds`` are the file kinds this format
-    defines (a kind another format defines may be in its file sets too)."""
+    split to the caller (a page asks for it only then); ``holds_normalizer``: whether its files
+    name their normalizer (else an import may name one). ``kinds`` are the file kinds this
+    format defines (a kind another format defines may be in its file sets too)."""
 
     name: str
     title: str  # as a picker of formats to write shows it
@@ -258,6 +260,8 @@ class FileFormat:
     removals: bool = False
     import_title: str | None = None  # as an import names it, when not the title
     needs_pretokenizer: Callable[[Found], bool] = _never
+    # the files name their normalizer (tokenizer.json, trace.json): an import may not name another
+    holds_normalizer: bool = False
 
     def sniff(self, kinds: list[str]) -> bool:
         """Whether files of these kinds are exactly one of this format's file sets.

@@ -65,6 +65,12 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
     spec = EXPORT_FORMATS[fmt]
     if tok.vocab.removals and not spec.removals:
         raise FormatError(removals_problem(spec.title, len(tok.vocab.removals)))
+    if (tok.encoding.keep_unknown or tok.encoding.glossaries) and fmt not in ("subword-nmt", "trace"):
+        raise ConfigError(
+            f"{spec.title} would encode this tokenizer differently: it keeps characters outside its alphabet "
+            "as themselves and never splits its glossaries, as subword-nmt's apply_bpe does; export "
+            "subword-nmt codes or BPE Explorer's trace.json instead"
+        )
     if trace is None:
         trace = trace_from_tokenizer(tok)
     files = spec.write(tok, trace)

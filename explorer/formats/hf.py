@@ -172,6 +172,8 @@ def _hf_pre_tokenizer(pre: object) -> dict:
             # WhitespaceSplit leaves U+001C-U+001F inside words where ours splits: the one place
             # an HF file's whitespace split and ours differ
             out["pretokenizer"] = "whitespace"
+        elif step == PRETOKENIZER_REGISTRY.stage("spaces").to_hf() and out["pretokenizer"] == "none":
+            out["pretokenizer"] = "spaces"  # ours, as written: subword-nmt's split on spaces only
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
             require(
@@ -296,4 +298,5 @@ FORMAT = FileFormat(
     # after trace.json and vocab.json, whose objects may hold a "model" key too
     kinds=(FileKind("hf", "json", 30, _is_hf, what="a tokenizer.json with 'model'"),),
     file_sets=(("hf",),),
+    holds_normalizer=True,
 )

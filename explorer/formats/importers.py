@@ -28,12 +28,15 @@ sentence that names the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
+from ..stages.normalizers import NORMALIZERS
+from ..stages.pipeline import NormalizerName, check_name
 from .arrow import read_arrow_merges
-from .base import ImportOptions
+from .base import ImportOptions, require
 from .gpt2 import tokenizer_from_gpt2, tokenizer_from_gpt2_files
 from .hf import tokenizer_from_hf
 from .merges_csv import read_merges_csv
@@ -52,6 +55,7 @@ __all__ = [
     "ZIP_MAX_MEMBERS",
     "ZIP_MAX_RATIO",
     "needs_pretokenizer",
+    "holds_normalizer",
     "import_files",
     "import_report",
     "import_with_format",
@@ -81,6 +85,13 @@ def needs_pretokenizer(files: Mapping[str, bytes]) -> bool:
     return fmt.needs_pretokenizer(found)
 
 
+def holds_normalizer(files: Mapping[str, bytes]) -> bool:
+    """Whether these files name their normalizer (tokenizer.json, trace.json): a page offers
+    its normalizer choice only to the others."""
+    fmt, _found = sniff(expand_zips(files))
+    return fmt.holds_normalizer
+
+
 class ImportReport(NamedTuple):
     """What an import read: the format, the tokenizer, sentences for a page saying what was
     assumed or recognised (empty when the files say everything), and the files read (the
@@ -93,12 +104,20 @@ class ImportReport(NamedTuple):
 
 
 def import_files(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
+    normalizer: NormalizerName | None = None,
 ) -> Tokenizer:
     """The tokenizer the given files make (name -> content). ``pretokenizer`` (and ``pattern``
     for ``regex``) choose the split for formats that hold none (vocab.json + merges.txt: GPT-2's
     regex by default; a .tiktoken without its JSON: required unless it is a bundled table; arrow
-    merges and the CSV: gpt2 for byte level, whitespace for character level).
+    merges and the CSV: gpt2 for byte level, whitespace for character level). ``glossaries``
+    (regexes) are words subword-nmt codes never split (``apply_bpe --glossaries``);
+    ``normalizer`` names the normalizer of files that hold none (all but tokenizer.json and
+    trace.json, which name theirs).
 
     >>> from explorer import make_config, train
     >>> from explorer.formats.exporters import export_files
@@ -106,20 +125,34 @@ def import_files(
     >>> import_files(export_files(tok, "hf")).merges == tok.merges
     True
     """
-    return import_report(files, pretokenizer=pretokenizer, pattern=pattern).tokenizer
+    return import_report(
+        files, pretokenizer=pretokenizer, pattern=pattern, glossaries=glossaries, normalizer=normalizer
+    ).tokenizer
 
 
 def import_with_format(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
+    normalizer: NormalizerName | None = None,
 ) -> tuple[str, Tokenizer]:
     """(format, tokenizer): :func:`import_files` with the format it found (each file is read
     once)."""
-    report = import_report(files, pretokenizer=pretokenizer, pattern=pattern)
+    report = import_report(
+        files, pretokenizer=pretokenizer, pattern=pattern, glossaries=glossaries, normalizer=normalizer
+    )
     return report.format, report.tokenizer
 
 
 def import_report(
-    files: Mapping[str, bytes], *, pretokenizer: str | None = None, pattern: str | None = None
+    files: Mapping[str, bytes],
+    *,
+    pretokenizer: str | None = None,
+    pattern: str | None = None,
+    glossaries: Sequence[str] = (),
+    normalizer: NormalizerName | None = None,
 ) -> ImportReport:
     """:func:`import_files` with the format found, notes on what was assumed (for a page to show)
     and the names of the files read. A zip among the files counts as the files it holds.
@@ -135,5 +168,18 @@ def import_report(
     """
     expanded = expand_zips(files)
     fmt, found = sniff(expanded)
-    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern))
+    require(
+        not glossaries or fmt.name == "subword-nmt",
+        f"glossaries are subword-nmt's (apply_bpe --glossaries); these files are {fmt.title}, which has none",
+    )
+    require(
+        normalizer is None or not fmt.holds_normalizer,
+        f"{fmt.title} names its own normalizer; a normalizer is named only for files that hold none",
+    )
+    if normalizer is not None:
+        check_name("normalizer", normalizer, NORMALIZERS)
+    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern, tuple(glossaries)))
+    if normalizer is not None and normalizer != tok.pipeline.normalizer:
+        tok = tok.with_pipeline(dataclasses.replace(tok.pipeline, normalizer=normalizer))
+        notes = [*notes, f"the files name no normalizer: {normalizer}, as chosen"]
     return ImportReport(fmt.name, tok, tuple(notes), tuple(expanded))

@@ -5,17 +5,19 @@ shares with GPT-2's ``merges.txt``: a ``#version`` line, then ``left right`` per
     l o
     lo w</w>
 
-subword-nmt splits text on whitespace and marks a word's end with ``</w>``: glued to the last
-character in version 0.2 (marker eow-glued), a symbol of its own in version 0.1 (marker eow,
-Sennrich et al. 2016). The codes list no alphabet: it is the symbols the merges use that no
-merge makes.
+subword-nmt splits text on spaces only (pre-tokenizer ``spaces``: tabs and no-break spaces stay
+inside words) and marks a word's end with ``</w>``: glued to the last character in version 0.2
+(marker eow-glued), a symbol of its own in version 0.1 (marker eow, Sennrich et al. 2016). The
+codes list no alphabet: it is the symbols the merges use that no merge makes; a character
+outside it is kept as itself, as ``apply_bpe`` keeps it (``EncodeOptions.keep_unknown``), and
+the glossaries given at import (``apply_bpe --glossaries``) are never split.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from ..bpe.config import MarkerName
+from ..bpe.config import EncodeOptions, MarkerName
 from ..bpe.tokenizer import Tokenizer
 from ..stages.pipeline import Pipeline
 from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require
@@ -105,21 +107,23 @@ def to_subword_nmt_codes(tok: Tokenizer) -> str:
         f"this tokenizer's marker is {cfg.marker!r}",
     )
     need(
-        cfg.pretokenizer == "whitespace",
-        f"subword-nmt splits words on whitespace; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
+        cfg.pretokenizer in ("spaces", "whitespace"),
+        f"subword-nmt splits words on spaces; this tokenizer uses the {cfg.pretokenizer!r} pre-tokenizer",
     )
     need(cfg.normalizer == "none", f"subword-nmt has no normalizer; this tokenizer normalizes ({cfg.normalizer})")
     return merge_lines(tok, version=SUBWORD_NMT_VERSIONS[cfg.marker])
 
 
-def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
-    """subword-nmt codes as a character-level tokenizer: whitespace-split words, ``</w>`` glued
-    to the last character (``#version: 0.2``) or a symbol of its own (``0.1``). The codes list
-    no alphabet: it is the symbols the merges use that no merge makes, in order of first use
-    (characters outside it encode as unknown).
+def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes", glossaries: Sequence[str] = ()) -> Tokenizer:
+    """subword-nmt codes as a character-level tokenizer that encodes as ``apply_bpe``: words
+    split on spaces, ``</w>`` glued to the last character (``#version: 0.2``) or a symbol of
+    its own (``0.1``). The codes list no alphabet: it is the symbols the merges use that no
+    merge makes, in order of first use; other characters keep their text, with ids past the
+    vocabulary. ``glossaries`` (regexes) are never split (``apply_bpe --glossaries``).
 
-    >>> tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n").vocab.tokens
-    ('l', 'o', 'w</w>', 'lo', 'low</w>')
+    >>> tok = tokenizer_from_subword_nmt("#version: 0.2\\nl o\\nlo w</w>\\n")
+    >>> tok.vocab.tokens, tok.tokens(tok.encode("lower\\xa0low"))
+    (('l', 'o', 'w</w>', 'lo', 'low</w>'), ['lo', 'w', 'e', 'r', '\\xa0', 'low</w>'])
     """
     merges, lines = read_merge_lines(codes, name)
     version = codes.split("\n", 1)[0].partition(":")[2].strip()
@@ -129,9 +133,14 @@ def tokenizer_from_subword_nmt(codes: str, *, name: str = "codes") -> Tokenizer:
     vocab = {s: i for i, s in enumerate(alphabet)}
     for a, b in merges:
         vocab.setdefault(a + b, len(vocab))
-    pipeline = Pipeline(pretokenizer="whitespace", unit="char", marker=markers[version])
+    pipeline = Pipeline(pretokenizer="spaces", unit="char", marker=markers[version])
     return tokenizer_from_vocab_merges(
-        vocab, merges, pipeline=pipeline, where=lambda n: f"{name} line {lines[n]}", vocab_name=name
+        vocab,
+        merges,
+        pipeline=pipeline,
+        encoding=EncodeOptions(keep_unknown=True, glossaries=tuple(glossaries)),
+        where=lambda n: f"{name} line {lines[n]}",
+        vocab_name=name,
     )
 
 
@@ -141,14 +150,14 @@ def _write(tok: Tokenizer, trace: Mapping) -> Files:
 
 def _read(found: Found, options: ImportOptions) -> Imported:
     codes = found["merges"]
-    tok = tokenizer_from_subword_nmt(codes.text, name=codes.name)
-    return Imported(
-        tok,
-        [
-            f"subword-nmt codes carry no alphabet: {len(tok.alphabet)} symbols implied by the merges; other "
-            "characters become <unk>"
-        ],
-    )
+    tok = tokenizer_from_subword_nmt(codes.text, name=codes.name, glossaries=options.glossaries)
+    notes = [
+        f"subword-nmt codes carry no alphabet: {len(tok.alphabet)} symbols implied by the merges; other "
+        "characters are kept as themselves, as apply_bpe keeps them (ids past the vocabulary)"
+    ]
+    if options.glossaries:
+        notes.append(f"glossaries never split: {', '.join(options.glossaries)}")
+    return Imported(tok, notes)
 
 
 FORMAT = FileFormat(

@@ -38,4 +38,5 @@ FORMAT = FileFormat(
     file_sets=(("trace",),),
     uses_trace=True,
     removals=True,  # PickyBPE's removals: top-level "removals" (formats.trace)
+    holds_normalizer=True,
 )

@@ -58,6 +58,7 @@ __all__ = [
     "PreTokenizer",
     "RegexSplit",
     "SequenceMode",
+    "SpaceSplit",
     "WhitespaceSplit",
     "ascii_twin",
     "builtin_pieces",
@@ -94,6 +95,7 @@ REGEX_TIMEOUT_S = 2.0
 
 _WHITESPACE = re.compile(r"\S+")  # stdlib \s is exactly str.split()'s whitespace
 _LINES = re.compile(r"[^\n]*\n|[^\n]+")
+_SPACES = re.compile(r"[^ \r\n]+")  # subword-nmt's words: cut at spaces and line breaks only
 
 
 class Piece(NamedTuple):
@@ -638,6 +640,29 @@ class WhitespaceSplit(PreTokenizer):
 
 
 @dataclass(frozen=True, slots=True)
+class SpaceSplit(PreTokenizer):
+    """Runs of spaces (and line breaks) cut and dropped; every other character, tabs and
+    no-break spaces too, stays inside its word: subword-nmt's ``line.strip('\\r\\n ').split(' ')``
+    (its files are read line by line, so ``\\r`` and ``\\n`` end words too).
+
+    >>> SpaceSplit("").apply("  a\\tb\\xa0c  d\\n")
+    [Piece(text='a\\tb\\xa0c', start=2, end=7), Piece(text='d', start=9, end=10)]
+    """
+
+    description: str
+    spaces_in_pieces: ClassVar[bool] = False
+
+    def apply(self, text: str, *, pattern: str | None = None) -> list[Piece]:
+        return [Piece(m.group(), m.start(), m.end()) for m in _SPACES.finditer(text)]
+
+    def piece_texts(self, text: str, *, pattern: str | None = None) -> list[str]:
+        return _SPACES.findall(text)
+
+    def to_hf(self, *, pattern: str | None = None) -> dict:
+        return {"type": "Split", "pattern": {"Regex": "[ \\r\\n]+"}, "behavior": "Removed", "invert": False}
+
+
+@dataclass(frozen=True, slots=True)
 class RegexSplit(PreTokenizer):
     """A pre-tokenizer that is one regex: each match is a piece, and the pattern must match
     every character (checked here, on probes). Its fast path scans ASCII text with the stdlib
@@ -816,6 +841,9 @@ PRETOKENIZER_REGISTRY: Registry[PreTokenizer] = Registry(
     {
         "none": NoSplit("no pre-tokenization: each sequence is one piece (merges may cross spaces)"),
         "whitespace": WhitespaceSplit("split on runs of whitespace and drop them (Python's str.split())"),
+        "spaces": SpaceSplit(
+            "split on spaces and line breaks only, as subword-nmt: tabs and no-break spaces stay in words"
+        ),
         "gpt2": RegexSplit(
             "GPT-2's regex: contractions, ' ?letters', ' ?digits', ' ?punctuation', whitespace", GPT2_PATTERN
         ),

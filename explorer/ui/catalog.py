@@ -26,6 +26,7 @@ before the catalog carried these same keys, so they open as they did.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
@@ -37,7 +38,14 @@ from ..bpe.trainer import Trainer
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import MAX_CORPUS_BYTES, mib
 from ..formats.exporters import zip_files
-from ..formats.importers import ImportReport, import_report, is_zip, needs_pretokenizer, unzip_files
+from ..formats.importers import (
+    ImportReport,
+    holds_normalizer,
+    import_report,
+    is_zip,
+    needs_pretokenizer,
+    unzip_files,
+)
 from ..formats.pretrained import PRETRAINED
 from ..stages.pretokenizers import PRETOKENIZERS
 from . import data, render, server, state, storage
@@ -67,6 +75,7 @@ __all__ = [
 Kind = Literal["trained", "bundled", "imported"]
 TRAINED = "trained"
 IMPORTED = "imported:"
+OPTIONS = "import-options.json"  # the member of a stored import that holds what was chosen for it
 MAX_IMPORTED = 3  # an imported o200k_base holds 200,000 merges: a session keeps a few at most
 _MAX_K = 200_000  # the furthest step a link may name (links.count_param's bound)
 _IMPORTS = "imported_tokenizers"  # session: {key: Imported}, oldest first
@@ -240,17 +249,49 @@ def default_name(names: list[str]) -> str:
     return "+".join(stems)[:60] or "tokenizer"
 
 
-def _stored_form(files: dict[str, bytes], name: str) -> tuple[str, bytes]:
+def _stored_form(files: dict[str, bytes], name: str, options: dict | None = None) -> tuple[str, bytes]:
     """(file name, bytes) as the store keeps an import: one file as it is, several as one zip
-    of them (a zip among them unpacked into it: a zip inside a zip is refused on reading)."""
-    if len(files) == 1:
+    of them (a zip among them unpacked into it: a zip inside a zip is refused on reading). The
+    options chosen for files that hold none (a normalizer, subword-nmt's glossaries) go into
+    the zip as one more member (``OPTIONS``), so that the same files with other options are
+    another import, a link brings them back, and the key grammar stays as it is."""
+    if len(files) == 1 and not options:
         return next(iter(files.items()))
     flat: dict[str, bytes] = {}
     for file_name, blob in files.items():
         flat.update(
             unzip_files(file_name, blob) if is_zip(blob) or file_name.lower().endswith(".zip") else {file_name: blob}
         )
+    if options:
+        flat[OPTIONS] = json.dumps(options, ensure_ascii=False, sort_keys=True).encode("utf-8")
     return f"{storage.slug(name)}.zip", zip_files(dict(sorted(flat.items())))
+
+
+def _options_apart(files: dict[str, bytes]) -> tuple[dict[str, bytes], dict]:
+    """Stored files and the options kept among them (``_stored_form`` read backwards), as
+    ``import_report``'s keywords.
+
+    >>> _options_apart({"t.zip": zip_files({"codes.txt": b"#version: 0.2", OPTIONS: b'{"glossaries": ["USA"]}'})})
+    ({'codes.txt': b'#version: 0.2'}, {'glossaries': ('USA',), 'normalizer': None})
+    """
+    if len(files) != 1:
+        return files, {}
+    ((file_name, blob),) = files.items()
+    if not is_zip(blob):
+        return files, {}
+    members = unzip_files(file_name, blob)
+    if OPTIONS not in members:
+        return files, {}
+    options = json.loads(members.pop(OPTIONS).decode("utf-8"))
+    glossaries = options.get("glossaries", []) if isinstance(options, dict) else None
+    normalizer = options.get("normalizer") if isinstance(options, dict) else None
+    if not (
+        isinstance(glossaries, list)
+        and all(isinstance(g, str) for g in glossaries)
+        and (normalizer is None or isinstance(normalizer, str))
+    ):
+        raise ConfigError(f"{OPTIONS} in the stored files does not hold import options")
+    return members, {"glossaries": tuple(glossaries), "normalizer": normalizer}
 
 
 @st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
@@ -258,9 +299,10 @@ def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> Im
     """One reading of stored files, shared by every session that opens them. Big files are read
     in a worker process: 200,000 ranks that are not a bundled table take ~3 s to turn into
     merges, which would hold the server's interpreter; the tokenizer comes back in ~0.3 s."""
-    if sum(map(len, _files.values())) > server.WORKER_MIN_BYTES:
-        return server.pool().run(import_report, _files, pretokenizer=pretokenizer)
-    return import_report(_files, pretokenizer=pretokenizer)
+    files, options = _options_apart(_files)
+    if sum(map(len, files.values())) > server.WORKER_MIN_BYTES:
+        return server.pool().run(import_report, files, pretokenizer=pretokenizer, **options)
+    return import_report(files, pretokenizer=pretokenizer, **options)
 
 
 def _keep(entry: Imported) -> list[str]:
@@ -279,17 +321,29 @@ def _entry(name: str, digest: str, choice: str | None, report: ImportReport, ext
     return Imported(name, report.format, report.tokenizer, digest, choice, (*report.notes, *extra))
 
 
-def add_import(files: dict[str, bytes], *, name: str = "", pretokenizer: str = "gpt2") -> tuple[Imported, list[str]]:
+def add_import(
+    files: dict[str, bytes],
+    *,
+    name: str = "",
+    pretokenizer: str = "gpt2",
+    glossaries: tuple[str, ...] = (),
+    normalizer: str = "none",
+) -> tuple[Imported, list[str]]:
     """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
     tokenizer in the session under ``name`` (the files' names when empty); (the import, names of
-    imports let go beyond ``MAX_IMPORTED``). Raises ExplorerError (FormatError, ConfigError) with
-    the sentence to show; the session's imports are then as they were."""
+    imports let go beyond ``MAX_IMPORTED``). ``glossaries``: subword-nmt codes' words never
+    split; ``normalizer``: for files that name none (ignored for the others, as
+    ``pretokenizer``). Raises ExplorerError (FormatError, ConfigError) with the sentence to show; the
+    session's imports are then as they were."""
     total = sum(len(d) for d in files.values())
     if total > MAX_CORPUS_BYTES:
         raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
     name = " ".join(name.split())[:60] or default_name(list(files))
     choice = pretokenizer if needs_pretokenizer(files) else None
-    file_name, blob = _stored_form(files, name)
+    options: dict = {"glossaries": list(glossaries)} if glossaries else {}
+    if normalizer != "none" and not holds_normalizer(files):
+        options["normalizer"] = normalizer
+    file_name, blob = _stored_form(files, name, options)
     digest = hashlib.sha256(blob).hexdigest()
     report = _read(digest, choice, {file_name: blob})
     notes = []

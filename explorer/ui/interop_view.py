@@ -14,6 +14,7 @@ from ..formats.corpora import MAX_CORPUS_BYTES, mib
 from ..formats.exporters import EXPORT_FORMATS, export_files, zip_files
 from ..formats.importers import IMPORT_FORMATS
 from ..formats.trace import trace_dict
+from ..stages.normalizers import NORMALIZERS
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
 from . import catalog, render, state, storage
 
@@ -144,6 +145,8 @@ def _on_import() -> None:
             files,
             name=st.session_state.get("w_imp_name", ""),
             pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"),
+            glossaries=tuple(st.session_state.get("w_imp_gloss", "").split()),
+            normalizer=st.session_state.get("w_imp_norm", "none"),
         )
     except ExplorerError as err:
         st.session_state[_RESULT] = ("error", str(err))
@@ -212,6 +215,22 @@ def import_area() -> None:
             key="w_imp_name",
             max_chars=60,
             placeholder=catalog.default_name([f.name for f in uploaded]) if uploaded else "from the file names",
+        )
+        c3, c4 = st.columns(2)
+        state.widget_default("w_imp_norm", "none")
+        c3.selectbox(
+            "Normalizer, for files that hold none",
+            list(NORMALIZERS),
+            key="w_imp_norm",
+            help="vocab.json + merges.txt, codes, rank files and merges files name no normalizer; "
+            "tokenizer.json and trace.json carry their own and ignore this.  \n" + render.choices_help(NORMALIZERS),
+        )
+        c4.text_input(
+            "Glossaries, for subword-nmt codes",
+            key="w_imp_gloss",
+            placeholder="e.g. USA [0-9]+",
+            help="Words or regexes, separated by spaces, that subword-nmt codes never split "
+            "(apply_bpe --glossaries); other formats have none.",
         )
         st.button("Import", key="import_go", on_click=_on_import, type="primary")
         if result is not None:
