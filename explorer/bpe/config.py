@@ -315,10 +315,15 @@ def superword_config(config: TrainerConfig) -> TrainerConfig:
 @dataclass(frozen=True, slots=True)
 class EncodeOptions:
     """How a tokenizer encodes, which no training choice depends on: the string shown for a
-    symbol it has no id for, and which BPE-dropout rule ``encode(dropout=p)`` follows."""
+    symbol it has no id for, which BPE-dropout rule ``encode(dropout=p)`` follows, and two rules
+    of HF ``tokenizers``' BPE model: ``ignore_merges`` (a piece that is itself a token is that
+    token, before any merge) and ``fuse_unk`` (neighbouring unknown symbols of a piece are one
+    unknown token)."""
 
     unk_token: str = "<unk>"
     dropout_style: DropoutStyleName = "retry"
+    ignore_merges: bool = False
+    fuse_unk: bool = False
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -329,14 +334,24 @@ class EncodeOptions:
             raise ConfigError(f"the unknown token must be a non-empty string, not {self.unk_token!r}")
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The options a trace keeps; HF's two rules only when on (traces written before them
+        stay as they were).
+
+        >>> EncodeOptions().to_dict(), EncodeOptions(ignore_merges=True).to_dict()["ignore_merges"]
+        ({'unk_token': '<unk>', 'dropout_style': 'retry'}, True)
+        """
+        data = dataclasses.asdict(self)
+        for name in ("ignore_merges", "fuse_unk"):
+            if not data[name]:
+                del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once')
+        EncodeOptions(unk_token='<unk>', dropout_style='once', ignore_merges=False, fuse_unk=False)
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

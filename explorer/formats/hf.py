@@ -35,7 +35,14 @@ from .base import (
     need,
     require,
 )
-from .shared import full_vocab, one_id_per_token, pretokenizer_of_pattern, tokenizer_from_vocab_merges
+from .shared import (
+    full_vocab,
+    in_making_order,
+    one_id_per_token,
+    pretokenizer_of_pattern,
+    tokenizer_from_merge_list,
+    tokenizer_from_vocab_merges,
+)
 
 __all__ = ["FORMAT", "to_hf_tokenizer_json", "tokenizer_from_hf"]
 
@@ -87,6 +94,13 @@ def _needs_unk(tok: Tokenizer) -> bool:
     return tok.pipeline.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
 
 
+def _merge_list(tok: Tokenizer) -> list[tuple[int, int]]:
+    """The merges as HF lists them: the file's own list when one was read, else the merges."""
+    if tok.pair_rules is None:
+        return list(tok.merges)
+    return sorted(tok.pair_rules, key=tok.pair_rules.__getitem__)
+
+
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
     normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
@@ -120,16 +134,59 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
             "unk_token": unk,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": suffix,
-            "fuse_unk": False,
+            "fuse_unk": tok.encoding.fuse_unk,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": tok.encoding.ignore_merges,
             "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
-            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges],
+            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in _merge_list(tok)],
         },
     }
 
 
 # ---- reading ----------------------------------------------------------------------------------
+# Every field of the file this reader knows, by where it is: a field not listed is refused with a
+# sentence naming it, never skipped (an option HF applies and we did not would change the ids).
+_TOP_FIELDS = frozenset(
+    {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor"}
+    | {"decoder", "model"}
+)
+_MODEL_FIELDS = frozenset(
+    {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk"}
+    | {"byte_fallback", "ignore_merges", "vocab", "merges"}
+)
+# pre-tokenizer type -> its fields (besides "type"); older files write Metaspace's
+# add_prefix_space and str_rep
+_STEP_FIELDS: dict[str, frozenset[str]] = {
+    "ByteLevel": frozenset({"add_prefix_space", "trim_offsets", "use_regex"}),
+    "Split": frozenset({"pattern", "behavior", "invert"}),
+    "WhitespaceSplit": frozenset(),
+    "Whitespace": frozenset(),
+    "Metaspace": frozenset({"replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"}),
+}
+_ADDED_FIELDS = frozenset({"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"})
+
+
+def _shown(value: object) -> str:
+    """A value of the file, short enough for a sentence."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _known_fields(obj: dict, known: frozenset[str], where: str) -> None:
+    """FormatError naming the first field of ``obj`` that is not in ``known``.
+
+    >>> _known_fields({"type": "BPE", "max_token_length": 16}, _MODEL_FIELDS, "model")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.max_token_length' is 16: this option is not supported
+    """
+    for key, value in obj.items():
+        require(
+            key in known or key == "type",
+            f"tokenizer.json '{where + '.' if where else ''}{key}' is {_shown(value)}: this option is not supported",
+        )
+
+
 def _hf_normalizer(norm: object) -> str:
     """The registered normalizer whose HF form this is."""
     for name, stage in NORMALIZER_REGISTRY.items():
@@ -164,6 +221,8 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         rest.pop(0)
     for step in rest:
         kind = step.get("type")
+        if kind in _STEP_FIELDS:
+            _known_fields(step, _STEP_FIELDS[kind], f"pre_tokenizer ({kind})")
         if (
             (kind == "WhitespaceSplit" or step == PRETOKENIZER_REGISTRY.stage("whitespace").to_hf())
             and out["pretokenizer"] == "none"
@@ -175,9 +234,17 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
             require(
-                step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
-                "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
+                step.get("behavior") == "Isolated",
+                "tokenizer.json 'pre_tokenizer': only a Split with behavior Isolated is supported "
                 f"(found behavior {step.get('behavior')!r})",
+            )
+            require(
+                not step.get("invert"),
+                f"tokenizer.json 'pre_tokenizer': a Split with invert {step.get('invert')!r} is not supported",
+            )
+            require(
+                isinstance(pattern, dict) and "Regex" in pattern,
+                f"tokenizer.json 'pre_tokenizer': only a Split on a Regex is supported (found {_shown(pattern)})",
             )
             out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
             require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
@@ -195,9 +262,12 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
             out["unit"] = "byte"
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
+            # older files say add_prefix_space instead of prepend_scheme
+            scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
             require(
-                step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
-                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported",
+                step.get("replacement") == SP_PREFIX and scheme == "always",
+                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported "
+                f"(found replacement {step.get('replacement')!r}, prepend_scheme {scheme!r})",
             )
             out["marker"] = "sp-prefix"
         else:
@@ -218,52 +288,166 @@ def _hf_merges(raw: object) -> list[tuple[str, str]]:
     return out
 
 
-def tokenizer_from_hf(data: object) -> Tokenizer:
-    """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
-    pre-tokenizer, word marker and special tokens when we have the same; else FormatError."""
-    no_model = "tokenizer.json has no 'model' object"
-    data = json_dict(data, no_model)
-    model = json_dict(data.get("model"), no_model)
-    kind = model.get("type", "BPE" if "merges" in model else None)
-    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
-    fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
-    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
+def _flag(model: dict, name: str) -> bool:
+    """A true/false option of the BPE model (absent: false)."""
+    value = model.get(name, False)
+    require(isinstance(value, bool), f"tokenizer.json 'model.{name}' must be true or false, not {_shown(value)}")
+    return value
+
+
+def _hf_model_options(model: dict, fields: dict) -> dict:
+    """EncodeOptions' fields for the BPE model's options (``fields``, the pipeline's, gets the
+    word marker of ``end_of_word_suffix``); an option we do not apply as HF does is refused."""
+    _known_fields(model, _MODEL_FIELDS, "model")
+    dropout = model.get("dropout")
     require(
-        not model.get("continuing_subword_prefix"),
-        f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
-        "word-continuation prefixes are not supported",
+        dropout in (None, 0, 0.0),
+        f"tokenizer.json 'model.dropout' is {_shown(dropout)}: HF skips merges at random on every encode "
+        "with it, so no fixed ids match HF's (set it to null to import; BPE-dropout is an option of each "
+        "encode here)",
+    )
+    prefix = model.get("continuing_subword_prefix")
+    require(
+        not prefix,
+        f"tokenizer.json 'model.continuing_subword_prefix' is {_shown(prefix)}: word-continuation prefixes "
+        "are not supported",
     )
     require(
-        not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported"
+        not _flag(model, "byte_fallback"),
+        "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported",
     )
     suffix = model.get("end_of_word_suffix")
     if suffix:
         require(
             suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
-            f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported",
+            f"tokenizer.json 'model.end_of_word_suffix' is {_shown(suffix)}: only '</w>' on character-level "
+            "BPE is supported",
         )
         fields["marker"] = "eow-glued"
-    vocab = json_dict(model.get("vocab"), "tokenizer.json 'model.vocab' must be an object (token -> id)")
-    added = data.get("added_tokens") or []
+    ignore_merges = _flag(model, "ignore_merges")
     require(
-        isinstance(added, list)
-        and all(
-            isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
-        ),
-        "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'",
+        not (ignore_merges and suffix),
+        "tokenizer.json 'model.ignore_merges' is true with an end_of_word_suffix: HF then looks a word up "
+        "without its suffix, which is not supported",
     )
-    specials = {a["content"]: a["id"] for a in added}
+    return {"ignore_merges": ignore_merges, "fuse_unk": _flag(model, "fuse_unk")}
+
+
+# the decoder type each pipeline decodes as (None: our pieces join as they are, as Fuse does)
+_DECODERS = {"byte": "ByteLevel", "eow-glued": "BPEDecoder", "sp-prefix": "Metaspace", "none": "Fuse"}
+
+
+def _hf_decoder(decoder: object, fields: dict) -> list[str]:
+    """Notes on the decoder: none when it decodes as ours does; a sentence when it is null (HF
+    joins tokens with spaces then); a FormatError naming any other.
+
+    >>> _hf_decoder({"type": "ByteLevel", "add_prefix_space": True}, {"unit": "byte", "marker": "none"})
+    []
+    >>> _hf_decoder({"type": "Strip", "content": " ", "start": 1, "stop": 0}, {"unit": "char", "marker": "none"})
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'decoder': 'Strip' is not supported with this pipeline (expected Fuse or null)
+    """
+    if decoder is None:
+        return ["tokenizer.json has no decoder: HF decodes by joining the tokens with spaces, here they decode as text"]
+    step = json_dict(decoder, "tokenizer.json 'decoder' must be an object or null")
+    expected = _DECODERS["byte"] if fields["unit"] == "byte" else _DECODERS[fields["marker"]]
+    kind = step.get("type")
+    require(
+        kind == expected,
+        f"tokenizer.json 'decoder': {_shown(kind)} is not supported with this pipeline (expected {expected} or null)",
+    )
+    if kind == "ByteLevel":
+        _known_fields(step, _STEP_FIELDS["ByteLevel"], "decoder")  # its options change no decoding
+    elif kind == "BPEDecoder":
+        _known_fields(step, frozenset({"suffix"}), "decoder")
+        require(
+            step.get("suffix") == EOW,
+            f"tokenizer.json 'decoder.suffix' is {_shown(step.get('suffix'))}: only '</w>' is supported",
+        )
+    elif kind == "Metaspace":
+        _known_fields(step, _STEP_FIELDS["Metaspace"], "decoder")
+        require(
+            step.get("replacement") == SP_PREFIX,
+            f"tokenizer.json 'decoder.replacement' is {_shown(step.get('replacement'))}: only '▁' is supported",
+        )
+    else:
+        _known_fields(step, frozenset(), "decoder")
+    return []
+
+
+def _hf_notes(data: dict) -> list[str]:
+    """Sentences on what HF's ``encode`` adds that these ids leave out: the post-processor's
+    tokens (HF's ``add_special_tokens=False`` gives ours), truncation and padding."""
+    notes = []
+    post = data.get("post_processor")
+    kind = post.get("type") if isinstance(post, dict) else post
+    if post is not None and kind != "ByteLevel":  # ByteLevel's only trims offsets
+        notes.append(
+            f"tokenizer.json's post-processor ({_shown(kind)}) is not applied: the ids are HF's "
+            "encode(text, add_special_tokens=False)"
+        )
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            notes.append(
+                f"tokenizer.json's {key} ({_shown(data[key])}) is not applied: ids are never cut or padded here"
+            )
+    return notes
+
+
+def _hf_added(raw: object) -> dict[str, int]:
+    """The added tokens, token -> id; an option that changes how HF finds one in a text
+    (lstrip, rstrip, single_word) is refused."""
+    wrong = "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'"
+    added = [json_dict(a, wrong) for a in json_list(raw, wrong)]
+    require(all(isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added), wrong)
+    for n, a in enumerate(added):
+        _known_fields(a, _ADDED_FIELDS, f"added_tokens[{n}]")
+        for option in ("lstrip", "rstrip", "single_word"):
+            require(
+                not a.get(option),
+                f"tokenizer.json 'added_tokens[{n}].{option}' is {_shown(a.get(option))} ({a['content']!r}): "
+                "this option is not supported",
+            )
+    return {a["content"]: a["id"] for a in added}
+
+
+def tokenizer_from_hf(data: object) -> Tokenizer:
+    """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
+    pre-tokenizer, word marker, model options and special tokens when we have the same; else a
+    FormatError naming the first option we do not apply as HF does."""
+    return _hf_import(data)[0]
+
+
+def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
+    """``tokenizer_from_hf`` and the notes for a page (``_hf_decoder``, ``_hf_notes``)."""
+    no_model = "tokenizer.json has no 'model' object"
+    data = json_dict(data, no_model)
+    model = json_dict(data.get("model"), no_model)
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
+    _known_fields(data, _TOP_FIELDS, "")
+    fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
+    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
+    options = _hf_model_options(model, fields)
+    notes = _hf_decoder(data.get("decoder"), fields) + _hf_notes(data)
+    vocab = json_dict(model.get("vocab"), "tokenizer.json 'model.vocab' must be an object (token -> id)")
+    specials = _hf_added(data.get("added_tokens") or [])
     unk = model.get("unk_token")
     require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
     try:
         pipeline = Pipeline(**fields)
-        encoding = EncodeOptions(unk_token=unk) if unk else EncodeOptions()
+        encoding = EncodeOptions(unk_token=unk, **options) if unk else EncodeOptions(**options)
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
-    return tokenizer_from_vocab_merges(
+    merges = _hf_merges(model.get("merges"))
+    # a trainer's list, in the order its tokens are made; else transformers' tiktoken converter's
+    # (every split of each token), which merges by the list as HF does
+    build = tokenizer_from_vocab_merges if in_making_order(full, merges) else tokenizer_from_merge_list
+    tok = build(
         full,
-        _hf_merges(model.get("merges")),
+        merges,
         pipeline=pipeline,
         specials=specials,
         unk=unk,
@@ -271,6 +455,7 @@ def tokenizer_from_hf(data: object) -> Tokenizer:
         where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
         vocab_name="tokenizer.json 'model.vocab'",
     )
+    return tok, notes
 
 
 # ---- the format ---------------------------------------------------------------------------------
@@ -283,7 +468,8 @@ def _write(tok: Tokenizer, trace: Mapping) -> Files:
 
 
 def _read(found: Found, options: ImportOptions) -> Imported:
-    return Imported(tokenizer_from_hf(found["hf"].json), [])
+    tok, notes = _hf_import(found["hf"].json)
+    return Imported(tok, notes)
 
 
 FORMAT = FileFormat(
