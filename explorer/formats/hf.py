@@ -442,20 +442,25 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
     merges = _hf_merges(model.get("merges"))
-    # a trainer's list, in the order its tokens are made; else transformers' tiktoken converter's
-    # (every split of each token), which merges by the list as HF does
-    build = tokenizer_from_vocab_merges if in_making_order(full, merges) else tokenizer_from_merge_list
-    tok = build(
-        full,
-        merges,
-        pipeline=pipeline,
-        specials=specials,
-        unk=unk,
-        encoding=encoding,
-        where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
-        vocab_name="tokenizer.json 'model.vocab'",
-    )
-    return tok, notes
+    options = {
+        "pipeline": pipeline,
+        "specials": specials,
+        "unk": unk,
+        "encoding": encoding,
+        "where": lambda n: f"tokenizer.json 'model.merges[{n}]'",
+        "vocab_name": "tokenizer.json 'model.vocab'",
+    }
+    if not in_making_order(full, merges):
+        # transformers' tiktoken converter lists every split of each token: merged by the list
+        # as HF does
+        return tokenizer_from_merge_list(full, merges, **options), notes
+    try:  # a trainer's list, each token's id the next as it is made
+        return tokenizer_from_vocab_merges(full, merges, **options), notes
+    except FormatError as err:
+        try:  # ids in another order than the merges' (HF takes any): merged by the list too
+            return tokenizer_from_merge_list(full, merges, **options), notes
+        except FormatError:
+            raise err from None
 
 
 # ---- the format ---------------------------------------------------------------------------------
