@@ -243,11 +243,19 @@ REFUSED = {
     ),
     "Split Removed": (
         _set("pre_tokenizer", {"type": "Split", "pattern": {"Regex": " "}, "behavior": "Removed", "invert": False}),
-        "only a Split with behavior Isolated is supported (found behavior 'Removed')",
+        "a Split with behavior 'Removed' and invert False is not supported",
     ),
-    "Split invert": (
-        _set("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "x"}, "behavior": "Isolated", "invert": True}),
-        "a Split with invert True is not supported",
+    "Split MergedWithNext": (
+        _set(
+            "pre_tokenizer", {"type": "Split", "pattern": {"Regex": "x"}, "behavior": "MergedWithNext", "invert": True}
+        ),
+        "a Split with behavior 'MergedWithNext' and invert True is not supported",
+    ),
+    "Split invert Removed on a pattern with gaps": (
+        _set(
+            "pre_tokenizer", {"type": "Split", "pattern": {"Regex": "\\p{L}+"}, "behavior": "Removed", "invert": True}
+        ),
+        "drops the text between its matches, and '\\\\p{L}+' does not match every character: not supported",
     ),
     "Split on a string": (
         _set("pre_tokenizer", {"type": "Split", "pattern": {"String": "x"}, "behavior": "Isolated", "invert": False}),
@@ -306,3 +314,19 @@ def test_hf_decodes_without_a_decoder_and_adds_post_processor_tokens_and_the_imp
         "encode(text, add_special_tokens=False)",
     )
     assert import_report({"tokenizer.json": json.dumps(converted()).encode("utf-8")}).notes == ()
+
+
+@pytest.mark.parametrize("behavior, invert", [("removed", True), ("isolated", True), ("isolated", False)])
+def test_an_olmo2_style_split_gives_hf_ids(behavior, invert):
+    # OLMo 2: a Split on cl100k's regex, invert true, behavior Removed, then ByteLevel
+    trained = byte_level_trained()["model"]
+    tok = tokenizers.Tokenizer(models.BPE(vocab=trained["vocab"], merges=[tuple(m) for m in trained["merges"]]))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(tokenizers.Regex(CONVERTER_PATTERN), behavior=behavior, invert=invert),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    tok.decoder = decoders.ByteLevel()
+    data = json.loads(tok.to_str())
+    assert our_ids(data) == hf_ids(data)

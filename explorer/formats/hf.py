@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import regex
+
 from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, MARKER_REGISTRY, SP_PREFIX
 from ..stages.normalizers import NORMALIZER_REGISTRY
 from ..stages.pipeline import Pipeline
-from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY
+from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY, RegexSplit
 from ..stages.units import HF_BYTE_LEVEL_REGEX, UNIT_REGISTRY, byte_alphabet
 from .base import (
     FileFormat,
@@ -234,18 +236,10 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
             require(
-                step.get("behavior") == "Isolated",
-                "tokenizer.json 'pre_tokenizer': only a Split with behavior Isolated is supported "
-                f"(found behavior {step.get('behavior')!r})",
-            )
-            require(
-                not step.get("invert"),
-                f"tokenizer.json 'pre_tokenizer': a Split with invert {step.get('invert')!r} is not supported",
-            )
-            require(
                 isinstance(pattern, dict) and "Regex" in pattern,
                 f"tokenizer.json 'pre_tokenizer': only a Split on a Regex is supported (found {_shown(pattern)})",
             )
+            _check_split(step.get("behavior"), step.get("invert", False), pattern["Regex"])
             out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
             require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
         elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
@@ -276,6 +270,47 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
             )
     return out
+
+
+def _matches_everything(pattern: str) -> bool:
+    """Whether a regex cuts every character into non-empty matches (checked as our built-in
+    pre-tokenizers' patterns are, on probes of every kind of character)."""
+    try:
+        RegexSplit("", pattern)
+    except (ConfigError, regex.error):
+        return False
+    return True
+
+
+def _check_split(behavior: object, invert: object, pattern: str) -> None:
+    """A Split that cuts as our regex pre-tokenizer does (each match a piece, the text between
+    matches kept as pieces), else FormatError naming its behavior and invert. With invert true
+    the matches are the pieces and HF's behavior acts on the text between them: Isolated keeps
+    it as pieces, the same cut; Removed drops it (OLMo 2), the same cut when the pattern
+    matches every character.
+
+    >>> _check_split("Removed", True, r"\\p{L}+|\\s+|[^\\p{L}\\s]+")
+    >>> _check_split("Removed", True, r"\\p{L}+")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'pre_tokenizer': a Split with invert true and behavior Removed drops the text between its matches, and '\\\\p{L}+' does not match every character: not supported
+    """
+    if behavior == "Isolated":
+        require(
+            isinstance(invert, bool),
+            f"tokenizer.json 'pre_tokenizer': a Split's invert must be true or false, not {invert!r}",
+        )
+        return
+    require(
+        behavior == "Removed" and invert is True,
+        f"tokenizer.json 'pre_tokenizer': a Split with behavior {_shown(behavior)} and invert {_shown(invert)} "
+        "is not supported (supported: Isolated, and Removed with invert true)",
+    )
+    require(
+        _matches_everything(pattern),
+        "tokenizer.json 'pre_tokenizer': a Split with invert true and behavior Removed drops the text between "
+        f"its matches, and {_shown(pattern)} does not match every character: not supported",
+    )
 
 
 def _hf_merges(raw: object) -> list[tuple[str, str]]:
