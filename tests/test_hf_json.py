@@ -330,3 +330,15 @@ def test_an_olmo2_style_split_gives_hf_ids(behavior, invert):
     tok.decoder = decoders.ByteLevel()
     data = json.loads(tok.to_str())
     assert our_ids(data) == hf_ids(data)
+
+
+def test_bpe_dropout_on_an_ignore_merges_file_merges_whole_words_too_as_hf_does():
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5}
+    merges = [("b", "c"), ("a", "b"), ("ab", "c")]
+    tok = tokenizers.Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=True))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    ours = import_files({"tokenizer.json": tok.to_str().encode("utf-8")})
+    # HF with dropout looks no word up whole (only its cached path does): 1.0 skips every merge
+    tok.model = models.BPE(vocab=vocab, merges=merges, ignore_merges=True, dropout=1.0)
+    assert ours.encode("abc abcab", dropout=1.0, seed=0) == tok.encode("abc abcab").ids == [0, 1, 2, 0, 1, 2, 0, 1]
+    assert ours.encode("abc abcab") == [5, 0, 4, 3]

@@ -560,12 +560,8 @@ class Tokenizer:
             for pieces in iter_piece_texts(self._sequences(chunk), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
                 if rng is not None:
                     for piece in pieces:
-                        # HF takes a whole piece before it drops any merge
-                        whole = self._whole(piece) if self.encoding.ignore_merges else None
-                        if whole is not None:
-                            out.append(whole)
-                        else:
-                            out.extend(self._dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
+                        # no whole-piece look-up here: HF's ignore_merges skips it under dropout too
+                        out.extend(self._dropped(self._piece_ids(piece), rng=rng, dropout=dropout))
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
