@@ -342,3 +342,14 @@ def test_bpe_dropout_on_an_ignore_merges_file_merges_whole_words_too_as_hf_does(
     tok.model = models.BPE(vocab=vocab, merges=merges, ignore_merges=True, dropout=1.0)
     assert ours.encode("abc abcab", dropout=1.0, seed=0) == tok.encode("abc abcab").ids == [0, 1, 2, 0, 1, 2, 0, 1]
     assert ours.encode("abc abcab") == [5, 0, 4, 3]
+
+
+def test_a_file_with_no_unknown_token_drops_unknown_characters_as_hf_does_and_exports_so():
+    data = char_model()  # HF's BPE with unk_token null drops what it has no id for
+    assert data["model"]["unk_token"] is None
+    assert len(hf_ids(data)) < len(hf_ids(char_model(unk_token="<unk>")))  # the hostile text has such characters
+    tok = import_files({"tokenizer.json": json.dumps(data).encode("utf-8")})
+    assert tok.encode(HOSTILE) == hf_ids(data)
+    assert hf_ids(json.loads(export_files(tok, "hf")["tokenizer.json"])) == hf_ids(data)
+    with pytest.raises(ConfigError, match="cannot hold HF's dropping of characters outside the vocabulary"):
+        export_files(tok, "gpt2")

@@ -317,13 +317,15 @@ class EncodeOptions:
     """How a tokenizer encodes, which no training choice depends on: the string shown for a
     symbol it has no id for, which BPE-dropout rule ``encode(dropout=p)`` follows, and two rules
     of HF ``tokenizers``' BPE model: ``ignore_merges`` (a piece that is itself a token is that
-    token, before any merge) and ``fuse_unk`` (neighbouring unknown symbols of a piece are one
-    unknown token)."""
+    token, before any merge), ``fuse_unk`` (neighbouring unknown symbols of a piece are one
+    unknown token) and ``drop_unknown`` (a symbol outside the vocabulary is dropped, as HF does
+    when its model has no unknown token)."""
 
     unk_token: str = "<unk>"
     dropout_style: DropoutStyleName = "retry"
     ignore_merges: bool = False
     fuse_unk: bool = False
+    drop_unknown: bool = False
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -341,7 +343,7 @@ class EncodeOptions:
         ({'unk_token': '<unk>', 'dropout_style': 'retry'}, True)
         """
         data = dataclasses.asdict(self)
-        for name in ("ignore_merges", "fuse_unk"):
+        for name in ("ignore_merges", "fuse_unk", "drop_unknown"):
             if not data[name]:
                 del data[name]
         return data
@@ -351,7 +353,7 @@ class EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once', ignore_merges=False, fuse_unk=False)
+        EncodeOptions(unk_token='<unk>', dropout_style='once', ignore_merges=False, fuse_unk=False, drop_unknown=False)
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

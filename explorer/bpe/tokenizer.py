@@ -387,6 +387,9 @@ class Tokenizer:
         else:
             known, unk = self._ids, self.unk_id
             ids = [known.get(s, unk) for s in apply_marker(base_symbols(piece, "char"), self.pipeline.marker)]
+        if self.encoding.drop_unknown:
+            unk = self.unk_id
+            return [i for i in ids if i != unk]
         return _fused(ids, self.unk_id) if self.encoding.fuse_unk else ids
 
     def _piece_text(self, piece: str) -> str:

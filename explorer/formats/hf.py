@@ -117,7 +117,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     pre, decoder, suffix = _hf_pipeline(tok)
     vocab = full_vocab(tok)
     unk = None
-    if _needs_unk(tok):
+    if _needs_unk(tok) and not tok.encoding.drop_unknown:
         # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
         unk = tok.encoding.unk_token
         vocab.setdefault(unk, tok.unk_id)
@@ -470,6 +470,9 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     specials = _hf_added(data.get("added_tokens") or [])
     unk = model.get("unk_token")
     require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
+    # with no unknown token HF drops a symbol it has no id for (any character, or a byte the
+    # vocabulary lacks)
+    options["drop_unknown"] = not unk and (fields["unit"] != "byte" or not set(byte_alphabet()) <= set(vocab))
     try:
         pipeline = Pipeline(**fields)
         encoding = EncodeOptions(unk_token=unk, **options) if unk else EncodeOptions(**options)
