@@ -114,7 +114,15 @@ def test_a_converter_layout_file_exports_back_to_tokenizer_json_and_hf_reads_our
     assert hf_ids(back) == tok.encode(HOSTILE) == hf_ids(converted())
 
 
-@pytest.mark.parametrize("fmt", ["gpt2", "tiktoken", "trace"])
+def test_a_converter_layout_file_keeps_its_merge_list_and_options_through_trace_json():
+    # the CLI's import writes a trace.json, which every command reads
+    tok = import_files({"tokenizer.json": json.dumps(converted()).encode("utf-8")})
+    again = import_files(export_files(tok, "trace"))
+    assert again.pair_rules == tok.pair_rules and again.encoding.ignore_merges
+    assert again.encode(HOSTILE) == hf_ids(converted())
+
+
+@pytest.mark.parametrize("fmt", ["gpt2", "tiktoken"])
 def test_a_converter_layout_file_is_not_exported_where_its_merge_list_would_be_lost(fmt):
     tok = import_files({"tokenizer.json": json.dumps(converted()).encode("utf-8")})
     with pytest.raises(ConfigError, match="cannot hold HF's a merge list of every split"):

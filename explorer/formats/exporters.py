@@ -77,11 +77,15 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
 def _hf_rules_problem(tok: Tokenizer, title: str, *, encoding: bool) -> None:
     """ConfigError when the tokenizer merges by a rule of HF's that only tokenizer.json holds:
     a merge list out of making order, ``ignore_merges``, ``fuse_unk``, no unknown token (another format's file
-    would encode differently). ``encoding``: whether the format loses the encoding options (a
-    trace keeps them)."""
+    would encode differently). ``encoding``: whether the format loses these (a trace keeps
+    them)."""
     enc = tok.encoding if encoding else EncodeOptions()
     rules = [
-        *(["a merge list of every split of its tokens (transformers' tiktoken converter)"] if tok.pair_rules else []),
+        *(
+            ["a merge list of every split of its tokens (transformers' tiktoken converter)"]
+            if tok.pair_rules is not None and encoding
+            else []
+        ),
         *(["ignore_merges"] if enc.ignore_merges else []),
         *(["fuse_unk"] if enc.fuse_unk else []),
         *(["dropping of characters outside the vocabulary (no unk_token)"] if enc.drop_unknown else []),
