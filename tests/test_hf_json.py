@@ -280,11 +280,24 @@ REFUSED = {
                 "type": "Sequence",
                 "pretokenizers": [
                     {"type": "WhitespaceSplit"},
-                    {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True},
+                    {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": False},
                 ],
             },
         ),
         "found replacement '▁', prepend_scheme 'never'",
+    ),
+    "Metaspace split": (
+        _set(
+            "pre_tokenizer",
+            {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "WhitespaceSplit"},
+                    {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": True},
+                ],
+            },
+        ),
+        "Metaspace with split true (absent: true) cuts words at a '▁' they hold too",
     ),
     "Digits": (_set("pre_tokenizer", {"type": "Digits", "individual_digits": True}), "'Digits' is not supported"),
     "a Sequence decoder": (

@@ -2,7 +2,10 @@
 (vocab, merges, unk token, ``end_of_word_suffix``), the normalizer, the pre-tokenizer and the
 decoder, each stage written and read through its registry's HF form, and the special tokens as
 added tokens. A setting HF cannot represent is a ConfigError when writing; a file of a model or
-stage we do not have is a FormatError when reading.
+stage we do not have is a FormatError when reading, as is any field or option we do not apply
+as HF does (nothing in the file is skipped); ``ignore_merges``, ``fuse_unk``, a model with no unk
+token (HF drops what it has no id for) and transformers' tiktoken converter's merge list (every
+split of each token, in the order of the tokens it makes) encode as HF does.
 
     {"version": "1.0", "added_tokens": [...], "normalizer": null,
      "pre_tokenizer": {"type": "ByteLevel", ...}, "decoder": {"type": "ByteLevel", ...},
@@ -258,6 +261,11 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
             # older files say add_prefix_space instead of prepend_scheme
             scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
+            require(
+                step.get("split", True) is False,
+                "tokenizer.json 'pre_tokenizer': Metaspace with split true (absent: true) cuts words at a '▁' "
+                "they hold too, which is not supported",
+            )
             require(
                 step.get("replacement") == SP_PREFIX and scheme == "always",
                 "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported "
