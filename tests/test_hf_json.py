@@ -12,7 +12,9 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import tempfile
 from functools import cache
+from pathlib import Path
 
 import pytest
 import tokenizers
@@ -87,12 +89,10 @@ def converted() -> dict:
             left, right = segments[0] + segments[1][:1], segments[1][1:] + segments[2]
             for token in (left, right, left + right):
                 ranks.setdefault(token, len(ranks))
-    lines = "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items())
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".tiktoken", delete=False) as f:
-        f.write(lines)
-    return json.loads(TikTokenConverter(vocab_file=f.name, pattern=CONVERTER_PATTERN).converted().to_str())
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tokenizer.tiktoken"
+        path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
+        return json.loads(TikTokenConverter(vocab_file=str(path), pattern=CONVERTER_PATTERN).converted().to_str())
 
 
 def test_a_tokenizer_json_from_transformers_tiktoken_converter_gives_hf_ids_with_and_without_ignore_merges():
