@@ -73,8 +73,8 @@ def byte_level_trained() -> dict:
 @cache
 def converted() -> dict:
     """A Llama-3-like tokenizer.json, as transformers' converter writes it: the trained table as
-    tiktoken ranks, plus whole words of the hostile text added at the end (each with the prefixes
-    that make it), as Llama 3 added 28,000 tokens to cl100k's."""
+    tiktoken ranks, plus words of the hostile text added at the end with two tokens that straddle
+    the table's cuts of them, as Llama 3 added 28,000 tokens to cl100k's."""
     from transformers.convert_slow_tokenizer import TikTokenConverter
 
     trained = byte_level_trained()
