@@ -320,7 +320,11 @@ class EncodeOptions:
     subword-nmt's ``apply_bpe`` options: ``keep_unknown`` (a character outside the alphabet
     keeps its text, with an id of its own past the vocabulary, instead of the unknown token;
     character level only) and ``glossaries`` (regexes: their matches inside a word are cut out
-    and never split, each part of the word then merged on its own).
+    and never split, each part of the word then merged on its own). Three rules of HF
+    ``tokenizers``' BPE model: ``ignore_merges`` (a piece that is itself a token is that token,
+    before any merge), ``fuse_unk`` (neighbouring unknown symbols of a piece are one unknown
+    token) and ``drop_unknown`` (a symbol outside the vocabulary is dropped, as HF does when its
+    model has no unknown token).
 
     >>> EncodeOptions(glossaries=["USA", "[0-9]+"]).glossaries
     ('USA', '[0-9]+')
@@ -334,6 +338,9 @@ class EncodeOptions:
     dropout_style: DropoutStyleName = "retry"
     keep_unknown: bool = False
     glossaries: tuple[str, ...] = ()
+    ignore_merges: bool = False
+    fuse_unk: bool = False
+    drop_unknown: bool = False
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -352,26 +359,28 @@ class EncodeOptions:
                 raise ConfigError(f"glossary {n} ({gloss!r}) is not a regex: {err}") from None
 
     def to_dict(self) -> dict:
-        """The options as JSON; subword-nmt's left out when unused (older readers know none).
+        """The options a trace keeps; subword-nmt's and HF's rules left out when unused (traces
+        written before them stay as they were).
 
-        >>> EncodeOptions().to_dict()
-        {'unk_token': '<unk>', 'dropout_style': 'retry'}
+        >>> EncodeOptions().to_dict(), EncodeOptions(ignore_merges=True).to_dict()["ignore_merges"]
+        ({'unk_token': '<unk>', 'dropout_style': 'retry'}, True)
         """
-        out = dataclasses.asdict(self)
-        if not self.keep_unknown:
-            del out["keep_unknown"]
+        data = dataclasses.asdict(self)
+        for name in ("keep_unknown", "ignore_merges", "fuse_unk", "drop_unknown"):
+            if not data[name]:
+                del data[name]
         if self.glossaries:
-            out["glossaries"] = list(self.glossaries)
+            data["glossaries"] = list(self.glossaries)
         else:
-            del out["glossaries"]
-        return out
+            del data["glossaries"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=())
+        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=(), ignore_merges=False, fuse_unk=False, drop_unknown=False)
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

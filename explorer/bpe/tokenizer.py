@@ -116,6 +116,7 @@ class Tokenizer:
         rules: EncodingRules = "merges",
         own_merges_suffice: bool = False,
         blank_ids: Sequence[int] = (),
+        pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
         config: TrainerConfig | None = None,
         alphabet: Sequence[str] | None = None,
         merges: Sequence[tuple[int, int]] | None = None,
@@ -137,7 +138,19 @@ class Tokenizer:
 
         ``blank_ids`` are ids past the vocabulary that stand for no bytes at all: a rank table's
         empty token (Whisper's ``.tiktoken`` files end with ``= 50256``, base64 of nothing).
-        tiktoken keeps such a rank, decodes it to ``b""`` and never encodes to it; so do we."""
+        tiktoken keeps such a rank, decodes it to ``b""`` and never encodes to it; so do we.
+
+        ``pair_rules`` (``merges`` rules only) replaces the merges' own pairs with HF's merge list
+        read from a file whose merges are not in the order their tokens are made (transformers'
+        tiktoken converter lists every split of a token): ``{(left id, right id): (rank, new id)}``,
+        each pair at its place in the file. ``vocab``'s merges then only derive the ids.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
+        >>> vocab = Vocab(alphabet=("a", "b", "c"), merges=((1, 2), (0, 3)))  # bc, abc
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, pair_rules={(0, 3): (0, 4), (1, 2): (1, 3)})
+        >>> tok.tokens(tok.encode("abc")), tok.tokens(tok.truncate(1).encode("abc"))
+        (['abc'], ['a', 'bc'])
+        """
         if config is not None:
             if pipeline is not None or vocab is not None:
                 raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
@@ -181,11 +194,19 @@ class Tokenizer:
             self._pair = self._pair_by_text
             self._splits: dict[tuple[int, int], tuple[int, int]] | None = None  # merge_rules(), built on first use
             self._splits_lock = threading.Lock()
+        elif pair_rules is not None:
+            if rules != "merges" or vocab.removals:
+                raise ConfigError("a file's own merge list (pair_rules) goes with the merges' rules and no removals")
+            self._packed = merging.packed_rules(pair_rules)
+            self._pair = self._packed.get
         else:
             # (left id, right id) -> packed merge; a pair learned twice keeps its first rank (HF does
             # the same). Keyed by the pair itself so that zip() makes the keys.
             self._packed = _first_wins(self.merges, packed)
             self._pair = self._packed.get
+        self.pair_rules: dict[tuple[int, int], tuple[int, int]] | None = (
+            None if pair_rules is None else dict(pair_rules)
+        )
         # every special token -> its id: the leading ones (the vocab's) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in vocab.special_tokens}
@@ -239,6 +260,8 @@ class Tokenizer:
             if self._plan
             else self._glossed
             if self._glossary_re
+            else self._whole_then_merged
+            if encoding.ignore_merges
             else self._merged_piece
         )
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
@@ -398,15 +421,21 @@ class Tokenizer:
         >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
         ['aa', 'aa']
         """
+        vocab = self.vocab.truncate(k)
+        rules = self.pair_rules
+        if rules is not None:  # a file's own list: the rules whose tokens are all made by then
+            end = len(vocab)
+            rules = {(a, b): r for (a, b), r in rules.items() if a < end and b < end and r[1] < end}
         # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
         return Tokenizer(
             pipeline=self.pipeline,
-            vocab=self.vocab.truncate(k),
+            vocab=vocab,
             special_ids={t: i for i, t in self._trailing.items()},
             blank_ids=tuple(self._blank),
             rules=self.rules,
             encoding=self.encoding,
             own_merges_suffice=self.own_merges_suffice,
+            pair_rules=rules,
         )
 
     def with_pipeline(self, pipeline: Pipeline) -> Tokenizer:
@@ -422,21 +451,29 @@ class Tokenizer:
             pipeline=pipeline,
             vocab=self.vocab,
             special_ids={t: i for i, t in self._trailing.items()},
+            blank_ids=tuple(self._blank),
             rules=self.rules,
             encoding=self.encoding,
             own_merges_suffice=self.own_merges_suffice,
+            pair_rules=self.pair_rules,
         )
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
         if self.pipeline.unit == "byte":
             raw = piece.encode("utf-8", "surrogatepass")
-            return list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
-        symbols = apply_marker(base_symbols(piece, "char"), self.pipeline.marker)
-        if self._open is not None:
-            return list(map(self._symbol_id, symbols))
-        ids, unk = self._ids, self.unk_id
-        return [ids.get(s, unk) for s in symbols]
+            ids = list(raw.translate(self._byte_table)) if self._byte_table else list(map(self._byte_id, raw))
+        else:
+            symbols = apply_marker(base_symbols(piece, "char"), self.pipeline.marker)
+            if self._open is not None:
+                ids = list(map(self._symbol_id, symbols))
+            else:
+                known, unk = self._ids, self.unk_id
+                ids = [known.get(s, unk) for s in symbols]
+        if self.encoding.drop_unknown:
+            unk = self.unk_id
+            return [i for i in ids if i != unk]
+        return _fused(ids, self.unk_id) if self.encoding.fuse_unk else ids
 
     def _symbol_id(self, symbol: str) -> int:
         """A symbol's id: the vocabulary's, else its open id (``keep_unknown``), else unk."""
@@ -486,6 +523,33 @@ class Tokenizer:
         unknown when it is no token and unknown symbols are not kept."""
         symbols = apply_marker([part], self.pipeline.marker) if last else [part]
         return [self._symbol_id(s) for s in symbols]
+
+    def _piece_text(self, piece: str) -> str:
+        """A piece as one token's text: its bytes' display string, or its characters with the
+        word marker."""
+        if self.pipeline.unit == "byte":
+            return bytes_to_display(piece.encode("utf-8", "surrogatepass"))
+        return "".join(apply_marker(base_symbols(piece, "char"), self.pipeline.marker))
+
+    def _whole(self, piece: str) -> int | None:
+        """HF's ``ignore_merges``: the id of a piece that is itself a token (special tokens
+        aside), else None."""
+        whole = self._ids.get(self._piece_text(piece))
+        return whole if whole is not None and whole >= self.n_special else None
+
+    def _whole_then_merged(self, piece: str) -> tuple[int, ...]:
+        """A piece's ids under HF's ``ignore_merges``: the piece whole when it is a token, else
+        merged.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
+        >>> vocab = Vocab(alphabet=("a", "b", "c"), merges=((0, 1), (1, 2), (0, 4)))
+        >>> merged = Tokenizer(pipeline=cfg.pipeline, vocab=vocab)
+        >>> whole = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(ignore_merges=True))
+        >>> merged.tokens(merged.encode("abc")), whole.tokens(whole.encode("abc"))
+        (['ab', 'c'], ['abc'])
+        """
+        whole = self._whole(piece)
+        return (whole,) if whole is not None else self._merged_piece(piece)
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
@@ -635,6 +699,7 @@ class Tokenizer:
                         if self._glossary_re is not None:  # a glossary's match stays whole, as in apply_bpe
                             out.extend(self._glossed(piece, merge=merge))
                             continue
+                        # no whole-piece look-up here: HF's ignore_merges skips it under dropout too
                         out.extend(merge(piece))
                 else:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
@@ -660,8 +725,11 @@ class Tokenizer:
         return self._piece_ids(piece)
 
     def whole_token(self, piece: str) -> int | None:
-        """With tiktoken's rules, the id of a piece that is itself a merged token (taken whole,
-        before any merge); otherwise None."""
+        """With tiktoken's rules or HF's ``ignore_merges``, the id of a piece that is itself a
+        merged token (taken whole, before any merge); otherwise None."""
+        if self.encoding.ignore_merges and self.rules == "merges" and self._plan is None:
+            whole = self._whole(piece)
+            return whole if whole is not None and self.merge_rank(whole) is not None else None
         if self.rules != "tiktoken":
             return None
         whole = self._ids.get(bytes_to_display(piece.encode("utf-8", "surrogatepass")))
@@ -977,6 +1045,15 @@ def _fix_surrogates(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
+
+
+def _fused(ids: list[int], unk: int) -> list[int]:
+    """HF's ``fuse_unk``: each run of unknown ids as one.
+
+    >>> _fused([0, 9, 9, 1, 9], 9)
+    [0, 9, 1, 9]
+    """
+    return [i for k, i in enumerate(ids) if i != unk or k == 0 or ids[k - 1] != unk]
 
 
 def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:

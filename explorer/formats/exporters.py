@@ -15,6 +15,7 @@ first. Vocabularies in the files are derived from the merges, as everywhere else
 
 from __future__ import annotations
 
+from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.normalizers import PY_SPACE
@@ -71,10 +72,35 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
             "as themselves and never splits its glossaries, as subword-nmt's apply_bpe does; export "
             "subword-nmt codes or BPE Explorer's trace.json instead"
         )
+    if fmt != "hf":
+        _hf_rules_problem(tok, spec.title, encoding=fmt != "trace")
     if trace is None:
         trace = trace_from_tokenizer(tok)
     files = spec.write(tok, trace)
     return {name: data if isinstance(data, bytes) else data.encode("utf-8") for name, data in files.items()}
+
+
+def _hf_rules_problem(tok: Tokenizer, title: str, *, encoding: bool) -> None:
+    """ConfigError when the tokenizer merges by a rule of HF's that only tokenizer.json holds:
+    a merge list out of making order, ``ignore_merges``, ``fuse_unk``, no unknown token (another format's file
+    would encode differently). ``encoding``: whether the format loses these (a trace keeps
+    them)."""
+    enc = tok.encoding if encoding else EncodeOptions()
+    rules = [
+        *(
+            ["a merge list of every split of its tokens (transformers' tiktoken converter)"]
+            if tok.pair_rules is not None and encoding
+            else []
+        ),
+        *(["ignore_merges"] if enc.ignore_merges else []),
+        *(["fuse_unk"] if enc.fuse_unk else []),
+        *(["dropping of characters outside the vocabulary (no unk_token)"] if enc.drop_unknown else []),
+    ]
+    if rules:
+        raise ConfigError(
+            f"{title} cannot hold HF's {' and '.join(rules)}: its file would encode differently; "
+            "export tokenizer.json instead"
+        )
 
 
 def removals_problem(title: str, n: int) -> str:

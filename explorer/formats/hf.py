@@ -2,7 +2,10 @@
 (vocab, merges, unk token, ``end_of_word_suffix``), the normalizer, the pre-tokenizer and the
 decoder, each stage written and read through its registry's HF form, and the special tokens as
 added tokens. A setting HF cannot represent is a ConfigError when writing; a file of a model or
-stage we do not have is a FormatError when reading.
+stage we do not have is a FormatError when reading, as is any field or option we do not apply
+as HF does (nothing in the file is skipped); ``ignore_merges``, ``fuse_unk``, a model with no unk
+token (HF drops what it has no id for) and transformers' tiktoken converter's merge list (every
+split of each token, in the order of the tokens it makes) encode as HF does.
 
     {"version": "1.0", "added_tokens": [...], "normalizer": null,
      "pre_tokenizer": {"type": "ByteLevel", ...}, "decoder": {"type": "ByteLevel", ...},
@@ -13,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import regex
+
 from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.markers import EOW, MARKER_REGISTRY, SP_PREFIX
 from ..stages.normalizers import NORMALIZER_REGISTRY
 from ..stages.pipeline import Pipeline
-from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY
+from ..stages.pretokenizers import PRETOKENIZER_REGISTRY, SEQUENCE_REGISTRY, RegexSplit
 from ..stages.units import HF_BYTE_LEVEL_REGEX, UNIT_REGISTRY, byte_alphabet
 from .base import (
     FileFormat,
@@ -35,7 +40,14 @@ from .base import (
     need,
     require,
 )
-from .shared import full_vocab, one_id_per_token, pretokenizer_of_pattern, tokenizer_from_vocab_merges
+from .shared import (
+    full_vocab,
+    in_making_order,
+    one_id_per_token,
+    pretokenizer_of_pattern,
+    tokenizer_from_merge_list,
+    tokenizer_from_vocab_merges,
+)
 
 __all__ = ["FORMAT", "to_hf_tokenizer_json", "tokenizer_from_hf"]
 
@@ -87,6 +99,13 @@ def _needs_unk(tok: Tokenizer) -> bool:
     return tok.pipeline.unit != "byte" or not set(byte_alphabet()) <= set(tok.alphabet)
 
 
+def _merge_list(tok: Tokenizer) -> list[tuple[int, int]]:
+    """The merges as HF lists them: the file's own list when one was read, else the merges."""
+    if tok.pair_rules is None:
+        return list(tok.merges)
+    return sorted(tok.pair_rules, key=tok.pair_rules.__getitem__)
+
+
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
     normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
@@ -101,7 +120,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     pre, decoder, suffix = _hf_pipeline(tok)
     vocab = full_vocab(tok)
     unk = None
-    if _needs_unk(tok):
+    if _needs_unk(tok) and not tok.encoding.drop_unknown:
         # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
         unk = tok.encoding.unk_token
         vocab.setdefault(unk, tok.unk_id)
@@ -120,16 +139,59 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
             "unk_token": unk,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": suffix,
-            "fuse_unk": False,
+            "fuse_unk": tok.encoding.fuse_unk,
             "byte_fallback": False,
-            "ignore_merges": False,
+            "ignore_merges": tok.encoding.ignore_merges,
             "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
-            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in tok.merges],
+            "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in _merge_list(tok)],
         },
     }
 
 
 # ---- reading ----------------------------------------------------------------------------------
+# Every field of the file this reader knows, by where it is: a field not listed is refused with a
+# sentence naming it, never skipped (an option HF applies and we did not would change the ids).
+_TOP_FIELDS = frozenset(
+    {"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor"}
+    | {"decoder", "model"}
+)
+_MODEL_FIELDS = frozenset(
+    {"type", "dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk"}
+    | {"byte_fallback", "ignore_merges", "vocab", "merges"}
+)
+# pre-tokenizer type -> its fields (besides "type"); older files write Metaspace's
+# add_prefix_space and str_rep
+_STEP_FIELDS: dict[str, frozenset[str]] = {
+    "ByteLevel": frozenset({"add_prefix_space", "trim_offsets", "use_regex"}),
+    "Split": frozenset({"pattern", "behavior", "invert"}),
+    "WhitespaceSplit": frozenset(),
+    "Whitespace": frozenset(),
+    "Metaspace": frozenset({"replacement", "prepend_scheme", "split", "add_prefix_space", "str_rep"}),
+}
+_ADDED_FIELDS = frozenset({"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"})
+
+
+def _shown(value: object) -> str:
+    """A value of the file, short enough for a sentence."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _known_fields(obj: dict, known: frozenset[str], where: str) -> None:
+    """FormatError naming the first field of ``obj`` that is not in ``known``.
+
+    >>> _known_fields({"type": "BPE", "max_token_length": 16}, _MODEL_FIELDS, "model")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.max_token_length' is 16: this option is not supported
+    """
+    for key, value in obj.items():
+        require(
+            key in known or key == "type",
+            f"tokenizer.json '{where + '.' if where else ''}{key}' is {_shown(value)}: this option is not supported",
+        )
+
+
 def _hf_normalizer(norm: object) -> str:
     """The registered normalizer whose HF form this is."""
     for name, stage in NORMALIZER_REGISTRY.items():
@@ -164,6 +226,8 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         rest.pop(0)
     for step in rest:
         kind = step.get("type")
+        if kind in _STEP_FIELDS:
+            _known_fields(step, _STEP_FIELDS[kind], f"pre_tokenizer ({kind})")
         if (
             (kind == "WhitespaceSplit" or step == PRETOKENIZER_REGISTRY.stage("whitespace").to_hf())
             and out["pretokenizer"] == "none"
@@ -177,10 +241,10 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         elif kind == "Split" and out["pretokenizer"] == "none" and out["unit"] == "char":
             pattern = step.get("pattern") or {}
             require(
-                step.get("behavior") == "Isolated" and not step.get("invert") and "Regex" in pattern,
-                "tokenizer.json 'pre_tokenizer': only a Split on a Regex with behavior Isolated is supported "
-                f"(found behavior {step.get('behavior')!r})",
+                isinstance(pattern, dict) and "Regex" in pattern,
+                f"tokenizer.json 'pre_tokenizer': only a Split on a Regex is supported (found {_shown(pattern)})",
             )
+            _check_split(step.get("behavior"), step.get("invert", False), pattern["Regex"])
             out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
             require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
         elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
@@ -197,9 +261,17 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
             out["unit"] = "byte"
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
+            # older files say add_prefix_space instead of prepend_scheme
+            scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
             require(
-                step.get("replacement") == SP_PREFIX and step.get("prepend_scheme", "always") == "always",
-                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported",
+                step.get("split", True) is False,
+                "tokenizer.json 'pre_tokenizer': Metaspace with split true (absent: true) cuts words at a '▁' "
+                "they hold too, which is not supported",
+            )
+            require(
+                step.get("replacement") == SP_PREFIX and scheme == "always",
+                "tokenizer.json 'pre_tokenizer': only Metaspace with '▁' prepended always is supported "
+                f"(found replacement {step.get('replacement')!r}, prepend_scheme {scheme!r})",
             )
             out["marker"] = "sp-prefix"
         else:
@@ -208,6 +280,47 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
             )
     return out
+
+
+def _matches_everything(pattern: str) -> bool:
+    """Whether a regex cuts every character into non-empty matches (checked as our built-in
+    pre-tokenizers' patterns are, on probes of every kind of character)."""
+    try:
+        RegexSplit("", pattern)
+    except (ConfigError, regex.error):
+        return False
+    return True
+
+
+def _check_split(behavior: object, invert: object, pattern: str) -> None:
+    """A Split that cuts as our regex pre-tokenizer does (each match a piece, the text between
+    matches kept as pieces), else FormatError naming its behavior and invert. With invert true
+    the matches are the pieces and HF's behavior acts on the text between them: Isolated keeps
+    it as pieces, the same cut; Removed drops it (OLMo 2), the same cut when the pattern
+    matches every character.
+
+    >>> _check_split("Removed", True, r"\\p{L}+|\\s+|[^\\p{L}\\s]+")
+    >>> _check_split("Removed", True, r"\\p{L}+")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'pre_tokenizer': a Split with invert true and behavior Removed drops the text between its matches, and '\\\\p{L}+' does not match every character: not supported
+    """
+    if behavior == "Isolated":
+        require(
+            isinstance(invert, bool),
+            f"tokenizer.json 'pre_tokenizer': a Split's invert must be true or false, not {invert!r}",
+        )
+        return
+    require(
+        behavior == "Removed" and invert is True,
+        f"tokenizer.json 'pre_tokenizer': a Split with behavior {_shown(behavior)} and invert {_shown(invert)} "
+        "is not supported (supported: Isolated, and Removed with invert true)",
+    )
+    require(
+        _matches_everything(pattern),
+        "tokenizer.json 'pre_tokenizer': a Split with invert true and behavior Removed drops the text between "
+        f"its matches, and {_shown(pattern)} does not match every character: not supported",
+    )
 
 
 def _hf_merges(raw: object) -> list[tuple[str, str]]:
@@ -220,59 +333,182 @@ def _hf_merges(raw: object) -> list[tuple[str, str]]:
     return out
 
 
-def tokenizer_from_hf(data: object) -> Tokenizer:
-    """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
-    pre-tokenizer, word marker and special tokens when we have the same; else FormatError."""
-    no_model = "tokenizer.json has no 'model' object"
-    data = json_dict(data, no_model)
-    model = json_dict(data.get("model"), no_model)
-    kind = model.get("type", "BPE" if "merges" in model else None)
-    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
-    fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
-    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
+def _flag(model: dict, name: str) -> bool:
+    """A true/false option of the BPE model (absent: false)."""
+    value = model.get(name, False)
+    require(isinstance(value, bool), f"tokenizer.json 'model.{name}' must be true or false, not {_shown(value)}")
+    return value
+
+
+def _hf_model_options(model: dict, fields: dict) -> dict:
+    """EncodeOptions' fields for the BPE model's options (``fields``, the pipeline's, gets the
+    word marker of ``end_of_word_suffix``); an option we do not apply as HF does is refused."""
+    _known_fields(model, _MODEL_FIELDS, "model")
+    dropout = model.get("dropout")
     require(
-        not model.get("continuing_subword_prefix"),
-        f"tokenizer.json 'model.continuing_subword_prefix' is {model.get('continuing_subword_prefix')!r}: "
-        "word-continuation prefixes are not supported",
+        dropout in (None, 0, 0.0),
+        f"tokenizer.json 'model.dropout' is {_shown(dropout)}: HF skips merges at random on every encode "
+        "with it, so no fixed ids match HF's (set it to null to import; BPE-dropout is an option of each "
+        "encode here)",
+    )
+    prefix = model.get("continuing_subword_prefix")
+    require(
+        not prefix,
+        f"tokenizer.json 'model.continuing_subword_prefix' is {_shown(prefix)}: word-continuation prefixes "
+        "are not supported",
     )
     require(
-        not model.get("byte_fallback"), "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported"
+        not _flag(model, "byte_fallback"),
+        "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported",
     )
     suffix = model.get("end_of_word_suffix")
     if suffix:
         require(
             suffix == EOW and fields["unit"] == "char" and fields["marker"] == "none",
-            f"tokenizer.json 'model.end_of_word_suffix' is {suffix!r}: only '</w>' on character-level BPE is supported",
+            f"tokenizer.json 'model.end_of_word_suffix' is {_shown(suffix)}: only '</w>' on character-level "
+            "BPE is supported",
         )
         fields["marker"] = "eow-glued"
-    vocab = json_dict(model.get("vocab"), "tokenizer.json 'model.vocab' must be an object (token -> id)")
-    added = data.get("added_tokens") or []
+    ignore_merges = _flag(model, "ignore_merges")
     require(
-        isinstance(added, list)
-        and all(
-            isinstance(a, dict) and isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added
-        ),
-        "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'",
+        not (ignore_merges and suffix),
+        "tokenizer.json 'model.ignore_merges' is true with an end_of_word_suffix: HF then looks a word up "
+        "without its suffix, which is not supported",
     )
-    specials = {a["content"]: a["id"] for a in added}
+    return {"ignore_merges": ignore_merges, "fuse_unk": _flag(model, "fuse_unk")}
+
+
+# the decoder type each pipeline decodes as (None: our pieces join as they are, as Fuse does)
+_DECODERS = {"byte": "ByteLevel", "eow-glued": "BPEDecoder", "sp-prefix": "Metaspace", "none": "Fuse"}
+
+
+def _hf_decoder(decoder: object, fields: dict) -> list[str]:
+    """Notes on the decoder: none when it decodes as ours does; a sentence when it is null (HF
+    joins tokens with spaces then); a FormatError naming any other.
+
+    >>> _hf_decoder({"type": "ByteLevel", "add_prefix_space": True}, {"unit": "byte", "marker": "none"})
+    []
+    >>> _hf_decoder({"type": "Strip", "content": " ", "start": 1, "stop": 0}, {"unit": "char", "marker": "none"})
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'decoder': 'Strip' is not supported with this pipeline (expected Fuse or null)
+    """
+    if decoder is None:
+        return ["tokenizer.json has no decoder: HF decodes by joining the tokens with spaces, here they decode as text"]
+    step = json_dict(decoder, "tokenizer.json 'decoder' must be an object or null")
+    expected = _DECODERS["byte"] if fields["unit"] == "byte" else _DECODERS[fields["marker"]]
+    kind = step.get("type")
+    require(
+        kind == expected,
+        f"tokenizer.json 'decoder': {_shown(kind)} is not supported with this pipeline (expected {expected} or null)",
+    )
+    if kind == "ByteLevel":
+        _known_fields(step, _STEP_FIELDS["ByteLevel"], "decoder")  # its options change no decoding
+    elif kind == "BPEDecoder":
+        _known_fields(step, frozenset({"suffix"}), "decoder")
+        require(
+            step.get("suffix") == EOW,
+            f"tokenizer.json 'decoder.suffix' is {_shown(step.get('suffix'))}: only '</w>' is supported",
+        )
+    elif kind == "Metaspace":
+        _known_fields(step, _STEP_FIELDS["Metaspace"], "decoder")
+        require(
+            step.get("replacement") == SP_PREFIX,
+            f"tokenizer.json 'decoder.replacement' is {_shown(step.get('replacement'))}: only '▁' is supported",
+        )
+    else:
+        _known_fields(step, frozenset(), "decoder")
+    return []
+
+
+def _hf_notes(data: dict) -> list[str]:
+    """Sentences on what HF's ``encode`` adds that these ids leave out: the post-processor's
+    tokens (HF's ``add_special_tokens=False`` gives ours), truncation and padding."""
+    notes = []
+    post = data.get("post_processor")
+    kind = post.get("type") if isinstance(post, dict) else post
+    if post is not None and kind != "ByteLevel":  # ByteLevel's only trims offsets
+        notes.append(
+            f"tokenizer.json's post-processor ({_shown(kind)}) is not applied: the ids are HF's "
+            "encode(text, add_special_tokens=False)"
+        )
+    for key in ("truncation", "padding"):
+        if data.get(key) is not None:
+            notes.append(
+                f"tokenizer.json's {key} ({_shown(data[key])}) is not applied: ids are never cut or padded here"
+            )
+    return notes
+
+
+def _hf_added(raw: object) -> dict[str, int]:
+    """The added tokens, token -> id; an option that changes how HF finds one in a text
+    (lstrip, rstrip, single_word) is refused."""
+    wrong = "tokenizer.json 'added_tokens' must be a list of objects with 'id' and 'content'"
+    added = [json_dict(a, wrong) for a in json_list(raw, wrong)]
+    require(all(isinstance(a.get("content"), str) and isinstance(a.get("id"), int) for a in added), wrong)
+    for n, a in enumerate(added):
+        _known_fields(a, _ADDED_FIELDS, f"added_tokens[{n}]")
+        for option in ("lstrip", "rstrip", "single_word"):
+            require(
+                not a.get(option),
+                f"tokenizer.json 'added_tokens[{n}].{option}' is {_shown(a.get(option))} ({a['content']!r}): "
+                "this option is not supported",
+            )
+    return {a["content"]: a["id"] for a in added}
+
+
+def tokenizer_from_hf(data: object) -> Tokenizer:
+    """An HF ``tokenizers`` tokenizer.json (a BPE model) as our tokenizer, with its normalizer,
+    pre-tokenizer, word marker, model options and special tokens when we have the same; else a
+    FormatError naming the first option we do not apply as HF does."""
+    return _hf_import(data)[0]
+
+
+def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
+    """``tokenizer_from_hf`` and the notes for a page (``_hf_decoder``, ``_hf_notes``)."""
+    no_model = "tokenizer.json has no 'model' object"
+    data = json_dict(data, no_model)
+    model = json_dict(data.get("model"), no_model)
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
+    _known_fields(data, _TOP_FIELDS, "")
+    fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
+    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
+    options = _hf_model_options(model, fields)
+    notes = _hf_decoder(data.get("decoder"), fields) + _hf_notes(data)
+    vocab = json_dict(model.get("vocab"), "tokenizer.json 'model.vocab' must be an object (token -> id)")
+    specials = _hf_added(data.get("added_tokens") or [])
     unk = model.get("unk_token")
     require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
+    # with no unknown token HF drops a symbol it has no id for (any character, or a byte the
+    # vocabulary lacks)
+    options["drop_unknown"] = not unk and (fields["unit"] != "byte" or not set(byte_alphabet()) <= set(vocab))
     try:
         pipeline = Pipeline(**fields)
-        encoding = EncodeOptions(unk_token=unk) if unk else EncodeOptions()
+        encoding = EncodeOptions(unk_token=unk, **options) if unk else EncodeOptions(**options)
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
-    return tokenizer_from_vocab_merges(
-        full,
-        _hf_merges(model.get("merges")),
-        pipeline=pipeline,
-        specials=specials,
-        unk=unk,
-        encoding=encoding,
-        where=lambda n: f"tokenizer.json 'model.merges[{n}]'",
-        vocab_name="tokenizer.json 'model.vocab'",
-    )
+    merges = _hf_merges(model.get("merges"))
+    options = {
+        "pipeline": pipeline,
+        "specials": specials,
+        "unk": unk,
+        "encoding": encoding,
+        "where": lambda n: f"tokenizer.json 'model.merges[{n}]'",
+        "vocab_name": "tokenizer.json 'model.vocab'",
+    }
+    if not in_making_order(full, merges):
+        # transformers' tiktoken converter lists every split of each token: merged by the list
+        # as HF does
+        return tokenizer_from_merge_list(full, merges, **options), notes
+    try:  # a trainer's list, each token's id the next as it is made
+        return tokenizer_from_vocab_merges(full, merges, **options), notes
+    except FormatError as err:
+        try:  # ids in another order than the merges' (HF takes any): merged by the list too
+            return tokenizer_from_merge_list(full, merges, **options), notes
+        except FormatError:
+            raise err from None
 
 
 # ---- the format ---------------------------------------------------------------------------------
@@ -285,7 +521,8 @@ def _write(tok: Tokenizer, trace: Mapping) -> Files:
 
 
 def _read(found: Found, options: ImportOptions) -> Imported:
-    return Imported(tokenizer_from_hf(found["hf"].json), [])
+    tok, notes = _hf_import(found["hf"].json)
+    return Imported(tok, notes)
 
 
 FORMAT = FileFormat(

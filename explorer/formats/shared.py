@@ -24,9 +24,11 @@ __all__ = [
     "byte_pipeline_only",
     "full_vocab",
     "implied_alphabet",
+    "in_making_order",
     "one_id_per_token",
     "pretokenizer_note",
     "pretokenizer_of_pattern",
+    "tokenizer_from_merge_list",
     "tokenizer_from_vocab_merges",
 ]
 
@@ -94,11 +96,13 @@ def tokenizer_from_vocab_merges(
     rules: Literal["merges", "tiktoken"] = "merges",
     where: Callable[[int], str] = lambda i: f"merge {i + 1}",
     vocab_name: str = "the vocabulary",
+    pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
     must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
     special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
-    too); ``where(i)`` says where merge i is in its file.
+    too); ``where(i)`` says where merge i is in its file. ``pair_rules`` are the file's own merge
+    list when the merges given only derive the ids (``tokenizer_from_merge_list``).
 
     >>> pipe = Pipeline(pretokenizer="whitespace", unit="char")
     >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], pipeline=pipe, specials={"<s>": 0}).vocab.tokens
@@ -176,6 +180,7 @@ def tokenizer_from_vocab_merges(
             special_ids=trailing,
             rules=rules,
             encoding=encoding,
+            pair_rules=pair_rules,
         )
     except ValueError as err:  # ConfigError too: a special token given twice
         raise FormatError(f"{vocab_name}: {err}") from None
@@ -185,6 +190,73 @@ def tokenizer_from_vocab_merges(
             f"{vocab_name}: the unknown token {own_unk!r} has id {vocab[own_unk]}, expected {tok.unk_id}",
         )
     return tok
+
+
+def in_making_order(vocab: Mapping[str, int], merges: Sequence[tuple[str, str]]) -> bool:
+    """Whether each merge's two tokens are made by then (the alphabet: tokens no merge makes), as
+    a trainer writes merges; transformers' tiktoken converter lists every split of each token
+    instead, some of whose parts a later merge makes.
+
+    >>> in_making_order({"a": 0, "b": 1, "ab": 2}, [("a", "b")]), in_making_order({"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4}, [("a", "bc"), ("b", "c")])
+    (True, False)
+    """
+    products = {a + b for a, b in merges}
+    made = {t for t in vocab if t not in products}
+    for a, b in merges:
+        if a not in made or b not in made:
+            return False
+        made.add(a + b)
+    return True
+
+
+def tokenizer_from_merge_list(
+    vocab: Mapping[str, int],
+    merges: Sequence[tuple[str, str]],
+    *,
+    where: Callable[[int], str],
+    vocab_name: str,
+    **options,
+) -> Tokenizer:
+    """A tokenizer that merges by a file's merge list as HF ``tokenizers`` does (the adjacent pair
+    listed first merges first, whatever order its tokens are made in), for a list not in making
+    order (``in_making_order``). Its ids are derived by one merge per token, the first listed
+    whose two tokens have lower ids, so they must run as ``tokenizer_from_vocab_merges`` says;
+    ``options`` are that function's.
+
+    >>> pipe = Pipeline(pretokenizer="none", unit="char")
+    >>> vocab = {"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4}
+    >>> tok = tokenizer_from_merge_list(vocab, [("a", "bc"), ("b", "c")], pipeline=pipe, where=str, vocab_name="v")
+    >>> tok.merges, tok.merge_rules()
+    (((1, 2), (0, 3)), {(0, 3): (0, 4), (1, 2): (1, 3)})
+    >>> tokenizer_from_merge_list({**vocab, "abc": 3, "bc": 4}, [("a", "bc"), ("b", "c")], pipeline=pipe, where=str, vocab_name="v")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: v: 'abc' (id 3) is made by no merge of two tokens with lower ids, so its id cannot be derived
+    """
+    first: dict[str, tuple[str, str]] = {}  # token -> its deriving merge
+    rules: dict[tuple[int, int], tuple[int, int]] = {}
+    for n, (a, b) in enumerate(merges):
+        for part in (a, b, a + b):
+            require(part in vocab, f"{where(n)}: {part!r} is not in {vocab_name}")
+        made = vocab[a + b]
+        rules.setdefault((vocab[a], vocab[b]), (n, made))  # a pair listed twice keeps its first place
+        if a + b not in first and vocab[a] < made and vocab[b] < made:
+            first[a + b] = (a, b)
+    products = {a + b for a, b in merges}
+    for t in sorted(products - set(first), key=vocab.__getitem__):
+        raise FormatError(
+            f"{vocab_name}: {t!r} (id {vocab[t]}) is made by no merge of two tokens with lower ids, "
+            "so its id cannot be derived"
+        )
+    derived = [first[t] for t in sorted(first, key=vocab.__getitem__)]
+    return tokenizer_from_vocab_merges(
+        vocab,
+        derived,
+        where=lambda i: where(merges.index(derived[i])),
+        vocab_name=vocab_name,
+        pair_rules=rules,
+        **options,
+    )
 
 
 def implied_alphabet(merges: Sequence[tuple[str, str]]) -> list[str]:

@@ -272,7 +272,45 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
         data["empty_ids"] = sorted(tok.blank_ids)
     if tok.rules != "merges":
         data["rules"] = tok.rules
+    if tok.pair_rules is not None:
+        # a tokenizer.json's own merge list (transformers' tiktoken converter): the pairs in
+        # their order, which "merges" (one per token, in making order) only derive the ids of
+        data["merge_list"] = [list(pair) for pair in sorted(tok.pair_rules, key=tok.pair_rules.__getitem__)]
     return data
+
+
+def _merge_list(value: object, vocab: Vocab) -> dict[tuple[int, int], tuple[int, int]]:
+    """The top-level "merge_list" as ``Tokenizer``'s ``pair_rules``: each pair at its place,
+    merging into the token its two tokens make; else FormatError.
+
+    >>> v = Vocab(alphabet=("a", "b", "c"), merges=((1, 2), (0, 3)))
+    >>> _merge_list([[0, 3], [1, 2]], v)
+    {(0, 3): (0, 4), (1, 2): (1, 3)}
+    >>> _merge_list([[0, 1]], v)
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: the trace's 'merge_list' item 0 joins 'a' and 'b' into 'ab', which is no token
+    """
+    if not isinstance(value, list):
+        raise FormatError("the trace's 'merge_list' must be a list of [left id, right id] pairs")
+    rules: dict[tuple[int, int], tuple[int, int]] = {}
+    pair: object
+    for n, pair in enumerate(value):
+        if not (
+            isinstance(pair, list)
+            and len(pair) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(vocab) for i in pair)
+        ):
+            raise FormatError(f"the trace's 'merge_list' item {n} is not a pair of token ids: {pair!r}")
+        left, right = pair
+        a, b = vocab[left], vocab[right]
+        made = vocab.id(a + b)
+        if made is None:
+            raise FormatError(
+                f"the trace's 'merge_list' item {n} joins {a!r} and {b!r} into {a + b!r}, which is no token"
+            )
+        rules.setdefault((left, right), (n, made))  # a pair listed twice keeps its first place
+    return rules
 
 
 def write_trace(trainer: Trainer, out_dir: str | Path) -> Path:
@@ -340,13 +378,15 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
     rules = data.get("rules", "merges")
     removals = _removal_pairs(data.get("removals", []))
     try:
+        built = Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids, removals)
         tok = Tokenizer(
             pipeline=config.tokenizer_pipeline(len(pairs)),  # SuperBPE's superwords past its transition
-            vocab=Vocab(config.special_tokens, tuple(data["alphabet"]), tuple(pairs), config.reuse_ids, removals),
+            vocab=built,
             encoding=encoding,
             special_ids=special_ids,
             blank_ids=empty_ids,
             rules=rules,
+            pair_rules=_merge_list(data["merge_list"], built) if "merge_list" in data else None,
         )
     except ValueError as err:
         what = "merges and removals" if removals else "merges"
