@@ -890,18 +890,7 @@ class Tokenizer:
         """The piece's symbols before any merge (unknown ones as the unk token; a glossary's
         match whole)."""
         if self._glossary_re is not None:
-            parts = isolate_glossaries(piece, self.encoding.glossaries)
-            ids: list[int] = []
-            for k, part in enumerate(parts):
-                last = k == len(parts) - 1
-                if self._glossary_re.match(part):
-                    ids += self._whole_ids(part, last=last)
-                    continue
-                symbols = self._piece_ids(part)
-                if not last:
-                    self._unmark_end(symbols)
-                ids += symbols
-            return self.tokens(ids)
+            return self.tokens(self._glossed(piece, merge=self._piece_ids))
         return self.tokens(self._piece_ids(piece))
 
     # ---- decoding --------------------------------------------------------------------------
