@@ -568,11 +568,45 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return 0
 
 
+def _input_text(given: str | None) -> str:
+    r"""``--text``, else standard input read as strict UTF-8: invalid bytes (on stdin) or a lone
+    surrogate (what Python makes of them in an argument) are refused with a sentence, not
+    replaced behind the user's back (tiktoken and HF take only valid text).
+
+    >>> _input_text("caf\udce9")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ExplorerError: --text is not valid UTF-8: character 3 is a lone surrogate (U+DCE9, an undecodable byte 0xe9 from the command line)
+    """
+    if given is None:
+        raw = getattr(sys.stdin, "buffer", None)
+        if raw is None:  # a text stream already (a test's, an embedding program's)
+            given, where = sys.stdin.read(), "standard input"
+        else:
+            data = raw.read()
+            try:
+                return data.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise ExplorerError(
+                    f"standard input is not valid UTF-8: byte 0x{data[err.start]:02x} at offset {err.start:,} cannot "
+                    "be decoded (convert the text to UTF-8 first, e.g. with iconv)"
+                ) from None
+    else:
+        where = "--text"
+    for k, ch in enumerate(given):
+        if "\ud800" <= ch <= "\udfff":
+            origin = f", an undecodable byte 0x{ord(ch) - 0xDC00:02x} from the command line" if ch >= "\udc80" else ""
+            raise ExplorerError(
+                f"{where} is not valid UTF-8: character {k:,} is a lone surrogate (U+{ord(ch):04X}{origin})"
+            )
+    return given
+
+
 def _encode(args: argparse.Namespace, out: TextIO) -> int:
     if not 0.0 <= args.dropout <= 1.0:
         raise ExplorerError("--dropout must be between 0 and 1")
     tok = resolve_tokenizer(args.tokenizer)
-    text = args.text if args.text is not None else sys.stdin.read()
+    text = _input_text(args.text)
     ids = tok.encode(text, allow_special=args.allow_special, dropout=args.dropout, seed=args.seed)
     out.write(json.dumps({"ids": ids, "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
     return 0

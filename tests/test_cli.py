@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -709,3 +710,47 @@ def test_a_bad_alpha_exits_2_with_one_line_before_reading_anything(alpha, messag
     assert code == 2 and out == ""
     assert err.startswith("python -m explorer: error: ") and err.count("\n") == 1
     assert message in err and "Traceback" not in err and "missing.txt" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin", "said"),
+    [
+        (
+            (),
+            b"ab\xffcd",
+            "standard input is not valid UTF-8: byte 0xff at offset 2 cannot be decoded (convert the text to UTF-8 "
+            "first, e.g. with iconv)",
+        ),
+        (
+            ("--text", b"caf\xe9"),
+            b"",
+            "--text is not valid UTF-8: character 3 is a lone surrogate (U+DCE9, an undecodable byte 0xe9 from the "
+            "command line)",
+        ),
+    ],
+    ids=["stdin", "argument"],
+)
+def test_encode_refuses_invalid_utf8_in_one_line_and_exit_2_instead_of_replacing_it(argv, stdin, said):
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "encode", "--tokenizer", "gpt2", *argv],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+    )
+    assert proc.returncode == 2 and proc.stdout == b""
+    assert proc.stderr.decode().splitlines() == [f"python -m explorer: error: {said}"]
+
+
+def test_encode_reads_valid_utf8_from_stdin_as_bytes_whatever_the_locale():
+    proc = subprocess.run(
+        [sys.executable, "-m", "explorer", "encode", "--tokenizer", "gpt2"],
+        input="héllo 世界".encode(),
+        capture_output=True,
+        cwd=ROOT,
+        env={**os.environ, "LC_ALL": "C"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    # the same ids as the text given in this process (under the C locale, stdin read as text
+    # would have been ASCII with escapes)
+    assert json.loads(proc.stdout)["ids"] == load_pretrained("gpt2").encode("héllo 世界")
