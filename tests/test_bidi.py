@@ -11,6 +11,7 @@ import re
 
 from conftest import ROOT, train_html, unescaped
 from streamlit.testing.v1 import AppTest
+from test_class_page import start_room
 from test_class_page import student as joined
 from test_token_display import (
     rooms,  # noqa: F401  (the fixture: rooms of the test's own)
@@ -176,10 +177,7 @@ def test_the_train_and_playground_pages_set_every_hebrew_token_and_word_apart():
 
 def test_the_class_page_sets_hebrew_options_answers_and_names_apart(rooms):
     teacher = hebrew_session(0)
-    teacher.switch_page("pages/5_Class.py").run()
-    teacher.button(key="class_start").click().run()
-    code = teacher.query_params["room"]
-    code = code[0] if isinstance(code, list) else code
+    code = start_room(teacher)
     teacher.button(key="class_step").click().run()
     student = joined(code, "נועה")
     assert not student.exception, student.exception

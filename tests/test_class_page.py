@@ -45,13 +45,21 @@ def teacher(corpus: str | CorpusChoice = CORPUS) -> tuple[AppTest, str, str]:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,)) if isinstance(corpus, str) else corpus
     at.run()
+    code = start_room(at)
+    assert param(at, "key") is None, dict(at.query_params)  # the key is kept off the address
+    key = at.session_state["class_teacher_keys"][code]
+    return at, code, key
+
+
+def start_room(at: AppTest) -> str:
+    """A session that has run (its corpus and training chosen) opens the Class page and starts a
+    room there: the room's code."""
     at.switch_page(PAGE).run()
     at.button(key="class_start").click().run()
     assert not at.exception, at.exception
     code = param(at, "room")
-    assert code and param(at, "key") is None, dict(at.query_params)  # the key is kept off the address
-    key = at.session_state["class_teacher_keys"][code]
-    return at, code, key
+    assert code, dict(at.query_params)
+    return code
 
 
 def opened(query: dict[str, str]) -> AppTest:

@@ -12,6 +12,7 @@ import re
 import pytest
 from conftest import ROOT, open_tab, train_html, unescaped
 from streamlit.testing.v1 import AppTest
+from test_class_page import start_room
 from test_class_page import student as joined
 
 from explorer import corpus_config
@@ -134,10 +135,7 @@ def rooms(tmp_path, monkeypatch):
 
 def test_the_class_page_shows_markup_tokens_as_text_in_its_questions(rooms):
     teacher = trained(0)
-    teacher.switch_page("pages/5_Class.py").run()
-    teacher.button(key="class_start").click().run()
-    code = teacher.query_params["room"]
-    code = code[0] if isinstance(code, list) else code
+    code = start_room(teacher)
     for _ in range(7):  # the next merge is '$' + 'x', tied with 'x' + '$' and '$' + '</w>'
         teacher.button(key="class_step").click().run()
     student = joined(code, "Ana")
