@@ -73,7 +73,6 @@ _KEYS = "class_teacher_keys"  # session: {room code: teacher key}
 _CURRENT = "class_teacher_room"  # session: the room this session teaches (the sidebar brings it back)
 _GONE = "class_teacher_gone"  # session: room codes whose cookie is to be deleted
 _CHOSEN = "class_mod_member"  # session: the student the moderation tools act on (a member id)
-_DRAWN = "class_mod_members"  # session: the member ids the Student box offered when last drawn
 _ADDRESSES_S = 30.0  # this machine's addresses are read again at most this often
 
 
@@ -353,12 +352,13 @@ def _member_label(members: dict[str, Member]) -> Callable[[str], str]:
     return label
 
 
-def _choose() -> None:
-    # a rerun that left the browser before hiding or renaming the chosen student redrew its label
-    # carries the old label, which no longer names an option: Streamlit hands it over as that raw
-    # string, and taking it would move the tools to the first student
+def _choose(offered: tuple[str, ...]) -> None:
+    # ``offered``: the member ids of the box as last drawn. A rerun that left the browser before
+    # hiding or renaming the chosen student redrew its label carries the old label, which no
+    # longer names an option: Streamlit hands it over as that raw string, and taking it would
+    # move the tools to the first student
     value = st.session_state.get("w_class_mod_member")
-    if value in st.session_state.get(_DRAWN, ()):
+    if value in offered:
         st.session_state[_CHOSEN] = value
 
 
@@ -419,9 +419,13 @@ def moderation(room: Room, key: str, members: list[Member], style: render.TokenS
             if st.session_state.get(_CHOSEN) not in by_id:
                 st.session_state[_CHOSEN] = members[0].id
             st.session_state["w_class_mod_member"] = st.session_state[_CHOSEN]
-            st.session_state[_DRAWN] = tuple(by_id)
             st.selectbox(
-                "Student", list(by_id), key="w_class_mod_member", format_func=_member_label(by_id), on_change=_choose
+                "Student",
+                list(by_id),
+                key="w_class_mod_member",
+                format_func=_member_label(by_id),
+                on_change=_choose,
+                args=(tuple(by_id),),
             )
             chosen = by_id[st.session_state[_CHOSEN]]
             row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
