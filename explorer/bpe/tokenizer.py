@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import lshift, or_
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ..errors import ConfigError, DecodeError
 from ..stages.markers import apply_marker, strip_markers
@@ -427,16 +427,7 @@ class Tokenizer:
             end = len(vocab)
             rules = {(a, b): r for (a, b), r in rules.items() if a < end and b < end and r[1] < end}
         # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
-        return Tokenizer(
-            pipeline=self.pipeline,
-            vocab=vocab,
-            special_ids={t: i for i, t in self._trailing.items()},
-            blank_ids=tuple(self._blank),
-            rules=self.rules,
-            encoding=self.encoding,
-            own_merges_suffice=self.own_merges_suffice,
-            pair_rules=rules,
-        )
+        return self._rebuilt(vocab=vocab, pair_rules=rules)
 
     def with_pipeline(self, pipeline: Pipeline) -> Tokenizer:
         """The same vocabulary, special tokens, rules and encoding options behind another
@@ -447,16 +438,23 @@ class Tokenizer:
         >>> tok.tokens(tok.encode("e\u0301")), nfc.tokens(nfc.encode("e\u0301"))
         (['<unk>', '<unk>'], ['é'])
         """
-        return Tokenizer(
-            pipeline=pipeline,
-            vocab=self.vocab,
-            special_ids={t: i for i, t in self._trailing.items()},
-            blank_ids=tuple(self._blank),
-            rules=self.rules,
-            encoding=self.encoding,
-            own_merges_suffice=self.own_merges_suffice,
-            pair_rules=self.pair_rules,
-        )
+        return self._rebuilt(pipeline=pipeline)
+
+    def _rebuilt(self, **changed: Any) -> Tokenizer:
+        """This tokenizer made again with some of its constructor's arguments changed, every
+        other one as it is here (one list of them: an option added to the constructor is kept
+        by every copy)."""
+        given: dict[str, Any] = {
+            "pipeline": self.pipeline,
+            "vocab": self.vocab,
+            "special_ids": {t: i for i, t in self._trailing.items()},
+            "blank_ids": tuple(self._blank),
+            "rules": self.rules,
+            "encoding": self.encoding,
+            "own_merges_suffice": self.own_merges_suffice,
+            "pair_rules": self.pair_rules,
+        }
+        return Tokenizer(**(given | changed))
 
     # ---- encoding --------------------------------------------------------------------------
     def _piece_ids(self, piece: str) -> list[int]:
