@@ -12,16 +12,19 @@
         (a preset is the app's: sized for the corpus, 1,000 merges unless --merges or --vocab-size,
         byte level over all 256 bytes; ``--replay SEED [FILE ...]`` trains with a seed notebook's
         own settings instead, on its own corpus unless FILEs are given, as the app's replay)
-    python -m explorer encode --tokenizer NAME|DIR [--text TEXT] [--allow-special] [--dropout P --seed S]
-    python -m explorer evaluate --tokenizer NAME|DIR FILE [FILE ...] [--curve N] [--alpha A]
+    python -m explorer encode --tokenizer NAME|DIR|OWNER/REPO [--text TEXT] [--allow-special] [--dropout P --seed S]
+    python -m explorer evaluate --tokenizer NAME|DIR|OWNER/REPO FILE [FILE ...] [--curve N] [--alpha A]
         (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
         [--normalizer none|nfc|nfkc|lowercase|collapse-whitespace] [--glossaries WORD|REGEX ...]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
-    python -m explorer scan --tokenizer NAME|DIR [--reference FILE]
+    python -m explorer scan --tokenizer NAME|DIR|OWNER/REPO [--reference FILE]
         (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...};
         a rank table's tokens that no merge makes: "not_one_merge": {"whole_piece_only": [ids], "never": [ids]})
+        (--tokenizer OWNER/REPO: a Hugging Face Hub repository's tokenizer files, fetched into the Hub's cache,
+        with [--revision REV] [--pretokenizer P] [--normalizer N] for files that name none; HF_TOKEN, HF_ENDPOINT,
+        HF_HUB_CACHE and HF_HUB_OFFLINE as huggingface_hub reads them)
     python -m explorer presets
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
         [--haproxy PROGRAM]
@@ -65,6 +68,7 @@ from .bpe.trainer import Trainer
 from .errors import ExplorerError
 from .formats.corpora import SAMPLE_DIR, read_text_file, require_text
 from .formats.exporters import EXPORT_FORMATS, export_files
+from .formats.hub import is_hub_id
 from .formats.importers import IMPORT_FORMATS, import_report
 from .formats.pretrained import PRETRAINED, load_pretrained, resolve_tokenizer
 from .formats.trace import balanced_trace_dict, load_trace, save_trace, trace_from_tokenizer, write_trace
@@ -174,12 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     e = sub.add_parser("encode", help="encode text with a bundled or trained tokenizer; prints JSON")
-    e.add_argument(
-        "--tokenizer",
-        required=True,
-        metavar="NAME|DIR",
-        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
-    )
+    _tokenizer_options(e)
     e.add_argument("--text", help="the text (read from stdin when omitted)")
     e.add_argument(
         "--allow-special",
@@ -195,12 +194,7 @@ def _parser() -> argparse.ArgumentParser:
         "(for two or more files) the Gini coefficient of their token counts and each one's parity",
     )
     v.add_argument("files", nargs="+", metavar="FILE")
-    v.add_argument(
-        "--tokenizer",
-        required=True,
-        metavar="NAME|DIR",
-        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
-    )
+    _tokenizer_options(v)
     v.add_argument(
         "--curve",
         type=int,
@@ -259,12 +253,7 @@ def _parser() -> argparse.ArgumentParser:
         help="token health: tokens that encoding their own text never gives, parts of a UTF-8 character, "
         "tokens a reference text never uses; prints one JSON object",
     )
-    h.add_argument(
-        "--tokenizer",
-        required=True,
-        metavar="NAME|DIR",
-        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}) or a folder holding trace.json",
-    )
+    _tokenizer_options(h)
     h.add_argument("--reference", metavar="FILE", help="a text file: count the tokens its encoding never uses")
 
     sub.add_parser("presets", help="list the presets")
@@ -287,6 +276,40 @@ def _parser() -> argparse.ArgumentParser:
         "--haproxy", metavar="PROGRAM", help="the haproxy executable (default: haproxy on PATH or in /usr/sbin)"
     )
     return p
+
+
+def _tokenizer_options(p: argparse.ArgumentParser) -> None:
+    """``--tokenizer`` of encode, evaluate and scan, and the options of a Hub repository's files."""
+    p.add_argument(
+        "--tokenizer",
+        required=True,
+        metavar="NAME|DIR|OWNER/REPO",
+        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, or a Hugging Face Hub "
+        "repository id such as Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one)",
+    )
+    p.add_argument("--revision", metavar="REV", help="a Hub repository's branch, tag or commit (default main)")
+    p.add_argument(
+        "--pretokenizer",
+        choices=list(PRETOKENIZERS),
+        help="a Hub repository's pre-tokenizer, when its files name none (vocab.json + merges.txt: gpt2 by default; "
+        "a rank file: required)",
+    )
+    p.add_argument(
+        "--normalizer",
+        choices=list(NORMALIZERS),
+        help="a Hub repository's normalizer, when its files name none (default none)",
+    )
+
+
+def _resolve(args: argparse.Namespace) -> Tokenizer:
+    """The tokenizer ``--tokenizer`` names; the Hub's options only with a repository id."""
+    hub = args.tokenizer not in PRETRAINED and not Path(args.tokenizer).exists() and is_hub_id(args.tokenizer)
+    for option in ("revision", "pretokenizer", "normalizer"):
+        if getattr(args, option) is not None and not hub:
+            raise ExplorerError(f"--{option} is used only with a Hugging Face Hub repository id as --tokenizer")
+    return resolve_tokenizer(
+        args.tokenizer, revision=args.revision, pretokenizer=args.pretokenizer, normalizer=args.normalizer
+    )
 
 
 def _listen_options(p: argparse.ArgumentParser) -> None:
@@ -605,7 +628,7 @@ def _input_text(given: str | None) -> str:
 def _encode(args: argparse.Namespace, out: TextIO) -> int:
     if not 0.0 <= args.dropout <= 1.0:
         raise ExplorerError("--dropout must be between 0 and 1")
-    tok = resolve_tokenizer(args.tokenizer)
+    tok = _resolve(args)
     text = _input_text(args.text)
     ids = tok.encode(text, allow_special=args.allow_special, dropout=args.dropout, seed=args.seed)
     out.write(json.dumps({"ids": ids, "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
@@ -616,7 +639,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
     if args.curve is not None and args.curve < 2:
         raise ExplorerError("--curve needs at least 2 points")
     alpha = check_alpha(args.alpha, name="--alpha")
-    tok = resolve_tokenizer(args.tokenizer)
+    tok = _resolve(args)
     texts = [(f, read_text_file(f)) for f in args.files]  # every file is read before any line is printed
     tokens: list[int] = []
     for name, text in texts:
@@ -633,7 +656,7 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _scan(args: argparse.Namespace, out: TextIO) -> int:
-    tok = resolve_tokenizer(args.tokenizer)
+    tok = _resolve(args)
     reference = None if args.reference is None else read_text_file(args.reference)
     out.write(json.dumps(scan(tok, reference=reference).as_dict(), ensure_ascii=False) + "\n")
     return 0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ExplorerError", "ConfigError", "CorpusError", "DecodeError", "FormatError"]
+__all__ = ["ExplorerError", "ConfigError", "CorpusError", "DecodeError", "FormatError", "HubError"]
 
 
 class ExplorerError(ValueError):
@@ -23,3 +23,8 @@ class FormatError(ExplorerError):
 
 class DecodeError(ExplorerError):
     """Ids that do not decode: an id that is no token, or bytes that are not UTF-8 under ``errors="strict"``."""
+
+
+class HubError(ExplorerError):
+    """A tokenizer on the Hugging Face Hub that cannot be fetched: the Hub unreachable (and the
+    files not cached), no such repository or revision, a gated repository without access."""

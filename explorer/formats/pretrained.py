@@ -24,6 +24,8 @@ from typing import NamedTuple
 from ..bpe.ranks import merges_file, read_merges_file, tokenizer_from_merges
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
+from ..stages.pipeline import NormalizerName
+from .hub import is_hub_id, open_hub
 from .importers import read_tiktoken, tokenizer_from_gpt2
 from .trace import load_tokenizer
 
@@ -229,13 +231,25 @@ def _warm(names: list[str]) -> None:
             pass
 
 
-def resolve_tokenizer(name_or_dir: str) -> Tokenizer:
-    """A bundled tokenizer's name (``gpt2``, ``cl100k_base``, ``o200k_base``) or a folder
-    holding a ``trace.json`` (write ``./gpt2`` for a folder of that name)."""
-    if name_or_dir in PRETRAINED:
-        return load_pretrained(name_or_dir)
-    if not Path(name_or_dir).exists():
-        raise ConfigError(
-            f"{name_or_dir!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}) nor a folder holding trace.json"
-        )
-    return load_tokenizer(name_or_dir)
+def resolve_tokenizer(
+    name: str,
+    *,
+    revision: str | None = None,
+    pretokenizer: str | None = None,
+    normalizer: NormalizerName | None = None,
+) -> Tokenizer:
+    """A bundled tokenizer's name (``gpt2``, ``cl100k_base``, ``o200k_base``), a folder holding
+    a ``trace.json`` (write ``./gpt2`` for a folder of that name), or a Hugging Face Hub
+    repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`, at ``revision``;
+    ``pretokenizer`` and ``normalizer`` for its files when they name none). A folder of the
+    name of a repository wins over the Hub."""
+    if name in PRETRAINED:
+        return load_pretrained(name)
+    if Path(name).exists():
+        return load_tokenizer(name)
+    if is_hub_id(name):
+        return open_hub(name, revision=revision, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
+    raise ConfigError(
+        f"{name!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, "
+        "nor a Hugging Face Hub repository id (owner/name)"
+    )
