@@ -35,7 +35,17 @@ from ..errors import ConfigError, FormatError, HubError
 from ..stages.pipeline import NormalizerName
 from .importers import ImportReport, import_report
 
-__all__ = ["CANDIDATES", "HubFiles", "choose_files", "fetch_files", "hub_note", "is_hub_id", "open_hub"]
+__all__ = [
+    "CANDIDATES",
+    "HubFiles",
+    "choose_files",
+    "fetch_files",
+    "HubSettings",
+    "hub_note",
+    "hub_settings",
+    "is_hub_id",
+    "open_hub",
+]
 
 # the file sets looked for, in order; "*.tiktoken" stands for any top-level file of that suffix
 CANDIDATES: tuple[tuple[str, ...], ...] = (
@@ -101,7 +111,7 @@ class HubFiles(NamedTuple):
         return self.repo_id + (f"@{self.revision}" if self.revision else "")
 
 
-class _Where(NamedTuple):
+class HubSettings(NamedTuple):
     """The Hub's settings as the environment says now (huggingface_hub reads its own at import)."""
 
     endpoint: str | None  # None: huggingface_hub's default
@@ -115,11 +125,13 @@ class _Where(NamedTuple):
         return (self.endpoint or constants.ENDPOINT).rstrip("/")
 
 
-def _where() -> _Where:
+def hub_settings() -> HubSettings:
+    """huggingface_hub's settings as the environment holds them now (a cache of fetched files keys
+    on them: another endpoint or cache is another fetch)."""
     env = os.environ
     cache = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else None)
     offline = (env.get("HF_HUB_OFFLINE") or "").strip().upper() in {"1", "ON", "YES", "TRUE"}
-    return _Where(env.get("HF_ENDPOINT") or None, cache, offline)
+    return HubSettings(env.get("HF_ENDPOINT") or None, cache, offline)
 
 
 def _check(repo_id: str, revision: str | None) -> None:
@@ -131,14 +143,14 @@ def _check(repo_id: str, revision: str | None) -> None:
         raise ConfigError(f"{revision[:100]!r} is not a revision: a branch, a tag or a commit hash, without spaces")
 
 
-def _unreachable(where: _Where, err: BaseException) -> str:
+def _unreachable(where: HubSettings, err: BaseException) -> str:
     if where.offline:
         return "offline mode is on (HF_HUB_OFFLINE)"
     detail = " ".join(str(err).split())[:120]
     return f"the Hub at {where.shown} cannot be reached ({type(err).__name__}{': ' + detail if detail else ''})"
 
 
-def _sentence(err: BaseException, repo_id: str, revision: str | None, where: _Where) -> str:
+def _sentence(err: BaseException, repo_id: str, revision: str | None, where: HubSettings) -> str:
     """One sentence for what huggingface_hub raised (its own messages run to several lines)."""
     from huggingface_hub import errors
 
@@ -172,7 +184,7 @@ def _is_offline_error(err: BaseException) -> bool:
     return isinstance(err, (httpx2.TransportError, errors.OfflineModeIsEnabled, errors.LocalEntryNotFoundError))
 
 
-def _cached_names(repo_id: str, revision: str | None, where: _Where) -> tuple[str | None, list[str]]:
+def _cached_names(repo_id: str, revision: str | None, where: HubSettings) -> tuple[str | None, list[str]]:
     """(commit, file paths) of the repository at this revision as the Hub's cache holds it
     (``models--owner--name/refs/<revision>`` names the commit, ``snapshots/<commit>`` its files)."""
     from huggingface_hub import constants
@@ -190,7 +202,9 @@ def _cached_names(repo_id: str, revision: str | None, where: _Where) -> tuple[st
     return commit, sorted(p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file())
 
 
-def _listing(repo_id: str, revision: str | None, where: _Where, max_bytes: int | None) -> tuple[str | None, list[str]]:
+def _listing(
+    repo_id: str, revision: str | None, where: HubSettings, max_bytes: int | None
+) -> tuple[str | None, list[str]]:
     """(commit, file paths) as the Hub lists them; files over ``max_bytes`` in all are refused
     before any is fetched."""
     from huggingface_hub import HfApi
@@ -228,7 +242,7 @@ def fetch_files(repo_id: str, *, revision: str | None = None, max_bytes: int | N
     _check(repo_id, revision)
     from huggingface_hub import errors, hf_hub_download
 
-    where = _where()
+    where = hub_settings()
     offline: str | None = _unreachable(where, OSError()) if where.offline else None
     try:
         if offline is None:

@@ -25,6 +25,7 @@ before the catalog carried these same keys, so they open as they did.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -38,6 +39,7 @@ from ..bpe.trainer import Trainer
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import MAX_CORPUS_BYTES, mib
 from ..formats.exporters import zip_files
+from ..formats.hub import HubFiles, HubSettings, fetch_files, hub_note, hub_settings
 from ..formats.importers import (
     ImportReport,
     holds_normalizer,
@@ -67,6 +69,7 @@ __all__ = [
     "get",
     "imported",
     "add_import",
+    "add_hub",
     "restore",
     "forget_imports",
     "default_name",
@@ -328,13 +331,15 @@ def add_import(
     pretokenizer: str = "gpt2",
     glossaries: tuple[str, ...] = (),
     normalizer: str = "none",
+    notes: tuple[str, ...] = (),
 ) -> tuple[Imported, list[str]]:
     """Read the files into a tokenizer, keep them in the store (so a link can name them) and the
     tokenizer in the session under ``name`` (the files' names when empty); (the import, names of
     imports let go beyond ``MAX_IMPORTED``). ``glossaries``: subword-nmt codes' words never
     split; ``normalizer``: for files that name none (ignored for the others, as
-    ``pretokenizer``). Raises ExplorerError (FormatError, ConfigError) with the sentence to show; the
-    session's imports are then as they were."""
+    ``pretokenizer``); ``notes``: said first among the import's notes (where the files came from).
+    Raises ExplorerError (FormatError, ConfigError) with the sentence to show; the session's
+    imports are then as they were."""
     total = sum(len(d) for d in files.values())
     if total > MAX_CORPUS_BYTES:
         raise ConfigError(f"the files hold {mib(total)}; the limit for uploads is {mib(MAX_CORPUS_BYTES)}")
@@ -346,13 +351,43 @@ def add_import(
     file_name, blob = _stored_form(files, name, options)
     digest = hashlib.sha256(blob).hexdigest()
     report = _read(digest, choice, {file_name: blob})
-    notes = []
+    extra = []
     try:
         storage.put(blob, kind="tokenizer", name=file_name, meta={"label": name})
     except ExplorerError as err:
-        notes.append(f"it is used in this session but not kept on the server, so links do not name it: {err}")
-    entry = _entry(name, digest, choice, report, notes)
+        extra.append(f"it is used in this session but not kept on the server, so links do not name it: {err}")
+    entry = _entry(name, digest, choice, report, extra)
+    entry = dataclasses.replace(entry, notes=(*notes, *entry.notes))
     return entry, _keep(entry)
+
+
+@st.cache_data(show_spinner="Fetching the tokenizer's files from the Hub…", ttl=600, max_entries=16)
+def _hub_files(repo_id: str, revision: str | None, settings: HubSettings) -> HubFiles:
+    """A Hub repository's tokenizer files, fetched once per ten minutes for every session (the
+    Hub's own cache keeps them on disk; this spares its round trips). ``settings`` (the endpoint,
+    cache and offline mode the environment names) keys the cache; failures are not kept."""
+    return fetch_files(repo_id, revision=revision, max_bytes=MAX_CORPUS_BYTES)
+
+
+def add_hub(
+    repo_id: str,
+    *,
+    revision: str | None = None,
+    name: str = "",
+    pretokenizer: str = "gpt2",
+    normalizer: str = "none",
+) -> tuple[Imported, list[str]]:
+    """A Hub repository's tokenizer (:func:`explorer.formats.hub.fetch_files`), imported as its
+    files would be (:func:`add_import`), named after the repository unless ``name``. Raises
+    ExplorerError with the sentence to show."""
+    got = _hub_files(repo_id, revision, hub_settings())
+    return add_import(
+        got.files,
+        name=name or got.source,
+        pretokenizer=pretokenizer,
+        normalizer=normalizer,
+        notes=(hub_note(got),),
+    )
 
 
 def _restore_import(key: str, parts: Key) -> str:

@@ -1,10 +1,11 @@
 """Tokenizers in and out, the widgets: the Train page's download of the tokenizer as of the step
-shown, and the Playground's import of a tokenizer made elsewhere. The tokenizers themselves are
-the session's catalog's (``catalog``): an import joins it, and with it the Playground's and the
-Compare page's pickers, like a bundled one."""
+shown, and the Playground's import of a tokenizer made elsewhere (its files, or a Hugging Face
+Hub repository id). The tokenizers themselves are the session's catalog's (``catalog``): an
+import joins it, and with it the Playground's and the Compare page's pickers, like a bundled one."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -140,29 +141,58 @@ def _on_import() -> None:
         st.session_state[_RESULT] = ("error", "Choose the tokenizer's files first.")
         return
     files = {f.name: f.getvalue() for f in uploaded}
+    _import_with(
+        lambda **options: catalog.add_import(
+            files, glossaries=tuple(st.session_state.get("w_imp_gloss", "").split()), **options
+        ),
+        failed="these files could not be read ({error}); check that they are one of the formats listed",
+    )
+
+
+def _on_hub() -> None:
+    repo_id = st.session_state.get("w_hub_id", "").strip()
+    if not repo_id:
+        st.session_state[_RESULT] = ("error", "Type a Hub repository id first, such as Qwen/Qwen2.5-7B.")
+        return
+    revision = st.session_state.get("w_hub_rev", "").strip() or None
+    _import_with(
+        lambda **options: catalog.add_hub(repo_id, revision=revision, **options),
+        failed=repo_id + " could not be opened ({error})",
+    )
+
+
+def _import_with(add: Callable[..., tuple[catalog.Imported, list[str]]], *, failed: str) -> None:
+    """Run one import (files or a Hub id) with the options chosen, keep its result sentence
+    (``failed``, with ``{error}`` for the exception's type, for what no sentence was written for),
+    and show the tokenizer at once among the Playground's."""
     try:
-        entry, dropped = catalog.add_import(
-            files,
+        entry, dropped = add(
             name=st.session_state.get("w_imp_name", ""),
             pretokenizer=st.session_state.get("w_imp_pretok", "gpt2"),
-            glossaries=tuple(st.session_state.get("w_imp_gloss", "").split()),
             normalizer=st.session_state.get("w_imp_norm", "none"),
         )
     except ExplorerError as err:
         st.session_state[_RESULT] = ("error", str(err))
         return
     except Exception as err:  # noqa: BLE001 - a classroom's odd file must not end in a traceback
-        st.session_state[_RESULT] = (
-            "error",
-            f"these files could not be read ({type(err).__name__}); check that they are one of the formats listed",
-        )
+        st.session_state[_RESULT] = ("error", failed.replace("{error}", type(err).__name__))
         return
+    st.session_state[_RESULT] = ("success", _imported_message(entry, dropped))
+    # show it at once: add it to the Playground's tokenizers when there is room
+    chosen = [k for k in st.session_state.get("w_play_tokenizers", []) if k != entry.key]
+    if len(chosen) < 4:
+        st.session_state["w_play_tokenizers"] = [*chosen, entry.key]
+    st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # empty the uploader
+
+
+def _imported_message(entry: catalog.Imported, dropped: list[str]) -> str:
+    """What an import read, in one paragraph (user text: shown through ``render.md_text``)."""
     tok = entry.tokenizer
     ids = len(
         set(range(len(tok.vocab))) | set(tok.special_ids.values())
     )  # tiktoken's specials come past the vocabulary
     specials = len(tok.special_ids)
-    message = (
+    return (
         f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
         f"vocabulary {ids:,}"
         + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
@@ -170,12 +200,6 @@ def _on_import() -> None:
         + ". It is now in the tokenizers below and on the Compare page."
         + "".join(f" {note[:1].upper()}{note[1:].rstrip('.')}." for note in entry.notes)
     )
-    st.session_state[_RESULT] = ("success", message)
-    # show it at once: add it to the Playground's tokenizers when there is room
-    chosen = [k for k in st.session_state.get("w_play_tokenizers", []) if k != entry.key]
-    if len(chosen) < 4:
-        st.session_state["w_play_tokenizers"] = [*chosen, entry.key]
-    st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1  # empty the uploader
 
 
 def _on_files() -> None:
@@ -186,8 +210,8 @@ def _on_files() -> None:
 
 
 def import_area() -> None:
-    """The uploader, the pre-tokenizer for files that hold none, a name and the Import button;
-    the last import's result under them."""
+    """The uploader (or a Hub repository id and its Open button), the pre-tokenizer for files that
+    hold none, a name and the Import button; the last import's result under them."""
     result = st.session_state.get(_RESULT)
     with st.expander("Import a tokenizer", expanded=result is not None, icon=":material/upload:"):
         st.file_uploader(
@@ -199,6 +223,18 @@ def import_area() -> None:
             + "; ".join(f"{f.title}: {f.files}" for f in IMPORT_FORMATS.values())
             + f". Up to {mib(MAX_CORPUS_BYTES)}, as for corpus uploads.",
         )
+        h1, h2, h3 = st.columns([3, 2, 2], vertical_alignment="bottom")
+        h1.text_input(
+            "Or a Hugging Face Hub repository",
+            key="w_hub_id",
+            max_chars=96,
+            placeholder="e.g. Qwen/Qwen2.5-7B",
+            help="owner/name of a model on the Hub: its tokenizer.json is read, else vocab.json + merges.txt, "
+            "a .tiktoken file or tokenizer.model. Files are fetched once into the server's Hub cache; a gated "
+            "model needs the server started with HF_TOKEN set.",
+        )
+        h2.text_input("Revision", key="w_hub_rev", max_chars=100, placeholder="main")
+        h3.button("Open from the Hub", key="hub_go", on_click=_on_hub, icon=":material/cloud_download:")
         c1, c2 = st.columns(2)
         state.widget_default("w_imp_pretok", "gpt2")
         c1.selectbox(
