@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from ..errors import ConfigError, FormatError, HubError
+from ..errors import ConfigError, ExplorerError, FormatError, HubError
 from ..stages.pipeline import NormalizerName
 from .importers import ImportReport, import_report
 
@@ -222,9 +222,9 @@ def _listing(
     return info.sha, names
 
 
-def _no_file(repo_id: str, names: list[str], offline: str | None) -> FormatError:
+def _no_file(repo_id: str, names: list[str], offline: str | None) -> ExplorerError:
     if offline is not None:
-        return FormatError(
+        return HubError(
             f"{repo_id} cannot be fetched: {offline}, and no tokenizer file of it is in the local cache "
             "(open it once while online)"
         )
@@ -298,8 +298,11 @@ def hub_note(got: HubFiles) -> str:
     """Where the files came from, for a page or the CLI to say.
 
     >>> hub_note(HubFiles("o/n", None, "0123456789abcdef" * 2 + "01234567", {"tokenizer.json": b""}))
-    'read tokenizer.json of o/n from the Hub (commit 0123456789ab)'
+    'read tokenizer.json of o/n from the Hub, commit 0123456789ab'
+    >>> hub_note(HubFiles("o/n", "v2", None, {"vocab.json": b"", "merges.txt": b""}, "offline mode is on"))
+    'read vocab.json + merges.txt of o/n@v2 from the local cache, as offline mode is on'
     """
-    at = f" (commit {got.commit[:12]})" if got.commit else ""
-    where = f"from the local cache ({got.offline})" if got.offline else "from the Hub"
-    return f"read {' + '.join(got.files)} of {got.source} {where}{at}"
+    at = f", commit {got.commit[:12]}" if got.commit else ""
+    where = "the local cache" if got.offline else "the Hub"
+    why = f", as {got.offline}" if got.offline else ""
+    return f"read {' + '.join(got.files)} of {got.source} from {where}{at}{why}"

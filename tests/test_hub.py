@@ -1,0 +1,256 @@
+"""Tokenizers opened by their Hugging Face Hub id (``explorer.formats.hub``), in the CLI's
+``--tokenizer`` and on the Playground, against a Hub on loopback (``tests/hubserver.py``) that
+serves real files in the Hub's layout: Whisper's ``multilingual.tiktoken`` (vendored under
+tests/data/whisper) and a tokenizer.json our exporter wrote. No request leaves 127.0.0.1:
+``HF_ENDPOINT`` names the local server, and huggingface_hub's own endpoint (read at its import,
+used for its agent registry) is pointed there too."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import tiktoken
+from conftest import ROOT, encode_view, read_sample, unescaped
+from hubserver import FakeHub, Repo
+from streamlit.testing.v1 import AppTest
+from tiktoken.load import load_tiktoken_bpe
+from tokenizers import Tokenizer as HFTokenizer
+
+from explorer import make_config, train
+from explorer.cli import main
+from explorer.errors import FormatError
+from explorer.formats.exporters import export_files
+from explorer.formats.hub import open_hub
+from explorer.formats.importers import import_files
+from explorer.ui.state import CorpusChoice
+
+APP = str(ROOT / "app.py")
+PLAYGROUND = "pages/3_Playground.py"
+R50K_PAT = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""  # tiktoken's r50k_base
+HOSTILE = (
+    "Price: 1234567 or 3.14159, in 2024!!  \n\n\t  tabs\t\tand   spaces   \r\n"
+    "emoji 👩‍👩‍👧‍👦 🇯🇵 ✊🏽 中文分词，日本語、한국어. हिन्दी १२३४ العربي ١٢٣٤٥ مُحَمَّد việc gelecektedir"
+)
+TOKEN = "hf_test_token_for_the_gated_fixture"
+
+
+def small_json() -> bytes:
+    """A tokenizer.json as our exporter writes it (120 merges of the gpt4 preset on the UDHR)."""
+    tok = train(read_sample("udhr_en.txt")[:20_000], make_config("gpt4", num_merges=120)).tokenizer()
+    data = export_files(tok, "hf")["tokenizer.json"]
+    return data.encode() if isinstance(data, str) else data
+
+
+def wordpiece_json() -> bytes:
+    from tokenizers import models
+
+    return HFTokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]")).to_str().encode()
+
+
+@pytest.fixture(scope="module")
+def hub():
+    whisper = gzip.decompress((ROOT / "tests" / "data" / "whisper" / "multilingual.tiktoken.gz").read_bytes())
+    small = small_json()
+    server = FakeHub(
+        {
+            "openai/whisper-tiny": Repo({"multilingual.tiktoken": whisper, "README.md": b"# whisper\n"}),
+            "explorer-tests/small": Repo({"tokenizer.json": small, "config.json": b"{}", "merges.txt": b""}),
+            "meta-llama/gated": Repo({"tokenizer.json": small}, token=TOKEN),
+            "mistralai/tekken-only": Repo({"tekken.json": b"{}", "config.json": b"{}"}),
+            "google-bert/wordpiece": Repo({"tokenizer.json": wordpiece_json()}),
+        }
+    )
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def hub_env(hub, tmp_path, monkeypatch) -> FakeHub:
+    """The local Hub, an empty Hub cache of this test's own, no token, online."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    for name in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    # huggingface_hub read HF_ENDPOINT at its import (in this process, perhaps before this test):
+    # its constants as that import would have made them, so that its own requests (its agent
+    # registry) go to the local Hub too; and no token stored in the user's home is sent
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "AGENT_HARNESSES_PATH", str(tmp_path / "hf-home" / "agents.json"))
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-home" / "token"))
+    real = socket.getaddrinfo
+
+    def loopback_only(host, *args, **kwargs):  # a request meant for anywhere else fails loudly
+        assert host in ("127.0.0.1", "localhost", "::1"), f"a request to {host!r} left loopback"
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
+    return hub
+
+
+def closed_port() -> str:
+    """An endpoint on loopback that nothing listens on (the port was free a moment ago)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(args), out=out, err=err), out.getvalue(), err.getvalue()
+
+
+# ---- the CLI -------------------------------------------------------------------------------------
+def test_encode_by_hub_id_gives_tiktokens_ids_on_whispers_own_rank_file(hub_env, tmp_path):
+    code, out, err = cli("encode", "--tokenizer", "openai/whisper-tiny", "--pretokenizer", "gpt2", "--text", HOSTILE)
+    assert (code, err) == (0, "")
+    table = tmp_path / "multilingual.tiktoken"
+    table.write_bytes(hub_env.repos["openai/whisper-tiny"].files["multilingual.tiktoken"])
+    ref = tiktoken.Encoding(
+        "whisper", pat_str=R50K_PAT, mergeable_ranks=load_tiktoken_bpe(str(table)), special_tokens={}
+    )
+    assert json.loads(out)["ids"] == ref.encode_ordinary(HOSTILE)
+    assert hub_env.fetched("multilingual.tiktoken") >= 1
+
+
+def test_the_cli_reads_HF_ENDPOINT_and_HF_HUB_CACHE_from_its_environment_and_gives_hfs_ids(hub, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING_FACE"))}
+    env.update(HF_ENDPOINT=hub.url, HF_HUB_CACHE=str(tmp_path / "cache"), HF_HOME=str(tmp_path / "home"))
+    run = subprocess.run(
+        [sys.executable, "-m", "explorer", "encode", "--tokenizer", "explorer-tests/small", "--text", HOSTILE],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    ref = HFTokenizer.from_str(hub.repos["explorer-tests/small"].files["tokenizer.json"].decode())
+    assert json.loads(run.stdout)["ids"] == ref.encode(HOSTILE).ids
+    snapshot = (
+        tmp_path / "cache" / "models--explorer-tests--small" / "snapshots" / hub.repos["explorer-tests/small"].commit
+    )
+    assert [p.name for p in snapshot.iterdir()] == ["tokenizer.json"]  # the chosen file alone, in the Hub's cache
+
+
+def expected_failure(case: str, hub: FakeHub) -> str:
+    if case == "missing":
+        return f"no repository nobody/missing on the Hub at {hub.url} (if it is private, set HF_TOKEN to a token that can read it)"
+    if case == "gated":
+        return (
+            "meta-llama/gated is a gated repository (HF_TOKEN is not set): accept its conditions on its Hub page, "
+            "then set HF_TOKEN to an access token of that account"
+        )
+    if case == "no tokenizer file":
+        return (
+            "mistralai/tekken-only holds no tokenizer file read here (it holds tekken.json, Mistral's format, which "
+            "is not read here): looked for tokenizer.json, vocab.json + merges.txt, a .tiktoken file or tokenizer.model"
+        )
+    if case == "revision":
+        return f"explorer-tests/small has no revision 'v9' on the Hub at {hub.url}"
+    with pytest.raises(FormatError) as refused:
+        import_files({"tokenizer.json": hub.repos["google-bert/wordpiece"].files["tokenizer.json"]})
+    return str(refused.value)
+
+
+FAILURES = {
+    "missing": ["nobody/missing"],
+    "gated": ["meta-llama/gated"],
+    "no tokenizer file": ["mistralai/tekken-only"],
+    "revision": ["explorer-tests/small", "--revision", "v9"],
+    "refused by the importer": ["google-bert/wordpiece"],
+}
+
+
+@pytest.mark.parametrize("case", list(FAILURES))
+def test_each_failure_is_one_line_on_stderr_and_exit_2(hub_env, case):
+    code, out, err = cli("encode", "--tokenizer", *FAILURES[case], "--text", "x")
+    assert (code, out) == (2, "")
+    assert err == f"python -m explorer: error: {expected_failure(case, hub_env)}\n"
+
+
+def test_an_unreachable_hub_is_one_line_and_a_cached_repository_still_opens(hub_env, monkeypatch):
+    first = open_hub("explorer-tests/small")
+    assert first.notes[0].startswith("read tokenizer.json of explorer-tests/small from the Hub, commit ")
+    asked = len(hub_env.requests)
+    down = closed_port()
+    monkeypatch.setenv("HF_ENDPOINT", down)
+    again = open_hub("explorer-tests/small")  # from the Hub's cache on disk
+    assert again.tokenizer.merges == first.tokenizer.merges
+    assert again.notes[0].startswith("read tokenizer.json of explorer-tests/small from the local cache, commit ")
+    assert f"as the Hub at {down} cannot be reached (ConnectError" in again.notes[0]
+    code, out, err = cli("scan", "--tokenizer", "openai/whisper-tiny", "--pretokenizer", "gpt2")  # never fetched
+    assert (code, out) == (2, "")
+    assert err.startswith(f"python -m explorer: error: openai/whisper-tiny cannot be fetched: the Hub at {down} ")
+    assert err.endswith("and no tokenizer file of it is in the local cache (open it once while online)\n")
+    assert err.count("\n") == 1
+    monkeypatch.setenv("HF_ENDPOINT", hub_env.url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # offline mode: the cache alone, not one request
+    assert open_hub("explorer-tests/small").notes[0].endswith(", as offline mode is on (HF_HUB_OFFLINE)")
+    assert len(hub_env.requests) == asked
+
+
+def test_a_gated_repository_opens_with_HF_TOKEN_and_says_when_the_token_has_no_access(hub_env, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_another_accounts_token")
+    code, _out, err = cli("encode", "--tokenizer", "meta-llama/gated", "--text", "x")
+    assert code == 2 and "(HF_TOKEN is set but its account has no access)" in err
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    code, out, err = cli("encode", "--tokenizer", "meta-llama/gated", "--text", HOSTILE)
+    ref = HFTokenizer.from_str(hub_env.repos["meta-llama/gated"].files["tokenizer.json"].decode())
+    assert (code, err, json.loads(out)["ids"]) == (0, "", ref.encode(HOSTILE).ids)
+
+
+def test_the_hub_options_are_refused_without_a_hub_id():
+    code, out, err = cli("encode", "--tokenizer", "gpt2", "--revision", "main", "--text", "x")
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == "python -m explorer: error: --revision is used only with a Hugging Face Hub repository id as --tokenizer\n"
+    )
+
+
+# ---- the Playground --------------------------------------------------------------------------------
+def open_on_playground(at: AppTest, repo_id: str, *, revision: str = "") -> AppTest:
+    at.text_input(key="w_hub_id").input(repo_id)
+    at.text_input(key="w_hub_rev").input(revision)
+    at.button(key="hub_go").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_the_playground_opens_a_hub_id_shows_its_tokens_and_says_why_another_does_not_open(hub_env, monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=("udhr_en.txt",))
+    at.run()
+    at.switch_page(PLAYGROUND).run()
+    at.text_area(key="w_play_text").input(HOSTILE).run()
+    open_on_playground(at, "explorer-tests/small")
+    (ok,) = at.success
+    assert unescaped(ok.value).startswith("Imported 'explorer-tests/small': format Hugging Face tokenizer.json")
+    assert "Read tokenizer.json of explorer-tests/small from the Hub, commit " in unescaped(ok.value)
+    ref = HFTokenizer.from_str(hub_env.repos["explorer-tests/small"].files["tokenizer.json"].decode())
+    (panel,) = [p for p in encode_view(at) if p.name == "imported: explorer-tests/small (hf)"]
+    assert panel.ids == ref.encode(HOSTILE).ids
+    assert panel.chips.count('class="bpe-chip') >= len(panel.ids) > 0  # its tokens drawn
+    # a revision is user text: shown as typed, never as Markdown
+    open_on_playground(at, "explorer-tests/small", revision="**v9**")
+    assert [unescaped(e.value) for e in at.error] == [
+        f"explorer-tests/small has no revision '**v9**' on the Hub at {hub_env.url}"
+    ]
+    open_on_playground(at, "nobody/missing")
+    assert [unescaped(e.value) for e in at.error] == [expected_failure("missing", hub_env)]
+    monkeypatch.setenv("HF_ENDPOINT", closed_port())
+    open_on_playground(at, "meta-llama/gated")
+    (error,) = at.error
+    assert unescaped(error.value).startswith("meta-llama/gated cannot be fetched: the Hub at http://127.0.0.1:")
