@@ -25,9 +25,9 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from explorer import make_config, train
 from explorer.cli import main
-from explorer.errors import FormatError
+from explorer.errors import FormatError, HubError
 from explorer.formats.exporters import export_files
-from explorer.formats.hub import open_hub
+from explorer.formats.hub import fetch_files, open_hub
 from explorer.formats.importers import import_files
 from explorer.ui.state import CorpusChoice
 
@@ -211,6 +211,19 @@ def test_a_gated_repository_opens_with_HF_TOKEN_and_says_when_the_token_has_no_a
     assert (code, err, json.loads(out)["ids"]) == (0, "", ref.encode(HOSTILE).ids)
 
 
+def test_files_over_the_limit_are_refused_before_they_are_fetched(hub_env):
+    data = hub_env.repos["explorer-tests/small"].files["tokenizer.json"]
+    before = hub_env.fetched("tokenizer.json")
+    with pytest.raises(HubError) as refused:
+        fetch_files("explorer-tests/small", max_bytes=len(data) - 1)
+    assert str(refused.value) == (
+        f"explorer-tests/small's tokenizer files (tokenizer.json) hold {len(data):,} bytes; "
+        f"the limit here is {len(data) - 1:,}"
+    )
+    assert hub_env.fetched("tokenizer.json") == before  # nothing downloaded
+    assert fetch_files("explorer-tests/small", max_bytes=len(data)).files == {"tokenizer.json": data}
+
+
 def test_the_hub_options_are_refused_without_a_hub_id():
     code, out, err = cli("encode", "--tokenizer", "gpt2", "--revision", "main", "--text", "x")
     assert (code, out) == (2, "")
@@ -245,9 +258,9 @@ def test_the_playground_opens_a_hub_id_shows_its_tokens_and_says_why_another_doe
     assert panel.chips.count('class="bpe-chip') >= len(panel.ids) > 0  # its tokens drawn
     # a revision is user text: shown as typed, never as Markdown
     open_on_playground(at, "explorer-tests/small", revision="**v9**")
-    assert [unescaped(e.value) for e in at.error] == [
-        f"explorer-tests/small has no revision '**v9**' on the Hub at {hub_env.url}"
-    ]
+    (error,) = at.error
+    assert unescaped(error.value) == f"explorer-tests/small has no revision '**v9**' on the Hub at {hub_env.url}"
+    assert "\\*\\*v9\\*\\*" in error.value  # escaped: no bold
     open_on_playground(at, "nobody/missing")
     assert [unescaped(e.value) for e in at.error] == [expected_failure("missing", hub_env)]
     monkeypatch.setenv("HF_ENDPOINT", closed_port())
