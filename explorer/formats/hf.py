@@ -209,6 +209,16 @@ def _known_fields(obj: dict, known: frozenset[str], where: str) -> None:
         )
 
 
+def _steps(sequence: dict) -> str:
+    """A Sequence normalizer named by its steps, each in full (which one differs is the point).
+
+    >>> _steps({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Prepend", "prepend": "_"}]})
+    "a Sequence of {'type': 'NFKC'}, {'type': 'Prepend', 'prepend': '_'}"
+    """
+    steps = sequence.get("normalizers")
+    return "a Sequence of " + ", ".join(map(repr, steps)) if isinstance(steps, list) else _shown(sequence)
+
+
 def _hf_normalizer(norm: object) -> str:
     """The registered normalizer whose HF form this is."""
     for name, stage in NORMALIZER_REGISTRY.items():
@@ -216,7 +226,7 @@ def _hf_normalizer(norm: object) -> str:
             return name
     kind = norm.get("type") if isinstance(norm, dict) else norm
     raise FormatError(
-        f"tokenizer.json 'normalizer': {_shown(norm) if kind == 'Sequence' else repr(kind)} is not supported "
+        f"tokenizer.json 'normalizer': {_steps(norm) if kind == 'Sequence' else repr(kind)} is not supported "
         "(supported: none, NFC, NFKC, Lowercase, Strip, Replace of ' ' by '▁', Prepend '▁' then Replace ' ' "
         "by '▁' (Llama 2), and collapse-whitespace as Replace + Strip)"
     )
