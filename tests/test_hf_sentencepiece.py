@@ -28,8 +28,9 @@ from explorer.formats.exporters import export_files
 from explorer.formats.importers import import_files
 
 # leading, trailing and doubled spaces (the dummy prefix meets them), and characters no UDHR
-# sample holds (emoji, kana, "東京"), which only byte fallback encodes
-TEXT = "  " + HOSTILE + "  ▁x  1234567 \n"
+# sample holds (emoji, kana, "東京"), which only byte fallback encodes; U+001C last, which HF's
+# Strip keeps and Python's str.strip does not
+TEXT = "  " + HOSTILE + "  ▁x  1234567 \n\x1c"
 SPECIALS = ["<unk>", "<s>", "</s>"]
 LLAMA_DECODER = decoders.Sequence(
     [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]

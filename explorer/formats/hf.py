@@ -226,7 +226,7 @@ def _hf_normalizer(norm: object) -> str:
             return name
     kind = norm.get("type") if isinstance(norm, dict) else norm
     raise FormatError(
-        f"tokenizer.json 'normalizer': {_steps(norm) if kind == 'Sequence' else repr(kind)} is not supported "
+        f"tokenizer.json 'normalizer': {_steps(norm) if isinstance(norm, dict) and kind == 'Sequence' else repr(kind)} is not supported "
         "(supported: none, NFC, NFKC, Lowercase, Strip, Replace of ' ' by '▁', Prepend '▁' then Replace ' ' "
         "by '▁' (Llama 2), and collapse-whitespace as Replace + Strip)"
     )
