@@ -143,6 +143,27 @@ def test_our_export_of_a_sentencepiece_style_import_loads_in_hf_with_the_same_id
         assert hf_text(exported, tok.encode(TEXT)) == tok.decode(tok.encode(TEXT)), layout
 
 
+def test_a_vocabulary_in_sentencepieces_own_id_order_is_refused_with_a_sentence_naming_it():
+    """Llama 2's and Mistral's ids: <unk>, <s>, </s>, the byte tokens, the merged pieces, and the
+    single characters last (what SentencePiece's trainer writes; HF's trainer puts them first)."""
+    data = sentencepiece_file()
+    vocab = data["model"]["vocab"]
+    products = {a + b for a, b in data["model"]["merges"]}
+    chars = [t for t, i in vocab.items() if i >= len(SPECIALS) + 256 and t not in products]
+    order = [t for t in vocab if t not in chars] + chars
+    sp_order = models.BPE(
+        {t: i for i, t in enumerate(order)},
+        [tuple(m) for m in data["model"]["merges"]],
+        unk_token="<unk>",
+        fuse_unk=True,
+        byte_fallback=True,
+    )
+    tok = tokenizers.Tokenizer.from_str(json.dumps(data))
+    tok.model = sp_order
+    msg = refusal(json.loads(tok.to_str()))
+    assert "tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as" in msg, msg
+
+
 def _model(**changes):
     return lambda d: d["model"].update(changes)
 

@@ -594,15 +594,45 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     }
     if not in_making_order(full, merges):
         # transformers' tiktoken converter lists every split of each token: merged by the list
-        # as HF does
-        return tokenizer_from_merge_list(full, merges, **options), notes
+        # as HF does (SentencePiece's converted files too, whose ids the merges cannot give)
+        try:
+            return tokenizer_from_merge_list(full, merges, **options), notes
+        except FormatError:
+            _refuse_sentencepiece_order(full, merges)
+            raise
     try:  # a trainer's list, each token's id the next as it is made
         return tokenizer_from_vocab_merges(full, merges, **options), notes
     except FormatError as err:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
+            _refuse_sentencepiece_order(full, merges)
             raise err from None
+
+
+def _refuse_sentencepiece_order(vocab: Mapping[str, int], merges: list[tuple[str, str]]) -> None:
+    """FormatError naming SentencePiece's id order when the vocabulary has it: a base symbol
+    (made by no merge) with an id past a merged token's, as Llama 2's and Mistral's files give
+    their single characters after the merged pieces. Our ids are derived from the merges (special
+    tokens, the alphabet, one per merge), which cannot give that order yet.
+
+    >>> _refuse_sentencepiece_order({"▁t": 0, "▁": 1, "t": 2}, [("▁", "t")])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as '▁' (id 1) come after merged tokens such as '▁t' (id 0); ids in that order cannot be derived from the merges here yet, so this file is not supported
+    """
+    products = {a + b for a, b in merges if a + b in vocab}
+    if not products:
+        return
+    first_made = min(products, key=vocab.__getitem__)
+    late = [t for t in vocab if t not in products and vocab[t] > vocab[first_made] and isinstance(vocab[t], int)]
+    if late:
+        symbol = min(late, key=vocab.__getitem__)
+        raise FormatError(
+            "tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as "
+            f"{symbol!r} (id {vocab[symbol]}) come after merged tokens such as {first_made!r} (id {vocab[first_made]}); "
+            "ids in that order cannot be derived from the merges here yet, so this file is not supported"
+        )
 
 
 # ---- the format ---------------------------------------------------------------------------------
