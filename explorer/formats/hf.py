@@ -15,7 +15,7 @@ split of each token, in the order of the tokens it makes) encode as HF does.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import regex
 
@@ -598,7 +598,7 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         try:
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
-            _refuse_sentencepiece_order(full, merges)
+            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
             raise
     try:  # a trainer's list, each token's id the next as it is made
         return tokenizer_from_vocab_merges(full, merges, **options), notes
@@ -606,26 +606,31 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
-            _refuse_sentencepiece_order(full, merges)
+            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
             raise err from None
 
 
-def _refuse_sentencepiece_order(vocab: Mapping[str, int], merges: list[tuple[str, str]]) -> None:
+def _refuse_sentencepiece_order(
+    vocab: Mapping[str, int], merges: list[tuple[str, str]], *, skip: Collection[str | None] = ()
+) -> None:
     """FormatError naming SentencePiece's id order when the vocabulary has it: a base symbol
     (made by no merge) with an id past a merged token's, as Llama 2's and Mistral's files give
     their single characters after the merged pieces. Our ids are derived from the merges (special
-    tokens, the alphabet, one per merge), which cannot give that order yet.
+    tokens, the alphabet, one per merge), which cannot give that order yet. Special tokens
+    (``skip``) are no base symbols; a merge of tokens the vocabulary lacks is another error.
 
     >>> _refuse_sentencepiece_order({"▁t": 0, "▁": 1, "t": 2}, [("▁", "t")])
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as '▁' (id 1) come after merged tokens such as '▁t' (id 0); ids in that order cannot be derived from the merges here yet, so this file is not supported
     """
-    products = {a + b for a, b in merges if a + b in vocab}
-    if not products:
+    if not merges or not all(t in vocab for a, b in merges for t in (a, b, a + b)):
         return
+    if not all(isinstance(i, int) for i in vocab.values()):
+        return
+    products = {a + b for a, b in merges}
     first_made = min(products, key=vocab.__getitem__)
-    late = [t for t in vocab if t not in products and vocab[t] > vocab[first_made] and isinstance(vocab[t], int)]
+    late = [t for t in vocab if t not in products and t not in skip and vocab[t] > vocab[first_made]]
     if late:
         symbol = min(late, key=vocab.__getitem__)
         raise FormatError(
