@@ -223,9 +223,12 @@ def _added(**options):
 
 REFUSED = {
     "dropout": (_set("model.dropout", 0.1), "'model.dropout' is 0.1: HF skips merges at random on every encode"),
-    "byte_fallback": (
-        _set("model.byte_fallback", True),
-        "'model.byte_fallback' is true: byte fallback is not supported",
+    "byte_fallback without its byte tokens": (
+        lambda d: d.update(
+            model={**d["model"], "byte_fallback": True},
+            decoder={"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]},
+        ),
+        "byte fallback needs the 256 byte tokens <0x00> ... <0xFF> in the vocabulary",
     ),
     "continuing_subword_prefix": (
         _set("model.continuing_subword_prefix", "##"),
@@ -302,7 +305,8 @@ REFUSED = {
     "Digits": (_set("pre_tokenizer", {"type": "Digits", "individual_digits": True}), "'Digits' is not supported"),
     "a Sequence decoder": (
         _set("decoder", {"type": "Sequence", "decoders": [{"type": "ByteFallback"}]}),
-        "'decoder': 'Sequence' is not supported with this pipeline (expected Fuse or null)",
+        "'decoder' is {'type': 'Sequence', 'decoders': [{'type': 'ByteFallback'}]}: with normalizer 'none' only "
+        "{'type': 'Fuse'} is supported",
     ),
     "a BPEDecoder suffix": (
         lambda d: d.update(

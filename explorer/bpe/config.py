@@ -324,7 +324,8 @@ class EncodeOptions:
     ``tokenizers``' BPE model: ``ignore_merges`` (a piece that is itself a token is that token,
     before any merge), ``fuse_unk`` (neighbouring unknown symbols of a piece are one unknown
     token) and ``drop_unknown`` (a symbol outside the vocabulary is dropped, as HF does when its
-    model has no unknown token).
+    model has no unknown token), and SentencePiece's ``byte_fallback`` (a character outside the
+    vocabulary is its UTF-8 bytes, the tokens ``<0x00>`` ... ``<0xFF>``; character level only).
 
     >>> EncodeOptions(glossaries=["USA", "[0-9]+"]).glossaries
     ('USA', '[0-9]+')
@@ -341,6 +342,7 @@ class EncodeOptions:
     ignore_merges: bool = False
     fuse_unk: bool = False
     drop_unknown: bool = False
+    byte_fallback: bool = False
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -366,7 +368,7 @@ class EncodeOptions:
         ({'unk_token': '<unk>', 'dropout_style': 'retry'}, True)
         """
         data = dataclasses.asdict(self)
-        for name in ("keep_unknown", "ignore_merges", "fuse_unk", "drop_unknown"):
+        for name in ("keep_unknown", "ignore_merges", "fuse_unk", "drop_unknown", "byte_fallback"):
             if not data[name]:
                 del data[name]
         if self.glossaries:
@@ -380,7 +382,7 @@ class EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=(), ignore_merges=False, fuse_unk=False, drop_unknown=False)
+        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=(), ignore_merges=False, fuse_unk=False, drop_unknown=False, byte_fallback=False)
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 from ..errors import ConfigError, DecodeError
 from ..stages.markers import apply_marker, strip_markers
-from ..stages.normalizers import normalize_str
+from ..stages.normalizers import denormalize_str, normalize_str
 from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
@@ -237,6 +237,12 @@ class Tokenizer:
             if encoding.keep_unknown:
                 words = [g for g in encoding.glossaries if is_plain_word(g)]
                 self._open = OpenIds(self.unk_id + 1, words, glued=pipeline.marker == "eow-glued")
+        # SentencePiece's byte fallback: byte -> the id of its token "<0xXX>", and back
+        self._fallback: list[int] | None = None
+        self._fallback_byte: dict[int, int] = {}
+        if encoding.byte_fallback:
+            self._fallback = self._fallback_ids(pipeline)
+            self._fallback_byte = {i: b for b, i in enumerate(self._fallback)}
         if pipeline.unit == "byte":
             # id of each single byte's display char, or unk when it is not in the alphabet
             self._byte_ids = [self._ids.get(c, self.unk_id) for c in byte_alphabet()]
@@ -267,6 +273,22 @@ class Tokenizer:
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
         self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
         self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
+
+    def _fallback_ids(self, pipeline: Pipeline) -> list[int]:
+        """The ids of the 256 byte tokens ``<0x00>`` ... ``<0xFF>`` (HF's names), for byte
+        fallback; ConfigError when one is missing (HF would then give the unknown token for a
+        character whose bytes are not all there, in an order of its own) or the pipeline is not
+        character level with no word marker."""
+        if pipeline.unit != "char" or pipeline.marker != "none":
+            raise ConfigError("byte fallback is SentencePiece's: it needs the char unit and no word marker")
+        names = [f"<0x{b:02X}>" for b in range(256)]
+        missing = [t for t in names if t not in self._ids]
+        if missing:
+            raise ConfigError(
+                f"byte fallback needs the 256 byte tokens <0x00> ... <0xFF> in the vocabulary; "
+                f"{len(missing)} are missing (the first: {missing[0]})"
+            )
+        return [self._ids[t] for t in names]
 
     def _merged_texts(self) -> Sequence[str]:
         """The text of the token each merge made, in rank order."""
@@ -332,7 +354,9 @@ class Tokenizer:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update({"_blank": frozenset(), "_made_whole": {}} | state)  # pickled before they were
+        self.__dict__.update(
+            {"_blank": frozenset(), "_made_whole": {}, "_fallback": None, "_fallback_byte": {}} | state
+        )  # pickled before they were
         if self._by_text is not None:
             self._splits_lock = threading.Lock()
 
@@ -465,6 +489,8 @@ class Tokenizer:
             symbols = apply_marker(base_symbols(piece, "char"), self.pipeline.marker)
             if self._open is not None:
                 ids = list(map(self._symbol_id, symbols))
+            elif self._fallback is not None:
+                ids = self._fallen_back(symbols)
             else:
                 known, unk = self._ids, self.unk_id
                 ids = [known.get(s, unk) for s in symbols]
@@ -472,6 +498,59 @@ class Tokenizer:
             unk = self.unk_id
             return [i for i in ids if i != unk]
         return _fused(ids, self.unk_id) if self.encoding.fuse_unk else ids
+
+    def _fallen_back(self, symbols: list[str]) -> list[int]:
+        """Symbols' ids with byte fallback: a character outside the vocabulary is its UTF-8
+        bytes' tokens (HF's BPE with ``byte_fallback``).
+
+        >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
+        >>> vocab = Vocab(alphabet=(*(f"<0x{b:02X}>" for b in range(256)), "a"), merges=())
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(byte_fallback=True))
+        >>> tok.tokens(tok.encode("aé")), tok.decode(tok.encode("aé"))
+        (['a', '<0xC3>', '<0xA9>'], 'aé')
+        """
+        known, fallback = self._ids, self._fallback
+        assert fallback is not None
+        ids: list[int] = []
+        for s in symbols:
+            found = known.get(s)
+            if found is None:
+                ids += [fallback[b] for b in s.encode("utf-8", "surrogatepass")]
+            else:
+                ids.append(found)
+        return ids
+
+    def _fallback_text(self, ids: Sequence[int]) -> str:
+        """The tokens of ids joined, each run of byte tokens read as UTF-8 as HF's ByteFallback
+        decoder reads it: the run's text, or one U+FFFD per byte token when it is not UTF-8.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
+        >>> vocab = Vocab(alphabet=(*(f"<0x{b:02X}>" for b in range(256)), "a"), merges=())
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=vocab, encoding=EncodeOptions(byte_fallback=True))
+        >>> tok._fallback_text([0xE4, 0xBD, 0xA0, 256, 0xE4, 0xBD])
+        '你a\ufffd\ufffd'
+        """
+        out: list[str] = []
+        run: list[int] = []  # the bytes of the current run of byte tokens
+
+        def flush() -> None:
+            try:
+                out.append(bytes(run).decode("utf-8"))
+            except UnicodeDecodeError:
+                out.append("\ufffd" * len(run))
+            run.clear()
+
+        for i in ids:
+            byte = self._fallback_byte.get(i)
+            if byte is not None:
+                run.append(byte)
+                continue
+            if run:
+                flush()
+            out.append("\ufffd" if i == self.unk_id else self.id_to_token(i))
+        if run:
+            flush()
+        return "".join(out)
 
     def _symbol_id(self, symbol: str) -> int:
         """A symbol's id: the vocabulary's, else its open id (``keep_unknown``), else unk."""
@@ -915,6 +994,8 @@ class Tokenizer:
         if token_id == self.unk_id:
             return "\ufffd".encode()
         tok = self.id_to_token(token_id)
+        if token_id in self._fallback_byte:
+            return bytes([self._fallback_byte[token_id]])
         if self.is_special(token_id) or self.pipeline.unit == "char":
             return tok.encode("utf-8")
         return display_to_bytes(tok)
@@ -988,8 +1069,12 @@ class Tokenizer:
             except UnicodeDecodeError as err:
                 raise DecodeError(self._where_not_utf8(ids, data, err)) from None
         self.check_ids(ids)
-        text = "".join("\ufffd" if i == self.unk_id else self.id_to_token(i) for i in ids)
-        return strip_markers(text, self.pipeline.marker)
+        if self._fallback is not None:
+            text = self._fallback_text(ids)
+        else:
+            text = "".join("\ufffd" if i == self.unk_id else self.id_to_token(i) for i in ids)
+        # the word marker's spaces back, then the normalizer's (SentencePiece's "▁")
+        return denormalize_str(strip_markers(text, self.pipeline.marker), normalizer=self.pipeline.normalizer)
 
     def _where_not_utf8(self, ids: Sequence[int], data: bytes, err: UnicodeDecodeError) -> str:
         end = 0

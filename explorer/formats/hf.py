@@ -14,7 +14,8 @@ split of each token, in the order of the tokens it makes) encode as HF does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Collection, Mapping
 
 import regex
 
@@ -72,10 +73,26 @@ def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
         f"this tokenizer's {cfg.pretokenizer!r} pieces keep their spaces (use the whitespace pre-tokenizer)",
     )
     sequences = SEQUENCE_REGISTRY.stage(cfg.sequences).to_hf()
-    steps = [*([] if sequences is None else [sequences]), *unit.pre_tokenizers, *marker.pre_tokenizers]
+    norm = NORMALIZER_REGISTRY.stage(cfg.normalizer)
+    # a normalizer HF writes as a pre-tokenizer (Metaspace) acts on the whole text, before any split
+    need(
+        norm.hf_pre_tokenizer is None or sequences is None,
+        f"HF writes the {cfg.normalizer!r} normalizer as a Metaspace pre-tokenizer, which would act on each "
+        f"of the {cfg.sequences} instead of the whole text",
+    )
+    steps = [
+        *([] if norm.hf_pre_tokenizer is None else [copy.deepcopy(norm.hf_pre_tokenizer)]),
+        *([] if sequences is None else [sequences]),
+        *unit.pre_tokenizers,
+        *marker.pre_tokenizers,
+    ]
     pre_tokenizer = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
-    # a byte-level unit decodes with its own ByteLevel; characters with the marker's decoder
-    return pre_tokenizer, unit.decoder or marker.decoder, marker.end_of_word_suffix
+    # a byte-level unit decodes with its own ByteLevel; characters with the marker's decoder, or
+    # with no marker the normalizer's (SentencePiece's "▁" back to spaces, its byte tokens)
+    decoder = unit.decoder or marker.decoder
+    if cfg.unit == "char" and cfg.marker == "none":
+        decoder = norm.to_hf_decoder(byte_fallback=tok.encoding.byte_fallback)
+    return pre_tokenizer, decoder, marker.end_of_word_suffix
 
 
 def _added_tokens(tok: Tokenizer) -> list[dict]:
@@ -140,7 +157,7 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
             "continuing_subword_prefix": None,
             "end_of_word_suffix": suffix,
             "fuse_unk": tok.encoding.fuse_unk,
-            "byte_fallback": False,
+            "byte_fallback": tok.encoding.byte_fallback,
             "ignore_merges": tok.encoding.ignore_merges,
             "vocab": dict(sorted(vocab.items(), key=lambda kv: kv[1])),
             "merges": [[tok.vocab[a], tok.vocab[b]] for a, b in _merge_list(tok)],
@@ -192,15 +209,26 @@ def _known_fields(obj: dict, known: frozenset[str], where: str) -> None:
         )
 
 
+def _steps(sequence: dict) -> str:
+    """A Sequence normalizer named by its steps, each in full (which one differs is the point).
+
+    >>> _steps({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Prepend", "prepend": "_"}]})
+    "a Sequence of {'type': 'NFKC'}, {'type': 'Prepend', 'prepend': '_'}"
+    """
+    steps = sequence.get("normalizers")
+    return "a Sequence of " + ", ".join(map(repr, steps)) if isinstance(steps, list) else _shown(sequence)
+
+
 def _hf_normalizer(norm: object) -> str:
     """The registered normalizer whose HF form this is."""
     for name, stage in NORMALIZER_REGISTRY.items():
-        if norm == stage.to_hf():
+        if norm == stage.to_hf() and (norm is not None or stage.hf_pre_tokenizer is None):
             return name
     kind = norm.get("type") if isinstance(norm, dict) else norm
     raise FormatError(
-        f"tokenizer.json 'normalizer': {kind!r} is not supported (supported: none, NFC, NFKC, Lowercase, "
-        "and collapse-whitespace as Replace + Strip)"
+        f"tokenizer.json 'normalizer': {_steps(norm) if isinstance(norm, dict) and kind == 'Sequence' else repr(kind)} is not supported "
+        "(supported: none, NFC, NFKC, Lowercase, Strip, Replace of ' ' by '▁', Prepend '▁' then Replace ' ' "
+        "by '▁' (Llama 2), and collapse-whitespace as Replace + Strip)"
     )
 
 
@@ -260,6 +288,12 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 )
                 out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(HF_BYTE_LEVEL_REGEX)
             out["unit"] = "byte"
+        elif (
+            kind == "Metaspace"
+            and (out["sequences"], out["pretokenizer"], out["unit"], out["marker"]) == ("text", "none", "char", "none")
+            and "normalizer" not in out
+        ):
+            out.update(_metaspace_alone(step))
         elif kind == "Metaspace" and out["pretokenizer"] == "whitespace" and out["unit"] == "char":
             # older files say add_prefix_space instead of prepend_scheme
             scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
@@ -279,6 +313,42 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 f"tokenizer.json 'pre_tokenizer': {kind!r} is not supported here (supported: WhitespaceSplit, "
                 "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
             )
+    return out
+
+
+# Metaspace with split true: each piece starts at a "▁" (HF cuts before each one, MergedWithNext)
+METASPACE_SPLIT = f"{SP_PREFIX}[^{SP_PREFIX}]*|[^{SP_PREFIX}]+"
+
+
+def _metaspace_alone(step: dict) -> dict:
+    """Our fields for a Metaspace pre-tokenizer that acts on the whole text (no split before
+    it): its replacement and prepending are a normalizer ("metaspace", or "sp-spaces" when it
+    never prepends), its split true a pre-tokenizer cutting before each "▁". Prepend scheme
+    "first" prepends only to the text's first part, which differs from "always" only after a
+    special token: a note says so.
+
+    >>> _metaspace_alone({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never", "split": True})["normalizer"]
+    'sp-spaces'
+    """
+    scheme = step.get("prepend_scheme", "always" if step.get("add_prefix_space", True) else "never")
+    require(
+        step.get("replacement") == SP_PREFIX and scheme in ("always", "first", "never"),
+        "tokenizer.json 'pre_tokenizer': only a Metaspace with the replacement '▁' is supported "
+        f"(found replacement {_shown(step.get('replacement'))}, prepend_scheme {_shown(scheme)})",
+    )
+    split = step.get("split", True)
+    require(
+        isinstance(split, bool),
+        f"tokenizer.json 'pre_tokenizer': Metaspace's split must be true or false, not {_shown(split)}",
+    )
+    out: dict = {"normalizer": "sp-spaces" if scheme == "never" else "metaspace", "notes": []}
+    if split:
+        out["pretokenizer"], out["pattern"] = "regex", METASPACE_SPLIT
+    if scheme == "first":
+        out["notes"].append(
+            "tokenizer.json's Metaspace prepends '▁' to the text's first part only (prepend_scheme first): "
+            "here to every part a special token cuts the text into, as prepend_scheme always does"
+        )
     return out
 
 
@@ -357,9 +427,11 @@ def _hf_model_options(model: dict, fields: dict) -> dict:
         f"tokenizer.json 'model.continuing_subword_prefix' is {_shown(prefix)}: word-continuation prefixes "
         "are not supported",
     )
+    byte_fallback = _flag(model, "byte_fallback")
     require(
-        not _flag(model, "byte_fallback"),
-        "tokenizer.json 'model.byte_fallback' is true: byte fallback is not supported",
+        not byte_fallback or (fields["unit"], fields["marker"]) == ("char", "none"),
+        "tokenizer.json 'model.byte_fallback' is true on a byte-level or word-marked model: byte fallback is "
+        "supported on character-level BPE with no end_of_word_suffix or Metaspace marker only",
     )
     suffix = model.get("end_of_word_suffix")
     if suffix:
@@ -375,27 +447,40 @@ def _hf_model_options(model: dict, fields: dict) -> dict:
         "tokenizer.json 'model.ignore_merges' is true with an end_of_word_suffix: HF then looks a word up "
         "without its suffix, which is not supported",
     )
-    return {"ignore_merges": ignore_merges, "fuse_unk": _flag(model, "fuse_unk")}
+    return {"ignore_merges": ignore_merges, "fuse_unk": _flag(model, "fuse_unk"), "byte_fallback": byte_fallback}
 
 
 # the decoder type each pipeline decodes as (None: our pieces join as they are, as Fuse does)
 _DECODERS = {"byte": "ByteLevel", "eow-glued": "BPEDecoder", "sp-prefix": "Metaspace", "none": "Fuse"}
 
 
-def _hf_decoder(decoder: object, fields: dict) -> list[str]:
+def _hf_decoder(decoder: object, fields: dict, *, byte_fallback: bool = False) -> list[str]:
     """Notes on the decoder: none when it decodes as ours does; a sentence when it is null (HF
     joins tokens with spaces then); a FormatError naming any other.
 
     >>> _hf_decoder({"type": "ByteLevel", "add_prefix_space": True}, {"unit": "byte", "marker": "none"})
     []
-    >>> _hf_decoder({"type": "Strip", "content": " ", "start": 1, "stop": 0}, {"unit": "char", "marker": "none"})
+    >>> _hf_decoder({"type": "Fuse"}, {"unit": "char", "marker": "eow-glued"})
     Traceback (most recent call last):
     ...
-    explorer.errors.FormatError: tokenizer.json 'decoder': 'Strip' is not supported with this pipeline (expected Fuse or null)
+    explorer.errors.FormatError: tokenizer.json 'decoder': 'Fuse' is not supported with this pipeline (expected BPEDecoder or null)
+    >>> _hf_decoder({"type": "ByteFallback"}, {"unit": "char", "marker": "none", "normalizer": "none"})
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'decoder' is {'type': 'ByteFallback'}: with normalizer 'none' only {'type': 'Fuse'} is supported (it decodes as here)
     """
     if decoder is None:
         return ["tokenizer.json has no decoder: HF decodes by joining the tokens with spaces, here they decode as text"]
     step = json_dict(decoder, "tokenizer.json 'decoder' must be an object or null")
+    if (fields["unit"], fields["marker"]) == ("char", "none"):
+        # the normalizer's decoder: SentencePiece's "▁" back to spaces, byte tokens back to bytes
+        wanted = NORMALIZER_REGISTRY.stage(fields["normalizer"]).to_hf_decoder(byte_fallback=byte_fallback)
+        require(
+            step == wanted,
+            f"tokenizer.json 'decoder' is {_shown(step)}: with normalizer {fields['normalizer']!r}"
+            f"{' and byte fallback' if byte_fallback else ''} only {_shown(wanted)} is supported (it decodes as here)",
+        )
+        return []
     expected = _DECODERS["byte"] if fields["unit"] == "byte" else _DECODERS[fields["marker"]]
     kind = step.get("type")
     require(
@@ -473,9 +558,18 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     require(kind == "BPE", f"tokenizer.json 'model.type' is {kind!r}: only BPE models can be imported")
     _known_fields(data, _TOP_FIELDS, "")
     fields = _hf_pre_tokenizer(data.get("pre_tokenizer"))
-    fields["normalizer"] = _hf_normalizer(data.get("normalizer"))
+    pre_notes = fields.pop("notes", [])
+    normalizer = _hf_normalizer(data.get("normalizer"))
+    require(
+        normalizer == "none" or "normalizer" not in fields,
+        f"tokenizer.json has a normalizer ({normalizer}) and a Metaspace pre-tokenizer on the whole text: "
+        "two normalizing steps are not supported",
+    )
+    fields.setdefault("normalizer", normalizer)
     options = _hf_model_options(model, fields)
-    notes = _hf_decoder(data.get("decoder"), fields) + _hf_notes(data)
+    notes = (
+        pre_notes + _hf_decoder(data.get("decoder"), fields, byte_fallback=options["byte_fallback"]) + _hf_notes(data)
+    )
     vocab = json_dict(model.get("vocab"), "tokenizer.json 'model.vocab' must be an object (token -> id)")
     specials = _hf_added(data.get("added_tokens") or [])
     unk = model.get("unk_token")
@@ -500,15 +594,50 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     }
     if not in_making_order(full, merges):
         # transformers' tiktoken converter lists every split of each token: merged by the list
-        # as HF does
-        return tokenizer_from_merge_list(full, merges, **options), notes
+        # as HF does (SentencePiece's converted files too, whose ids the merges cannot give)
+        try:
+            return tokenizer_from_merge_list(full, merges, **options), notes
+        except FormatError:
+            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
+            raise
     try:  # a trainer's list, each token's id the next as it is made
         return tokenizer_from_vocab_merges(full, merges, **options), notes
     except FormatError as err:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
+            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
             raise err from None
+
+
+def _refuse_sentencepiece_order(
+    vocab: Mapping[str, int], merges: list[tuple[str, str]], *, skip: Collection[str | None] = ()
+) -> None:
+    """FormatError naming SentencePiece's id order when the vocabulary has it: a base symbol
+    (made by no merge) with an id past a merged token's, as Llama 2's and Mistral's files give
+    their single characters after the merged pieces. Our ids are derived from the merges (special
+    tokens, the alphabet, one per merge), which cannot give that order yet. Special tokens
+    (``skip``) are no base symbols; a merge of tokens the vocabulary lacks is another error.
+
+    >>> _refuse_sentencepiece_order({"▁t": 0, "▁": 1, "t": 2}, [("▁", "t")])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as '▁' (id 1) come after merged tokens such as '▁t' (id 0); ids in that order cannot be derived from the merges here yet, so this file is not supported
+    """
+    if not merges or not all(t in vocab for a, b in merges for t in (a, b, a + b)):
+        return
+    if not all(isinstance(i, int) for i in vocab.values()):
+        return
+    products = {a + b for a, b in merges}
+    first_made = min(products, key=vocab.__getitem__)
+    late = [t for t in vocab if t not in products and t not in skip and vocab[t] > vocab[first_made]]
+    if late:
+        symbol = min(late, key=vocab.__getitem__)
+        raise FormatError(
+            "tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as "
+            f"{symbol!r} (id {vocab[symbol]}) come after merged tokens such as {first_made!r} (id {vocab[first_made]}); "
+            "ids in that order cannot be derived from the merges here yet, so this file is not supported"
+        )
 
 
 # ---- the format ---------------------------------------------------------------------------------

@@ -49,7 +49,9 @@ __all__ = [
 # The names a stage field takes. The stages' names are their registries' entries (a test checks
 # that they agree); the pre-tokenizer is a plain str, since a regex pre-tokenizer is added with one
 # registry entry (explorer.stages.pretokenizers.PRETOKENIZER_REGISTRY) and no type changes.
-NormalizerName = Literal["none", "nfc", "nfkc", "lowercase", "collapse-whitespace"]
+NormalizerName = Literal[
+    "none", "nfc", "nfkc", "lowercase", "collapse-whitespace", "strip", "sp-prepend", "sp-spaces", "metaspace"
+]
 SequencesName = Literal["text", "lines", "documents"]
 UnitName = Literal["char", "byte"]
 MarkerName = Literal["none", "eow", "eow-glued", "g-suffix", "sp-prefix"]
