@@ -33,7 +33,6 @@ __all__ = [
     "launch_chromium",
     "look_until",
     "require_chromium",
-    "serve_app",
     "wait_idle",
 ]
 
@@ -78,13 +77,6 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(*, timeout: float = 60.0) -> Iterator[str]:
-    """Start ``streamlit run app.py`` and yield its base URL; stop exactly that process after."""
-    with app_process(timeout=timeout) as (url, _proc):
-        yield url
-
-
-@contextlib.contextmanager
 def app_process(
     *,
     timeout: float = 60.0,
@@ -94,9 +86,10 @@ def app_process(
     env: dict[str, str] | None = None,
     port: int | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """:func:`serve_app` that also yields the server's process (for its memory and CPU), writes
-    the server's stdout and stderr to ``log`` (an open file) instead of discarding them, and
-    passes ``extra_args`` (more ``--section.option value`` pairs) to ``streamlit run``;
+    """Start ``streamlit run app.py``; yield its base URL and its process (for its memory and
+    CPU); stop exactly that process after. Writes the server's stdout and stderr to ``log`` (an
+    open file) instead of discarding them, and passes ``extra_args`` (more ``--section.option
+    value`` pairs) to ``streamlit run``;
     ``script`` serves another Streamlit script instead of the app (a benchmark's reference);
     ``env``: the server's environment (default: the test process's); ``port``: a given one (a
     restarted server where its pages reconnect) instead of a free one."""

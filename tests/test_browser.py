@@ -14,7 +14,7 @@ import re
 import time
 
 import pytest
-from appserver import ARTIFACTS, full_screenshot, require_chromium, serve_app, wait_idle
+from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
 from conftest import read_sample
 
 pytestmark = pytest.mark.browser
@@ -44,9 +44,10 @@ HEADINGS = {
 
 @pytest.fixture()
 def page(app_url, new_page):
+    """A new session's tab: the test's first :func:`nav` opens its page by its address (a load of
+    the Home page first and a move from there cost ~1.4 s more of the browser's CPU)."""
     with new_page() as page:
-        page.goto(app_url)
-        wait_idle(page, timeout=90, until=heading(page, "Home"))
+        page.app_url, page.opened = app_url, False
         yield page
         assert not page.errors, page.errors
 
@@ -57,8 +58,14 @@ def heading(page, title: str):
 
 
 def nav(page, title: str, *, timeout: float = 60.0) -> None:
-    """Open a page from the sidebar; return once its heading is drawn and its run has ended."""
-    page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
+    """Open a page from the sidebar (the session's first page: by its address); return once its
+    heading is drawn and its run has ended."""
+    if page.opened:
+        page.locator('[data-testid="stSidebarNav"] a', has_text=title).click()
+    else:
+        page.goto(page.app_url + ("/" if title == "Home" else f"/{title}"))
+        page.opened = True
+        timeout = max(timeout, 90.0)  # a first visit may wait for the server's warm-up
     wait_idle(page, timeout=timeout, until=heading(page, title))
 
 
@@ -116,6 +123,7 @@ def bytes_metric(page):
 
 
 def test_teacher_picks_a_corpus_steps_ten_times_and_sees_history_and_charts(page):
+    nav(page, "Home")
     full_screenshot(page, ARTIFACTS / "01_home.png")
 
     pick_corpus(page, "udhr_en.txt")
@@ -329,25 +337,6 @@ def _ellipsized_buttons(page) -> list[str]:
         .flatMap(b => [...b.querySelectorAll('p, div, span')].filter(e => e.scrollWidth > e.clientWidth + 1).map(() => b.innerText))""")
 
 
-def test_a_shared_link_on_a_fresh_server_opens_its_step_and_a_refresh_keeps_it(new_page):
-    # its own server: the first visit of a fresh server is the link itself (no Home page first)
-    with serve_app() as url, new_page(width=1280, height=720) as page:
-        page.goto(f"{url}/Train?corpus=demo_sennrich_low_lower.txt&preset=sennrich&step=3")
-        wait_status(page, r"^Step 3 of 3 trained", timeout=90)
-        assert status_text(page).startswith("Step 3 of 3 trained")
-        assert page.get_by_text(re.compile(r"^Step 3\. ‘est’ \+ ‘</w>’ → ‘est</w>’")).is_visible()
-        nav_links = page.locator('[data-testid="stSidebarNav"]')
-        assert nav_links.get_by_role("link", name="Home").is_visible() and "app" not in nav_links.inner_text().split()
-        page.get_by_role("button", name="Step", exact=True).click()
-        wait_status(page, r"^Step 4 of 4 trained")
-        page.wait_for_function("() => location.search.includes('step=4')", timeout=10_000)
-        page.reload()
-        wait_status(page, r"^Step 4 of 4 trained", timeout=90)
-        assert status_text(page).startswith("Step 4 of 4 trained")
-        page.screenshot(path=str(ARTIFACTS / "12_train_from_link_1280x720.png"))
-        assert not page.errors, page.errors
-
-
 @pytest.mark.parametrize("width, height, zoom", [(1280, 720, 1.0), (1920, 1080, 1.5)])
 def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_screen(
     app_url, new_page, width, height, zoom
@@ -366,8 +355,8 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
         assert not page.errors, page.errors
 
 
-@pytest.mark.load  # a pace measured over thirty seconds: .ci/run's load step, alone on the machine
-def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
+@pytest.mark.load  # a pace measured over twenty seconds: .ci/run's load step, alone on the machine
+def test_autoplay_at_the_fastest_speed_keeps_going_for_twenty_seconds(page):
     nav(page, "Train")
     speed = page.get_by_role("combobox", name="Speed")
     speed.click()
@@ -377,7 +366,7 @@ def test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds(page):
     start = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     page.get_by_role("button", name="Play", exact=True).click()
     t0 = time.monotonic()
-    page.wait_for_timeout(30_000)
+    page.wait_for_timeout(20_000)  # 50 steps: a missed tenth is 2 s of steps, past any one hiccup
     steps = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", "")) - start
     elapsed = time.monotonic() - t0
     assert page.get_by_role("button", name="Pause", exact=True).is_visible()  # still playing

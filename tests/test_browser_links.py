@@ -1,6 +1,7 @@
 """A lesson survives (headless Chromium at 1280x720): a reload on any page shows the same view, and
-a link to an uploaded corpus still opens on a new server, in a browser context (no cookie, no
-storage, no cache) that never saw the app."""
+a link to an uploaded corpus still opens on a new server (its first visit), in a browser context
+(no cookie, no storage, no cache) that never saw the app, and goes on stepping from there; a
+refresh keeps the step."""
 
 from __future__ import annotations
 
@@ -99,6 +100,15 @@ def test_a_link_to_an_uploaded_corpus_opens_after_a_server_restart_in_a_fresh_br
         assert fresh.get_by_text(re.compile(r"^english_frankenstein\.txt, lesson\.txt · gpt2")).is_visible()
         assert fresh.locator("table.bpe-hist tr").all_inner_texts() == merges
         full_screenshot(fresh, ARTIFACTS / "links_04_train_after_restart.png")
+        sidebar = fresh.locator('[data-testid="stSidebarNav"]')  # the pages by their titles, not "app"
+        assert sidebar.get_by_role("link", name="Home").is_visible() and "app" not in sidebar.inner_text().split()
+        # the link's session goes on from there, and a refresh keeps its next step
+        fresh.get_by_role("button", name="Step", exact=True).click()
+        see(fresh, re.compile(r"^Step 4 of 4 trained"))
+        fresh.wait_for_url(re.compile(r"step=4"), timeout=WAIT)
+        fresh.reload()
+        see(fresh, re.compile(r"^Step 4 of 4 trained"))
+        fresh.screenshot(path=str(ARTIFACTS / "12_train_from_link_1280x720.png"))
         nav(fresh, "Corpus", "Pick bundled texts")
         see(fresh, re.compile(r"^lesson\.txt · \d[\d,]* bytes · UTF-8"), more=True)
         full_screenshot(fresh, ARTIFACTS / "links_05_corpus_after_restart.png")

@@ -111,7 +111,7 @@ def test_the_class_rooms_load_run_is_a_load_measurement():
 
 def test_thirty_seconds_of_autoplay_is_a_load_measurement():
     browser = pytest.importorskip("test_browser", reason="the browser tests skip themselves without Chromium")
-    assert "load" in marks(browser.test_autoplay_at_the_fastest_speed_keeps_going_for_thirty_seconds)
+    assert "load" in marks(browser.test_autoplay_at_the_fastest_speed_keeps_going_for_twenty_seconds)
 
 
 # ---- the test process's Chromium: shared by consecutive browser tests, stopped after them -----

@@ -127,6 +127,9 @@ def download_area(live: state.Live) -> None:
 # ---- import (Playground page) ---------------------------------------------------------------
 _RESULT = "import_result"  # ("success" | "error", message) of the last Import click
 _ROUND = "import_round"  # bumped to give the uploader a new key, which empties it
+# set once the session has used the import area: it stays open from then on (an `expanded` that
+# went back to False when a removed file took its error with it folded the area under the hand)
+_USED = "import_used"
 # the choice for files that hold no pre-tokenizer (vocab.json + merges.txt, a lone .tiktoken)
 _PRETOKENIZERS = (*PATTERNS, "none")  # the regex pre-tokenizers (the first is the default), or none
 
@@ -136,6 +139,7 @@ def _uploader_key() -> str:
 
 
 def _on_import() -> None:
+    st.session_state[_USED] = True
     uploaded = st.session_state.get(_uploader_key()) or []
     if not uploaded:
         st.session_state[_RESULT] = ("error", "Choose the tokenizer's files first.")
@@ -150,6 +154,7 @@ def _on_import() -> None:
 
 
 def _on_hub() -> None:
+    st.session_state[_USED] = True
     repo_id = st.session_state.get("w_hub_id", "").strip()
     if not repo_id:
         st.session_state[_RESULT] = ("error", "Type a Hub repository id first, such as Qwen/Qwen2.5-7B.")
@@ -204,6 +209,7 @@ def _imported_message(entry: catalog.Imported, dropped: list[str]) -> str:
 
 def _on_files() -> None:
     """Files were added or removed: an error about the files before goes with them."""
+    st.session_state[_USED] = True
     result = st.session_state.get(_RESULT)
     if result is not None and result[0] == "error":
         del st.session_state[_RESULT]
@@ -213,7 +219,8 @@ def import_area() -> None:
     """The uploader (or a Hub repository id and its Open button), the pre-tokenizer for files that
     hold none, a name and the Import button; the last import's result under them."""
     result = st.session_state.get(_RESULT)
-    with st.expander("Import a tokenizer", expanded=result is not None, icon=":material/upload:"):
+    opened = result is not None or st.session_state.get(_USED, False)
+    with st.expander("Import a tokenizer", expanded=opened, icon=":material/upload:"):
         st.file_uploader(
             "Tokenizer files",
             accept_multiple_files=True,
