@@ -120,9 +120,14 @@ class HubSettings(NamedTuple):
 
     @property
     def shown(self) -> str:
-        from huggingface_hub import constants
+        """The Hub as a message names it: never a mirror's host or port (a page shows messages to
+        students; the operator knows which HF_ENDPOINT they set).
 
-        return (self.endpoint or constants.ENDPOINT).rstrip("/")
+        >>> HubSettings(None, None, False).shown, HubSettings("http://10.0.0.7:8080", None, False).shown
+        ('huggingface.co', 'HF_ENDPOINT')
+        """
+        default = "https://huggingface.co"
+        return "huggingface.co" if (self.endpoint or default).rstrip("/") == default else "HF_ENDPOINT"
 
 
 def hub_settings() -> HubSettings:
@@ -146,8 +151,8 @@ def _check(repo_id: str, revision: str | None) -> None:
 def _unreachable(where: HubSettings, err: BaseException) -> str:
     if where.offline:
         return "offline mode is on (HF_HUB_OFFLINE)"
-    detail = " ".join(str(err).split())[:120]
-    return f"the Hub at {where.shown} cannot be reached ({type(err).__name__}{': ' + detail if detail else ''})"
+    # the error's own text names the host and port it tried: its kind alone
+    return f"the Hub at {where.shown} cannot be reached ({type(err).__name__})"
 
 
 def _sentence(err: BaseException, repo_id: str, revision: str | None, where: HubSettings) -> str:
