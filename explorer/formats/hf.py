@@ -40,6 +40,7 @@ from .base import (
     need,
     require,
 )
+from .regex_dialects import oniguruma_pattern
 from .shared import (
     full_vocab,
     in_making_order,
@@ -58,7 +59,7 @@ def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
     ConfigError naming what HF cannot do."""
     cfg = tok.pipeline
     pre = PRETOKENIZER_REGISTRY.stage(cfg.pretokenizer)
-    unit = UNIT_REGISTRY.stage(cfg.unit).to_hf(pre.to_hf(pattern=cfg.pattern))
+    unit = UNIT_REGISTRY.stage(cfg.unit).to_hf(_for_oniguruma(pre.to_hf(pattern=cfg.pattern)))
     marker = MARKER_REGISTRY.stage(cfg.marker).to_hf()
     if marker is None:
         raise ConfigError(
@@ -76,6 +77,19 @@ def _hf_pipeline(tok: Tokenizer) -> tuple[dict | None, dict | None, str | None]:
     pre_tokenizer = None if not steps else steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
     # a byte-level unit decodes with its own ByteLevel; characters with the marker's decoder
     return pre_tokenizer, unit.decoder or marker.decoder, marker.end_of_word_suffix
+
+
+def _for_oniguruma(step: dict | None) -> dict | None:
+    """A pre-tokenizer step with its regex as HF's Oniguruma must read it to cut as we do
+    (cl100k's possessive ``\\p{N}{1,3}+``: ``regex_dialects``); ConfigError when no rewrite
+    says the same.
+
+    >>> _for_oniguruma({"type": "Split", "pattern": {"Regex": r"\\p{N}{1,3}+|\\s"}})["pattern"]
+    {'Regex': '(?>\\\\p{N}{1,3})|\\\\s'}
+    """
+    if step is None or "Regex" not in step.get("pattern", {}):
+        return step
+    return {**step, "pattern": {"Regex": oniguruma_pattern(step["pattern"]["Regex"])}}
 
 
 def _added_tokens(tok: Tokenizer) -> list[dict]:
@@ -245,7 +259,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
                 f"tokenizer.json 'pre_tokenizer': only a Split on a Regex is supported (found {_shown(pattern)})",
             )
             _check_split(step.get("behavior"), step.get("invert", False), pattern["Regex"])
-            out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"])
+            out["pretokenizer"], out["pattern"] = pretokenizer_of_pattern(pattern["Regex"], oniguruma=True)
             require(out["pretokenizer"] != "none", "tokenizer.json 'pre_tokenizer': a Split that keeps the whole text")
         elif kind == "ByteLevel" and out["unit"] == "char" and out["marker"] == "none":
             require(
