@@ -31,9 +31,10 @@ __all__ = ["oniguruma_pattern"]
 # an escape: \p{..}/\P{..}/\N{..}/\x{..} whole, \x and \u with their digits, else one character
 _ESCAPE = re.compile(r"\\(?:[pPNx]\{[^}]*\}|[pP][A-Za-z]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.S)
 _COUNT = re.compile(r"\{\d*(?:,\d*)?\}")
-# escapes the two engines read apart, or that one lacks: \h (hex digit for Oniguruma), \m/\M
-# (word boundaries for regex), \N{NAME} (not a newline for Oniguruma), \G, \K, \L<...>, \Q...\E
-_UNSAFE_ESCAPES = frozenset("hHmMNGKLQE")
+# escapes the two engines read apart, or that one lacks: \w and \b (Oniguruma's word characters
+# leave out '²', '½' and other numbers regex counts), \h (hex digit for Oniguruma), \m/\M (word
+# boundaries for regex), \N{NAME} (not a newline for Oniguruma), \G, \K, \L<...>, \Q...\E
+_UNSAFE_ESCAPES = frozenset("wWbBhHmMNGKLQE")
 _FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?([:)])")
 
 

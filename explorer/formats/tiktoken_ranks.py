@@ -52,7 +52,6 @@ def to_tiktoken(tok: Tokenizer) -> str:
         raise ConfigError("tiktoken needs all 256 bytes in the alphabet: train with the full byte alphabet")
     one_id_per_token(tok, "tiktoken")
     # an empty token (Whisper's last rank) is written as tiktoken's files write it: '= 50256'
-    n = len(tok.vocab)
     lines = [f"{base64.b64encode(b).decode('ascii')} {i}\n" for i, b in enumerate(_raw_tokens(tok), tok.n_special)]
     lines += [f"{base64.b64encode(tok.token_bytes(i)).decode('ascii') or '='} {i}\n" for i in sorted(tok.blank_ids)]
     return "".join(lines)
