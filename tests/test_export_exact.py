@@ -1,4 +1,4 @@
-"""Hand ours back exactly: every export of every bundled table and of a tokenizer trained with
+"""Hand ours back exactly: each export of the bundled tables and of a tokenizer trained with
 each preset loads in the library that reads its files (HF ``tokenizers``, tiktoken,
 subword-nmt's ``apply_bpe``, minbpe) and gives our ids on one hostile multilingual text; a
 format that cannot hold a tokenizer says why instead of writing a file. HF's Oniguruma reads some
