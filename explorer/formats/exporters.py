@@ -75,7 +75,9 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
     if fmt != "hf":
         _hf_rules_problem(tok, spec.title, encoding=fmt != "trace")
     if trace is None:
-        trace = trace_from_tokenizer(tok)
+        # only the formats that write the merge history read it: making one for a 200k-token
+        # table costs more than writing most files
+        trace = trace_from_tokenizer(tok) if spec.uses_trace else {"merges": []}
     files = spec.write(tok, trace)
     return {name: data if isinstance(data, bytes) else data.encode("utf-8") for name, data in files.items()}
 

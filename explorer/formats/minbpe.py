@@ -16,11 +16,13 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 
+import regex
+
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
-from ..errors import FormatError
+from ..errors import ConfigError, FormatError
 from ..stages.pipeline import Pipeline
-from ..stages.pretokenizers import MINBPE_PATTERNS
+from ..stages.pretokenizers import MINBPE_PATTERNS, RegexSplit
 from ..stages.registry import either
 from ..stages.units import byte_alphabet, bytes_to_display
 from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require
@@ -31,13 +33,41 @@ __all__ = ["FORMAT", "to_minbpe_model", "to_minbpe_vocab", "tokenizer_from_minbp
 
 
 # ---- writing ----------------------------------------------------------------------------------
+def cuts_every_character(pattern: str) -> bool:
+    """Whether a regex's matches cover every text (checked as our built-in pre-tokenizers'
+    patterns are, on probes of every kind of character): then keeping only its matches, as
+    minbpe does, and keeping the text between them too, as our custom regex does, cut alike.
+
+    >>> cuts_every_character(r"\\p{L}+|\\s+|[^\\p{L}\\s]+"), cuts_every_character(r"\\p{L}+")
+    (True, False)
+    """
+    try:
+        RegexSplit("", pattern)
+    except (ConfigError, regex.error):
+        return False
+    return True
+
+
+def _minbpe_pattern(tok: Tokenizer) -> str | None:
+    """The pattern line for this tokenizer's pre-tokenizer, or None when minbpe cannot say it: a
+    custom regex qualifies when it matches every character (minbpe drops what it does not
+    match) and survives minbpe's reading of the line (one line, ``strip()``-ped)."""
+    cfg = tok.pipeline
+    if cfg.pretokenizer in MINBPE_PATTERNS:
+        return MINBPE_PATTERNS[cfg.pretokenizer]
+    pattern = cfg.pattern or ""
+    if cfg.pretokenizer == "regex" and pattern == pattern.strip() and "\n" not in pattern:
+        return pattern if cuts_every_character(pattern) else None
+    return None
+
+
 def _minbpe_check(tok: Tokenizer) -> None:
     cfg = tok.pipeline
     byte_pipeline_only(tok, "minbpe")
     need(
-        cfg.pretokenizer in MINBPE_PATTERNS,
+        _minbpe_pattern(tok) is not None,
         f"minbpe keeps only its regex's matches; the {cfg.pretokenizer!r} pre-tokenizer keeps other text too "
-        f"(use {either(MINBPE_PATTERNS)})",
+        f"(use {either(MINBPE_PATTERNS)}, or a regex that matches every character)",
     )
     need(tok.n_special == 0, "minbpe's ids 0-255 are the bytes; this tokenizer gives its special tokens the first ids")
     need(
@@ -64,7 +94,7 @@ def to_minbpe_model(tok: Tokenizer) -> str:
     256 97
     """
     _minbpe_check(tok)
-    lines = ["minbpe v1", MINBPE_PATTERNS[tok.pipeline.pretokenizer], str(len(tok.special_ids))]
+    lines = ["minbpe v1", _minbpe_pattern(tok) or "", str(len(tok.special_ids))]
     lines += [f"{t} {i}" for t, i in tok.special_ids.items()]
     lines += [f"{a} {b}" for a, b in tok.merges]
     return "\n".join(lines) + "\n"
@@ -129,6 +159,11 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
     for t, i in specials.items():
         require(i >= end, f"{name}: special token {t!r} has id {i}, among the ids the merges make (below {end})")
     pretok, custom = ("none", None) if pattern == "" else pretokenizer_of_pattern(pattern)
+    require(
+        custom is None or cuts_every_character(custom),
+        f"{name} line 2: minbpe keeps only the matches of its pattern, and {custom!r} does not match every "
+        "character (the text between its matches would be dropped): not supported",
+    )
     try:
         return Tokenizer(
             pipeline=Pipeline(pretokenizer=pretok, pattern=custom, unit="byte"),

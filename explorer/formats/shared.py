@@ -19,6 +19,7 @@ from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.units import byte_alphabet
 from .base import need, require
+from .regex_dialects import oniguruma_pattern
 
 __all__ = [
     "byte_pipeline_only",
@@ -38,8 +39,11 @@ def one_id_per_token(tok: Tokenizer, fmt: str) -> None:
     """A vocabulary file maps each token to one id; with id reuse off two merges can make the
     same string (bytes preset: ``a b`` and ``ab`` + nothing is impossible, but ``a bc`` and
     ``ab c`` are not)."""
+    tokens = tok.vocab.tokens
+    if len(set(tokens)) == len(tokens):  # the usual case, at C speed (a rank table's 200k tokens)
+        return
     seen: dict[str, int] = {}
-    for i, t in enumerate(tok.vocab):
+    for i, t in enumerate(tokens):
         need(
             t not in seen,
             f"{fmt} maps each token to one id, but two merges made {t!r} (ids {seen.get(t)} and {i}; "
@@ -71,15 +75,16 @@ def full_vocab(tok: Tokenizer) -> dict[str, int]:
 
 
 # ---- readers ----------------------------------------------------------------------------------
-def pretokenizer_of_pattern(pattern: str) -> tuple[str, str | None]:
+def pretokenizer_of_pattern(pattern: str, *, oniguruma: bool = False) -> tuple[str, str | None]:
     """(pre-tokenizer, custom pattern) for a regex found in a file: a registered name when the
-    regex is one of ours (its tiktoken form).
+    regex is one of ours (its tiktoken form; with ``oniguruma``, a tokenizer.json's, also the
+    form written for HF's Oniguruma, ``regex_dialects``).
 
     >>> pretokenizer_of_pattern(r"[\\s\\S]+"), pretokenizer_of_pattern(r"\\w+")
     (('none', None), ('regex', '\\\\w+'))
     """
     for name, pat in TIKTOKEN_PATTERNS.items():
-        if pattern == pat:
+        if pattern == pat or (oniguruma and pattern == oniguruma_pattern(pat)):
             return name, None
     return "regex", pattern
 
