@@ -389,3 +389,34 @@ def test_a_zip_beside_a_loose_file_imports_and_is_stored_as_one_flat_zip():
     assert entry.tokenizer.merges == engine(20).tokenizer(20).merges
     stored = default_store().get(entry.digest)
     assert sorted(unpack(stored.name, stored.data)) == ["merges.txt", "vocab.json"]
+
+
+def test_an_imported_tokenizer_json_joins_the_compare_pages_parity_table_with_hf_counts():
+    """A tokenizer.json that HF ``tokenizers`` wrote: "one pretrained" encodes with it, and the
+    parity panel gives it a row per UDHR language beside the bundled tables, its token counts
+    HF's own on the same text."""
+    from conftest import chart_data, open_tab
+    from test_cli_paths import hf_trained
+
+    from explorer.formats.parallel import UDHR_LANGUAGES
+
+    at = playground()
+    upload(at, {"tokenizer.json": hf_trained().to_str().encode()}, name="<i>hf</i>")
+    key = imported_key(at, "<i>hf</i>")
+    at.switch_page("pages/4_Compare.py").run()
+    at.multiselect(key="w_cmp_corpora").set_value(["udhr_en.txt", "udhr_hi.txt"])
+    at.radio(key="w_cmp_mode").set_value("pretrained")
+    at.selectbox(key="w_cmp_pretrained").set_value(key)
+    at.button(key=SUBMIT).click().run()
+    assert not at.exception, at.exception
+    open_tab(at, "Parity across languages")
+    df = chart_data(at, "Parity: tokens for the same text, relative to English")
+    label = "imported: <i>hf</i> (hf)"
+    assert list(dict.fromkeys(df["tokenizer"])) == ["gpt2", "cl100k_base", "o200k_base", label]
+    mine = df[df["tokenizer"] == label].set_index("language")["tokens"]
+    udhr = {name: f"udhr_{code}.txt" for code, name in UDHR_LANGUAGES.items()}
+    assert len(mine) == 8
+    assert {lang: int(n) for lang, n in mine.items()} == {
+        lang: len(hf_trained().encode(read_sample(udhr[lang])).ids) for lang in mine.index
+    }
+    assert "<th>imported: &lt;i&gt;hf&lt;/i&gt; (hf)</th>" in "".join(e.proto.body for e in at.get("html"))

@@ -411,3 +411,53 @@ def test_a_pickybpe_session_tokenizer_gets_the_engines_reason_in_the_scaffold_ta
     rows = dict(re.findall(r'<tr data-name="([^"]+)">(.*?)</tr>', html_with(at, "var-health")))
     report = scan(live.tokenizer(live.view), reference=CORPUS_TEXT)
     assert re.findall(r'class="num">([^<]*)</td>', rows["trained"])[0] == f"{report.tokens:,}"
+
+
+def rank_table() -> tuple[list[bytes], bytes]:
+    """A rank file under Llama's name (tiktoken's format): "abcde"'s bytes merge by the lower
+    ranks into three parts, so it is no merge of two lower-ranked tokens, as some of Llama 3's."""
+    import base64
+
+    table = [bytes([b]) for b in range(256)] + [b"ab", b"de", b"cd", b"abcd", b"abcde", b"th", b"the", b" the"]
+    return table, "".join(f"{base64.b64encode(t).decode()} {r}\n" for r, t in enumerate(table)).encode()
+
+
+def test_an_imported_tokenizer_joins_the_health_scan_and_a_link_naming_it_reopens_it():
+    import tiktoken
+    from test_interop_pages import imported_key, playground, upload
+    from tiktoken_ext.openai_public import r50k_pat_str
+
+    from explorer.formats.importers import import_report
+
+    table, data = rank_table()
+    at = playground()
+    upload(at, {"tokenizer.model": data}, name="<b>ranks</b>", pretokenizer="gpt2")
+    key = imported_key(at, "<b>ranks</b>")
+    # another session opens a link that names it: read back from the store by its hash
+    page = variants_page(var_merges=str(MERGES), var_tab="health", var_health=key)
+    assert page.session_state["w_var_health_tok"] == key
+    rows = dict(re.findall(r'<tr data-name="([^"]+)">(.*?)</tr>', html_with(page, "var-health")))
+    assert list(rows) == ["gpt2", "cl100k_base", "o200k_base", key, "trained"]
+    assert "<td>imported: &lt;b&gt;ranks&lt;/b&gt; (tiktoken)</td>" in rows[key]  # the name as text
+    report = scan(import_report({"tokenizer.model": data}, pretokenizer="gpt2").tokenizer, reference=CORPUS_TEXT)
+    cells = re.findall(r'class="num">([^<]*)</td>', rows[key])
+    unused = len(report.unused)
+    assert cells == [
+        f"{report.tokens:,}",
+        f"{len(report.unreachable):,}",
+        f"{len(report.partial_utf8):,}",
+        f"{unused:,} ({unused / report.tokens:.0%})",
+    ]
+    # "abcde" is no merge; tiktoken gives it for the piece "abcde" alone, so the page says so
+    ref = tiktoken.Encoding(
+        "t", pat_str=r50k_pat_str, mergeable_ranks={t: r for r, t in enumerate(table)}, special_tokens={}
+    )
+    assert ref.encode_ordinary("abcde") == [table.index(b"abcde")]
+    assert any(
+        "imported: <b>ranks</b> (tiktoken): 1 tokens are not one merge" in unescaped(c.value)
+        and "1 are given only for a piece that is the token whole, 0 never" in unescaped(c.value)
+        for c in page.caption
+    )
+    # its examples link into the Playground under the import's key, which reopens it there
+    links = "".join(e.proto.body for e in page.get("html"))
+    assert "tokenizers=" + key.replace(":", "%3A") + "&amp;view=why" in links

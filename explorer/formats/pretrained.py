@@ -25,9 +25,9 @@ from ..bpe.ranks import merges_file, read_merges_file, tokenizer_from_merges
 from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.pipeline import NormalizerName
-from .hub import is_hub_id, open_hub
-from .importers import read_tiktoken, tokenizer_from_gpt2
-from .trace import load_tokenizer
+from .hub import choose_files, is_hub_id, open_hub
+from .importers import import_report, read_tiktoken, tokenizer_from_gpt2
+from .trace import TRACE_FILE, load_tokenizer
 
 __all__ = [
     "PRETRAINED",
@@ -37,6 +37,7 @@ __all__ = [
     "bundled_table",
     "derive_merges",
     "load_pretrained",
+    "open_path",
     "resolve_tokenizer",
     "warm_pretrained",
 ]
@@ -231,6 +232,50 @@ def _warm(names: list[str]) -> None:
             pass
 
 
+def open_path(
+    path: str | Path, *, pretokenizer: str | None = None, normalizer: NormalizerName | None = None
+) -> Tokenizer:
+    """The tokenizer a path on disk holds: a folder holding ``trace.json`` (or that file), any
+    other tokenizer file (``tokenizer.json``, a ``.tiktoken`` or ``tokenizer.model`` of ranks, a
+    minbpe ``.model``, subword-nmt codes...), or a folder of a model's tokenizer files, picked as
+    from a Hub repository (:func:`explorer.formats.hub.choose_files`: ``tokenizer.json`` first,
+    then ``vocab.json`` + ``merges.txt``, ...). ``pretokenizer`` and ``normalizer`` are for files
+    that name none, as :func:`importers.import_report` takes them. Raises FormatError or
+    ConfigError with the sentence to show.
+
+    >>> import tempfile
+    >>> from explorer import make_config, train
+    >>> from explorer.formats.exporters import export_files
+    >>> tok = train("low lower lowest", make_config("gpt4", num_merges=4)).tokenizer()
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = (Path(d) / "tokenizer.json").write_bytes(export_files(tok, "hf")["tokenizer.json"])
+    ...     open_path(Path(d) / "tokenizer.json").merges == open_path(d).merges == tok.merges
+    True
+    """
+    p = Path(path)
+    if (p / TRACE_FILE).is_file() or p.name == TRACE_FILE:
+        if pretokenizer is not None or normalizer is not None:
+            raise ConfigError(f"{TRACE_FILE} names its own pre-tokenizer and normalizer: give no other")
+        return load_tokenizer(p)
+    if p.is_dir():
+        names = [f.name for f in p.iterdir() if f.is_file()]
+        if (p / "original").is_dir():  # where Meta keeps Llama 3's ranks
+            names += [f"original/{f.name}" for f in (p / "original").iterdir() if f.is_file()]
+        chosen = choose_files(names)
+        if chosen is None:
+            raise FormatError(
+                f"no {TRACE_FILE} found in {p}, nor a tokenizer file read here (tokenizer.json, vocab.json + "
+                "merges.txt, *.tiktoken, tokenizer.model)"
+            )
+        files = {Path(name).name: (p / name).read_bytes() for name in chosen}
+    else:
+        try:
+            files = {p.name: p.read_bytes()}
+        except OSError as err:
+            raise FormatError(f"cannot read {p}: {err.strerror or err}") from None
+    return import_report(files, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
+
+
 def resolve_tokenizer(
     name: str,
     *,
@@ -238,18 +283,19 @@ def resolve_tokenizer(
     pretokenizer: str | None = None,
     normalizer: NormalizerName | None = None,
 ) -> Tokenizer:
-    """A bundled tokenizer's name (``gpt2``, ``cl100k_base``, ``o200k_base``), a folder holding
-    a ``trace.json`` (write ``./gpt2`` for a folder of that name), or a Hugging Face Hub
-    repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`, at ``revision``;
-    ``pretokenizer`` and ``normalizer`` for its files when they name none). A folder of the
-    name of a repository wins over the Hub."""
+    """A bundled tokenizer's name (``gpt2``, ``cl100k_base``, ``o200k_base``), a path on disk
+    (:func:`open_path`: a folder holding a ``trace.json``, a tokenizer file, or a folder of a
+    model's tokenizer files; write ``./gpt2`` for a folder of that name), or a Hugging Face Hub
+    repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`, at ``revision``).
+    ``pretokenizer`` and ``normalizer`` are for files that name none. A folder of the name of a
+    repository wins over the Hub."""
     if name in PRETRAINED:
         return load_pretrained(name)
     if Path(name).exists():
-        return load_tokenizer(name)
+        return open_path(name, pretokenizer=pretokenizer, normalizer=normalizer)
     if is_hub_id(name):
         return open_hub(name, revision=revision, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
     raise ConfigError(
-        f"{name!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, "
+        f"{name!r} is neither a bundled tokenizer ({', '.join(PRETRAINED)}), a tokenizer file or folder, "
         "nor a Hugging Face Hub repository id (owner/name)"
     )

@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
@@ -64,6 +65,8 @@ __all__ = [
     "Entry",
     "Imported",
     "keys",
+    "keep_choice",
+    "restore_choice",
     "label",
     "picker_help",
     "get",
@@ -189,6 +192,26 @@ def keys(*, trained: bool = True) -> list[str]:
     """What a picker offers: the session's trainer (unless ``trained=False``), the bundled
     tables, then the session's imports, oldest first."""
     return [*([TRAINED] if trained else []), *PRETRAINED, *imported()]
+
+
+def keep_choice(widget: str, options: list[str], default: str) -> None:
+    """A picker's value made one of its options before it is drawn: an import let go (a newer
+    one took its place, or the Corpus page removed the files) falls back to ``default``."""
+    if st.session_state.get(widget, default) not in options:
+        st.session_state[widget] = default
+
+
+def restore_choice(named: str, options: Callable[[], list[str]]) -> str:
+    """What a link names for a picker of ``options()`` (a page's own choices beside the
+    catalog's keys, asked again once an import is read back), made ready: an import read back
+    from the store (:func:`restore`). Raises ExplorerError with the sentence to show when it
+    names none of them."""
+    if named in options():
+        return named
+    key = restore(named)
+    if key not in options():  # e.g. trained@k where a page has only "trained"
+        raise ConfigError(f"{named[:90]!r} is not one of this picker's tokenizers")
+    return key
 
 
 def _live() -> state.Live | None:

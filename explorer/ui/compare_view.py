@@ -524,6 +524,24 @@ def _language_rows(trained_key: str | None, _trained: Tokenizer | None) -> list[
     return [*trained, *table_language_rows(texts, reference=reference, tables=tuple(PRETRAINED))]
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _import_rows(key: str, label: str, _tok: Tokenizer) -> list[LanguageRow]:
+    """An imported tokenizer's rows, under the name it is shown by (kept per content key and name)."""
+    texts = {_language(n): data.sample_text(n) for n in data.sample_names() if n.startswith("udhr_")}
+    return language_rows({label: _tok}, texts, reference=_language(REFERENCE))
+
+
+def _imported_rows() -> list[LanguageRow]:
+    """The session's imported tokenizers' rows, beside the bundled tables' (the catalog's order)."""
+    rows = []
+    for key in catalog.keys(trained=False):
+        entry = catalog.get(key) if key not in PRETRAINED else None
+        if entry is not None:
+            with st.spinner(render.md_text(f"Counting the eight languages' tokens with {entry.short}…")):
+                rows += _import_rows(entry.key, entry.short, entry.tokenizer)
+    return rows
+
+
 def _language(sample: str) -> str:
     code = sample.removeprefix("udhr_").removesuffix(".txt")
     return UDHR_LANGUAGES.get(code, code)
@@ -556,12 +574,13 @@ def _languages_trained_on(result: Comparison) -> str | None:
 
 
 def language_table(result: Comparison) -> list[LanguageRow]:
-    """Fertility and parity of the UDHR translations under the production tokenizers and, when
-    training, the tokenizer of :func:`_languages_trained_on` (labelled "trained here")."""
+    """Fertility and parity of the UDHR translations under the production tokenizers, the
+    session's imported ones and, when training, the tokenizer of :func:`_languages_trained_on`
+    (labelled "trained here")."""
     name = _languages_trained_on(result)
     trained = None if name is None else result.runs[name].tokenizer
     key = None if trained is None else str(hash((trained.config, trained.alphabet, trained.merges)))
-    return _language_rows(key, trained)
+    return [*_language_rows(key, trained), *_imported_rows()]
 
 
 def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow]) -> None:
@@ -570,12 +589,14 @@ def languages_panel(result: Comparison, request: Request, rows: list[LanguageRow
         st.caption(
             "The Universal Declaration of Human Rights in eight languages (parallel texts), under "
             + render.md_text(f'the {request.preset} tokenizer trained on {name} ("trained here")')
-            + " and the three production tokenizers. Parity is against English with the same tokenizer."
+            + " and the three production tokenizers (and this session's imported ones). Parity is against "
+            "English with the same tokenizer."
         )
     else:
         st.caption(
             "The Universal Declaration of Human Rights in eight languages (parallel texts) under the three "
-            "production tokenizers. Parity is against English with the same tokenizer."
+            "production tokenizers (and this session's imported ones). Parity is against English with the same "
+            "tokenizer."
         )
     df = languages_frame(rows)
     chart = (

@@ -733,7 +733,8 @@ def scaffold_list(uses: Iterable[TokenUse], tau: float) -> list[TokenUse]:
 
 
 def _scaffold_choices() -> list[str]:
-    return [*_HERE, catalog.TRAINED, *PRETRAINED]
+    """The lab's own tokenizers, the session's, then the catalog's tables (bundled, imported)."""
+    return [*_HERE, catalog.TRAINED, *catalog.keys(trained=False)]
 
 
 def _scaffold_label(key: str) -> str:
@@ -741,7 +742,7 @@ def _scaffold_label(key: str) -> str:
         "classical": "classical BPE trained here",
         "superbpe": "SuperBPE trained here",
         catalog.TRAINED: "this session's tokenizer (Train page)",
-    }.get(key, key)
+    }.get(key) or catalog.label(key)
 
 
 def _uses(key: str, tok: Tokenizer, pieces: Callable[[], dict[str, int]]) -> ScaffoldReport:
@@ -814,8 +815,11 @@ def scaffold_panel(lab: Lab, request: Request) -> None:
     with a τ slider and each token's lineage sentence."""
     state.widget_default("w_var_scaffold_tok", "classical")
     state.widget_default("w_var_tau", DEFAULT_TAU)
+    choices = _scaffold_choices()
+    catalog.keep_choice("w_var_scaffold_tok", choices, "classical")
+    labels = {k: _scaffold_label(k) for k in choices}  # looked up, not computed (see the Playground's picker)
     a, b = st.columns([2, 3], gap="medium")
-    key = a.selectbox("Tokenizer", _scaffold_choices(), format_func=_scaffold_label, key="w_var_scaffold_tok")
+    key = a.selectbox("Tokenizer", choices, format_func=labels.__getitem__, key="w_var_scaffold_tok")
     tau = b.select_slider(
         "τ: a token is scaffold when it stands alone fewer than τ × the times a later merge takes it",
         TAUS,
@@ -842,9 +846,12 @@ def scaffold_panel(lab: Lab, request: Request) -> None:
         tok, texts = entry.tokenizer, list(entry.corpus)
         text_key = f"{entry.key}:{state.corpus_choice().key()}:{hash(entry.tokenizer.pipeline)}"
         where = "its training corpus"
-    else:
-        tok, texts = data.pretrained(key), [corpus]
-        text_key = f"{key}:{_digest(corpus)}"
+    else:  # a bundled or imported table: its key names its content
+        table = _table(key)
+        if table is None:
+            return
+        tok, texts = table.tokenizer, [corpus]
+        text_key = f"{table.key}:{_digest(corpus)}"
         where = f"{lab.corpus_name} (first {lab.corpus_chars:,} characters)"
 
     def pieces() -> dict[str, int]:
@@ -913,12 +920,28 @@ def playground_link(key: str, note: TokenNote, training: dict[str, str]) -> str 
 
 
 def _health_keys() -> list[str]:
-    return [*PRETRAINED, catalog.TRAINED]
+    """The catalog's tables (bundled, then the session's imports), then the session's tokenizer."""
+    return [*catalog.keys(trained=False), catalog.TRAINED]
+
+
+def _table(key: str) -> catalog.Entry | None:
+    """A bundled or imported table of the catalog; None (said in the page) for an import let go."""
+    if key in PRETRAINED:
+        with st.spinner(f"Loading {key}'s table (once per server)…"):
+            return catalog.get(key)
+    entry = catalog.get(key)
+    if entry is None:
+        st.info(
+            render.md_text(
+                f"{catalog.label(key)} is no longer in this session: import it again on the Playground page."
+            )
+        )
+    return entry
 
 
 def _health_label(key: str) -> str:
     if key != catalog.TRAINED:
-        return key
+        return catalog.label(key)
     live = st.session_state.get("live")
     return "this session's" + (f" (merge {live.view:,})" if live is not None else "")
 
@@ -933,15 +956,32 @@ def _health(key: str, corpus: str) -> tuple[HealthReport, Tokenizer] | None:
         tok = entry.tokenizer
         memo_key = f"health:{entry.key}:{state.corpus_choice().key()}:{hash(tok.pipeline)}:{_digest(corpus)}"
     else:
-        tok = data.pretrained(key)
-        memo_key = f"health:{key}:{_digest(corpus)}"
+        table = _table(key)
+        if table is None:
+            return None
+        tok = table.tokenizer
+        memo_key = f"health:{table.key}:{_digest(corpus)}"
 
     def make() -> HealthReport:
-        with st.spinner(f"Scanning every token of {_health_label(key)} (once per server)…"):
+        with st.spinner(render.md_text(f"Scanning every token of {_health_label(key)} (once per server)…")):
             with server.HEAVY.turn():
                 return scan(tok, reference=corpus)
 
     return cast(HealthReport, _memo().get(memo_key, make)), tok
+
+
+def _not_one_merge_note(label: str, report: HealthReport) -> str:
+    """What a rank table's tokens that are not one merge of two lower-ranked tokens are.
+
+    >>> print(_not_one_merge_note("t", HealthReport(9, (7,), (), None, 0, whole_piece_only=(5, 6), never_made=(7,))))
+    t: 3 tokens are not one merge of two lower-ranked tokens (a rank table need not be made by merges): 2 are given only for a piece that is the token whole, 1 never (counted as unreachable)
+    """
+    n = len(report.whole_piece_only) + len(report.never_made)
+    return (
+        f"{label}: {n:,} tokens are not one merge of two lower-ranked tokens (a rank table need not be made "
+        f"by merges): {len(report.whole_piece_only):,} are given only for a piece that is the token whole, "
+        f"{len(report.never_made):,} never (counted as unreachable)"
+    )
 
 
 def _health_table(reports: dict[str, HealthReport], corpus_name: str) -> str:
@@ -986,14 +1026,19 @@ def health_panel(lab: Lab, request: Request) -> None:
         if found is not None:
             reports[key], toks[key] = found
     st.html(_health_table(reports, lab.corpus_name))
+    for key, r in reports.items():  # a rank table (Llama 3's) whose tokens are not all merges says so
+        if r.whole_piece_only or r.never_made:
+            st.caption(render.md_text(_not_one_merge_note(_health_label(key), r)))
     st.caption(
         "Unreachable tokens waste a row of the embedding table and were never trained, or trained on little "
         "(Land & Bartolo 2024, \u201cFishing for Magikarp\u201d). Parts of a character are fine at byte level but "
         "cannot be written as text. Unused: the corpus never needs them."
     )
     state.widget_default("w_var_health_tok", "o200k_base")
+    catalog.keep_choice("w_var_health_tok", list(reports), "o200k_base")
+    labels = {k: _health_label(k) for k in reports}
     pick, _ = st.columns([1, 2])
-    key = pick.selectbox("Examples of", list(reports), format_func=_health_label, key="w_var_health_tok")
+    key = pick.selectbox("Examples of", list(reports), format_func=labels.__getitem__, key="w_var_health_tok")
     if key is None or key not in reports:
         return
     report, tok = reports[key], toks[key]
@@ -1093,16 +1138,15 @@ def apply_link(params: dict[str, str]) -> list[str]:
             problems.append(f"var_tab={slug[:20]!r} is not one of {', '.join(_TAB_SLUGS.values())}")
         else:
             ss[_TAB] = tab
-    if "var_tok" in params:
-        if params["var_tok"] in _scaffold_choices():
-            ss["w_var_scaffold_tok"] = params["var_tok"]
-        else:
-            problems.append(f"var_tok={params['var_tok'][:30]!r} is not one of {', '.join(_scaffold_choices())}")
+    for param, widget, choices in (
+        ("var_tok", "w_var_scaffold_tok", _scaffold_choices),
+        ("var_health", "w_var_health_tok", _health_keys),
+    ):
+        if param in params:
+            try:  # an imported tokenizer is read back from the store
+                ss[widget] = catalog.restore_choice(params[param], choices)
+            except ExplorerError as err:
+                problems.append(f"{param}: {err}")
     if "var_tau" in params:
         ss["w_var_tau"] = _tau_or(params, "var_tau", problems, DEFAULT_TAU)
-    if "var_health" in params:
-        if params["var_health"] in _health_keys():
-            ss["w_var_health_tok"] = params["var_health"]
-        else:
-            problems.append(f"var_health={params['var_health'][:30]!r} is not one of {', '.join(_health_keys())}")
     return problems
