@@ -20,6 +20,9 @@ The rule in three shapes, for three kinds of caller:
   pairs: O(n log n) for a long piece, many pieces at once (a corpus replayed merge by merge). It
   yields each merge as made (an encode trace) and may skip some (BPE-dropout, HF's way: a
   skipped pair is tried again after the next merge).
+- ``rank_sweeps``: one long piece, no trace: the positions of each packed merge kept together and
+  swept left to right, lowest merge first, each pair's current merge kept per position (no heap
+  entry per pair, no re-lookup of a stale one): ``encode``'s path for a long piece.
 - ``merge_once``: seed 004's BPE-dropout: each rule once, in rank order, swept over the piece
   (minbpe's ``merge``, ``merge_all`` here), an occurrence skipped staying unmerged by it.
 
@@ -51,6 +54,7 @@ __all__ = [
     "pack",
     "packed_rules",
     "pair_merges",
+    "rank_sweeps",
     "unpack",
 ]
 
@@ -58,7 +62,8 @@ ID_BITS = 21  # ids below 2,097,152: o200k_base's 200,000 fit ten times over
 ID_MASK = (1 << ID_BITS) - 1
 NO_MERGE = 1 << 62  # above every packed merge: min() picks it only when no pair merges
 # Pieces up to this many symbols are merged by rescanning a list (fast in C); longer ones (no
-# pre-tokenization) use the heap over a linked list.
+# pre-tokenization, a run of one character) by ``rank_sweeps`` (bench/long_piece.py: the two
+# break even between 128 and 256 symbols on o200k_base).
 SHORT_PIECE = 64
 
 Lookup = Callable[[Any, int], int]  # (pair key, default) -> packed merge: a dict's .get
@@ -276,17 +281,109 @@ def chain_merges(
         yield packed, i, left, right
 
 
-def encode(ids: list[int], lookup: Lookup, *, skip: Callable[[], bool] | None = None) -> list[int]:
-    """A piece's ids after every merge: ``lowest_first`` for a short piece, the heap of
-    ``chain_merges`` for a long one, or whenever ``skip`` may refuse merges (the two give the
-    same ids). ``ids`` may be merged in place.
+def rank_sweeps(ids: list[int], lookup: Lookup) -> list[int]:
+    """``lowest_first``'s result for a long piece in O(n log n): the positions where each packed
+    merge applies are kept in one list per merge, and the lowest merge's list is swept left to
+    right, merging each occurrence still there (equal merges go leftmost first, so one sweep
+    makes them all in order). A merge that makes a pair of a lower merge than the one being
+    swept stops the sweep: that pair goes first, and the rest of the list waits its turn again.
+    ``ids`` is merged in place; the ids are returned.
+
+    Data shapes (positions are the symbols' first indexes; a merged-away symbol is -1)::
+
+        sym      [120, 120, 120, 120]  -> [1, -1, 1, -1]  -> [2, -1, -1, -1]
+        cur      the packed merge of the pair starting at each position, NO_MERGE where none
+        pending  {packed merge: [positions where it was found]}, the merges in a heap of ints
+
+    >>> lookup = {(0, 0): pack(0, 1), (1, 1): pack(1, 2), (1, 0): pack(2, 3)}.get
+    >>> rank_sweeps([0] * 7, lookup), lowest_first([0] * 7, lookup)
+    ([2, 3], [2, 3])
+    >>> lookup = {(0, 1): pack(1, 3), (3, 2): pack(0, 4), (1, 2): pack(2, 5)}.get  # 3 + 2 is lower than 0 + 1
+    >>> rank_sweeps([0, 1, 2, 0, 1, 2], lookup), lowest_first([0, 1, 2, 0, 1, 2], lookup)
+    ([4, 4], [4, 4])
+    """
+    n = len(ids)
+    if n < 2:
+        return ids
+    sym = ids
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    cur = list(map(lookup, zip(sym, sym[1:]), repeat(NO_MERGE)))
+    cur.append(NO_MERGE)
+    pending: dict[int, list[int]] = {}
+    get = pending.get
+    for p, r in enumerate(cur):
+        if r != NO_MERGE:
+            found = get(r)
+            if found is None:
+                pending[r] = [p]
+            else:
+                found.append(p)
+    heap = list(pending)
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        r = pop(heap)
+        positions = pending.pop(r)
+        positions.sort()  # appended as found: mostly in order already
+        new = r & ID_MASK
+        for at, i in enumerate(positions):
+            if cur[i] != r:  # merged away, or its pair has changed since
+                continue
+            j = nxt[i]
+            sym[i] = new
+            sym[j] = -1
+            cur[j] = NO_MERGE
+            k = nxt[j]
+            nxt[i] = k
+            lower = False
+            q = NO_MERGE
+            if k >= 0:
+                prv[k] = i
+                q = lookup((new, sym[k]), NO_MERGE)
+                if q != NO_MERGE:
+                    found = get(q)
+                    if found is None:
+                        pending[q] = [i]
+                        push(heap, q)
+                    else:
+                        found.append(i)
+                    lower = q < r
+            cur[i] = q
+            h = prv[i]
+            if h >= 0:
+                q = cur[h] = lookup((sym[h], new), NO_MERGE)
+                if q != NO_MERGE:
+                    found = get(q)
+                    if found is None:
+                        pending[q] = [h]
+                        push(heap, q)
+                    else:
+                        found.append(h)
+                    lower = lower or q < r
+            if lower:  # a lower merge goes first; r's other positions wait (no new one is r's)
+                rest = positions[at + 1 :]
+                if rest:
+                    pending[r] = rest
+                    push(heap, r)
+                break
+    return [s for s in sym if s >= 0]
+
+
+def encode(
+    ids: list[int], lookup: Lookup, *, skip: Callable[[], bool] | None = None, short: int = SHORT_PIECE
+) -> list[int]:
+    """A piece's ids after every merge: ``lowest_first`` for a piece of at most ``short``
+    symbols, ``rank_sweeps`` for a longer one, the heap of ``chain_merges`` whenever ``skip``
+    may refuse merges (the three give the same ids). ``ids`` may be merged in place.
 
     >>> lookup = {(0, 0): pack(0, 1), (1, 1): pack(1, 2)}.get
-    >>> encode([0] * 7, lookup), encode([0] * 70, lookup) == [2] * 17 + [1]
-    ([2, 1, 0], True)
+    >>> encode([0] * 7, lookup), encode([0] * 70, lookup) == [2] * 17 + [1], encode([0] * 7, lookup, short=1)
+    ([2, 1, 0], True, [2, 1, 0])
     """
-    if skip is None and len(ids) <= SHORT_PIECE:
-        return lowest_first(ids, lookup)
+    if skip is None:
+        return lowest_first(ids, lookup) if len(ids) <= short else rank_sweeps(ids, lookup)
     if len(ids) < 2:
         return ids
     chain = Chain(ids)

@@ -630,7 +630,7 @@ class Tokenizer:
 
     def _merged_piece(self, piece: str) -> tuple[int, ...]:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
-        the heap for a long one), once per distinct piece (``PieceCache``).
+        ``rank_sweeps`` for a long one), once per distinct piece (``PieceCache``).
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
@@ -670,8 +670,8 @@ class Tokenizer:
     def _merged_bytes(self, raw: bytes, text: str) -> tuple[int, ...]:
         """With tiktoken's rules, the ids of bytes ``raw`` whose display string is ``text``. A
         short piece merges its characters by their joined texts (as tiktoken joins byte slices),
-        a long one goes to the heap by id pair (``_pair_by_text``); by id pair among the merges
-        when ``own_merges_suffice``.
+        a long one is merged by id pair (``merging.rank_sweeps``, pairs looked up by
+        ``_pair_by_text``); by id pair among the merges when ``own_merges_suffice``.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
@@ -694,22 +694,23 @@ class Tokenizer:
         tokenizer that only merges."""
         return self._plan
 
-    def merge_symbols(self, ids: Sequence[int]) -> tuple[int, ...]:
+    def merge_symbols(self, ids: Sequence[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         """Base-symbol ids (one piece) merged as ``encode`` merges a piece's, with no look-up
-        of the piece as a whole (tiktoken's shortcut).
+        of the piece as a whole (tiktoken's shortcut). A piece of more than ``short`` symbols
+        takes the long-piece path (``merging.encode``); both give the same ids.
 
         >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (2, 0)])
-        >>> tok.merge_symbols([0, 1, 0, 1]), tok.merge_symbols([0, 1, 0])
-        ((2, 2), (3,))
+        >>> tok.merge_symbols([0, 1, 0, 1]), tok.merge_symbols([0, 1, 0]), tok.merge_symbols([0, 1, 0], short=1)
+        ((2, 2), (3,), (3,))
         """
-        return self._merge_ids(list(ids))
+        return self._merge_ids(list(ids), short=short)
 
-    def _merge_ids(self, ids: list[int]) -> tuple[int, ...]:
+    def _merge_ids(self, ids: list[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
         # own_merges_suffice or the piece is long
         if self._plan is not None:
             return self._replay_ids(ids)
-        return tuple(merging.encode(ids, self._pair))
+        return tuple(merging.encode(ids, self._pair, short=short))
 
     def _dropped(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
         """A piece's ids with BPE-dropout: each merge skipped with probability ``dropout``, in

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 
 from ..bpe.ranks import tokenizer_from_ranks
@@ -140,6 +141,9 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
     ...
     explorer.errors.FormatError: .tiktoken line 2: the token b'!' already has rank 1 (line 1)
     """
+    fast = _ranks_at_once(data, start)
+    if fast is not None:
+        return fast
     out: list[tuple[bytes, int]] = []
     seen: dict[bytes, tuple[int, int]] = {}
     ranks: dict[int, int] = {}
@@ -165,6 +169,36 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
         out.append((token, rank))
     require(bool(out), f"{name} holds no ranks")
     return out
+
+
+# a file whose every line is 'base64 rank' (an empty token's base64 is '=' alone)
+_WELL_FORMED = re.compile(rb"(?:(?! )(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|=)? [0-9]+\n)+")
+
+
+def _ranks_at_once(data: bytes, start: int | None) -> list[tuple[bytes, int]] | None:
+    """``read_ranks`` of a well-formed file, each check made over the whole file at once (one
+    regex, the ranks against a range, the tokens against a set), as fast as tiktoken's own
+    reader; None when any check fails, so that the line-by-line reader says where.
+
+    >>> _ranks_at_once(b"IQ== 0\\nIg== 1\\n= 2\\n", 0), _ranks_at_once(b"IQ== 0\\nIQ== 1\\n", 0)
+    ([(b'!', 0), (b'"', 1), (b'', 2)], None)
+    >>> _ranks_at_once(b" 0\\n", 0), _ranks_at_once(b"IQ== 0\\nIg== 2\\n", 0), _ranks_at_once(b"IQ 0\\n", 0)
+    (None, None, None)
+    """
+    lines = data.splitlines()
+    text = b"\n".join(lines) + b"\n"
+    if not lines or _WELL_FORMED.fullmatch(text) is None:
+        return None
+    fields = text.split()
+    ranks = list(map(int, fields[1::2]))
+    first = ranks[0] if start is None else start
+    if ranks != list(range(first, first + len(ranks))):
+        return None
+    # the regex allowed only whole base64 quads, so plain decoding is strict here
+    tokens = [binascii.a2b_base64(f) if f != b"=" else b"" for f in fields[0::2]]
+    if len(set(tokens)) != len(tokens):
+        return None
+    return list(zip(tokens, ranks))
 
 
 def tokenizer_from_tiktoken(
