@@ -12,16 +12,18 @@
         (a preset is the app's: sized for the corpus, 1,000 merges unless --merges or --vocab-size,
         byte level over all 256 bytes; ``--replay SEED [FILE ...]`` trains with a seed notebook's
         own settings instead, on its own corpus unless FILEs are given, as the app's replay)
-    python -m explorer encode --tokenizer NAME|DIR|OWNER/REPO [--text TEXT] [--allow-special] [--dropout P --seed S]
-    python -m explorer evaluate --tokenizer NAME|DIR|OWNER/REPO FILE [FILE ...] [--curve N] [--alpha A]
+    python -m explorer encode --tokenizer NAME|DIR|FILE|OWNER/REPO [--text TEXT] [--allow-special] [--dropout P --seed S]
+    python -m explorer evaluate --tokenizer NAME|DIR|FILE|OWNER/REPO FILE [FILE ...] [--curve N] [--alpha A]
         (with two or more files a last line: {"files": N, "gini": G, "parity": {FILE: P, ...}})
     python -m explorer export DIR|NAME --format hf|gpt2|tiktoken|subword-nmt|minbpe|arrow|csv|trace --out PATH
     python -m explorer import FILE [FILE] --out DIR [--pretokenizer gpt2|cl100k|o200k|none|regex [--pattern REGEX]]
         [--normalizer none|nfc|nfkc|lowercase|collapse-whitespace] [--glossaries WORD|REGEX ...]
         (a FILE may be a .zip of a format's files; notes on what was assumed follow the summary line)
-    python -m explorer scan --tokenizer NAME|DIR|OWNER/REPO [--reference FILE]
+    python -m explorer scan --tokenizer NAME|DIR|FILE|OWNER/REPO [--reference FILE]
         (one JSON object: {"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n|null, ...};
         a rank table's tokens that no merge makes: "not_one_merge": {"whole_piece_only": [ids], "never": [ids]})
+        (--tokenizer FILE: one tokenizer file, read as the import command reads it: Mistral's tekken.json,
+        a tokenizer.json, a .tiktoken, ...; --pretokenizer P and --normalizer N for a file that names none)
         (--tokenizer OWNER/REPO: a Hugging Face Hub repository's tokenizer files, fetched into the Hub's cache,
         with [--revision REV] [--pretokenizer P] [--normalizer N] for files that name none; HF_TOKEN, HF_ENDPOINT,
         HF_HUB_CACHE and HF_HUB_OFFLINE as huggingface_hub reads them)
@@ -283,30 +285,36 @@ def _tokenizer_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--tokenizer",
         required=True,
-        metavar="NAME|DIR|OWNER/REPO",
-        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, or a Hugging Face Hub "
-        "repository id such as Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one)",
+        metavar="NAME|DIR|FILE|OWNER/REPO",
+        help=f"a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, one tokenizer file "
+        "(tekken.json, tokenizer.json, a .tiktoken, ...), or a Hugging Face Hub repository id such as "
+        "Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one)",
     )
     p.add_argument("--revision", metavar="REV", help="a Hub repository's branch, tag or commit (default main)")
     p.add_argument(
         "--pretokenizer",
         choices=list(PRETOKENIZERS),
-        help="a Hub repository's pre-tokenizer, when its files name none (vocab.json + merges.txt: gpt2 by default; "
+        help="a tokenizer file's or Hub repository's pre-tokenizer, when its files name none (vocab.json + merges.txt: gpt2 by default; "
         "a rank file: required)",
     )
     p.add_argument(
         "--normalizer",
         choices=list(NORMALIZERS),
-        help="a Hub repository's normalizer, when its files name none (default none)",
+        help="a tokenizer file's or Hub repository's normalizer, when its files name none (default none)",
     )
 
 
 def _resolve(args: argparse.Namespace) -> Tokenizer:
     """The tokenizer ``--tokenizer`` names; the Hub's options only with a repository id."""
     hub = args.tokenizer not in PRETRAINED and not Path(args.tokenizer).exists() and is_hub_id(args.tokenizer)
-    for option in ("revision", "pretokenizer", "normalizer"):
-        if getattr(args, option) is not None and not hub:
-            raise ExplorerError(f"--{option} is used only with a Hugging Face Hub repository id as --tokenizer")
+    file = args.tokenizer not in PRETRAINED and Path(args.tokenizer).is_file()
+    if args.revision is not None and not hub:
+        raise ExplorerError("--revision is used only with a Hugging Face Hub repository id as --tokenizer")
+    for option in ("pretokenizer", "normalizer"):
+        if getattr(args, option) is not None and not (hub or file):
+            raise ExplorerError(
+                f"--{option} is used only with a tokenizer file or a Hugging Face Hub repository id as --tokenizer"
+            )
     return resolve_tokenizer(
         args.tokenizer, revision=args.revision, pretokenizer=args.pretokenizer, normalizer=args.normalizer
     )

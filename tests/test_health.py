@@ -299,4 +299,4 @@ def test_readme_and_usage_describe_the_scan_as_it_is():
     assert "`scan --tokenizer T [--reference FILE]`" in readme
     assert '{"tokens": N, "unreachable": [ids], "partial_utf8": n, "unused": n, ...}' in readme
     assert f"o200k_base has {len(scan(load_pretrained('o200k_base')).unreachable)}," in readme
-    assert "python -m explorer scan --tokenizer NAME|DIR|OWNER/REPO [--reference FILE]" in explorer.cli.__doc__
+    assert "python -m explorer scan --tokenizer NAME|DIR|FILE|OWNER/REPO [--reference FILE]" in explorer.cli.__doc__

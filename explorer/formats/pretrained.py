@@ -26,8 +26,8 @@ from ..bpe.tokenizer import Tokenizer
 from ..errors import ConfigError, FormatError
 from ..stages.pipeline import NormalizerName
 from .hub import is_hub_id, open_hub
-from .importers import read_tiktoken, tokenizer_from_gpt2
-from .trace import load_tokenizer
+from .importers import import_report, read_tiktoken, tokenizer_from_gpt2
+from .trace import TRACE_FILE, load_tokenizer
 
 __all__ = [
     "PRETRAINED",
@@ -231,6 +231,14 @@ def _warm(names: list[str]) -> None:
             pass
 
 
+def _read_file(path: Path) -> bytes:
+    """A tokenizer file's bytes, or a FormatError naming it."""
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise FormatError(f"cannot read {path.name}: {err.strerror or err}") from None
+
+
 def resolve_tokenizer(
     name: str,
     *,
@@ -239,13 +247,17 @@ def resolve_tokenizer(
     normalizer: NormalizerName | None = None,
 ) -> Tokenizer:
     """A bundled tokenizer's name (``gpt2``, ``cl100k_base``, ``o200k_base``), a folder holding
-    a ``trace.json`` (write ``./gpt2`` for a folder of that name), or a Hugging Face Hub
-    repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`, at ``revision``;
-    ``pretokenizer`` and ``normalizer`` for its files when they name none). A folder of the
-    name of a repository wins over the Hub."""
+    a ``trace.json`` (write ``./gpt2`` for a folder of that name), one tokenizer file of a format
+    read here (a ``tekken.json``, a ``tokenizer.json``, a ``.tiktoken``: read as an upload of it),
+    or a Hugging Face Hub repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`,
+    at ``revision``). ``pretokenizer`` and ``normalizer`` are for a file or a repository's files
+    that name none. A folder or file of the name of a repository wins over the Hub."""
     if name in PRETRAINED:
         return load_pretrained(name)
-    if Path(name).exists():
+    path = Path(name)
+    if path.is_file() and path.name != TRACE_FILE:
+        return import_report({path.name: _read_file(path)}, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
+    if path.exists():
         return load_tokenizer(name)
     if is_hub_id(name):
         return open_hub(name, revision=revision, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
