@@ -27,7 +27,6 @@ settings are not used (text only; a note says so).
 
 from __future__ import annotations
 
-import base64
 import binascii
 from collections.abc import Mapping
 
@@ -137,9 +136,10 @@ def special_names(listed: object, *, count: int, version: int, name: str = "tekk
 
 def _ranked_tokens(vocab: list, inner: int, name: str) -> list[bytes]:
     """The first ``inner`` tokens of ``vocab``, each ``{"rank": i, "token_bytes": base64}``
-    at its rank, decoded as Tekkenizer decodes them (``base64.b64decode``)."""
+    at its rank, decoded as Tekkenizer decodes them (``base64.b64decode``, not validating: its
+    ``binascii.a2b_base64`` called directly, a third of the time on 130,000 tokens)."""
     tokens: list[bytes] = []
-    b64decode = base64.b64decode
+    b64decode = binascii.a2b_base64
     for i, entry in enumerate(vocab[:inner]):
         if not (isinstance(entry, dict) and entry.get("rank") == i and isinstance(entry.get("token_bytes"), str)):
             raise FormatError(
