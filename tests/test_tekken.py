@@ -166,6 +166,20 @@ def test_a_broken_tekken_json_is_refused_with_a_sentence_as_tekkenizer_refuses_i
     assert str(refused.value) == sentence
 
 
+def test_special_tokens_listed_out_of_rank_order_are_refused_where_tekkenizer_gives_them_two_ids(tmp_path):
+    """Tekkenizer loads it, but looks a special token up by name at its rank and decodes an id by
+    its place in the list: here '<unk>' is 3 by name and id 0 decodes to '<unk>'."""
+    doc = json.loads(small_tekken(tokens=300, used=280))
+    doc["special_tokens"][0]["rank"], doc["special_tokens"][3]["rank"] = 3, 0
+    path = tmp_path / "tekken.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    ref = Tekkenizer.from_file(path)
+    assert (ref.get_special_token("<unk>"), ref.id_to_piece(0)) == (3, "<unk>")
+    with pytest.raises(FormatError) as refused:
+        import_report({"tekken.json": path.read_bytes()})
+    assert str(refused.value) == "tekken.json 'special_tokens[0]' has rank 3, not 0"
+
+
 def test_encode_takes_a_tekken_json_path_as_its_tokenizer(tmp_path):
     path = tmp_path / "tekken.json"
     path.write_bytes(small_tekken())
@@ -192,3 +206,22 @@ def test_the_playground_imports_an_uploaded_tekken_json_and_shows_tekkenizers_id
     assert unescaped(ok.value).startswith("Imported 'tekken': format Mistral tekken.json, 294 merges")
     (panel,) = [p for p in encode_view(at) if p.name == "imported: tekken (tekken)"]
     assert panel.ids == Tekkenizer.from_file(path).encode(HOSTILE, bos=False, eos=False)
+
+
+def test_a_rank_file_given_as_the_tokenizer_takes_the_pretokenizer_it_lacks(tmp_path):
+    """--tokenizer FILE is any file import reads; --pretokenizer is for one that names none."""
+    import base64
+
+    import tiktoken
+    from tiktoken_ext.openai_public import r50k_pat_str
+
+    table = [bytes([b]) for b in range(256)] + [b"ab", b" ab", b"abab"]
+    path = tmp_path / "ranks.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for r, t in enumerate(table)), encoding="ascii")
+    ref = tiktoken.Encoding(
+        "t", pat_str=r50k_pat_str, mergeable_ranks={t: r for r, t in enumerate(table)}, special_tokens={}
+    )
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["encode", "--tokenizer", str(path), "--pretokenizer", "gpt2", "--text", HOSTILE], out=out, err=err)
+    assert (code, err.getvalue()) == (0, "")
+    assert json.loads(out.getvalue())["ids"] == ref.encode_ordinary(HOSTILE)
