@@ -11,9 +11,11 @@ import base64
 
 import tiktoken
 from conftest import encode_view, read_sample, unescaped
+from test_catalog import probe  # a session that reads the catalog's entries for some keys
 from test_links import open_link
 from test_pretrained import oracle  # noqa: F401  (a fixture: tiktoken's cl100k_base from the bundled file)
 
+from explorer import load_pretrained
 from explorer.serving.store import default_store
 from explorer.stages.pretokenizers import PATTERNS
 
@@ -90,3 +92,14 @@ def test_a_bad_merge_k_in_a_link_is_said_in_one_sentence_and_the_table_opens_who
     assert "gpt2 has 50,000 merges: it cannot be rewound to merge 60,000" in said
     assert [rewind_box(at, key).value for key in ("cl100k_base", "gpt2")] == [None, None]
     assert dict(at.query_params)["tokenizers"] == "cl100k_base,gpt2"
+
+
+def test_a_rewound_table_is_made_once_per_server_and_a_merge_past_its_last_names_nothing():
+    keys = ["cl100k_base@1000", "cl100k_base@100000", "cl100k_base@100001", "gpt2@0"]
+    first = probe(keys).session_state["probe_entries"]
+    second = probe(keys[:1]).session_state["probe_entries"]
+    assert second["cl100k_base@1000"].tokenizer is first["cl100k_base@1000"].tokenizer  # one per server
+    assert first["cl100k_base@100000"].tokenizer is load_pretrained("cl100k_base")  # its last merge: the table
+    assert first["cl100k_base@100001"] is None
+    gpt2 = first["gpt2@0"]
+    assert (gpt2.label, gpt2.short, len(gpt2.tokenizer)) == ("gpt2 (merge 0)", "gpt2 (merge 0)", 256)
