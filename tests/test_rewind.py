@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import base64
 
+import pytest
 import tiktoken
-from conftest import encode_view, read_sample, unescaped
+from conftest import compare_chart, encode_view, read_sample, unescaped
 from test_catalog import probe  # a session that reads the catalog's entries for some keys
 from test_links import open_link
 from test_pretrained import oracle  # noqa: F401  (a fixture: tiktoken's cl100k_base from the bundled file)
@@ -19,7 +20,7 @@ from explorer import load_pretrained
 from explorer.serving.store import default_store
 from explorer.stages.pretokenizers import PATTERNS
 
-PLAYGROUND = "pages/3_Playground.py"
+PLAYGROUND, COMPARE = "pages/3_Playground.py", "pages/4_Compare.py"
 K = 1_000
 TEXT = (
     "Everyone has the right to life, liberty and security of person. 1948!  Tokenizers\n"
@@ -103,3 +104,16 @@ def test_a_rewound_table_is_made_once_per_server_and_a_merge_past_its_last_names
     assert first["cl100k_base@100001"] is None
     gpt2 = first["gpt2@0"]
     assert (gpt2.label, gpt2.short, len(gpt2.tokenizer)) == ("gpt2 (merge 0)", "gpt2 (merge 0)", 256)
+
+
+def test_a_compare_link_may_name_a_rewound_table_for_all_corpora(oracle):  # noqa: F811
+    key = f"cl100k_base@{K}"
+    at = open_link(COMPARE, {"compare": "udhr_en.txt,udhr_ko.txt", "compare_tokenizer": key})
+    assert not at.warning, [unescaped(w.value) for w in at.warning]
+    assert at.selectbox(key="w_cmp_pretrained").value == key
+    assert dict(at.query_params)["compare_tokenizer"] == key
+    cross = compare_chart(at, "bytes per token")
+    english = read_sample("udhr_en.txt")
+    row = cross[cross["encoded"] == "udhr_en.txt"]
+    reference = cut(oracle, 256 + K).encode_ordinary(english)
+    assert row["bytes per token"].iloc[0] == pytest.approx(len(english.encode()) / len(reference))
