@@ -763,8 +763,7 @@ class Tokenizer:
             raise ConfigError("dropout must be between 0 and 1")
         rng = random.Random(seed) if dropout > 0 else None
         cfg = self.pipeline
-        if self.rules == "tiktoken":
-            text = _fix_surrogates(text)
+        text = self._unicode(text)
         out: list[int] = []
         for chunk, special in self._chunks(text, allow_special):
             if special:
@@ -783,6 +782,29 @@ class Tokenizer:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
 
+    def _unicode(self, text: str) -> str:
+        """The text as this tokenizer's reference reads a lone surrogate in it: tiktoken makes it
+        U+FFFD; HF ``tokenizers`` refuses the text (ConfigError); a trained tokenizer keeps it.
+
+        >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="byte")
+        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
+        Traceback (most recent call last):
+        ...
+        explorer.errors.ConfigError: the text holds a lone surrogate (U+D800, character 3), which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from its files
+        """
+        if self.rules == "tiktoken":
+            return _fix_surrogates(text)
+        if self.encoding.refuse_surrogates:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ConfigError(
+                    f"the text holds a lone surrogate (U+{ord(text[err.start]):04X}, character {err.start + 1:,}), "
+                    "which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from "
+                    "its files"
+                ) from None
+        return text
+
     def piece_texts(self, text: str) -> Iterator[str]:
         """The pre-tokenized pieces that ``encode`` merges, in order (special-token text is plain
         text here, as in ``encode`` without ``allow_special``).
@@ -791,8 +813,7 @@ class Tokenizer:
         >>> list(tok.piece_texts("ab  ba\\nb"))
         ['ab', 'ba', 'b']
         """
-        if self.rules == "tiktoken":
-            text = _fix_surrogates(text)
+        text = self._unicode(text)
         cfg = self.pipeline
         for pieces in iter_piece_texts(self._sequences(text), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
             yield from pieces
