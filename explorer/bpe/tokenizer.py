@@ -167,17 +167,18 @@ class Tokenizer:
             raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = vocab.alphabet
-        self.merges: tuple[tuple[int, int], ...] = vocab.merges
         first_new = vocab.n_base
+        # one id per merge: what encoding needs of the merges (a rank table's are derived when
+        # asked for, ``merges``)
         self.merged_ids: list[int] = list(vocab.merged_ids)
-        ranks = range(len(self.merges))
+        ranks = range(len(self.merged_ids))
         # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256, 1 << ID_BITS | 257, ...]
         packed = list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         # token id -> rank of the first merge that made it: id - first_new when every merge made a
         # new id (a rank table, most trained tokenizers), else looked up
         self._first_new = first_new
         self._rank_of: dict[int, int] | None = (
-            None if len(vocab) == first_new + len(self.merges) else _first_wins(self.merged_ids, ranks)
+            None if len(vocab) == first_new + len(ranks) else _first_wins(self.merged_ids, ranks)
         )
         self._ids = vocab.ids
         self.n_special = vocab.n_special
@@ -388,8 +389,14 @@ class Tokenizer:
         return self._blank
 
     @property
+    def merges(self) -> tuple[tuple[int, int], ...]:
+        """The merges, (left id, right id) in rank order: the vocabulary's (a rank table's are
+        recovered from its ranks on first use, ``ranks.RankVocab``; encoding never asks)."""
+        return self.vocab.merges
+
+    @property
     def num_merges(self) -> int:
-        return len(self.merges)
+        return len(self.merged_ids)
 
     def token_to_id(self, token: str) -> int | None:
         return self._ids.get(token, self.special_ids.get(token))
@@ -404,7 +411,7 @@ class Tokenizer:
         """
         if self._rank_of is None:
             rank = token_id - self._first_new
-            return rank if 0 <= rank < len(self.merges) else None
+            return rank if 0 <= rank < len(self.merged_ids) else None
         return self._rank_of.get(token_id)
 
     def made_whole(self, token_id: int) -> bool:

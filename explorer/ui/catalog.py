@@ -438,8 +438,8 @@ def _options_apart(files: dict[str, bytes]) -> tuple[dict[str, bytes], dict]:
 @st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
 def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> ImportReport:
     """One reading of stored files, shared by every session that opens them. Big files are read
-    in a worker process: 200,000 ranks that are not a bundled table take ~3 s to turn into
-    merges, which would hold the server's interpreter; the tokenizer comes back in ~0.3 s."""
+    in a worker process, so that parsing them does not hold the server's interpreter (a rank
+    table's merges are recovered later, where first asked for: lineage, exports, merge k)."""
     files, options = _options_apart(_files)
     if sum(map(len, files.values())) > server.WORKER_MIN_BYTES:
         return server.pool().run(import_report, files, pretokenizer=pretokenizer, **options)
