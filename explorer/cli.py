@@ -287,7 +287,7 @@ def _tokenizer_options(p: argparse.ArgumentParser) -> None:
         required=True,
         metavar="NAME|PATH|OWNER/REPO",
         help=f"a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, a tokenizer file "
-        "(tokenizer.json, a .tiktoken or tokenizer.model, subword-nmt codes, ...) or a folder of them, or a Hugging "
+        "(tekken.json, tokenizer.json, a .tiktoken or tokenizer.model, subword-nmt codes, ...) or a folder of them, or a Hugging "
         "Face Hub repository id such as Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one)",
     )
     p.add_argument("--revision", metavar="REV", help="a Hub repository's branch, tag or commit (default main)")

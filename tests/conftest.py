@@ -481,3 +481,32 @@ def compare_chart(at, title: str):
     """The data of a Compare chart, its tab opened first."""
     open_tab(at, COMPARE_TABS[title])
     return chart_data(at, title)
+
+
+# ---- Mistral's tekken.json, as mistral_common ships it -------------------------------------------
+TEKKEN_FILE = "tekken_240911.json"  # as tekken_240718.json (same vocabulary and config) plus image settings
+
+
+@functools.cache
+def tekken_doc() -> dict:
+    """``mistral_common``'s own ``tekken_240911.json``, parsed (read from the installed package,
+    not vendored: Apache-2.0, 19 MB)."""
+    import importlib.resources
+
+    return json.loads((importlib.resources.files("mistral_common") / "data" / TEKKEN_FILE).read_bytes())
+
+
+def small_tekken(*, tokens: int = 600, used: int = 550, specials: int = 30) -> bytes:
+    """A tekken.json of the layout of Mistral's later files (version v13, its special tokens
+    listed, ``<SPECIAL_{id}>`` fillers after them) holding the first ``tokens`` ranks of the real
+    file, of which Tekken uses ``used`` (``default_vocab_size`` = ``used`` + ``specials``)."""
+    doc = tekken_doc()
+    listed = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]", "[THINK]"]
+    small = {
+        "config": doc["config"]
+        | {"num_vocab_tokens": tokens, "default_vocab_size": used + specials, "default_num_special_tokens": specials}
+        | {"version": "v13"},
+        "vocab": doc["vocab"][:tokens],
+        "special_tokens": [{"rank": i, "token_str": t, "is_control": True} for i, t in enumerate(listed)],
+    }
+    return json.dumps(small).encode()

@@ -378,3 +378,28 @@ def test_a_file_with_no_unknown_token_drops_unknown_characters_as_hf_does_and_ex
     assert hf_ids(json.loads(export_files(tok, "hf")["tokenizer.json"])) == hf_ids(data)
     with pytest.raises(ConfigError, match="cannot hold HF's dropping of characters outside the vocabulary"):
         export_files(tok, "gpt2")
+
+
+@pytest.mark.parametrize("layout", ["tokenizer.json", "vocab.json + merges.txt"])
+def test_text_with_a_lone_surrogate_is_refused_with_a_sentence_as_hf_refuses_it(layout):
+    from explorer.formats.pretrained import load_pretrained
+
+    files = export_files(load_pretrained("gpt2").truncate(300), "hf" if layout == "tokenizer.json" else "gpt2")
+    ours = import_files(files)
+    if layout == "tokenizer.json":
+        theirs = tokenizers.Tokenizer.from_str(files["tokenizer.json"].decode())
+    else:
+        with tempfile.TemporaryDirectory() as d:
+            for name, data in files.items():
+                (Path(d) / name).write_bytes(data)
+            model = models.BPE.from_file(str(Path(d) / "vocab.json"), str(Path(d) / "merges.txt"))
+        theirs = tokenizers.Tokenizer(model)
+        theirs.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    text = "naïve \ud83d text"  # half of an emoji's surrogate pair
+    with pytest.raises(TypeError):  # HF takes only Unicode text
+        theirs.encode(text)
+    with pytest.raises(ConfigError, match=r"lone surrogate \(U\+D83D, character 7\), which is not Unicode text"):
+        ours.encode(text)
+    assert ours.encode("naïve 😀 text") == theirs.encode("naïve 😀 text").ids  # whole, the pair is a character
+    # a rank table's rule is tiktoken's: a lone surrogate is U+FFFD first, as tiktoken encodes it
+    assert load_pretrained("gpt2").encode(text) == load_pretrained("gpt2").encode("naïve \ufffd text")

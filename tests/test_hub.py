@@ -1,7 +1,8 @@
 """Tokenizers opened by their Hugging Face Hub id (``explorer.formats.hub``), in the CLI's
 ``--tokenizer`` and on the Playground, against a Hub on loopback (``tests/hubserver.py``) that
 serves real files in the Hub's layout: Whisper's ``multilingual.tiktoken`` (vendored under
-tests/data/whisper) and a tokenizer.json our exporter wrote. No request leaves 127.0.0.1:
+tests/data/whisper), a tokenizer.json our exporter wrote, and a tekken.json of Mistral's ranks
+(``conftest.small_tekken``) beside a tokenizer.json, as Mistral's repositories hold them. No request leaves 127.0.0.1:
 ``HF_ENDPOINT`` names the local server, and huggingface_hub's own endpoint (read at its import,
 used for its agent registry) is pointed there too."""
 
@@ -17,7 +18,7 @@ import sys
 
 import pytest
 import tiktoken
-from conftest import ROOT, encode_view, read_sample, unescaped
+from conftest import ROOT, encode_view, read_sample, small_tekken, unescaped
 from hubserver import FakeHub, Repo
 from streamlit.testing.v1 import AppTest
 from tiktoken.load import load_tiktoken_bpe
@@ -63,7 +64,8 @@ def hub():
             "openai/whisper-tiny": Repo({"multilingual.tiktoken": whisper, "README.md": b"# whisper\n"}),
             "explorer-tests/small": Repo({"tokenizer.json": small, "config.json": b"{}", "merges.txt": b""}),
             "meta-llama/gated": Repo({"tokenizer.json": small}, token=TOKEN),
-            "mistralai/tekken-only": Repo({"tekken.json": b"{}", "config.json": b"{}"}),
+            "mistralai/tekken": Repo({"tekken.json": small_tekken(), "tokenizer.json": small, "params.json": b"{}"}),
+            "mistralai/weights-only": Repo({"params.json": b"{}", "config.json": b"{}"}),
             "google-bert/wordpiece": Repo({"tokenizer.json": wordpiece_json()}),
         }
     )
@@ -124,6 +126,20 @@ def test_encode_by_hub_id_gives_tiktokens_ids_on_whispers_own_rank_file(hub_env,
     assert hub_env.fetched("multilingual.tiktoken") >= 1
 
 
+def test_a_mistral_repository_opens_by_its_tekken_json_with_tekkenizers_ids(hub_env, tmp_path):
+    """tekken.json is chosen over the tokenizer.json beside it, and read as Tekkenizer reads it."""
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+    report = open_hub("mistralai/tekken")
+    assert report.format == "tekken"
+    assert report.notes[0].startswith("read tekken.json of mistralai/tekken from the Hub, commit ")
+    path = tmp_path / "tekken.json"
+    path.write_bytes(hub_env.repos["mistralai/tekken"].files["tekken.json"])
+    assert report.tokenizer.encode(HOSTILE) == Tekkenizer.from_file(path).encode(HOSTILE, bos=False, eos=False)
+    got = [path for method, path in hub_env.requests if method == "GET" and "/mistralai/tekken/" in path]
+    assert got and all(path.endswith("/tekken.json") for path in got)  # the tokenizer.json beside it not fetched
+
+
 def test_the_cli_reads_HF_ENDPOINT_and_HF_HUB_CACHE_from_its_environment_and_gives_hfs_ids(hub, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING_FACE"))}
     env.update(HF_ENDPOINT=hub.url, HF_HUB_CACHE=str(tmp_path / "cache"), HF_HOME=str(tmp_path / "home"))
@@ -154,8 +170,8 @@ def expected_failure(case: str, hub: FakeHub) -> str:
         )
     if case == "no tokenizer file":
         return (
-            "mistralai/tekken-only holds no tokenizer file read here (it holds tekken.json, Mistral's format, which "
-            "is not read here): looked for tokenizer.json, vocab.json + merges.txt, a .tiktoken file or tokenizer.model"
+            "mistralai/weights-only holds no tokenizer file read here: looked for tekken.json, tokenizer.json, "
+            "vocab.json + merges.txt, a .tiktoken file or tokenizer.model"
         )
     if case == "revision":
         return "explorer-tests/small has no revision 'v9' on the Hub at HF_ENDPOINT"
@@ -167,7 +183,7 @@ def expected_failure(case: str, hub: FakeHub) -> str:
 FAILURES = {
     "missing": ["nobody/missing"],
     "gated": ["meta-llama/gated"],
-    "no tokenizer file": ["mistralai/tekken-only"],
+    "no tokenizer file": ["mistralai/weights-only"],
     "revision": ["explorer-tests/small", "--revision", "v9"],
     "refused by the importer": ["google-bert/wordpiece"],
 }

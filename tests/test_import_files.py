@@ -108,7 +108,7 @@ def test_every_export_format_is_round_tripped_and_each_preset_exports_as_listed(
         tok = trained(preset).tokenizer(STEP)
         assert tok.num_merges == STEP
         assert {f for f in EXPORT_FORMATS if export_problem(tok, f) is None} == fmts, preset
-    assert set(EXPORT_FORMATS) == set(IMPORT_FORMATS)
+    assert set(EXPORT_FORMATS) == set(IMPORT_FORMATS) - {"tekken"}  # Mistral's tekken.json: read only
 
 
 @pytest.mark.parametrize(

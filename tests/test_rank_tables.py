@@ -28,12 +28,14 @@ from tiktoken_ext.openai_public import r50k_pat_str
 
 from explorer.analysis.health import scan
 from explorer.analysis.lineage import lineage, not_one_merge
+from explorer.bpe.ranks import recover_merges, tokenizer_from_merges
 from explorer.bpe.tokenizer import Tokenizer
 from explorer.cli import main
 from explorer.errors import FormatError
 from explorer.formats.exporters import to_tiktoken
 from explorer.formats.importers import import_report
 from explorer.formats.registry import sniff
+from explorer.formats.tiktoken_ranks import read_ranks
 from explorer.formats.trace import load_tokenizer, save_trace, trace_from_tokenizer
 
 LLAMA3 = importlib.resources.files("llama_models") / "llama3" / "tokenizer.model"
@@ -206,3 +208,75 @@ def test_a_model_file_of_no_known_layout_says_what_was_tried_and_how_it_starts()
     assert "a .tiktoken file" in msg and "a .model file" in msg
     with pytest.raises(FormatError, match="perhaps a SentencePiece model"):
         import_report({"tokenizer.model": b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02\xff"})
+
+
+def _rank_file(table: list[bytes], first: int = 0) -> bytes:
+    return "".join(f"{base64.b64encode(t).decode() or '='} {r}\n" for r, t in enumerate(table, first)).encode()
+
+
+def test_a_rank_files_merges_wait_until_asked_for_and_are_then_those_an_eager_recovery_gives():
+    """Encoding needs only the ranks: Whisper's first 20,000 ranks and a token that merging its
+    own bytes never makes (as Llama 3's 678) encode as tiktoken encodes them with no merge
+    recovered; asked for afterwards, the merges, tokens and ids are those of the vocabulary built
+    from ``recover_merges`` at once, and "the tokenizer as of merge k" encodes as before."""
+    table = [t for t, _ in read_ranks(whisper_table())][:20_000]
+    table += [b"\x01\x02", b"\x04\x05", b"\x03\x04", b"\x01\x02\x03\x04", b"\x01\x02\x03\x04\x05"]
+    meta = json.dumps({"pat_str": r50k_pat_str, "special_tokens": {"<|endoftext|>": len(table)}}).encode()
+    tok = import_report({"t.tiktoken": _rank_file(table), "t.json": meta}).tokenizer
+    ref = tiktoken.Encoding(
+        "t", pat_str=r50k_pat_str, mergeable_ranks={t: r for r, t in enumerate(table)}, special_tokens={}
+    )
+    for text in [*_texts(), "\x01\x02\x03\x04\x05 x\x01\x02\x03\x04\x05"]:
+        assert tok.encode(text) == ref.encode_ordinary(text)
+    assert [tok.made_whole(r) for r in range(20_000, 20_005)] == [False, False, False, False, True]
+    assert tok.num_merges == len(table) - 256 and tok.merge_rank(20_004) == 20_004 - 256
+    assert "merges" not in vars(tok.vocab)  # nothing above asked for them
+    eager = tokenizer_from_merges(
+        table[:256],
+        recover_merges(table, strict=False),
+        pretokenizer=tok.pipeline.pretokenizer,
+        pattern=tok.pipeline.pattern,
+        special_ids={"<|endoftext|>": len(table)},
+    )
+    assert tok.merges == eager.merges and tok.vocab == eager.vocab
+    assert tok.vocab.tokens == eager.vocab.tokens and tok.vocab.ids == eager.vocab.ids
+    assert tok.truncate(5_000).encode(HOSTILE) == eager.truncate(5_000).encode(HOSTILE)
+
+
+def test_a_table_behind_leading_special_tokens_recovers_its_merges_at_their_ids():
+    """Ranks from 2, ids 0 and 1 special tokens: the merges name ids, as the eager vocabulary's."""
+    table = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"de", b"abcde"]
+    meta = json.dumps({"pat_str": r50k_pat_str, "special_tokens": {"<s>": 0, "</s>": 1}}).encode()
+    tok = import_report({"t.tiktoken": _rank_file(table, first=2), "t.json": meta}).tokenizer
+    ref = tiktoken.Encoding(
+        "t", pat_str=r50k_pat_str, mergeable_ranks={t: r for r, t in enumerate(table, 2)}, special_tokens={}
+    )
+    assert tok.encode("abcde xabcde") == ref.encode_ordinary("abcde xabcde")
+    eager = tokenizer_from_merges(
+        table[:256], recover_merges(table, strict=False), pretokenizer="gpt2", leading=["<s>", "</s>"]
+    )
+    assert tok.merges == eager.merges == ((99, 100), (101, 102), (258, 259), (102, 103), (260, 103))
+    assert tok.vocab == eager.vocab and tok.vocab.tokens == eager.vocab.tokens
+
+
+@pytest.mark.parametrize(
+    ("added", "rank"),
+    [
+        ([b"xyz"], 256),  # no split at all
+        ([b"ab", b"ef", b"abcdef", b"xyz"], 258),  # the lower-ranked of two, though "xyz" is shorter
+        ([b"ab", b"cd", b"abcdef", b"ef", b"cdef"], 258),  # its only split's parts come after it
+        ([b"ab", b"cd", b"abcd", b"ef", b"abcdef", b"abcdefg", b"gh", b"xyzw"], 263),  # 262 = 261 + "g"
+    ],
+)
+def test_a_token_that_splits_into_no_two_lower_ranked_tokens_is_refused_at_import_as_recovery_refuses_it(added, rank):
+    """The merges are recovered later, but what recovering them refuses is refused at import, in
+    its words: the lowest such rank, whatever the split that fails."""
+    table = [bytes([b]) for b in range(256)] + added
+    with pytest.raises(FormatError, match=f"rank {rank} ") as recovered:
+        recover_merges(table, strict=False)
+    with pytest.raises(FormatError) as imported:
+        import_report({"t.tiktoken": _rank_file(table)}, pretokenizer="gpt2")
+    assert str(imported.value) == f"t.tiktoken: {recovered.value}"
+    assert "cannot be split into two lower-ranked tokens" in str(imported.value)
+    ok = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"ef", b"abcdef"]
+    assert import_report({"t.tiktoken": _rank_file(ok)}, pretokenizer="gpt2").tokenizer.encode("abcdef") == [260]

@@ -326,6 +326,10 @@ class EncodeOptions:
     token) and ``drop_unknown`` (a symbol outside the vocabulary is dropped, as HF does when its
     model has no unknown token), and SentencePiece's ``byte_fallback`` (a character outside the
     vocabulary is its UTF-8 bytes, the tokens ``<0x00>`` ... ``<0xFF>``; character level only).
+    ``refuse_surrogates``: text holding a lone surrogate (not Unicode text: UTF-8 cannot write
+    it) is refused with a sentence, as HF ``tokenizers`` and GPT-2's ``encoder.py`` refuse it;
+    otherwise a tokenizer that merges by rank makes it U+FFFD first (tiktoken) and one that
+    merges by its merge list encodes its three surrogate-escaped bytes (``surrogatepass``).
 
     >>> EncodeOptions(glossaries=["USA", "[0-9]+"]).glossaries
     ('USA', '[0-9]+')
@@ -343,6 +347,7 @@ class EncodeOptions:
     fuse_unk: bool = False
     drop_unknown: bool = False
     byte_fallback: bool = False
+    refuse_surrogates: bool = False
 
     def __post_init__(self) -> None:
         if self.dropout_style not in DROPOUT_STYLES:
@@ -368,7 +373,7 @@ class EncodeOptions:
         ({'unk_token': '<unk>', 'dropout_style': 'retry'}, True)
         """
         data = dataclasses.asdict(self)
-        for name in ("keep_unknown", "ignore_merges", "fuse_unk", "drop_unknown", "byte_fallback"):
+        for name in ("keep_unknown", "ignore_merges", "fuse_unk", "drop_unknown", "byte_fallback", "refuse_surrogates"):
             if not data[name]:
                 del data[name]
         if self.glossaries:
@@ -382,7 +387,7 @@ class EncodeOptions:
         """From a trace's "encoding" object (or, in older traces, its "config" object).
 
         >>> EncodeOptions.from_dict({"dropout_style": "once", "tie_break": "hf"})
-        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=(), ignore_merges=False, fuse_unk=False, drop_unknown=False, byte_fallback=False)
+        EncodeOptions(unk_token='<unk>', dropout_style='once', keep_unknown=False, glossaries=(), ignore_merges=False, fuse_unk=False, drop_unknown=False, byte_fallback=False, refuse_surrogates=False)
         """
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})

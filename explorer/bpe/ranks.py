@@ -9,7 +9,11 @@ tiktoken's by construction.
 
 Recovering is slow for a big table (cl100k_base: about a second), so the bundled tables ship
 their merges beside them, recovered once (``merges_file``) and read back at load
-(``read_merges_file``); the vocabulary is then derived from the merges alone.
+(``read_merges_file``); the vocabulary is then derived from the merges alone. Any other rank
+file's tokenizer (``tokenizer_from_ranks``) holds the file's tokens, its source of truth, in a
+``RankVocab``, and recovers their merges only when something asks for them (lineage, exports,
+"the tokenizer as of merge k", scans): encoding needs only the tokens' ranks. What the recovery
+would refuse is refused at load all the same (``first_unsplit``, a cheap test of each token).
 
 Data shapes::
 
@@ -26,7 +30,11 @@ Data shapes::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
+from itertools import accumulate, compress, repeat
+from operator import getitem, lt, not_
+from typing import AnyStr, cast
 
 from ..errors import FormatError
 from ..stages.pipeline import Pipeline
@@ -36,7 +44,9 @@ from .tokenizer import Tokenizer
 from .vocab import Vocab
 
 __all__ = [
+    "RankVocab",
     "bpe_parts",
+    "first_unsplit",
     "merges_file",
     "read_merges_file",
     "recover_merges",
@@ -45,10 +55,11 @@ __all__ = [
 ]
 
 
-def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[bytes]:
+def bpe_parts(token: AnyStr, ranks: Mapping[AnyStr, int], max_rank: int) -> list[AnyStr]:
     """Rank-based BPE on one byte string with only the ranks below ``max_rank``: repeatedly merge
     the neighbours whose concatenation has the lowest rank, leftmost first (the encoder's rule,
-    ``merging.lowest_first`` on bytes joined: here a rank is all there is to a merge).
+    ``merging.lowest_first`` on bytes joined: here a rank is all there is to a merge). A byte-level
+    display string (one character per byte) merges as its bytes do.
 
     >>> ranks = {b"a": 0, b"b": 1, b"c": 2, b"bc": 3, b"ab": 4, b"abc": 5}
     >>> bpe_parts(b"abc", ranks, 5), bpe_parts(b"abc", ranks, 4)
@@ -59,8 +70,9 @@ def bpe_parts(token: bytes, ranks: Mapping[bytes, int], max_rank: int) -> list[b
     return lowest_first([token[i : i + 1] for i in range(len(token))], ranks.get, joined=True, below=max_rank)
 
 
-def recover_merges(tokens: Sequence[bytes], *, strict: bool = True) -> list[tuple[int, int]]:
-    """The merge that made each token of rank 256 and up, as (left rank, right rank).
+def recover_merges(tokens: Sequence[AnyStr], *, strict: bool = True) -> list[tuple[int, int]]:
+    """The merge that made each token of rank 256 and up, as (left rank, right rank). The
+    tokens are bytes, or their byte-level display strings (the same merges).
 
     Most tokens split into two lower-ranked tokens in one way only, and then that split is
     the merge; the others run :func:`bpe_parts`.
@@ -115,13 +127,144 @@ def recover_merges(tokens: Sequence[bytes], *, strict: bool = True) -> list[tupl
     return merges
 
 
-def _first_split(token: bytes, rank: Mapping[bytes, int], r: int) -> tuple[int, int]:
+def _first_split(token: AnyStr, rank: Mapping[AnyStr, int], r: int) -> tuple[int, int]:
     """The first split of a token into two tokens of rank below ``r`` (one exists)."""
     for i in range(1, len(token)):
         a, b = rank.get(token[:i], r), rank.get(token[i:], r)
         if a < r and b < r:
             return a, b
     raise AssertionError("a token of several splits has one")  # pragma: no cover
+
+
+def first_unsplit(tokens: Sequence[AnyStr], rank: Mapping[AnyStr, int]) -> int | None:
+    """The lowest rank from 256 whose token splits into no two tokens of lower rank (the token
+    ``recover_merges`` refuses whatever ``strict`` says), else None. Each split point is tried
+    for all the tokens not split yet at once, the slices and look-ups mapped in C: first the
+    splits that cut off the last or the first byte (a byte's rank is below every merged token's:
+    one look-up each, and most tokens split so), then those that cut off the last 2, 3, ...
+    bytes, the right part looked up only where the left one is a token of lower rank.
+
+    >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"xyz", b"bc"]
+    >>> rank = {t: r for r, t in enumerate(table)}
+    >>> first_unsplit(table, rank), first_unsplit(table[:259], rank)
+    (259, None)
+    >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"ef", b"abcdef", b"xyz"]
+    >>> first_unsplit(table, {t: r for r, t in enumerate(table)})  # "abcdef", though "xyz" is shorter
+    258
+    >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"ef", b"abcdef"]
+    >>> first_unsplit(table, {t: r for r, t in enumerate(table)})  # "abcd" + "ef"
+    """
+    end = len(tokens)
+    at = tokens.__getitem__
+    rank_or_end = cast(Callable[[object, int], int], rank.get)  # a part that is no token: ``end``
+
+    def lower(ranks: list[int], cut: slice) -> list[bool]:
+        """Whether the part ``cut`` of each token of ``ranks`` is a token of lower rank."""
+        parts = map(getitem, map(at, ranks), repeat(cut))
+        return list(map(lt, map(rank_or_end, parts, repeat(end)), ranks))
+
+    left = list(range(256, end))  # the ranks of the tokens not split yet
+    for cut in (slice(None, -1), slice(1, None)):  # the other part is one byte
+        left = list(compress(left, map(not_, lower(left, cut))))
+    unsplit: list[int] = []
+    k = 2
+    while left:
+        # the splits with both parts of 2 bytes or more are left: a token shorter than k + 2
+        # has tried every one
+        more = list(map(lt, repeat(k + 1), map(len, map(at, left))))
+        unsplit += compress(left, map(not_, more))
+        left = list(compress(left, more))
+        heads = list(compress(left, lower(left, slice(None, -k))))
+        split = set(compress(heads, lower(heads, slice(-k, None))))
+        left = list(compress(left, map(not_, map(split.__contains__, left))))
+        k += 1
+    return min(unsplit, default=None)
+
+
+def _check_table(tokens: Sequence[bytes], texts: Sequence[str]) -> dict[str, int]:
+    """The refusals of ``recover_merges(strict=False)``, in its order and its words, without
+    recovering a merge: a rank table's tokens (``texts``: their display strings) -> their ranks.
+
+    >>> singles = [bytes([b]) for b in range(256)]
+    >>> _check_table(singles + [b"xyz"], _displays(singles + [b"xyz"]))
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: token of rank 256 (b'xyz') cannot be split into two lower-ranked tokens: tiktoken takes it only as a whole piece, and a table with such a token cannot be opened here
+    """
+    if len(tokens) < 256 or any(len(t) != 1 for t in tokens[:256]) or len(set(tokens[:256])) != 256:
+        raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
+    rank = dict(zip(texts, range(len(texts))))
+    if len(rank) != len(texts):
+        raise FormatError("the rank table lists a token twice")
+    r = first_unsplit(texts, rank)
+    if r is not None:
+        raise FormatError(
+            f"token of rank {r} ({tokens[r]!r}) cannot be split into two lower-ranked tokens: tiktoken takes "
+            "it only as a whole piece, and a table with such a token cannot be opened here"
+        )
+    return rank
+
+
+def _displays(tokens: Sequence[bytes]) -> list[str]:
+    """Each token's display string (``bytes_to_display``), all converted at once and cut apart.
+
+    >>> _displays([b" ", b"", b"hi\\n"])
+    ['Ġ', '', 'hiĊ']
+    """
+    ends = list(accumulate(map(len, tokens)))
+    joined = bytes_to_display(b"".join(tokens))
+    return list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+
+
+class RankVocab(Vocab):
+    """A rank table's vocabulary: the leading special tokens, then the table's tokens in rank
+    order, as the file lists them (its source of truth); the merges are derived from the tokens
+    when first asked for (``recover_merges(strict=False)``, a second for 100,000 tokens), as
+    encoding with tiktoken's rules never asks. Equal to the ``Vocab`` of those merges, whose
+    tokens and ids it has; its truncations are ordinary ones.
+
+    >>> table = [bytes([b]) for b in range(256)] + [b"bc", b"bcbc"]
+    >>> v = RankVocab.of_table(["<s>"], _displays(table), _check_table(table, _displays(table)))
+    >>> "merges" in vars(v), v.tokens[257:], v.merged_ids, v.merges, "merges" in vars(v)
+    (False, ('bc', 'bcbc'), (257, 258), ((99, 100), (257, 257)), True)
+    >>> v == Vocab(("<s>",), v.alphabet, ((99, 100), (257, 257))), v.truncate(1).tokens[257:]
+    (True, ('bc',))
+    """
+
+    @classmethod
+    def of_table(cls, leading: Sequence[str], texts: Sequence[str], rank: dict[str, int]) -> RankVocab | None:
+        """The vocabulary of a checked table (``_check_table``: its texts -> ranks, all distinct)
+        behind ``leading`` special tokens; None when a special token is also one of its texts
+        (the ``Vocab`` of its merges would give that token the special's id: the caller builds
+        it, to say so)."""
+        shift = len(leading)
+        tokens = (*leading, *texts)
+        ids = dict(zip(tokens, range(len(tokens)))) if shift else rank  # the texts' ranks are their ids
+        if len(ids) != len(tokens):
+            return None
+        vocab = object.__new__(cls)
+        derived = {
+            "special_tokens": tuple(leading),
+            "alphabet": tuple(texts[:256]),
+            "reuse_ids": True,
+            "removals": (),
+            "tokens": tokens,
+            "ids": ids,
+            "merged_ids": tuple(range(shift + 256, len(tokens))),
+            "n_special": shift,
+            "n_base": shift + 256,
+            "removal_parts": (),
+            "removed": frozenset(),
+        }
+        vocab.__dict__.update(derived)  # frozen: the fields are set once, here
+        return vocab
+
+    @cached_property
+    def merges(self) -> tuple[tuple[int, int], ...]:  # type: ignore[override]
+        """The merge of each token past the bytes, recovered from the ranks on first use."""
+        shift = self.n_special
+        merges = recover_merges(self.tokens[shift:], strict=False)
+        return tuple((a + shift, b + shift) for a, b in merges) if shift else tuple(merges)
 
 
 def merges_file(tokens: Sequence[bytes], *, source: str) -> str:
@@ -230,11 +373,12 @@ def tokenizer_from_ranks(
     special_ids: Mapping[str, int] | None = None,
     leading: Sequence[str] = (),
 ) -> Tokenizer:
-    """A byte-level tokenizer whose ids are the table's ranks, with recovered merges and
-    tiktoken's encoding rules (``tokenizer_from_merges``). A token that merging its own bytes
-    never reaches is kept (``recover_merges(strict=False)``); tiktoken's rules merge by the
-    tokens' bytes, so its ids are tiktoken's all the same. An empty token (Whisper's last rank)
-    must be the last: it stands for no bytes (``Tokenizer``'s ``blank_ids``).
+    """A byte-level tokenizer whose ids are the table's ranks, with tiktoken's encoding rules:
+    its ids are tiktoken's by construction. Its vocabulary is the table's tokens
+    (``RankVocab``): the merges are recovered when first asked for, a token that merging its
+    own bytes never reaches kept (``recover_merges(strict=False)``); what that recovery refuses
+    is refused here (``_check_table``). An empty token (Whisper's last rank) must be the last:
+    it stands for no bytes (``Tokenizer``'s ``blank_ids``).
 
     >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab", b""], pretokenizer="none")
     >>> tok.encode("ababab"), tok.tokens(tok.merges[1]), tok.decode_bytes([258]), tok.n_vocab
@@ -248,12 +392,18 @@ def tokenizer_from_ranks(
         raise FormatError(
             f"rank {list(tokens).index(b'') + len(leading)} is the empty token: only the last rank may be empty"
         )
-    return tokenizer_from_merges(
-        tokens[:256],
-        recover_merges(tokens, strict=False),
-        blank_ids=blank,
-        pretokenizer=pretokenizer,
-        pattern=pattern,
-        special_ids=special_ids,
-        leading=leading,
-    )
+    texts = _displays(tokens)
+    rank = _check_table(tokens, texts)
+    pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
+    vocab = RankVocab.of_table(leading, texts, rank)
+    if vocab is None:  # a special token's text is a token of the table: the merges' vocabulary says so
+        return tokenizer_from_merges(
+            tokens[:256],
+            recover_merges(tokens, strict=False),
+            blank_ids=blank,
+            pretokenizer=pretokenizer,
+            pattern=pattern,
+            special_ids=special_ids,
+            leading=leading,
+        )
+    return Tokenizer(pipeline=pipeline, vocab=vocab, special_ids=special_ids, rules="tiktoken", blank_ids=blank)

@@ -167,17 +167,18 @@ class Tokenizer:
             raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = vocab.alphabet
-        self.merges: tuple[tuple[int, int], ...] = vocab.merges
         first_new = vocab.n_base
+        # one id per merge: what encoding needs of the merges (a rank table's are derived when
+        # asked for, ``merges``)
         self.merged_ids: list[int] = list(vocab.merged_ids)
-        ranks = range(len(self.merges))
+        ranks = range(len(self.merged_ids))
         # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256, 1 << ID_BITS | 257, ...]
         packed = list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         # token id -> rank of the first merge that made it: id - first_new when every merge made a
         # new id (a rank table, most trained tokenizers), else looked up
         self._first_new = first_new
         self._rank_of: dict[int, int] | None = (
-            None if len(vocab) == first_new + len(self.merges) else _first_wins(self.merged_ids, ranks)
+            None if len(vocab) == first_new + len(ranks) else _first_wins(self.merged_ids, ranks)
         )
         self._ids = vocab.ids
         self.n_special = vocab.n_special
@@ -388,8 +389,14 @@ class Tokenizer:
         return self._blank
 
     @property
+    def merges(self) -> tuple[tuple[int, int], ...]:
+        """The merges, (left id, right id) in rank order: the vocabulary's (a rank table's are
+        recovered from its ranks on first use, ``ranks.RankVocab``; encoding never asks)."""
+        return self.vocab.merges
+
+    @property
     def num_merges(self) -> int:
-        return len(self.merges)
+        return len(self.merged_ids)
 
     def token_to_id(self, token: str) -> int | None:
         return self._ids.get(token, self.special_ids.get(token))
@@ -404,7 +411,7 @@ class Tokenizer:
         """
         if self._rank_of is None:
             rank = token_id - self._first_new
-            return rank if 0 <= rank < len(self.merges) else None
+            return rank if 0 <= rank < len(self.merged_ids) else None
         return self._rank_of.get(token_id)
 
     def made_whole(self, token_id: int) -> bool:
@@ -763,8 +770,7 @@ class Tokenizer:
             raise ConfigError("dropout must be between 0 and 1")
         rng = random.Random(seed) if dropout > 0 else None
         cfg = self.pipeline
-        if self.rules == "tiktoken":
-            text = _fix_surrogates(text)
+        text = self._unicode(text)
         out: list[int] = []
         for chunk, special in self._chunks(text, allow_special):
             if special:
@@ -783,6 +789,29 @@ class Tokenizer:
                     out += chain.from_iterable(map(self._cache.__getitem__, pieces))
         return out
 
+    def _unicode(self, text: str) -> str:
+        """The text as this tokenizer's reference reads a lone surrogate in it: tiktoken makes it
+        U+FFFD; HF ``tokenizers`` refuses the text (ConfigError); a trained tokenizer keeps it.
+
+        >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="byte")
+        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
+        Traceback (most recent call last):
+        ...
+        explorer.errors.ConfigError: the text holds a lone surrogate (U+D800, character 3), which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from its files
+        """
+        if self.rules == "tiktoken":
+            return _fix_surrogates(text)
+        if self.encoding.refuse_surrogates:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ConfigError(
+                    f"the text holds a lone surrogate (U+{ord(text[err.start]):04X}, character {err.start + 1:,}), "
+                    "which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from "
+                    "its files"
+                ) from None
+        return text
+
     def piece_texts(self, text: str) -> Iterator[str]:
         """The pre-tokenized pieces that ``encode`` merges, in order (special-token text is plain
         text here, as in ``encode`` without ``allow_special``).
@@ -791,8 +820,7 @@ class Tokenizer:
         >>> list(tok.piece_texts("ab  ba\\nb"))
         ['ab', 'ba', 'b']
         """
-        if self.rules == "tiktoken":
-            text = _fix_surrogates(text)
+        text = self._unicode(text)
         cfg = self.pipeline
         for pieces in iter_piece_texts(self._sequences(text), pretokenizer=cfg.pretokenizer, pattern=cfg.pattern):
             yield from pieces

@@ -127,7 +127,7 @@ class VocabBuilder:
         return len(self.tokens)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Vocab(Sequence[str]):
     """A vocabulary as a value: special tokens (the first ids), the alphabet, the merges (pairs of
     ids, in rank order) and the id rule (``reuse_ids``: a merge that makes an existing token's text
@@ -194,8 +194,16 @@ class Vocab(Sequence[str]):
     def __contains__(self, token: object) -> bool:
         return token in self.ids
 
+    def _key(self) -> tuple:
+        return (self.special_tokens, self.alphabet, self.merges, self.reuse_ids, self.removals)
+
+    def __eq__(self, other: object) -> bool:
+        # by value, whatever built it (a rank table's, whose merges are derived, equals the Vocab of
+        # those merges)
+        return isinstance(other, Vocab) and self._key() == other._key()
+
     def __hash__(self) -> int:
-        return hash((self.special_tokens, self.alphabet, self.merges, self.reuse_ids, self.removals))
+        return hash(self._key())
 
     @property
     def n_live(self) -> int:

@@ -240,8 +240,9 @@ def _never(found: Found) -> bool:
 
 @dataclass(frozen=True)
 class FileFormat:
-    """One file format, both ways. ``write(tok, trace)`` gives its files by name (``trace``: the
-    merge history, read only when ``uses_trace``); ``read(found, options)`` makes the tokenizer
+    """One file format, both ways (or read only: ``write`` None, left out of the exports).
+    ``write(tok, trace)`` gives its files by name (``trace``: the merge history, read only when
+    ``uses_trace``); ``read(found, options)`` makes the tokenizer
     from the files of a file set; ``needs_pretokenizer(found)``: whether those files leave the
     split to the caller (a page asks for it only then); ``holds_normalizer``: whether its files
     name their normalizer (else an import may name one). ``kinds`` are the file kinds this
@@ -251,7 +252,7 @@ class FileFormat:
     title: str  # as a picker of formats to write shows it
     description: str  # what the files are for, under the picker
     files: str  # what to upload, for people
-    write: Callable[[Tokenizer, Mapping], Files]
+    write: Callable[[Tokenizer, Mapping], Files] | None  # None: read only (Mistral's tekken.json)
     read: Callable[[Found, ImportOptions], Imported]
     kinds: tuple[FileKind, ...]
     file_sets: tuple[tuple[str, ...], ...]

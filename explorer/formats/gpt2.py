@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from operator import eq
 from typing import Literal
 
+from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.vocab import Vocab
 from ..errors import ConfigError, FormatError
@@ -91,6 +92,8 @@ def _byte_vocab_merges(
         pipeline=pipeline,
         specials=specials,
         rules=rules,
+        # HF's BPE and GPT-2's encoder.py refuse text with a lone surrogate (tiktoken's rule fixes it)
+        encoding=EncodeOptions(refuse_surrogates=rules == "merges"),
         where=lambda n: f"{merges_name} line {lines[n]}",
         vocab_name=vocab_name,
     )

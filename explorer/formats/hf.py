@@ -593,6 +593,7 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     require(unk is None or isinstance(unk, str), "tokenizer.json 'model.unk_token' must be a string or null")
     # with no unknown token HF drops a symbol it has no id for (any character, or a byte the
     # vocabulary lacks)
+    options["refuse_surrogates"] = True  # HF refuses text that is not Unicode (a lone surrogate)
     options["drop_unknown"] = not unk and (fields["unit"] != "byte" or not set(byte_alphabet()) <= set(vocab))
     try:
         pipeline = Pipeline(**fields)

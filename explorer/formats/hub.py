@@ -5,13 +5,15 @@
 own cache, so a second open reads the disk) and reads them with :func:`importers.import_report`,
 as if they had been uploaded::
 
+    tekken.json                     -> tekken (Mistral's own file; its tokenizer.json is a conversion)
     tokenizer.json                  -> hf (it names its own normalizer and pre-tokenizer)
     vocab.json + merges.txt         -> gpt2
     *.tiktoken (the first by name)  -> tiktoken ranks
     tokenizer.model                 -> tiktoken ranks or minbpe (a SentencePiece model is refused)
     original/tokenizer.model        -> as above (where Meta keeps Llama 3's ranks)
 
-Mistral's ``tekken.json`` is not read here: a repository holding only that is refused by name.
+Mistral's repositories hold ``tekken.json`` beside a ``tokenizer.json`` that transformers
+converted from it: the maker's own file comes first, read as ``mistral_common`` reads it.
 
 Settings are huggingface_hub's own environment variables, read when a tokenizer is opened (not
 when a module is imported): ``HF_TOKEN`` (a gated or private repository), ``HF_ENDPOINT`` (a
@@ -49,6 +51,7 @@ __all__ = [
 
 # the file sets looked for, in order; "*.tiktoken" stands for any top-level file of that suffix
 CANDIDATES: tuple[tuple[str, ...], ...] = (
+    ("tekken.json",),
     ("tokenizer.json",),
     ("vocab.json", "merges.txt"),
     ("*.tiktoken",),
@@ -81,8 +84,10 @@ def choose_files(names: Iterable[str]) -> tuple[str, ...] | None:
     ('vocab.json', 'merges.txt')
     >>> choose_files(["tokenizer.model", "qwen.tiktoken", "sub/other.tiktoken"])
     ('qwen.tiktoken',)
-    >>> choose_files(["config.json", "original/tokenizer.model"]), choose_files(["tekken.json"])
-    (('original/tokenizer.model',), None)
+    >>> choose_files(["config.json", "original/tokenizer.model"]), choose_files(["tokenizer.json", "tekken.json"])
+    (('original/tokenizer.model',), ('tekken.json',))
+    >>> choose_files(["config.json", "params.json"]) is None
+    True
     """
     present = set(names)
     for wanted in CANDIDATES:
@@ -233,10 +238,9 @@ def _no_file(repo_id: str, names: list[str], offline: str | None) -> ExplorerErr
             f"{repo_id} cannot be fetched: {offline}, and no tokenizer file of it is in the local cache "
             "(open it once while online)"
         )
-    what = " (it holds tekken.json, Mistral's format, which is not read here)" if "tekken.json" in names else ""
     return FormatError(
-        f"{repo_id} holds no tokenizer file read here{what}: looked for tokenizer.json, vocab.json + merges.txt, "
-        "a .tiktoken file or tokenizer.model"
+        f"{repo_id} holds no tokenizer file read here: looked for tekken.json, tokenizer.json, "
+        "vocab.json + merges.txt, a .tiktoken file or tokenizer.model"
     )
 
 

@@ -264,8 +264,8 @@ def open_path(
         chosen = choose_files(names)
         if chosen is None:
             raise FormatError(
-                f"no {TRACE_FILE} found in {p}, nor a tokenizer file read here (tokenizer.json, vocab.json + "
-                "merges.txt, *.tiktoken, tokenizer.model)"
+                f"no {TRACE_FILE} found in {p}, nor a tokenizer file read here (tekken.json, tokenizer.json, "
+                "vocab.json + merges.txt, *.tiktoken, tokenizer.model)"
             )
         files = {Path(name).name: (p / name).read_bytes() for name in chosen}
     else:

@@ -20,7 +20,7 @@ from typing import NamedTuple
 from ..bpe.tokenizer import Tokenizer
 from ..errors import FormatError
 from ..stages.registry import Registry
-from . import arrow, gpt2, hf, merges_csv, minbpe, subword_nmt, tiktoken_ranks, trace_file
+from . import arrow, gpt2, hf, merges_csv, minbpe, subword_nmt, tekken, tiktoken_ranks, trace_file
 from .base import FileFormat, FileKind, Files, Upload, require
 
 __all__ = [
@@ -42,6 +42,7 @@ FORMATS: Registry[FileFormat] = Registry(
             hf.FORMAT,
             gpt2.FORMAT,
             tiktoken_ranks.FORMAT,
+            tekken.FORMAT,  # read only: not among the exports
             subword_nmt.FORMAT,
             minbpe.FORMAT,
             arrow.FORMAT,
@@ -71,7 +72,9 @@ class ImportFormat(NamedTuple):
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = FORMATS.view(
-    lambda f: ExportFormat(f.name, f.title, f.description, f.write, f.uses_trace, f.removals)
+    lambda f: (
+        None if f.write is None else ExportFormat(f.name, f.title, f.description, f.write, f.uses_trace, f.removals)
+    )
 )
 IMPORT_FORMATS: dict[str, ImportFormat] = FORMATS.view(
     lambda f: ImportFormat(f.name, f.import_title or f.title, f.files)
@@ -84,7 +87,7 @@ def file_kinds() -> list[FileKind]:
     """Every kind the formats define, once (formats may share one), in the order tried.
 
     >>> [k.name for k in file_kinds() if k.stage == "json"]
-    ['trace', 'vocab-json', 'hf', 'tiktoken-meta']
+    ['trace', 'vocab-json', 'hf', 'tekken', 'tiktoken-meta']
     """
     kinds = dict.fromkeys(k for f in FORMATS.values() for k in f.kinds)
     return sorted(kinds, key=lambda k: (_STAGES.index(k.stage), k.order))
@@ -107,7 +110,7 @@ def kind_of(upload: Upload) -> str:
     >>> kind_of(Upload("notes.json", b'{"a": "b"}'))
     Traceback (most recent call last):
     ...
-    explorer.errors.FormatError: notes.json: a JSON file of no known layout (expected a tokenizer.json with 'model', a vocab.json of token -> id, a tiktoken JSON with 'pat_str', or a trace.json)
+    explorer.errors.FormatError: notes.json: a JSON file of no known layout (expected a tokenizer.json with 'model', a vocab.json of token -> id, a tiktoken JSON with 'pat_str', Mistral's tekken.json with 'config' and 'vocab', or a trace.json)
     """
     kinds = file_kinds()
     by_stage = {stage: [k for k in kinds if k.stage == stage] for stage in _STAGES}

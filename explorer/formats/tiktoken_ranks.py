@@ -171,8 +171,10 @@ def read_ranks(data: bytes, *, name: str = ".tiktoken", start: int | None = None
     return out
 
 
-# a file whose every line is 'base64 rank' (an empty token's base64 is '=' alone)
-_WELL_FORMED = re.compile(rb"(?:(?! )(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|=)? [0-9]+\n)+")
+# a file whose every line is 'base64 rank', one space between: the base64 as ``b64decode(validate=True)``
+# takes it (the alphabet, then at most two '='), or '=' / '==' alone (the empty token)
+_WELL_FORMED = re.compile(rb"(?:(?:[A-Za-z0-9+/]+={0,2}|={1,2}) [0-9]+\n)+")
+_PAD = ord("=")
 
 
 def _ranks_at_once(data: bytes, start: int | None) -> list[tuple[bytes, int]] | None:
@@ -194,8 +196,13 @@ def _ranks_at_once(data: bytes, start: int | None) -> list[tuple[bytes, int]] | 
     first = ranks[0] if start is None else start
     if ranks != list(range(first, first + len(ranks))):
         return None
-    # the regex allowed only whole base64 quads, so plain decoding is strict here
-    tokens = [binascii.a2b_base64(f) if f != b"=" else b"" for f in fields[0::2]]
+    # the line reader's decoding (b64decode(validate=True) is a2b_base64 in strict mode); an error
+    # (a length not a multiple of 4, padding in the middle) is left for it to say where
+    a2b = binascii.a2b_base64
+    try:
+        tokens = [a2b(f, strict_mode=True) if f[0] != _PAD else b"" for f in fields[0::2]]
+    except binascii.Error:
+        return None
     if len(set(tokens)) != len(tokens):
         return None
     return list(zip(tokens, ranks))

@@ -9,13 +9,21 @@ A key::
     key      = trained | bundled | imported
     trained  = "trained" [ "@" k ]             the session's trainer as of merge k (k = 0..200,000);
                                                without k, as of the merge the page shows
-    bundled  = "gpt2" | "cl100k_base" | "o200k_base"      as the CLI names them (formats.pretrained)
-    imported = "imported:" sha256 [ ":" pre-tokenizer ]   sha256: 64 lowercase hex, of the files as
-                                               the store keeps them (one file as it is, several as
-                                               one zip of them); the pre-tokenizer chosen for files
-                                               that hold none (vocab.json + merges.txt, a lone .tiktoken)
+    bundled  = table [ "@" k ]                 a table rewound to its merge k (its first 256 + k ranks)
+    table    = "gpt2" | "cl100k_base" | "o200k_base"      as the CLI names them (formats.pretrained)
+    imported = "imported:" sha256 [ ":" pre-tokenizer ] [ "@" k ]
+                                               sha256: 64 lowercase hex, of the files as the store
+                                               keeps them (one file as it is, several as one zip of
+                                               them); the pre-tokenizer chosen for files that hold
+                                               none (vocab.json + merges.txt, a lone .tiktoken); k:
+                                               rewound to the file's merge k
 
-    trained    trained@120    gpt2    imported:3f2a…(64 hex)    imported:3f2a…(64 hex):cl100k
+    trained    trained@120    gpt2    cl100k_base@5000    imported:3f2a…(64 hex)    imported:3f2a…(64 hex):cl100k@300
+
+A table or an import without k is the whole of it; with k it is ``Tokenizer.truncate(k)``, made
+once per server for each (key, k) and kept for a few of them (:func:`get`). A rank table whose
+tokens are not all merges of two lower ones (Llama 3's) rewound to k keeps its ranks below
+256 + k, as tiktoken would given only those ranks (:func:`rewind_note`).
 
 A key is the tokenizer's identity everywhere: in links (``tokenizers=trained,gpt2`` beside ``k=``,
 ``compare_tokenizer=imported:…``), in the session and in the server-wide caches (an import's key
@@ -62,6 +70,8 @@ __all__ = [
     "parse",
     "key_of",
     "trained_key",
+    "whole_key",
+    "rewound_key",
     "Entry",
     "Imported",
     "keys",
@@ -70,6 +80,7 @@ __all__ = [
     "label",
     "picker_help",
     "get",
+    "rewind_note",
     "imported",
     "add_import",
     "add_hub",
@@ -84,6 +95,7 @@ IMPORTED = "imported:"
 OPTIONS = "import-options.json"  # the member of a stored import that holds what was chosen for it
 MAX_IMPORTED = 3  # an imported o200k_base holds 200,000 merges: a session keeps a few at most
 _MAX_K = 200_000  # the furthest step a link may name (links.count_param's bound)
+_MAX_TABLE_K = 9_999_999  # a table's or an import's merge k: seven digits, at most its own merges
 _IMPORTS = "imported_tokenizers"  # session: {key: Imported}, oldest first
 
 
@@ -93,7 +105,7 @@ class Key(NamedTuple):
 
     kind: Kind
     name: str  # "trained", the bundled table's name, or the imported files' sha256
-    k: int | None = None  # trained: the merge (None: the one the page shows)
+    k: int | None = None  # trained: the merge (None: the one the page shows); else rewound to it (None: whole)
     pretokenizer: str | None = None  # imported: the choice for files that hold none
 
 
@@ -106,13 +118,37 @@ def parse(key: str) -> Key | None:
     ('imported', 'cl100k')
     >>> [parse(bad) for bad in ("gpt9", "trained@", "trained@-1", "trained@1e3", "imported:../x", "imported:" + "ab" * 32 + ":x")]
     [None, None, None, None, None, None]
+    >>> parse("cl100k_base@5000"), parse("imported:" + "ab" * 32 + ":cl100k@30")[2:]
+    (Key(kind='bundled', name='cl100k_base', k=5000, pretokenizer=None), (30, 'cl100k'))
+    >>> [parse(bad) for bad in ("gpt2@", "gpt2@x", "gpt2@12345678", "gpt9@5", "imported:" + "ab" * 32 + "@1@2")]
+    [None, None, None, None, None]
     """
     if key == TRAINED:
         return Key("trained", TRAINED)
     head, at, k = key.partition("@")
-    if head == TRAINED and at:
-        ok = k.isascii() and k.isdigit() and len(k) <= 7 and int(k) <= _MAX_K
-        return Key("trained", TRAINED, int(k)) if ok else None
+    if not at:
+        return _whole_parts(key)
+    merge = _merge_k(k, high=_MAX_K if head == TRAINED else _MAX_TABLE_K)
+    if merge is None:
+        return None
+    if head == TRAINED:
+        return Key("trained", TRAINED, merge)
+    parts = _whole_parts(head)
+    return None if parts is None else parts._replace(k=merge)
+
+
+def _merge_k(text: str, *, high: int) -> int | None:
+    """The merge k after a key's "@", or None when it is no whole number from 0 to ``high``.
+
+    >>> _merge_k("120", high=200), _merge_k("0", high=200), _merge_k("201", high=200), _merge_k("-1", high=200)
+    (120, 0, None, None)
+    """
+    ok = text.isascii() and text.isdigit() and len(text) <= 7 and int(text) <= high
+    return int(text) if ok else None
+
+
+def _whole_parts(key: str) -> Key | None:
+    """A bundled table's or an import's key without k, read into its parts (None: no such key)."""
     if key in PRETRAINED:
         return Key("bundled", key)
     if key.startswith(IMPORTED):
@@ -125,15 +161,16 @@ def parse(key: str) -> Key | None:
 def key_of(parts: Key) -> str:
     """The key of these parts (:func:`parse` read backwards).
 
-    >>> keys = ["trained", "trained@12", "o200k_base", "imported:" + "ab" * 32, "imported:" + "ab" * 32 + ":none"]
+    >>> keys = ["trained", "trained@12", "o200k_base", "gpt2@0", "imported:" + "ab" * 32, "imported:" + "ab" * 32 + ":none@7"]
     >>> [key_of(parse(k)) for k in keys] == keys
     True
     """
+    at = "" if parts.k is None else f"@{parts.k}"
     if parts.kind == "trained":
-        return TRAINED if parts.k is None else f"{TRAINED}@{parts.k}"
+        return TRAINED + at
     if parts.kind == "bundled":
-        return parts.name
-    return IMPORTED + parts.name + (f":{parts.pretokenizer}" if parts.pretokenizer else "")
+        return parts.name + at
+    return IMPORTED + parts.name + (f":{parts.pretokenizer}" if parts.pretokenizer else "") + at
 
 
 def trained_key(k: int | None = None) -> str:
@@ -143,6 +180,31 @@ def trained_key(k: int | None = None) -> str:
     ('trained@30', 'trained')
     """
     return key_of(Key("trained", TRAINED, k))
+
+
+def whole_key(key: str) -> str:
+    """A table's or an import's key without its merge k (the key itself when it has none, or
+    names the session's trainer or nothing).
+
+    >>> whole_key("cl100k_base@5000"), whole_key("gpt2"), whole_key("trained@3"), whole_key("gpt9@1")
+    ('cl100k_base', 'gpt2', 'trained@3', 'gpt9@1')
+    """
+    parts = parse(key)
+    if parts is None or parts.kind == "trained":
+        return key
+    return key_of(parts._replace(k=None))
+
+
+def rewound_key(key: str, k: int | None) -> str:
+    """A table's or an import's key rewound to its merge k (None: the whole of it).
+
+    >>> rewound_key("cl100k_base", 5000), rewound_key("gpt2@10", None)
+    ('cl100k_base@5000', 'gpt2')
+    """
+    parts = parse(key)
+    if parts is None or parts.kind == "trained":
+        raise ConfigError(f"{key[:90]!r} is no table or import to rewind")
+    return key_of(parts._replace(k=k))
 
 
 # ---- what a key holds ------------------------------------------------------------------------
@@ -165,7 +227,11 @@ class Imported:
 
     @property
     def label(self) -> str:
-        return f"imported: {self.name} ({self.format})"
+        return self.label_at(None)
+
+    def label_at(self, k: int | None) -> str:
+        """The import's label, rewound to its merge k (None: whole)."""
+        return f"imported: {self.name} ({self.format}" + ("" if k is None else f", merge {k:,}") + ")"
 
 
 @dataclass(frozen=True)
@@ -223,13 +289,16 @@ def label(key: str, *, short: bool = False) -> str:
     """How a page shows a key to a user: a bundled table by its name (short enough never to be
     cut off; :func:`picker_help` says what each is), an import by the name it was given and its
     format, the session's trainer by the merge it stands at (``short``: a few words for a row of
-    a table). A key that names nothing of this session is shown as it is."""
+    a table); a table or an import rewound to merge k says so ("cl100k_base (merge 5,000)"). A
+    key that names nothing of this session is shown as it is."""
     parts = parse(key)
-    if parts is None or parts.kind == "bundled":
+    if parts is None:
         return key
+    if parts.kind == "bundled":
+        return parts.name if parts.k is None else f"{parts.name} (merge {parts.k:,})"
     if parts.kind == "imported":
-        found = imported().get(key)
-        return found.label if found is not None else key
+        found = imported().get(whole_key(key))
+        return found.label_at(parts.k) if found is not None else key
     if parts.k is None:
         return "trained" if short else "trained in this session"
     if short:
@@ -245,16 +314,14 @@ def picker_help() -> str:
 
 def get(key: str) -> Entry | None:
     """The tokenizer a key names in this session; None when it names none (yet): a session whose
-    trainer is not built or stands short of merge k, an import let go or never made here. The
-    trainer without k comes back under the key of the merge it stands at (``trained@k``)."""
+    trainer is not built or stands short of merge k, an import let go or never made here, a
+    table or an import rewound past its last merge. The trainer without k comes back under the
+    key of the merge it stands at (``trained@k``)."""
     parts = parse(key)
     if parts is None:
         return None
-    if parts.kind == "bundled":
-        return Entry(key, "bundled", key, key, data.pretrained(key))
-    if parts.kind == "imported":
-        found = imported().get(key)
-        return None if found is None else Entry(key, "imported", found.label, found.label, found.tokenizer)
+    if parts.kind != "trained":
+        return _table_entry(parts)
     live = state.live()
     k = live.view if parts.k is None else parts.k
     if live.trainer is None or k > live.trained:
@@ -262,6 +329,54 @@ def get(key: str) -> Entry | None:
     corpus = state.corpus_choice().texts()
     shown = trained_key(k)
     return Entry(shown, "trained", label(shown), label(shown, short=True), live.tokenizer(k), live.trainer, corpus)
+
+
+def _table_entry(parts: Key) -> Entry | None:
+    """A bundled table or an import, whole or rewound to its merge k (``get``)."""
+    whole = key_of(parts._replace(k=None))
+    if parts.kind == "bundled":
+        tok = data.pretrained(whole)
+    else:
+        found = imported().get(whole)
+        if found is None:
+            return None
+        tok = found.tokenizer
+    if parts.k is not None and parts.k > tok.num_merges:
+        return None
+    key = key_of(parts)
+    shown = label(key)
+    return Entry(key, parts.kind, shown, shown, _rewound(whole, parts.k, tok))
+
+
+# 50 MB for o200k_base rewound near its end: a few are kept, and a teacher stepping k back and
+# forth in a class hits the same few
+@st.cache_resource(show_spinner="Rewinding the tokenizer (once per server for each merge)…", max_entries=4)
+def _rewound_cached(whole: str, k: int, _tok: Tokenizer) -> Tokenizer:
+    """The tokenizer of ``whole`` (a key without k, naming the tokenizer's content: a table, or
+    an import's files and choice) as of its merge k; shared read-only by every session."""
+    return _tok.truncate(k)
+
+
+def _rewound(whole: str, k: int | None, tok: Tokenizer) -> Tokenizer:
+    """``tok`` as of its merge k; itself when k is None or its last merge (nothing is copied)."""
+    return tok if k is None or k == tok.num_merges else _rewound_cached(whole, k, tok)
+
+
+def rewind_note(entry: Entry) -> str | None:
+    """What merge k means for a rewound rank table whose tokens need not all be merges (an
+    imported table read with tiktoken's rules; the bundled ones are all merges, tests check it):
+    a sentence, or None when there is nothing to say."""
+    parts = parse(entry.key)
+    tok = entry.tokenizer
+    if parts is None or parts.k is None or tok.rules != "tiktoken" or tok.own_merges_suffice:
+        return None
+    return (
+        f"{entry.label} is a rank table: as of merge {parts.k:,} it keeps its {len(tok):,} tokens of lowest "
+        "rank and encodes as tiktoken does given only those ranks. A table's token need not be one merge of two "
+        "lower-ranked tokens (678 of Llama 3's are not: Why this split says which); such a token stays one that "
+        "only a piece that is the whole token gives, or none, so the ranks kept are not always merges built one "
+        "on another"
+    )
 
 
 # ---- imports -------------------------------------------------------------------------------
@@ -323,8 +438,8 @@ def _options_apart(files: dict[str, bytes]) -> tuple[dict[str, bytes], dict]:
 @st.cache_resource(show_spinner="Reading the tokenizer's files (once per server)…", max_entries=8)
 def _read(digest: str, pretokenizer: str | None, _files: dict[str, bytes]) -> ImportReport:
     """One reading of stored files, shared by every session that opens them. Big files are read
-    in a worker process: 200,000 ranks that are not a bundled table take ~3 s to turn into
-    merges, which would hold the server's interpreter; the tokenizer comes back in ~0.3 s."""
+    in a worker process, so that parsing them does not hold the server's interpreter (a rank
+    table's merges are recovered later, where first asked for: lineage, exports, merge k)."""
     files, options = _options_apart(_files)
     if sum(map(len, files.values())) > server.WORKER_MIN_BYTES:
         return server.pool().run(import_report, files, pretokenizer=pretokenizer, **options)
@@ -434,15 +549,29 @@ def _restore_import(key: str, parts: Key) -> str:
 
 def restore(key: str) -> str:
     """A key a link names, made ready for this session (an import read back from the store);
-    the key to select. Raises ConfigError (no key) or ExplorerError (files gone from the store,
-    or unreadable) with the sentence to show."""
+    the key to select. Raises ConfigError (no key, or a merge k that is no whole number or past
+    the tokenizer's last merge) or ExplorerError (files gone from the store, or unreadable) with
+    the sentence to show."""
     parts = parse(key)
     if parts is None:
+        head, at, k = key.partition("@")
+        if at and head != TRAINED and _whole_parts(head) is not None:
+            raise ConfigError(
+                f"{label(head)[:90]}@{k[:20]}: the merge after '@' is not a whole number from 0 to {_MAX_TABLE_K:,}"
+            )
         if key.startswith(IMPORTED):
             raise ConfigError(f"{key[:90]!r} names no tokenizer")
         raise ConfigError(f"{key[:60]!r} is no tokenizer this app knows")
+    if parts.kind == "trained":
+        return key_of(parts)
+    whole = key_of(parts._replace(k=None))
     if parts.kind == "imported":
-        return _restore_import(key_of(parts), parts)
+        _restore_import(whole, parts)  # under the same key: its files' hash and the choice made for them
+    entry = get(whole)
+    if entry is not None and parts.k is not None and parts.k > entry.tokenizer.num_merges:
+        raise ConfigError(
+            f"{entry.label[:90]} has {entry.tokenizer.num_merges:,} merges: it cannot be rewound to merge {parts.k:,}"
+        )
     return key_of(parts)
 
 

@@ -141,7 +141,10 @@ def request_form() -> Request | None:
     state.widget_default("w_cmp_pretrained", "cl100k_base")
     st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
     pretrained = catalog.keys(trained=False)  # the bundled ones and the session's imports
-    if st.session_state["w_cmp_pretrained"] not in pretrained:
+    chosen = st.session_state["w_cmp_pretrained"]
+    if chosen != catalog.whole_key(chosen) and catalog.whole_key(chosen) in pretrained:
+        pretrained.append(chosen)  # one rewound to merge k (a Playground link's key): offered as it is
+    if chosen not in pretrained:
         st.session_state["w_cmp_pretrained"] = "cl100k_base"
     # two rows, so that the answer under them starts on the first screen at 1280x720
     with st.form("w_cmp_form", border=True):

@@ -198,7 +198,7 @@ def _imported_message(entry: catalog.Imported, dropped: list[str]) -> str:
     )  # tiktoken's specials come past the vocabulary
     specials = len(tok.special_ids)
     return (
-        f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {len(tok.merges):,} merges, "
+        f"Imported {entry.name!r}: format {IMPORT_FORMATS[entry.format].title}, {tok.num_merges:,} merges, "
         f"vocabulary {ids:,}"
         + (f" ({specials:,} special token{'s' * (specials != 1)})" if specials else "")
         + (f"; {', '.join(map(repr, dropped))} was let go (a session keeps {catalog.MAX_IMPORTED})" if dropped else "")

@@ -28,6 +28,7 @@ __all__ = [
     "Encoded",
     "text_input",
     "choose_tokenizers",
+    "rewind_inputs",
     "compare_panel",
     "details_panel",
     "display_options",
@@ -94,16 +95,20 @@ def text_input() -> str:
     )
 
 
+_REWIND = "w_play_at:"  # + a table's or an import's key: the merge it is rewound to (None: the whole of it)
+
+
 def choose_tokenizers() -> list[Entry]:
     """Up to four of the catalog's tokenizers: the session's trained one (as of merge k), the
-    bundled ones and the ones imported in this session."""
+    bundled ones and the ones imported in this session, each of these whole or rewound to one
+    of its merges (the Rewind button beside the picker)."""
     options = catalog.keys()
     state.widget_default("w_play_tokenizers", [catalog.TRAINED, "cl100k_base"])
     # an imported tokenizer let go (a newer one took its place) leaves the selection
     st.session_state["w_play_tokenizers"] = [k for k in st.session_state["w_play_tokenizers"] if k in options]
     # labels looked up, not computed: a format_func may be called outside the session's run
     labels = {k: catalog.label(k) for k in options}
-    pick, opts = st.columns([5, 1], vertical_alignment="bottom")
+    pick, opts, back = st.columns([4, 1, 1], vertical_alignment="bottom")
     keys = pick.multiselect(
         "Tokenizers (up to four)",
         options,
@@ -112,21 +117,79 @@ def choose_tokenizers() -> list[Entry]:
         max_selections=4,
         label_visibility="collapsed",
         placeholder="Choose up to four tokenizers",
-        help="trained in this session: the Train page's tokenizer, as of merge k  \n" + catalog.picker_help(),
+        help="trained in this session: the Train page's tokenizer, as of merge k  \n"
+        + catalog.picker_help()
+        + "  \nRewind: a table or an imported tokenizer as of one of its merges.",
     )
     with opts.popover("Options", width="stretch"):
         display_options()
+    wholes = {key: _whole_choice(key) for key in keys if key != catalog.TRAINED}
+    with back.popover("Rewind", width="stretch", help="A table or an imported tokenizer as of its merge k"):
+        at = rewind_inputs([e for e in wholes.values() if e is not None])
     out = []
     for key in keys:
         if key == catalog.TRAINED:
             entry = _trained_choice()
-        elif key in PRETRAINED:
-            with st.spinner(f"Loading {key}'s table (once per server)…"):
-                entry = catalog.get(key)
+        elif at.get(key) is None:
+            entry = wholes[key]
         else:
-            entry = catalog.get(key)  # keyed by content: a re-import resets the pickers keyed by it
+            with st.spinner(f"Rewinding {catalog.label(key)} to merge {at[key]:,} (once per server)…"):
+                entry = catalog.get(catalog.rewound_key(key, at[key]))
         if entry is not None:
             out.append(entry)
+            note = catalog.rewind_note(entry)
+            if note:
+                st.caption(render.md_text(note) + ".")
+    return out
+
+
+def _whole_choice(key: str) -> Entry | None:
+    """A table or an import of the picker, whole."""
+    if key in PRETRAINED:
+        with st.spinner(f"Loading {key}'s table (once per server)…"):
+            return catalog.get(key)
+    return catalog.get(key)  # keyed by content: a re-import resets the pickers keyed by it
+
+
+def _step(merges: int) -> int:
+    """The rewind input's +/- step: about a hundredth of the merges, a power of ten.
+
+    >>> _step(100_000), _step(5_000), _step(500), _step(3)
+    (1000, 10, 1, 1)
+    """
+    return 10 ** max(0, len(str(merges // 100)) - 1)
+
+
+def rewind_inputs(entries: list[Entry]) -> dict[str, int | None]:
+    """One "as of merge" box per table or import of the picker that has merges (empty: the whole
+    of it); the merge each is rewound to, by its key."""
+    ss = st.session_state
+    rewindable = [e for e in entries if e.tokenizer.num_merges]
+    if not rewindable:
+        st.caption(
+            "Choose a bundled table or an imported tokenizer above to see it as of one of its merges "
+            "(the session's own tokenizer has its slider under the picker)."
+        )
+        return {}
+    st.caption(
+        "Each tokenizer as of its merge k: its first k merges only (a table's first 256 + k ranks). "
+        "Empty: the whole of it."
+    )
+    out: dict[str, int | None] = {}
+    for entry in rewindable:
+        n = entry.tokenizer.num_merges
+        widget = _REWIND + entry.key
+        if not isinstance(ss.get(widget), int) or not 0 <= ss[widget] <= n:
+            ss[widget] = None
+        out[entry.key] = st.number_input(
+            f"{render.md_text(entry.label)}: as of merge",
+            min_value=0,
+            max_value=n,
+            value=None,  # empty: the whole of it (a None default beside session state draws no warning)
+            step=_step(n),
+            key=widget,
+            placeholder=f"all {n:,} merges",
+        )
     return out
 
 
@@ -765,11 +828,18 @@ def _text_param(text: str) -> dict[str, str]:
     return {"text_id": digest} if known[1] else {"text": text[:_INLINE_TEXT]}
 
 
+def _picked_key(key: str) -> str:
+    """A picked tokenizer's key as the link names it: a table or an import with the merge it is
+    rewound to."""
+    at = st.session_state.get(_REWIND + key)
+    return key if key == catalog.TRAINED or at is None else catalog.rewound_key(key, at)
+
+
 def link_params() -> dict[str, str]:
     """The Playground's view as URL params: text, tokenizers, merge k, view and what it shows."""
     ss = st.session_state
     params = _text_param(ss.get("w_play_text", EXAMPLES["English prose"]))
-    params["tokenizers"] = ",".join(ss.get("w_play_tokenizers", []))
+    params["tokenizers"] = ",".join(_picked_key(key) for key in ss.get("w_play_tokenizers", []))
     if catalog.TRAINED in ss.get("w_play_tokenizers", []) and "w_play_k" in ss:
         params["k"] = str(ss["w_play_k"])
     view = ss.get("w_play_view", _VIEWS[0])
@@ -794,6 +864,22 @@ def link_params() -> dict[str, str]:
     return params
 
 
+def _restored(named: str, problems: list[str]) -> str | None:
+    """A tokenizer a link names, ready to pick (:func:`catalog.restore`); a table or an import
+    with a bad merge k comes whole, the nearest view (said in ``problems``)."""
+    try:
+        return catalog.restore(named)
+    except ExplorerError as err:
+        problems.append(str(err))
+    head, at, _ = named.partition("@")
+    if not at or head == catalog.TRAINED:
+        return None
+    try:
+        return catalog.restore(head)
+    except ExplorerError:  # said once already: the same key without k
+        return None
+
+
 def apply_link(params: dict[str, str]) -> list[str]:
     """Set the Playground's widgets from a link (stored text and imported tokenizers read back);
     what it had to leave out."""
@@ -810,14 +896,15 @@ def apply_link(params: dict[str, str]) -> list[str]:
     if "tokenizers" in params:
         keys = []
         for named in (k for k in params["tokenizers"].split(",") if k):
-            try:
-                key = catalog.restore(named)
-            except ExplorerError as err:
-                problems.append(str(err))
+            key = _restored(named, problems)
+            if key is None:
                 continue
             parts = catalog.parse(key)
             if parts is not None and parts.kind == "trained" and parts.k is not None:
                 ss["w_play_k"], key = parts.k, catalog.TRAINED  # the page's slider holds the merge
+            elif parts is not None and parts.k is not None:
+                key = catalog.whole_key(key)
+                ss[_REWIND + key] = parts.k  # the Rewind box holds the merge
             keys.append(key)
         if len(keys) > 4:
             problems.append("it names more than four tokenizers; the first four are shown")

@@ -840,7 +840,7 @@ def scaffold_panel(lab: Lab, request: Request) -> None:
         where = "its training corpus"
     elif key == catalog.TRAINED:
         entry = catalog.get(catalog.TRAINED)
-        if entry is None or not entry.tokenizer.merges:
+        if entry is None or not entry.tokenizer.num_merges:
             st.info("This session's tokenizer has no merges yet: step it on the Train page, then come back.")
             return
         tok, texts = entry.tokenizer, list(entry.corpus)
