@@ -111,6 +111,11 @@ class Browser:
 
 
 def idle(page, *, timeout: float = FOLLOW_S, **kw) -> None:
+    """Wait until the page's app is idle, the page in front first: the presenter's window and the
+    forged link share a context (a window) with the teacher and a student, and the tab behind
+    gets its animation frames throttled, which every click and idle check of Playwright waits
+    for (a click took 2 s there, 0.1 s in front)."""
+    page.bring_to_front()
     wait_idle(page, timeout=timeout, **kw)
 
 
