@@ -50,3 +50,37 @@ def test_a_gone_room_ends_the_wait_and_a_quiet_room_times_out():
 
     waited, left = asyncio.run(scenario())
     assert waited >= 0.39 and left == {}
+
+
+class _Request:
+    """What ``/room-rev`` reads of a request: its ASGI ``receive``, which gives the request (a GET,
+    no body) and then, once the browser drops the connection, ``http.disconnect``."""
+
+    def __init__(self) -> None:
+        self.left = asyncio.Event()
+
+    async def receive(self) -> dict:
+        if not hasattr(self, "read"):
+            self.read = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await self.left.wait()
+        return {"type": "http.disconnect"}
+
+
+def test_a_held_request_whose_page_left_is_let_go_at_once_and_leaves_no_waiter():
+    from explorer.ui.startup import _unless_gone
+
+    async def scenario():
+        waiters = follow.Waiters(lambda codes: {code: (5, 0) for code in codes})  # a room that does not move
+        left, stays = _Request(), _Request()
+        held = asyncio.create_task(_unless_gone(left, waiters.moved("ROOM04", "rev", 5, timeout=30)))
+        await asyncio.sleep(0.3)
+        assert not held.done() and len(waiters.waiting["ROOM04"]) == 1  # held: nothing moved
+        left.left.set()  # the page navigated away or its tab closed
+        answered = await asyncio.wait_for(held, 2)  # at once, not after the 30 s hold
+        assert waiters.waiting == {}  # its place in the room's wait list is given up
+        # a page that stays gets its answer when the room moves, as before
+        moving = follow.Waiters(lambda codes: {code: None for code in codes})  # the room is gone
+        return answered, await asyncio.wait_for(_unless_gone(stays, moving.moved("ROOM05", "rev", 5, timeout=30)), 2)
+
+    assert asyncio.run(scenario()) == (False, True)

@@ -119,6 +119,30 @@ async def _jobs_route(_request):
 
 
 _waiters: list = []
+
+
+async def _unless_gone(request, waiting) -> bool:
+    """Await ``waiting`` (a held request's wait) unless the client goes first (its page left or
+    closed: the browser drops the connection); whether it was ``waiting`` that ended. A held
+    request whose page has gone is let go at once: otherwise it holds its slot, and a stopping
+    server waits for it, up to ``follow.LONG_POLL_S`` (a restart mid-class took 5 s longer)."""
+    import asyncio
+
+    async def gone() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    wait, leave = asyncio.ensure_future(waiting), asyncio.ensure_future(gone())
+    try:
+        await asyncio.wait({wait, leave}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (wait, leave):
+            task.cancel()
+        # the cancelled wait leaves the room's wait list before this returns
+        await asyncio.gather(wait, leave, return_exceptions=True)
+    return wait.done() and not wait.cancelled()
+
+
 _LOOPBACK = ("127.0.0.1", "::1")  # the server's own machine: no address to count (as st.context.ip_address)
 
 
@@ -163,7 +187,8 @@ async def _room_rev_route(request):
         ):
             if not _waiters:
                 _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
-            await _waiters[0].moved(code, what, int(seen))
+            if not await _unless_gone(request, _waiters[0].moved(code, what, int(seen))):
+                return JSONResponse({"gone": "the page left"}, status_code=499)  # nobody reads it
             revs = await run_in_threadpool(read)
         over = None if revs is not None else await run_in_threadpool(lambda: class_view.rooms().miss(address=address))
     except Exception:  # noqa: BLE001 - the store unreachable: the page asks again
