@@ -220,10 +220,10 @@ def _known_fields(obj: dict, known: frozenset[str], where: str) -> None:
     explorer.errors.FormatError: tokenizer.json 'model.max_token_length' is 16: this option is not supported
     """
     for key, value in obj.items():
-        require(
-            key in known or key == "type",
-            f"tokenizer.json '{where + '.' if where else ''}{key}' is {_shown(value)}: this option is not supported",
-        )
+        if key not in known and key != "type":  # the sentence only then: a value may be the whole vocabulary
+            raise FormatError(
+                f"tokenizer.json '{where + '.' if where else ''}{key}' is {_shown(value)}: this option is not supported"
+            )
 
 
 def _steps(sequence: dict) -> str:
@@ -411,12 +411,16 @@ def _check_split(behavior: object, invert: object, pattern: str) -> None:
 
 
 def _hf_merges(raw: object) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
+    append = out.append
     for n, m in enumerate(json_list(raw, "tokenizer.json 'model.merges' must be a list")):
-        parts = m.split(" ") if isinstance(m, str) else m  # "a b" (older files) or ["a", "b"]
-        if not (isinstance(parts, list) and len(parts) == 2 and all(isinstance(p, str) for p in parts)):
-            raise FormatError(f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}")
-        out.append((parts[0], parts[1]))
+        parts = m.split(" ") if type(m) is str else m  # "a b" (older files) or ["a", "b"]
+        if type(parts) is list and len(parts) == 2:
+            a, b = parts
+            if type(a) is str and type(b) is str:
+                append((a, b))
+                continue
+        raise FormatError(f"tokenizer.json 'model.merges[{n}]': expected two tokens, found {m!r}")
     return out
 
 
