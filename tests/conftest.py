@@ -36,6 +36,17 @@ settings.register_profile(
 settings.load_profile(SUITE_PROFILE)
 
 
+# ---- a hostile multilingual text, the start of the ones the real-file tests encode ---------
+# numbers, whitespace runs, emoji (ZWJ, flags, skin tones), CJK, Devanagari, Arabic
+HOSTILE_SCRIPTS = (
+    "Price: 1234567 or 3.14159, in 2024!!  \n\n\t  tabs\t\tand   spaces   \r\n\r\n"
+    "emoji 👩‍👩‍👧‍👦 🇯🇵🇫🇷 😀😀😀 ✊🏽 "
+    "中文分词测试，日本語のテキスト、한국어 문장입니다. "
+    "हिन्दी में एक वाक्य है। संख्या १२३४ "
+    "النص العربي مع أرقام ١٢٣٤٥ والتشكيل: مُحَمَّد "
+)
+
+
 # ---- xdist: the files that take longest start first -----------------------------------------
 # pytest-xdist's --dist loadfile hands each worker a file at a time, by default the files with the
 # most tests first: the live-server and browser files (one to three tests of 20-90 s each) came

@@ -21,7 +21,7 @@ from functools import cache
 
 import pytest
 import tiktoken
-from conftest import ROOT, read_sample
+from conftest import HOSTILE_SCRIPTS, ROOT, read_sample
 from llama_models.llama3.tokenizer import Tokenizer as MetaLlama3
 from tiktoken.load import load_tiktoken_bpe
 from tiktoken_ext.openai_public import r50k_pat_str
@@ -45,14 +45,8 @@ WHISPER_SPECIALS = {"<|endoftext|>": 50257, "<|startoftranscript|>": 50258}  # W
 
 # numbers, whitespace runs, emoji (ZWJ, flags, skin tones), CJK, Devanagari, Arabic, Vietnamese and
 # Turkish words that Llama 3 holds as tokens no merge makes, a long single piece
-HOSTILE = (
-    "Price: 1234567 or 3.14159, in 2024!!  \n\n\t  tabs\t\tand   spaces   \r\n\r\n"
-    "emoji 👩‍👩‍👧‍👦 🇯🇵🇫🇷 😀😀😀 ✊🏽 "
-    "中文分词测试，日本語のテキスト、한국어 문장입니다. "
-    "हिन्दी में एक वाक्य है। संख्या १२३४ "
-    "النص العربي مع أرقام ١٢٣٤٥ والتشكيل: مُحَمَّد "
-    "việc hợp nhiều nghiệp; gelecektedir, ektedir, .:.:.:.: "
-    "I'm  'll  DON'T\u00a0nbsp " + "x" * 300 + " " * 50 + "end\n"
+HOSTILE = HOSTILE_SCRIPTS + (
+    "việc hợp nhiều nghiệp; gelecektedir, ektedir, .:.:.:.: I'm  'll  DON'T\u00a0nbsp " + "x" * 300 + " " * 50 + "end\n"
 )
 
 

@@ -16,7 +16,7 @@ import json
 import time
 
 import pytest
-from conftest import ROOT, TEKKEN_FILE, encode_view, read_sample, small_tekken, tekken_doc, unescaped
+from conftest import HOSTILE_SCRIPTS, ROOT, TEKKEN_FILE, encode_view, read_sample, small_tekken, tekken_doc, unescaped
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 from streamlit.testing.v1 import AppTest
 
@@ -30,12 +30,7 @@ APP = str(ROOT / "app.py")
 
 # emoji (ZWJ, flags, skin tones), CJK, Devanagari, Arabic, whitespace runs, numbers, code,
 # contractions in capitals, the special tokens' names as text, a long single piece
-HOSTILE = (
-    "Price: 1234567 or 3.14159, in 2024!!  \n\n\t  tabs\t\tand   spaces   \r\n\r\n"
-    "emoji 👩‍👩‍👧‍👦 🇯🇵🇫🇷 😀😀😀 ✊🏽 "
-    "中文分词测试，日本語のテキスト、한국어 문장입니다. "
-    "हिन्दी में एक वाक्य है। संख्या १२३४ "
-    "النص العربي مع أرقام ١٢٣٤٥ والتشكيل: مُحَمَّد "
+HOSTILE = HOSTILE_SCRIPTS + (
     "def f(x):\n    return x**2  # ok\n\tif a != b: print(f'{a!r}')\n"
     "I'M  'LL  DON'T we're\u00a0nbsp [INST] hi [/INST]</s><s> <SPECIAL_999> " + "x" * 300 + " " * 50 + "end\n"
 )
