@@ -111,10 +111,11 @@ def idle_seconds() -> float:
 
 def session_budget() -> Budget:
     """What one session's trainer may take of the server: memory, CPU time, the work of one
-    step, all of it under the server's ceiling.
+    step, all of it under the server's ceiling (``BPE_EXPLORER_SERVER_MIB``, by default
+    ``DEFAULT_SERVER_MIB``: 1,536 MiB).
 
-    >>> b = session_budget(); b.memory_bytes // 2**20, b.step_work, b.ceiling.limit_bytes // 2**20
-    (256, 200000, 1536)
+    >>> b = session_budget(); b.memory_bytes // 2**20, b.step_work
+    (256, 200000)
     """
     return Budget(
         memory_bytes=int(_env_number("BPE_EXPLORER_SESSION_TRAIN_MIB", DEFAULT_SESSION_TRAIN_MIB) * 2**20),
