@@ -288,7 +288,8 @@ def _tokenizer_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME|PATH|OWNER/REPO",
         help=f"a bundled tokenizer ({', '.join(PRETRAINED)}), a folder holding trace.json, a tokenizer file "
         "(tekken.json, tokenizer.json, a .tiktoken or tokenizer.model, subword-nmt codes, ...) or a folder of them, or a Hugging "
-        "Face Hub repository id such as Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one)",
+        "Face Hub repository id such as Qwen/Qwen2.5-7B (fetched once into the Hub's cache; HF_TOKEN for a gated one); "
+        "any of them followed by @K: as of its merge K (cl100k_base@1000)",
     )
     p.add_argument("--revision", metavar="REV", help="a Hub repository's branch, tag or commit (default main)")
     p.add_argument(

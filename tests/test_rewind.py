@@ -117,3 +117,17 @@ def test_a_compare_link_may_name_a_rewound_table_for_all_corpora(oracle):  # noq
     row = cross[cross["encoded"] == "udhr_en.txt"]
     reference = cut(oracle, 256 + K).encode_ordinary(english)
     assert row["bytes per token"].iloc[0] == pytest.approx(len(english.encode()) / len(reference))
+
+
+def test_the_cli_takes_a_table_at_merge_k_and_refuses_a_k_past_its_merges_in_one_line(oracle):  # noqa: F811
+    import io
+    import json
+
+    from explorer.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["encode", "--tokenizer", f"cl100k_base@{K}", "--text", TEXT], out=out, err=err) == 0
+    assert json.loads(out.getvalue())["ids"] == cut(oracle, 256 + K).encode_ordinary(TEXT)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["scan", "--tokenizer", "gpt2@60000"], out=out, err=err) == 2
+    assert err.getvalue() == "python -m explorer: error: gpt2 has 50,000 merges: it cannot be rewound to merge 60,000\n"

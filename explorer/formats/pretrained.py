@@ -288,11 +288,26 @@ def resolve_tokenizer(
     model's tokenizer files; write ``./gpt2`` for a folder of that name), or a Hugging Face Hub
     repository id (``Qwen/Qwen2.5-7B``: :func:`explorer.formats.hub.open_hub`, at ``revision``).
     ``pretokenizer`` and ``normalizer`` are for files that name none. A folder of the name of a
-    repository wins over the Hub."""
+    repository wins over the Hub. Any of them followed by ``@K`` is that tokenizer as of its
+    merge K (a rank table: its 256 + K lowest ranks), as the Playground's links write it.
+
+    >>> resolve_tokenizer("gpt2@3").num_merges, resolve_tokenizer("gpt2@3").encode(" the")
+    (3, [256, 258])
+    >>> resolve_tokenizer("gpt2@60000")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.ConfigError: gpt2 has 50,000 merges: it cannot be rewound to merge 60,000
+    """
     if name in PRETRAINED:
         return load_pretrained(name)
     if Path(name).exists():
         return open_path(name, pretokenizer=pretokenizer, normalizer=normalizer)
+    whole, at, k = name.rpartition("@")
+    if at and whole and k.isascii() and k.isdigit() and len(k) <= 9:
+        tok = resolve_tokenizer(whole, revision=revision, pretokenizer=pretokenizer, normalizer=normalizer)
+        if int(k) > tok.num_merges:
+            raise ConfigError(f"{whole} has {tok.num_merges:,} merges: it cannot be rewound to merge {int(k):,}")
+        return tok.truncate(int(k))
     if is_hub_id(name):
         return open_hub(name, revision=revision, pretokenizer=pretokenizer, normalizer=normalizer).tokenizer
     raise ConfigError(
