@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 import tempfile
 from functools import cache
@@ -23,11 +22,9 @@ from pathlib import Path
 
 import pytest
 import regex
-import tiktoken
-import tiktoken.load
 import tokenizers
 from subword_nmt.apply_bpe import BPE
-from test_interop import as_subword_nmt
+from test_interop import as_subword_nmt, tiktoken_from_files
 from tokenizers import Regex, pre_tokenizers
 
 from explorer import corpus_config, load_pretrained, train
@@ -88,27 +85,6 @@ def hf_from_vocab_merges(
     if pre_tokenizer is not None:
         hf.pre_tokenizer = pre_tokenizer
     return hf
-
-
-def tiktoken_from_files(files: dict[str, bytes]) -> tiktoken.Encoding:
-    """load_tiktoken_bpe on the rank file's path (its download cache off), pat_str and
-    special_tokens from the JSON."""
-    meta = json.loads(files["tokenizer.json"])
-    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = ""
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp, "tokenizer.tiktoken")
-            path.write_bytes(files["tokenizer.tiktoken"])
-            ranks = tiktoken.load.load_tiktoken_bpe(str(path))
-    finally:
-        if saved is None:
-            del os.environ["TIKTOKEN_CACHE_DIR"]
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = saved
-    return tiktoken.Encoding(
-        "ours", pat_str=meta["pat_str"], mergeable_ranks=ranks, special_tokens=meta["special_tokens"]
-    )
 
 
 def minbpe_from_model(model: bytes) -> RegexTokenizer | BasicTokenizer:

@@ -141,9 +141,13 @@ def hf_tokenizer(name: str) -> tokenizers.Tokenizer:
 
 @cache
 def tiktoken_encoding(name: str) -> tiktoken.Encoding:
-    """tiktoken's Encoding from our two files, as a user builds it: load_tiktoken_bpe on the rank
+    """tiktoken's Encoding from our two files of a bundled tokenizer, as a user builds it."""
+    return tiktoken_from_files(exported(name, "tiktoken"), name=name)
+
+
+def tiktoken_from_files(files: dict[str, bytes], *, name: str = "ours") -> tiktoken.Encoding:
+    """tiktoken's Encoding from a .tiktoken rank file and its JSON: load_tiktoken_bpe on the rank
     file's path (with tiktoken's download cache off), pat_str and special_tokens from the JSON."""
-    files = exported(name, "tiktoken")
     meta = json.loads(files["tokenizer.json"])
     saved = os.environ.get("TIKTOKEN_CACHE_DIR")
     os.environ["TIKTOKEN_CACHE_DIR"] = ""  # "": read the file itself, cache nothing
