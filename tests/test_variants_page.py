@@ -169,6 +169,18 @@ def test_tau_zero_shows_no_scaffold_token(page):
     assert scaffold_shown(page) == (0, [])
 
 
+def health_cells(report) -> list[str]:
+    """A health row's number cells as the page writes them from a scan: tokens, unreachable,
+    partial UTF-8, unused (and its share)."""
+    unused = len(report.unused)
+    return [
+        f"{report.tokens:,}",
+        f"{len(report.unreachable):,}",
+        f"{len(report.partial_utf8):,}",
+        f"{unused:,} ({unused / report.tokens:.0%})",
+    ]
+
+
 def test_the_health_counts_are_scans_of_each_tokenizer(page):
     open_tab(page, "Token health")
     table = html_with(page, "var-health")
@@ -176,14 +188,7 @@ def test_the_health_counts_are_scans_of_each_tokenizer(page):
     assert list(rows) == ["gpt2", "cl100k_base", "o200k_base", "trained"]
     for name in ("gpt2", "cl100k_base", "o200k_base"):
         report = scan(load_pretrained(name), reference=CORPUS_TEXT)
-        cells = re.findall(r'class="num">([^<]*)</td>', rows[name])
-        unused = len(report.unused)
-        assert cells == [
-            f"{report.tokens:,}",
-            f"{len(report.unreachable):,}",
-            f"{len(report.partial_utf8):,}",
-            f"{unused:,} ({unused / report.tokens:.0%})",
-        ], name
+        assert re.findall(r'class="num">([^<]*)</td>', rows[name]) == health_cells(report), name
     # the session's tokenizer (the default corpus and preset, at its step: 0 on a new session)
     live = page.session_state["live"]
     report = scan(live.tokenizer(live.view), reference=CORPUS_TEXT)
@@ -440,14 +445,7 @@ def test_an_imported_tokenizer_joins_the_health_scan_and_a_link_naming_it_reopen
     assert list(rows) == ["gpt2", "cl100k_base", "o200k_base", key, "trained"]
     assert "<td>imported: &lt;b&gt;ranks&lt;/b&gt; (tiktoken)</td>" in rows[key]  # the name as text
     report = scan(import_report({"tokenizer.model": data}, pretokenizer="gpt2").tokenizer, reference=CORPUS_TEXT)
-    cells = re.findall(r'class="num">([^<]*)</td>', rows[key])
-    unused = len(report.unused)
-    assert cells == [
-        f"{report.tokens:,}",
-        f"{len(report.unreachable):,}",
-        f"{len(report.partial_utf8):,}",
-        f"{unused:,} ({unused / report.tokens:.0%})",
-    ]
+    assert re.findall(r'class="num">([^<]*)</td>', rows[key]) == health_cells(report)
     # "abcde" is no merge; tiktoken gives it for the piece "abcde" alone, so the page says so
     ref = tiktoken.Encoding(
         "t", pat_str=r50k_pat_str, mergeable_ranks={t: r for r, t in enumerate(table)}, special_tokens={}
