@@ -136,17 +136,24 @@ def test_a_playground_link_may_name_the_trained_tokenizer_at_a_merge():
     assert ids["trained, as of merge 7 of 20"] == engine(20).tokenizer(7).encode(TEXT)
 
 
-def test_an_old_compare_link_naming_an_import_still_opens_it():
-    tok = engine(STEPS).tokenizer(STEPS)
-    key = "imported:" + stored(export_files(tok, "hf"), "old")
+def compare_link_for_all(key: str) -> tuple[AppTest, float]:
+    """A Compare link naming ``key`` as the one tokenizer for English and Korean: the session it
+    opens (no warning, the picker and the link on ``key``) and the bytes per token its chart
+    gives English."""
     at = open_link(COMPARE, {"compare": "udhr_en.txt,udhr_ko.txt", "compare_tokenizer": key})
     assert not at.warning, [unescaped(w.value) for w in at.warning]
     assert at.selectbox(key="w_cmp_pretrained").value == key
     assert dict(at.query_params)["compare_tokenizer"] == key
     cross = compare_chart(at, "bytes per token")
+    return at, cross[cross["encoded"] == "udhr_en.txt"]["bytes per token"].iloc[0]
+
+
+def test_an_old_compare_link_naming_an_import_still_opens_it():
+    tok = engine(STEPS).tokenizer(STEPS)
+    key = "imported:" + stored(export_files(tok, "hf"), "old")
+    at, english_bpt = compare_link_for_all(key)
     english = read_sample("udhr_en.txt")
-    row = cross[cross["encoded"] == "udhr_en.txt"]
-    assert row["bytes per token"].iloc[0] == pytest.approx(len(english.encode()) / len(tok.encode(english)))
+    assert english_bpt == pytest.approx(len(english.encode()) / len(tok.encode(english)))
     specs = [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
     heat = next(s for s in specs if s.get("title") == "bytes per token")
     assert heat["layer"][0]["encoding"]["y"]["title"] == "imported: old (hf) on the corpus"  # its label, not its key

@@ -11,8 +11,8 @@ import base64
 
 import pytest
 import tiktoken
-from conftest import compare_chart, encode_view, read_sample, unescaped
-from test_catalog import probe  # a session that reads the catalog's entries for some keys
+from conftest import encode_view, read_sample, unescaped
+from test_catalog import compare_link_for_all, probe  # a Compare link's session; one reading catalog entries
 from test_links import open_link
 from test_pretrained import oracle  # noqa: F401  (a fixture: tiktoken's cl100k_base from the bundled file)
 
@@ -107,16 +107,10 @@ def test_a_rewound_table_is_made_once_per_server_and_a_merge_past_its_last_names
 
 
 def test_a_compare_link_may_name_a_rewound_table_for_all_corpora(oracle):  # noqa: F811
-    key = f"cl100k_base@{K}"
-    at = open_link(COMPARE, {"compare": "udhr_en.txt,udhr_ko.txt", "compare_tokenizer": key})
-    assert not at.warning, [unescaped(w.value) for w in at.warning]
-    assert at.selectbox(key="w_cmp_pretrained").value == key
-    assert dict(at.query_params)["compare_tokenizer"] == key
-    cross = compare_chart(at, "bytes per token")
+    _at, english_bpt = compare_link_for_all(f"cl100k_base@{K}")
     english = read_sample("udhr_en.txt")
-    row = cross[cross["encoded"] == "udhr_en.txt"]
     reference = cut(oracle, 256 + K).encode_ordinary(english)
-    assert row["bytes per token"].iloc[0] == pytest.approx(len(english.encode()) / len(reference))
+    assert english_bpt == pytest.approx(len(english.encode()) / len(reference))
 
 
 def test_the_cli_takes_a_table_at_merge_k_and_refuses_a_k_past_its_merges_in_one_line(oracle):  # noqa: F811
