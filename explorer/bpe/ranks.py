@@ -30,10 +30,10 @@ Data shapes::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from itertools import accumulate, compress, repeat
-from operator import getitem, lt, not_
+from operator import itemgetter, lt, not_
 from typing import AnyStr, cast
 
 from ..errors import FormatError
@@ -142,7 +142,8 @@ def first_unsplit(tokens: Sequence[AnyStr], rank: Mapping[AnyStr, int]) -> int |
     for all the tokens not split yet at once, the slices and look-ups mapped in C: first the
     splits that cut off the last or the first byte (a byte's rank is below every merged token's:
     one look-up each, and most tokens split so), then those that cut off the last 2, 3, ...
-    bytes, the right part looked up only where the left one is a token of lower rank.
+    bytes, the right part looked up only where the left one is a token of lower rank. Bytes
+    are looked up faster than their display strings (half the bytes to hash).
 
     >>> table = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"xyz", b"bc"]
     >>> rank = {t: r for r, t in enumerate(table)}
@@ -155,54 +156,60 @@ def first_unsplit(tokens: Sequence[AnyStr], rank: Mapping[AnyStr, int]) -> int |
     >>> first_unsplit(table, {t: r for r, t in enumerate(table)})  # "abcd" + "ef"
     """
     end = len(tokens)
-    at = tokens.__getitem__
     rank_or_end = cast(Callable[[object, int], int], rank.get)  # a part that is no token: ``end``
 
-    def lower(ranks: list[int], cut: slice) -> list[bool]:
-        """Whether the part ``cut`` of each token of ``ranks`` is a token of lower rank."""
-        parts = map(getitem, map(at, ranks), repeat(cut))
-        return list(map(lt, map(rank_or_end, parts, repeat(end)), ranks))
+    def lower(toks: Iterable[AnyStr], ranks: Iterable[int], cut: slice) -> Iterator[bool]:
+        """Whether the part ``cut`` of each token (of rank ``ranks``) is a token of lower rank."""
+        return map(lt, map(rank_or_end, map(itemgetter(cut), toks), repeat(end)), ranks)
 
-    left = list(range(256, end))  # the ranks of the tokens not split yet
+    # the tokens not split yet and their ranks, side by side (filtered by the same masks)
+    ranks: Sequence[int] = range(256, end)
+    toks: Sequence[AnyStr] = tokens[256:]
     for cut in (slice(None, -1), slice(1, None)):  # the other part is one byte
-        left = list(compress(left, map(not_, lower(left, cut))))
+        keep = list(map(not_, lower(toks, ranks, cut)))
+        ranks, toks = list(compress(ranks, keep)), list(compress(toks, keep))
     unsplit: list[int] = []
     k = 2
-    while left:
+    while ranks:
         # the splits with both parts of 2 bytes or more are left: a token shorter than k + 2
         # has tried every one
-        more = list(map(lt, repeat(k + 1), map(len, map(at, left))))
-        unsplit += compress(left, map(not_, more))
-        left = list(compress(left, more))
-        heads = list(compress(left, lower(left, slice(None, -k))))
-        split = set(compress(heads, lower(heads, slice(-k, None))))
-        left = list(compress(left, map(not_, map(split.__contains__, left))))
+        more = list(map(lt, repeat(k + 1), map(len, toks)))
+        if not all(more):
+            unsplit += compress(ranks, map(not_, more))
+            ranks, toks = list(compress(ranks, more)), list(compress(toks, more))
+        heads = list(lower(toks, ranks, slice(None, -k)))
+        head_ranks = list(compress(ranks, heads))
+        split = set(compress(head_ranks, lower(compress(toks, heads), head_ranks, slice(-k, None))))
+        if split:
+            keep = list(map(not_, map(split.__contains__, ranks)))
+            ranks, toks = list(compress(ranks, keep)), list(compress(toks, keep))
         k += 1
     return min(unsplit, default=None)
 
 
-def _check_table(tokens: Sequence[bytes], texts: Sequence[str]) -> dict[str, int]:
+def _check_table(tokens: Sequence[bytes], index: Mapping[bytes, int] | None = None) -> None:
     """The refusals of ``recover_merges(strict=False)``, in its order and its words, without
-    recovering a merge: a rank table's tokens (``texts``: their display strings) -> their ranks.
+    recovering a merge. ``index``: each token's position, when the caller has built it (and
+    found the tokens distinct).
 
     >>> singles = [bytes([b]) for b in range(256)]
-    >>> _check_table(singles + [b"xyz"], _displays(singles + [b"xyz"]))
+    >>> _check_table(singles + [b"xyz"])
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: token of rank 256 (b'xyz') cannot be split into two lower-ranked tokens: tiktoken takes it only as a whole piece, and a table with such a token cannot be opened here
     """
     if len(tokens) < 256 or any(len(t) != 1 for t in tokens[:256]) or len(set(tokens[:256])) != 256:
         raise FormatError("a rank table must list the 256 single bytes first (ranks 0-255)")
-    rank = dict(zip(texts, range(len(texts))))
-    if len(rank) != len(texts):
-        raise FormatError("the rank table lists a token twice")
-    r = first_unsplit(texts, rank)
+    if index is None:
+        index = dict(zip(tokens, range(len(tokens))))
+        if len(index) != len(tokens):
+            raise FormatError("the rank table lists a token twice")
+    r = first_unsplit(tokens, index)
     if r is not None:
         raise FormatError(
             f"token of rank {r} ({tokens[r]!r}) cannot be split into two lower-ranked tokens: tiktoken takes "
             "it only as a whole piece, and a table with such a token cannot be opened here"
         )
-    return rank
 
 
 def _displays(tokens: Sequence[bytes]) -> list[str]:
@@ -224,7 +231,7 @@ class RankVocab(Vocab):
     tokens and ids it has; its truncations are ordinary ones.
 
     >>> table = [bytes([b]) for b in range(256)] + [b"bc", b"bcbc"]
-    >>> v = RankVocab.of_table(["<s>"], _displays(table), _check_table(table, _displays(table)))
+    >>> v = RankVocab.of_table(["<s>"], _displays(table))
     >>> "merges" in vars(v), v.tokens[257:], v.merged_ids, v.merges, "merges" in vars(v)
     (False, ('bc', 'bcbc'), (257, 258), ((99, 100), (257, 257)), True)
     >>> v == Vocab(("<s>",), v.alphabet, ((99, 100), (257, 257))), v.truncate(1).tokens[257:]
@@ -232,14 +239,14 @@ class RankVocab(Vocab):
     """
 
     @classmethod
-    def of_table(cls, leading: Sequence[str], texts: Sequence[str], rank: dict[str, int]) -> RankVocab | None:
-        """The vocabulary of a checked table (``_check_table``: its texts -> ranks, all distinct)
-        behind ``leading`` special tokens; None when a special token is also one of its texts
-        (the ``Vocab`` of its merges would give that token the special's id: the caller builds
-        it, to say so)."""
+    def of_table(cls, leading: Sequence[str], texts: Sequence[str]) -> RankVocab | None:
+        """The vocabulary of a checked table (``_check_table``: its tokens all distinct, so are
+        their display strings ``texts``) behind ``leading`` special tokens; None when a special
+        token is also one of its texts (the ``Vocab`` of its merges would give that token the
+        special's id: the caller builds it, to say so)."""
         shift = len(leading)
         tokens = (*leading, *texts)
-        ids = dict(zip(tokens, range(len(tokens)))) if shift else rank  # the texts' ranks are their ids
+        ids = dict(zip(tokens, range(len(tokens))))
         if len(ids) != len(tokens):
             return None
         vocab = object.__new__(cls)
@@ -372,13 +379,15 @@ def tokenizer_from_ranks(
     pattern: str | None = None,
     special_ids: Mapping[str, int] | None = None,
     leading: Sequence[str] = (),
+    index: Mapping[bytes, int] | None = None,
 ) -> Tokenizer:
     """A byte-level tokenizer whose ids are the table's ranks, with tiktoken's encoding rules:
     its ids are tiktoken's by construction. Its vocabulary is the table's tokens
     (``RankVocab``): the merges are recovered when first asked for, a token that merging its
     own bytes never reaches kept (``recover_merges(strict=False)``); what that recovery refuses
     is refused here (``_check_table``). An empty token (Whisper's last rank) must be the last:
-    it stands for no bytes (``Tokenizer``'s ``blank_ids``).
+    it stands for no bytes (``Tokenizer``'s ``blank_ids``). ``index``: each token's position in
+    ``tokens``, when the caller has built it (a reader that found them distinct).
 
     >>> tok = tokenizer_from_ranks([bytes([b]) for b in range(256)] + [b"ab", b"abab", b""], pretokenizer="none")
     >>> tok.encode("ababab"), tok.tokens(tok.merges[1]), tok.decode_bytes([258]), tok.n_vocab
@@ -388,14 +397,14 @@ def tokenizer_from_ranks(
     if tokens and tokens[-1] == b"":
         tokens = tokens[:-1]
         blank = [len(tokens) + len(leading)]
-    if b"" in tokens:
+    if (b"" in tokens) if index is None else index.get(b"", len(tokens)) < len(tokens):
         raise FormatError(
             f"rank {list(tokens).index(b'') + len(leading)} is the empty token: only the last rank may be empty"
         )
+    _check_table(tokens, index)
     texts = _displays(tokens)
-    rank = _check_table(tokens, texts)
     pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
-    vocab = RankVocab.of_table(leading, texts, rank)
+    vocab = RankVocab.of_table(leading, texts)
     if vocab is None:  # a special token's text is a token of the table: the merges' vocabulary says so
         return tokenizer_from_merges(
             tokens[:256],

@@ -188,9 +188,11 @@ class Upload:
         """The text from its first character that is not a byte-order mark or whitespace."""
         return self.text.lstrip("\ufeff \t\r\n")
 
-    @property
+    @cached_property
     def first_line(self) -> str:
-        return self.stripped.split("\n", 1)[0]
+        text = self.stripped
+        end = text.find("\n")  # not split(): that copies the rest of a 4 MB file
+        return text if end < 0 else text[:end]
 
     @property
     def looks_json(self) -> bool:
