@@ -207,7 +207,7 @@ def _is_vocab(upload: Upload) -> bool:
     # a vocabulary may hold the tokens "model" and "pat_str" (GPT-2's holds "model"): only
     # token -> id entries make a vocab.json
     vocab = upload.json
-    return bool(vocab) and all(isinstance(v, int) and not isinstance(v, bool) for v in vocab.values())
+    return bool(vocab) and {int} >= set(map(type, vocab.values()))  # JSON's ints: no bool, no float
 
 
 def _write(tok: Tokenizer, trace: Mapping) -> Files:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Collection, Mapping
+from itertools import chain, repeat
 from operator import itemgetter
 
 import regex
@@ -411,9 +412,25 @@ def _check_split(behavior: object, invert: object, pattern: str) -> None:
 
 
 def _hf_merges(raw: object) -> list[tuple[str, str]]:
+    """tokenizer.json's merges as pairs: each ``["a", "b"]`` or, in older files, ``"a b"``.
+
+    >>> _hf_merges([["a", "b"], "ab c"])
+    [('a', 'b'), ('ab', 'c')]
+    >>> _hf_merges([["a", "b", "c"]])
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: tokenizer.json 'model.merges[0]': expected two tokens, found ['a', 'b', 'c']
+    """
+    merges = json_list(raw, "tokenizer.json 'model.merges' must be a list")
+    # all of one layout, checked at once (the loop below says which entry is wrong)
+    lists = merges if {list} >= set(map(type, merges)) else None
+    if lists is None and {str} >= set(map(type, merges)):
+        lists = list(map(str.split, merges, repeat(" ")))
+    if lists is not None and {2} >= set(map(len, lists)) and {str} >= set(map(type, chain.from_iterable(lists))):
+        return list(map(tuple, lists))
     out: list[tuple[str, str]] = []
     append = out.append
-    for n, m in enumerate(json_list(raw, "tokenizer.json 'model.merges' must be a list")):
+    for n, m in enumerate(merges):
         parts = m.split(" ") if type(m) is str else m  # "a b" (older files) or ["a", "b"]
         if type(parts) is list and len(parts) == 2:
             a, b = parts

@@ -9,6 +9,8 @@ the line or key where it goes wrong, never half-loaded.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, repeat
+from operator import itemgetter, lt
 from typing import Literal
 
 from ..bpe.config import EncodeOptions
@@ -117,30 +119,25 @@ def tokenizer_from_vocab_merges(
     ...
     explorer.errors.FormatError: merge 1 makes 'ab' id 2, but the vocabulary gives it id 3 (ids must run: special tokens, the alphabet, one per merge in order)
     """
-    # the loops over every token and merge build a sentence only for the entry that fails (an
-    # f-string per entry was most of a 100,000-merge file's import)
+    # each check is made over all the entries at once, in C; the loops over every token and
+    # merge that build the sentence run only when a check fails
     specials = dict(specials or {})
-    by_id: dict[int, str] = {}
-    for t, i in vocab.items():
-        if type(i) is not int or i < 0:
-            raise FormatError(f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer")
-        if i in by_id:
-            raise FormatError(f"{vocab_name}: {by_id[i]!r} and {t!r} both have id {i}")
-        by_id[i] = t
-    for n, pair in enumerate(merges):
-        for part in pair:
-            if part not in vocab:
-                raise FormatError(f"{where(n)}: {part!r} is not in {vocab_name}")
-    products = {a + b for a, b in merges}
+    ids = list(vocab.values())
+    if not ({int} >= set(map(type, ids)) and min(ids, default=0) >= 0 and len(set(ids)) == len(ids)):
+        _refuse_ids(vocab, vocab_name)
+    if not all(map(vocab.__contains__, chain.from_iterable(merges))):
+        _refuse_parts(vocab, merges, where, vocab_name)
+    products = set(map("".join, merges))
     own_unk = None
     if unk is not None and unk in vocab and unk not in specials:
-        if vocab[unk] == max(by_id):
+        if vocab[unk] == max(ids):
             own_unk = unk  # our layout: the unknown token takes the first id past everything
         else:
             specials[unk] = vocab[unk]
     for t, i in specials.items():
         require(vocab.get(t, i) == i, f"{vocab_name}: special token {t!r} has id {vocab[t]} there and {i} elsewhere")
-    base = sorted((i, t) for t, i in vocab.items() if t not in specials and t not in products and t != own_unk)
+    alone = vocab.keys() - products - specials.keys() - {own_unk}  # made by no merge
+    base = sorted((vocab[t], t) for t in alone)
     require(bool(base), f"{vocab_name} holds no alphabet (every token is made by a merge or special)")
     first = base[0][0]
     leading = sorted((i, t) for t, i in specials.items() if i < first)
@@ -165,29 +162,20 @@ def tokenizer_from_vocab_merges(
     trailing = {t: i for t, i in specials.items() if i >= first}
     for t, i in trailing.items():
         require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
-    # each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts must
-    # exist by then and the token it makes must have the id the file gives, so that a wrong id is
-    # reported at the merge that makes it
-    derived = VocabBuilder([t for _, t in leading], [t for _, t in base], reuse_ids=reuse_ids)
-    ids = derived.ids
-    for n, (a, b) in enumerate(merges):
-        for part in (a, b):
-            if part not in ids:
-                raise FormatError(f"{where(n)}: {part!r} is made only by a later merge")
-        made, _ = derived.add_merge(ids[a], ids[b])
-        given = vocab.get(a + b)
-        if given is None:
-            raise FormatError(f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
-        if given != made:
-            raise FormatError(
-                f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
-                f"{given} (ids must run: special tokens, the alphabet, one per merge in order)"
-            )
-    pairs = [(vocab[a], vocab[b]) for a, b in merges]
+    leading_tokens, alphabet_tokens = tuple(t for _, t in leading), tuple(t for _, t in base)
+    pairs = tuple([(vocab[a], vocab[b]) for a, b in merges])
+    # the vocabulary the tokenizer derives from the merges, built once: the file's ids are right
+    # when each of its tokens has the id the file gives (``_ids_agree``); else the merges are
+    # followed one by one, to say at which one the ids go wrong
+    built = _vocab_or_none(leading_tokens, alphabet_tokens, pairs, reuse_ids)
+    if built is None or not _ids_agree(built, vocab):
+        _check_merges_in_turn(
+            vocab, merges, leading_tokens, alphabet_tokens, reuse_ids=reuse_ids, where=where, vocab_name=vocab_name
+        )
     try:
         tok = Tokenizer(
             pipeline=pipeline,
-            vocab=Vocab(tuple(t for _, t in leading), tuple(t for _, t in base), tuple(pairs), reuse_ids),
+            vocab=built or Vocab(leading_tokens, alphabet_tokens, pairs, reuse_ids),
             special_ids=trailing,
             rules=rules,
             encoding=encoding,
@@ -203,6 +191,87 @@ def tokenizer_from_vocab_merges(
     return tok
 
 
+def _refuse_ids(vocab: Mapping[str, object], vocab_name: str) -> None:
+    """FormatError naming the first entry whose id is not a non-negative integer, or the second
+    of two entries with the same id.
+
+    >>> _refuse_ids({"a": 0, "b": 0}, "v")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: v: 'a' and 'b' both have id 0
+    """
+    by_id: dict[object, str] = {}
+    for t, i in vocab.items():
+        if type(i) is not int or i < 0:
+            raise FormatError(f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer")
+        if i in by_id:
+            raise FormatError(f"{vocab_name}: {by_id[i]!r} and {t!r} both have id {i}")
+        by_id[i] = t
+
+
+def _refuse_parts(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], where: Callable[[int], str], vocab_name: str
+) -> None:
+    """FormatError naming the first merge with a token the vocabulary lacks."""
+    for n, pair in enumerate(merges):
+        for part in pair:
+            if part not in vocab:
+                raise FormatError(f"{where(n)}: {part!r} is not in {vocab_name}")
+
+
+def _vocab_or_none(
+    leading: tuple[str, ...], alphabet: tuple[str, ...], pairs: tuple[tuple[int, int], ...], reuse_ids: bool
+) -> Vocab | None:
+    """``Vocab(leading, alphabet, pairs, reuse_ids)``, or None when it refuses them (a merge of
+    an id not made yet, special tokens given twice: said where the merges are followed in turn,
+    or when the tokenizer is built)."""
+    try:
+        return Vocab(leading, alphabet, pairs, reuse_ids)
+    except ValueError:
+        return None
+
+
+def _ids_agree(built: Vocab, vocab: Mapping[str, int]) -> bool:
+    """Whether each token of ``built`` is once in it and has the id ``vocab`` gives it: then the
+    ids ``vocab`` gives the merges' parts are the ids ``built`` made them, merge after merge.
+
+    >>> v = Vocab(alphabet=("a", "b"), merges=((0, 1),))
+    >>> _ids_agree(v, {"a": 0, "b": 1, "ab": 2, "<s>": 3}), _ids_agree(v, {"a": 0, "b": 1, "ab": 3})
+    (True, False)
+    """
+    return len(built.ids) == len(built.tokens) and built.ids.items() <= vocab.items()
+
+
+def _check_merges_in_turn(
+    vocab: Mapping[str, int],
+    merges: Sequence[tuple[str, str]],
+    leading: Sequence[str],
+    alphabet: Sequence[str],
+    *,
+    reuse_ids: bool,
+    where: Callable[[int], str],
+    vocab_name: str,
+) -> None:
+    """Each merge in turn, through the Vocab rule the tokenizer derives its ids with: its parts
+    must exist by then and the token it makes must have the id the file gives, so that a wrong
+    id is reported at the merge that makes it."""
+    derived = VocabBuilder(leading, alphabet, reuse_ids=reuse_ids)
+    ids = derived.ids
+    for n, (a, b) in enumerate(merges):
+        for part in (a, b):
+            if part not in ids:
+                raise FormatError(f"{where(n)}: {part!r} is made only by a later merge")
+        made, _ = derived.add_merge(ids[a], ids[b])
+        given = vocab.get(a + b)
+        if given is None:
+            raise FormatError(f"{where(n)} makes {a + b!r}, which is not in {vocab_name}")
+        if given != made:
+            raise FormatError(
+                f"{where(n)} makes {a + b!r} id {made}, but {vocab_name} gives it id "
+                f"{given} (ids must run: special tokens, the alphabet, one per merge in order)"
+            )
+
+
 def in_making_order(vocab: Mapping[str, int], merges: Sequence[tuple[str, str]]) -> bool:
     """Whether each merge's two tokens are made by then (the alphabet: tokens no merge makes), as
     a trainer writes merges; transformers' tiktoken converter lists every split of each token
@@ -211,12 +280,21 @@ def in_making_order(vocab: Mapping[str, int], merges: Sequence[tuple[str, str]])
     >>> in_making_order({"a": 0, "b": 1, "ab": 2}, [("a", "b")]), in_making_order({"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4}, [("a", "bc"), ("b", "c")])
     (True, False)
     """
+    if all(map(vocab.__contains__, chain.from_iterable(merges))):
+        # each merge's parts are then made by then when neither is a token a merge makes
+        # first at or after it: the first merge making each token, looked up for all at once
+        made = list(map("".join, merges))
+        first = dict(zip(reversed(made), range(len(made) - 1, -1, -1)))
+        return all(
+            all(map(lt, map(first.get, map(itemgetter(side), merges), repeat(-1)), range(len(merges))))
+            for side in (0, 1)
+        )
     products = {a + b for a, b in merges}
-    made = {t for t in vocab if t not in products}
+    made_set = {t for t in vocab if t not in products}
     for a, b in merges:
-        if a not in made or b not in made:
+        if a not in made_set or b not in made_set:
             return False
-        made.add(a + b)
+        made_set.add(a + b)
     return True
 
 

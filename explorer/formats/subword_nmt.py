@@ -16,6 +16,7 @@ the glossaries given at import (``apply_bpe --glossaries``) are never split.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 from ..bpe.config import EncodeOptions, MarkerName
 from ..bpe.tokenizer import Tokenizer
@@ -60,8 +61,14 @@ def read_merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[
         bool(lines) and lines[0].startswith("#version"),
         f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
     )
+    body = lines[1:]
+    # every line 'left right', no blank line: all of them split at once
+    if set(map(str.count, body, repeat(" "))) <= {1} and all(map(str.strip, body)):
+        fields = " ".join(body).split(" ")
+        if "" not in fields:
+            return list(zip(fields[0::2], fields[1::2])), list(range(2, len(lines) + 1))
     pairs, where = [], []
-    for n, line in enumerate(lines[1:], 2):
+    for n, line in enumerate(body, 2):
         if not line.strip():
             continue
         parts = line.rstrip("\r\n").split(" ")
