@@ -29,7 +29,10 @@ sentence that names the file.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import gc
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import NamedTuple
 
 from ..bpe.tokenizer import Tokenizer
@@ -166,6 +169,47 @@ def import_report(
     >>> report.notes
     ('vocab.json + merges.txt name no pre-tokenizer: cl100k, as chosen',)
     """
+    with _collector_paused():
+        return _import_report(files, pretokenizer, pattern, tuple(glossaries), normalizer)
+
+
+_pause_lock = threading.Lock()
+_pauses = [0, False]  # imports under way, and whether the collector ran before the first
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while an import builds its tables, as it was after the
+    last one ends (imports on several threads share one count). An import makes hundreds of
+    thousands of lists and tuples and no cycle; each 700 of them set off a collection that
+    walks every young container again, the file's growing lists and dicts among them: a third
+    of a tokenizer.json's import was spent there.
+
+    >>> with _collector_paused():
+    ...     gc.isenabled()
+    False
+    """
+    with _pause_lock:
+        if not _pauses[0]:
+            _pauses[1] = gc.isenabled()
+            gc.disable()
+        _pauses[0] += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses[0] -= 1
+            if not _pauses[0] and _pauses[1]:
+                gc.enable()
+
+
+def _import_report(
+    files: Mapping[str, bytes],
+    pretokenizer: str | None,
+    pattern: str | None,
+    glossaries: tuple[str, ...],
+    normalizer: NormalizerName | None,
+) -> ImportReport:
     expanded = expand_zips(files)
     fmt, found = sniff(expanded)
     require(
@@ -178,7 +222,7 @@ def import_report(
     )
     if normalizer is not None:
         check_name("normalizer", normalizer, NORMALIZERS)
-    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern, tuple(glossaries)))
+    tok, notes = fmt.read(found, ImportOptions(pretokenizer, pattern, glossaries))
     if normalizer is not None and normalizer != tok.pipeline.normalizer:
         tok = tok.with_pipeline(dataclasses.replace(tok.pipeline, normalizer=normalizer))
         notes = [*notes, f"the files name no normalizer: {normalizer}, as chosen"]
