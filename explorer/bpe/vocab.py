@@ -250,6 +250,8 @@ def _removed_for_good(merged_ids: Sequence[int], removals: Sequence[tuple[int, i
     >>> sorted(_removed_for_good([2, 3, 2], [(2, 2), (2, 3)]))
     [3]
     """
+    if not removals:  # most vocabularies: no dict of every merge to build
+        return frozenset()
     last_made = {made: k + 1 for k, made in enumerate(merged_ids)}
     return frozenset(token for after, token in removals if last_made[token] <= after)
 

@@ -83,9 +83,9 @@ def _byte_vocab_merges(
     merge are special tokens (``<|endoftext|>``)."""
     vocab = json_dict(vocab, f"{vocab_name} must map tokens to ids")
     merges, lines = read_merge_lines(merges_text, merges_name)
-    products = {a + b for a, b in merges}
-    singles = set(byte_alphabet())
-    specials = {t: i for t, i in vocab.items() if t not in singles and t not in products}
+    products = set(map("".join, merges))
+    others = vocab.keys() - products - set(byte_alphabet())
+    specials = {t: i for t, i in vocab.items() if t in others}  # in the file's order
     return tokenizer_from_vocab_merges(
         vocab,
         merges,

@@ -615,7 +615,9 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     # with no unknown token HF drops a symbol it has no id for (any character, or a byte the
     # vocabulary lacks)
     options["refuse_surrogates"] = True  # HF refuses text that is not Unicode (a lone surrogate)
-    options["drop_unknown"] = not unk and (fields["unit"] != "byte" or not set(byte_alphabet()) <= set(vocab))
+    options["drop_unknown"] = not unk and (
+        fields["unit"] != "byte" or not all(map(vocab.__contains__, byte_alphabet()))
+    )
     try:
         pipeline = Pipeline(**fields)
         encoding = EncodeOptions(unk_token=unk, **options) if unk else EncodeOptions(**options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, repeat
 from operator import itemgetter, lt
-from typing import Literal
+from typing import Literal, cast
 
 from ..bpe.config import EncodeOptions
 from ..bpe.tokenizer import Tokenizer
@@ -125,7 +125,9 @@ def tokenizer_from_vocab_merges(
     ids = list(vocab.values())
     if not ({int} >= set(map(type, ids)) and min(ids, default=0) >= 0 and len(set(ids)) == len(ids)):
         _refuse_ids(vocab, vocab_name)
-    if not all(map(vocab.__contains__, chain.from_iterable(merges))):
+    # each merge's two ids (None: a token the vocabulary lacks)
+    lefts, rights = (list(map(vocab.get, map(itemgetter(side), merges))) for side in (0, 1))
+    if None in lefts or None in rights:
         _refuse_parts(vocab, merges, where, vocab_name)
     products = set(map("".join, merges))
     own_unk = None
@@ -163,7 +165,7 @@ def tokenizer_from_vocab_merges(
     for t, i in trailing.items():
         require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
     leading_tokens, alphabet_tokens = tuple(t for _, t in leading), tuple(t for _, t in base)
-    pairs = tuple([(vocab[a], vocab[b]) for a, b in merges])
+    pairs = cast(tuple[tuple[int, int], ...], tuple(zip(lefts, rights)))  # no None: refused above
     # the vocabulary the tokenizer derives from the merges, built once: the file's ids are right
     # when each of its tokens has the id the file gives (``_ids_agree``); else the merges are
     # followed one by one, to say at which one the ids go wrong

@@ -15,8 +15,8 @@ the glossaries given at import (``apply_bpe --glossaries``) are never split.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from itertools import repeat
 
 from ..bpe.config import EncodeOptions, MarkerName
 from ..bpe.tokenizer import Tokenizer
@@ -49,6 +49,11 @@ def merge_lines(tok: Tokenizer, *, version: str) -> str:
     return f"#version: {version}\n" + "".join(f"{tok.vocab[a]} {tok.vocab[b]}\n" for a, b in tok.merges)
 
 
+# a merges file's lines after '#version', as the line reader takes them when all are well formed
+_MERGE_BODY = re.compile(r"(?:\S+ \S+(?:\n|\Z))*")
+_PAIR = re.compile(r"(\S+) (\S+)")
+
+
 def read_merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[int]]:
     """``#version`` then ``left right`` per line -> the pairs and the line each is on (for the
     errors found later, at a merge).
@@ -56,19 +61,20 @@ def read_merge_lines(text: str, name: str) -> tuple[list[tuple[str, str]], list[
     >>> read_merge_lines("#version: 0.2\\na b\\n\\nab c\\n", "merges.txt")
     ([('a', 'b'), ('ab', 'c')], [2, 4])
     """
+    head, _, body = text.partition("\n")
+    if head.startswith("#version") and head.splitlines() == [head] and _MERGE_BODY.fullmatch(body):
+        # every line 'left right' (no whitespace in either, so no other line break), none blank:
+        # the pairs found at once
+        pairs = _PAIR.findall(body)
+        return pairs, list(range(2, len(pairs) + 2))
     lines = text.splitlines()
     require(
         bool(lines) and lines[0].startswith("#version"),
         f"{name} line 1: a '#version' header is missing (found {lines[0][:40]!r})" if lines else f"{name} is empty",
     )
-    body = lines[1:]
-    # every line 'left right', no blank line: all of them split at once
-    if set(map(str.count, body, repeat(" "))) <= {1} and all(map(str.strip, body)):
-        fields = " ".join(body).split(" ")
-        if "" not in fields:
-            return list(zip(fields[0::2], fields[1::2])), list(range(2, len(lines) + 1))
+    body_lines = lines[1:]
     pairs, where = [], []
-    for n, line in enumerate(body, 2):
+    for n, line in enumerate(body_lines, 2):
         if not line.strip():
             continue
         parts = line.rstrip("\r\n").split(" ")
