@@ -32,13 +32,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from itertools import accumulate, compress, repeat
+from itertools import compress, repeat
 from operator import itemgetter, lt, not_
 from typing import AnyStr, cast
 
 from ..errors import FormatError
 from ..stages.pipeline import Pipeline
-from ..stages.units import byte_alphabet, bytes_to_display
+from ..stages.units import byte_alphabet, bytes_to_display, bytes_to_displays
 from .merging import lowest_first
 from .tokenizer import Tokenizer
 from .vocab import Vocab
@@ -213,14 +213,12 @@ def _check_table(tokens: Sequence[bytes], index: Mapping[bytes, int] | None = No
 
 
 def _displays(tokens: Sequence[bytes]) -> list[str]:
-    """Each token's display string (``bytes_to_display``), all converted at once and cut apart.
+    """Each token's display string (``bytes_to_display``).
 
     >>> _displays([b" ", b"", b"hi\\n"])
     ['Ġ', '', 'hiĊ']
     """
-    ends = list(accumulate(map(len, tokens)))
-    joined = bytes_to_display(b"".join(tokens))
-    return list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
+    return bytes_to_displays(tokens)
 
 
 class RankVocab(Vocab):

@@ -96,6 +96,7 @@ def _byte_vocab_merges(
         encoding=EncodeOptions(refuse_surrogates=rules == "merges"),
         where=lambda n: f"{merges_name} line {lines[n]}",
         vocab_name=vocab_name,
+        products=products,
     )
 
 

@@ -104,12 +104,14 @@ def tokenizer_from_vocab_merges(
     where: Callable[[int], str] = lambda i: f"merge {i + 1}",
     vocab_name: str = "the vocabulary",
     pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
+    products: set[str] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
     must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
     special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
     too); ``where(i)`` says where merge i is in its file. ``pair_rules`` are the file's own merge
-    list when the merges given only derive the ids (``tokenizer_from_merge_list``).
+    list when the merges given only derive the ids (``tokenizer_from_merge_list``); ``products``
+    the tokens the merges make, when the caller has them.
 
     >>> pipe = Pipeline(pretokenizer="whitespace", unit="char")
     >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], pipeline=pipe, specials={"<s>": 0}).vocab.tokens
@@ -129,7 +131,8 @@ def tokenizer_from_vocab_merges(
     lefts, rights = (list(map(vocab.get, map(itemgetter(side), merges))) for side in (0, 1))
     if None in lefts or None in rights:
         _refuse_parts(vocab, merges, where, vocab_name)
-    products = set(map("".join, merges))
+    if products is None:
+        products = set(map("".join, merges))
     own_unk = None
     if unk is not None and unk in vocab and unk not in specials:
         if vocab[unk] == max(ids):

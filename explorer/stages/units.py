@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import codecs
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 
 from .pretokenizers import GPT2_PATTERN, hf_split
 from .registry import HfParts, Registry
@@ -34,6 +37,7 @@ __all__ = [
     "byte_alphabet",
     "display_to_bytes",
     "bytes_to_display",
+    "bytes_to_displays",
 ]
 
 
@@ -68,6 +72,16 @@ def bytes_to_display(data: bytes) -> str:
     'ĠhÃ©Ċ'
     """
     return codecs.charmap_decode(data, "strict", _DISPLAY_TABLE)[0]
+
+
+def bytes_to_displays(items: Iterable[bytes]) -> list[str]:
+    """``bytes_to_display`` of each, the decoder mapped in C (a rank table's 200,000 tokens).
+
+    >>> bytes_to_displays([b" ", b"", b"hi\\n"])
+    ['Ġ', '', 'hiĊ']
+    """
+    decoded = map(codecs.charmap_decode, items, repeat("strict"), repeat(_DISPLAY_TABLE))
+    return list(map(itemgetter(0), decoded))
 
 
 def display_to_bytes(display: str) -> bytes:
