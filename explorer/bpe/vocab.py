@@ -182,6 +182,47 @@ class Vocab(Sequence[str]):
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 
+    @classmethod
+    def of_new_tokens(
+        cls,
+        special_tokens: tuple[str, ...],
+        alphabet: tuple[str, ...],
+        merges: tuple[tuple[int, int], ...],
+        made: Sequence[str],
+        *,
+        reuse_ids: bool = True,
+    ) -> Vocab:
+        """The ``Vocab`` of these merges when the caller has checked that merge k makes the new
+        token ``made[k]`` of parts made before it (a file whose ids run: special tokens, the
+        alphabet, one new token per merge): its tokens taken as they are, not made again.
+
+        >>> v = Vocab.of_new_tokens(("<s>",), ("a", "b"), ((1, 2), (3, 1)), ["ab", "aba"])
+        >>> v == Vocab(("<s>",), ("a", "b"), ((1, 2), (3, 1))), v.tokens, v.ids["aba"], v.merged_ids
+        (True, ('<s>', 'a', 'b', 'ab', 'aba'), 4, (3, 4))
+        """
+        if len(set(special_tokens)) != len(special_tokens) or not all(special_tokens):
+            raise ConfigError("special tokens must be distinct and non-empty")
+        tokens = (*special_tokens, *alphabet, *made)
+        n_base = len(special_tokens) + len(alphabet)
+        vocab = object.__new__(cls)
+        derived = {
+            "special_tokens": special_tokens,
+            "alphabet": alphabet,
+            "merges": merges,
+            "reuse_ids": reuse_ids,
+            "removals": (),
+            "tokens": tokens,
+            "ids": dict(zip(tokens, range(len(tokens)))),
+            "merged_ids": tuple(range(n_base, len(tokens))),
+            "n_special": len(special_tokens),
+            "n_base": n_base,
+            "removal_parts": (),
+            "removed": frozenset(),
+        }
+        for name, value in derived.items():
+            object.__setattr__(vocab, name, value)
+        return vocab
+
     def __len__(self) -> int:
         return len(self.tokens)
 

@@ -83,8 +83,8 @@ def _byte_vocab_merges(
     merge are special tokens (``<|endoftext|>``)."""
     vocab = json_dict(vocab, f"{vocab_name} must map tokens to ids")
     merges, lines = read_merge_lines(merges_text, merges_name)
-    products = set(map("".join, merges))
-    others = vocab.keys() - products - set(byte_alphabet())
+    made = list(map("".join, merges))
+    others = vocab.keys() - set(made) - set(byte_alphabet())
     specials = {t: i for t, i in vocab.items() if t in others}  # in the file's order
     return tokenizer_from_vocab_merges(
         vocab,
@@ -96,7 +96,7 @@ def _byte_vocab_merges(
         encoding=EncodeOptions(refuse_surrogates=rules == "merges"),
         where=lambda n: f"{merges_name} line {lines[n]}",
         vocab_name=vocab_name,
-        products=products,
+        made=made,
     )
 
 

@@ -104,14 +104,14 @@ def tokenizer_from_vocab_merges(
     where: Callable[[int], str] = lambda i: f"merge {i + 1}",
     vocab_name: str = "the vocabulary",
     pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
-    products: set[str] | None = None,
+    made: Sequence[str] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
     must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
     special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
     too); ``where(i)`` says where merge i is in its file. ``pair_rules`` are the file's own merge
-    list when the merges given only derive the ids (``tokenizer_from_merge_list``); ``products``
-    the tokens the merges make, when the caller has them.
+    list when the merges given only derive the ids (``tokenizer_from_merge_list``); ``made``: the
+    token each merge makes (its parts joined), when the caller has them.
 
     >>> pipe = Pipeline(pretokenizer="whitespace", unit="char")
     >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], pipeline=pipe, specials={"<s>": 0}).vocab.tokens
@@ -131,8 +131,9 @@ def tokenizer_from_vocab_merges(
     lefts, rights = (list(map(vocab.get, map(itemgetter(side), merges))) for side in (0, 1))
     if None in lefts or None in rights:
         _refuse_parts(vocab, merges, where, vocab_name)
-    if products is None:
-        products = set(map("".join, merges))
+    if made is None:
+        made = list(map("".join, merges))
+    products = set(made)
     own_unk = None
     if unk is not None and unk in vocab and unk not in specials:
         if vocab[unk] == max(ids):
@@ -169,14 +170,16 @@ def tokenizer_from_vocab_merges(
         require(i >= end, f"{vocab_name}: special token {t!r} has id {i}, among the ids the merges make")
     leading_tokens, alphabet_tokens = tuple(t for _, t in leading), tuple(t for _, t in base)
     pairs = cast(tuple[tuple[int, int], ...], tuple(zip(lefts, rights)))  # no None: refused above
-    # the vocabulary the tokenizer derives from the merges, built once: the file's ids are right
-    # when each of its tokens has the id the file gives (``_ids_agree``); else the merges are
-    # followed one by one, to say at which one the ids go wrong
-    built = _vocab_or_none(leading_tokens, alphabet_tokens, pairs, reuse_ids)
-    if built is None or not _ids_agree(built, vocab):
-        _check_merges_in_turn(
-            vocab, merges, leading_tokens, alphabet_tokens, reuse_ids=reuse_ids, where=where, vocab_name=vocab_name
-        )
+    # the vocabulary the tokenizer derives from the merges, built once: taken from the file when
+    # its ids run (``_running_vocab``), else made and compared with the file's ids
+    # (``_ids_agree``); else the merges are followed one by one, to say at which one they go wrong
+    built = _running_vocab(vocab, leading_tokens, alphabet_tokens, pairs, made, first=first, reuse_ids=reuse_ids)
+    if built is None:
+        built = _vocab_or_none(leading_tokens, alphabet_tokens, pairs, reuse_ids)
+        if built is None or not _ids_agree(built, vocab):
+            _check_merges_in_turn(
+                vocab, merges, leading_tokens, alphabet_tokens, reuse_ids=reuse_ids, where=where, vocab_name=vocab_name
+            )
     try:
         tok = Tokenizer(
             pipeline=pipeline,
@@ -233,6 +236,37 @@ def _vocab_or_none(
     try:
         return Vocab(leading, alphabet, pairs, reuse_ids)
     except ValueError:
+        return None
+
+
+def _running_vocab(
+    vocab: Mapping[str, int],
+    leading: tuple[str, ...],
+    alphabet: tuple[str, ...],
+    pairs: tuple[tuple[int, int], ...],
+    made: Sequence[str],
+    *,
+    first: int,
+    reuse_ids: bool,
+) -> Vocab | None:
+    """The vocabulary of a file whose ids run: the alphabet right after the leading special
+    tokens (its first id ``first``), each merge's token new, at the next id, made of two ids
+    below it. Then its tokens are the ones ``Vocab`` would make of the merges, at the ids the
+    file gives, and they are taken as the file has them; None otherwise.
+
+    >>> v = _running_vocab({"a": 0, "b": 1, "ab": 2}, (), ("a", "b"), ((0, 1),), ["ab"], first=0, reuse_ids=True)
+    >>> v.tokens, _running_vocab({"a": 0, "b": 1, "ab": 3}, (), ("a", "b"), ((0, 1),), ["ab"], first=0, reuse_ids=True)
+    (('a', 'b', 'ab'), None)
+    """
+    n_base = len(leading) + len(alphabet)
+    new_ids = range(n_base, n_base + len(made))
+    if first != len(leading) or list(map(vocab.get, made)) != list(new_ids):
+        return None
+    if not all(all(map(lt, map(itemgetter(side), pairs), new_ids)) for side in (0, 1)):
+        return None  # a part made only at or after the merge
+    try:
+        return Vocab.of_new_tokens(leading, alphabet, pairs, made, reuse_ids=reuse_ids)
+    except ValueError:  # special tokens given twice: said when the tokenizer is built
         return None
 
 
