@@ -16,6 +16,7 @@ import dataclasses
 import gzip
 import hashlib
 import io
+import json
 import re
 import struct
 import zipfile
@@ -39,6 +40,7 @@ from explorer.formats.importers import (
 )
 from explorer.formats.pretrained import PRETRAINED_DIR, TIKTOKEN_TABLES, bundled_table
 from explorer.formats.trace import trace_dict
+from explorer.stages.units import byte_alphabet
 
 TRAIN_TEXT = read_sample("udhr_en.txt")
 # held out: other English, other scripts and emoji (outside a character-level alphabet), and the
@@ -554,6 +556,14 @@ def test_an_arrow_merge_whose_token_is_not_its_two_parts_is_refused_naming_the_l
         refused({"merges.txt": "\n".join(lines).encode()})
         == f"merges.txt line 5: {a!r} + {b!r} makes {made!r}, not {made + 'x'!r}"
     )
+
+
+def test_vocab_and_merges_whose_ids_run_but_use_a_token_made_later_are_refused_naming_the_line():
+    """Ids that run (the alphabet, then each merge's token at the next id) are taken from the file
+    as they are only when each merge's parts are made before it."""
+    vocab = {c: i for i, c in enumerate(byte_alphabet())} | {"abc": 256, "bc": 257}
+    files = {"vocab.json": json.dumps(vocab).encode(), "merges.txt": b"#version: 0.2\na bc\nb c\n"}
+    assert refused(files) == "merges.txt line 2: 'bc' is made only by a later merge"
 
 
 def test_an_arrow_merge_of_a_token_made_only_later_is_refused_naming_the_line():

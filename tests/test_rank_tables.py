@@ -274,3 +274,22 @@ def test_a_token_that_splits_into_no_two_lower_ranked_tokens_is_refused_at_impor
     assert "cannot be split into two lower-ranked tokens" in str(imported.value)
     ok = [bytes([b]) for b in range(256)] + [b"ab", b"cd", b"abcd", b"ef", b"abcdef"]
     assert import_report({"t.tiktoken": _rank_file(ok)}, pretokenizer="gpt2").tokenizer.encode("abcdef") == [260]
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        (b"QUI== 257\n", "t.tiktoken line 258: bad base64 'QUI=='"),  # three characters and two '='
+        (b"QUI 257\n", "t.tiktoken line 258: bad base64 'QUI'"),  # no padding at all
+        (b"= 257\n", "t.tiktoken: rank 257 is the empty token: only the last rank may be empty"),
+    ],
+)
+def test_a_well_formed_rank_file_is_refused_where_base64_refuses_a_line(line, refusal):
+    """A file of 'base64 rank' lines is read all at once, with the lenient decoder on whole quads;
+    a line strict base64 refuses (as b64decode(validate=True)), or an empty token before the last
+    rank, is refused as the line-by-line reader refuses it, at its line."""
+    table = [bytes([b]) for b in range(256)] + [b"ab"]
+    rest = _rank_file([b"xy"], first=258)
+    with pytest.raises(FormatError) as refused:
+        import_report({"t.tiktoken": _rank_file(table) + line + rest}, pretokenizer="gpt2")
+    assert str(refused.value) == refusal
