@@ -194,8 +194,10 @@ def _read_table(data: bytes, *, name: str, start: int | None = None) -> _Table:
 
 
 # a file whose every line is 'base64 rank', one space between: the base64 as ``b64decode(validate=True)``
-# takes it (the alphabet, then at most two '='), or '=' / '==' alone (the empty token)
-_WELL_FORMED = re.compile(rb"(?:(?:[A-Za-z0-9+/]+={0,2}|={1,2}) [0-9]+\n)+")
+# takes it (the alphabet, then at most two '='), '=' / '==' alone (the empty token), or nothing (a
+# line that ``split`` leaves one field of, told by the count of fields). Possessive: nothing to
+# backtrack into, four times as fast as the same regex without.
+_WELL_FORMED = re.compile(rb"(?:[A-Za-z0-9+/]*+={0,2}+ [0-9]++\n)++")
 
 
 def _table_at_once(data: bytes, start: int | None) -> _Table | None:
@@ -215,6 +217,8 @@ def _table_at_once(data: bytes, start: int | None) -> _Table | None:
     if _WELL_FORMED.fullmatch(text) is None:
         return None
     fields = text.split()
+    if len(fields) != 2 * text.count(b"\n"):  # a line with no base64 before its rank
+        return None
     encoded = fields[0::2]
     first = int(fields[1]) if start is None else start
     if list(map(int, fields[1::2])) != list(range(first, first + len(encoded))):
