@@ -50,7 +50,7 @@ def merge_lines(tok: Tokenizer, *, version: str) -> str:
 
 
 # a merges file's lines after '#version', as the line reader takes them when all are well formed
-_MERGE_BODY = re.compile(r"(?:\S+ \S+(?:\n|\Z))*")
+_MERGE_BODY = re.compile(r"(?:\S++ \S++(?:\n|\Z))*+")  # possessive: nothing to backtrack into
 _PAIR = re.compile(r"(\S+) (\S+)")
 
 
