@@ -172,13 +172,19 @@ class Tokenizer:
         # asked for, ``merges``)
         self.merged_ids: list[int] = list(vocab.merged_ids)
         ranks = range(len(self.merged_ids))
-        # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256, 1 << ID_BITS | 257, ...]
-        packed = list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         # token id -> rank of the first merge that made it: id - first_new when every merge made a
         # new id (a rank table, most trained tokenizers), else looked up
         self._first_new = first_new
         self._rank_of: dict[int, int] | None = (
             None if len(vocab) == first_new + len(ranks) else _first_wins(self.merged_ids, ranks)
+        )
+        # each merge packed into one int, rank above the new id (merging.pack): [0 << ID_BITS | 256,
+        # 1 << ID_BITS | 257, ...], a range when merge k made id first_new + k (no list to build)
+        step = (1 << ID_BITS) + 1
+        packed: Sequence[int] = (
+            range(first_new, first_new + len(ranks) * step, step)
+            if self._rank_of is None
+            else list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         )
         self._ids = vocab.ids
         self.n_special = vocab.n_special
