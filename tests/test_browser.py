@@ -355,7 +355,7 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
         assert not page.errors, page.errors
 
 
-@pytest.mark.load  # a pace measured over twenty seconds: .ci/run's load step, alone on the machine
+@pytest.mark.load  # a pace measured over twenty seconds: .ci/run's load step, beside the other timing only
 def test_autoplay_at_the_fastest_speed_keeps_going_for_twenty_seconds(page):
     nav(page, "Train")
     speed = page.get_by_role("combobox", name="Speed")

@@ -8,7 +8,7 @@ each run costs about twenty seconds of the suite.
 This checks what the run did, not how fast: each session waits for its step before it clicks
 again, and every wait is bounded well past what a busy machine needs, so it runs with the rest
 of the suite. The Class room's run is a timing (each student's page must show every one of the
-teacher's steps, 2 s apart): it is a ``load`` test, run alone on the machine."""
+teacher's steps, 2 s apart): it is a ``load`` test, run with no other test beside it but autoplay's pace."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_a_small_classroom_through_the_sticky_proxy_steps_without_errors_or_leak
     assert "server RSS (all servers and haproxy added up)" in out, report
 
 
-@pytest.mark.load  # a step the students' pages miss in the 2 s before the next is an error: alone on the machine
+@pytest.mark.load  # a step the students' pages miss in the 2 s before the next is an error
 def test_a_small_class_follows_answers_once_and_sits_idle_without_errors():
     """``--class`` in a tiny room on SQLite: 3 protocol students and one Chromium student follow
     3 steps, the 3 answers are counted once each, the servers idle."""
