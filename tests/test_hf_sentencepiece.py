@@ -190,6 +190,14 @@ def test_the_cli_and_a_trace_keep_the_files_own_ids_of_a_sentencepiece_ordered_i
         out, err = io.StringIO(), io.StringIO()
         assert main(["encode", "--tokenizer", tokenizer, "--text", TEXT], out=out, err=err) == 0, err.getvalue()
         assert json.loads(out.getvalue())["ids"] == hf_ids(data, TEXT), tokenizer
+    # scan's ids too: each example's id is the one the file gives its token
+    (tmp_path / "ref.txt").write_text("hello", encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["scan", "--tokenizer", str(path), "--reference", str(tmp_path / "ref.txt")], out=out, err=err) == 0
+    notes = [n for kind in json.loads(out.getvalue())["examples"].values() for n in kind]
+    vocab = data["model"]["vocab"]
+    assert any(n["token"] in {a + b for a, b in data["model"]["merges"]} for n in notes)  # merged: ids that move
+    assert [n["id"] for n in notes] == [vocab[n["token"]] for n in notes]
 
 
 def test_the_playground_lists_and_decodes_the_files_own_ids_of_a_sentencepiece_ordered_import():
