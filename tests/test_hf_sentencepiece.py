@@ -224,6 +224,15 @@ def test_the_playground_lists_and_decodes_the_files_own_ids_of_a_sentencepiece_o
     assert not at.error, [e.value for e in at.error]
     assert at.code[0].value == hf_text(data, ids[4:12])
     assert list(at.dataframe[0].value["id"]) == ids[4:12]
+    # Why this split: an id typed is the file's, and the lineage names the token by it
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    why = at.selectbox(key="w_why_tok")
+    why.set_value(why.options.index(name)).run()
+    token = max((a + b for a, b in data["model"]["merges"]), key=len)
+    at.text_input(key="w_why_id").input(str(data["model"]["vocab"][token])).run()
+    assert not at.error, [e.value for e in at.error]
+    shown = f"{token} (id {data['model']['vocab'][token]}): merge rank"
+    assert any(c.value.replace("\\", "").startswith(shown) for c in at.caption), [c.value for c in at.caption]
 
 
 def _model(**changes):
