@@ -45,7 +45,7 @@ from .base import (
     need,
     require,
 )
-from .id_order import tokenizer_in_file_order
+from .id_order import base_after_merged, tokenizer_in_file_order
 from .regex_dialects import oniguruma_pattern
 from .shared import (
     full_vocab,
@@ -620,31 +620,40 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         "where": lambda n: f"tokenizer.json 'model.merges[{n}]'",
         "vocab_name": "tokenizer.json 'model.vocab'",
     }
+    if base_after_merged(full, merges, skip={*specials, unk}):
+        # SentencePiece's numbering (Llama 2, Mistral 7B v0.1): the file's ids kept beside the
+        # derived ones, the file's merge list as HF merges by it
+        return _in_file_order(full, merges, options), notes
     if not in_making_order(full, merges):
         # transformers' tiktoken converter lists every split of each token: merged by the list
         # as HF does (SentencePiece's converted files too)
         try:
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError as err:
-            return _in_file_order(full, merges, options, err), notes
+            return _in_file_order(full, merges, options, refused=err), notes
     try:  # a trainer's list, each token's id the next as it is made
         return tokenizer_from_vocab_merges(full, merges, **options), notes
     except FormatError as err:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
-            return _in_file_order(full, merges, options, err), notes
+            return _in_file_order(full, merges, options, refused=err), notes
 
 
-def _in_file_order(full: dict[str, int], merges: list[tuple[str, str]], options: dict, err: FormatError) -> Tokenizer:
-    """The tokenizer of a vocabulary numbered in SentencePiece's order (Llama 2's, Mistral 7B
-    v0.1's: single characters after merged pieces), its ids kept as ``file_ids``
-    (``id_order``); else ``err``, the sentence of the reading that expected the merges' order
-    (a file wrong in both ways is most likely wrong in that one)."""
+def _in_file_order(
+    full: dict[str, int], merges: list[tuple[str, str]], options: dict, *, refused: FormatError | None = None
+) -> Tokenizer:
+    """The tokenizer of a vocabulary numbered otherwise than its merges make its tokens
+    (SentencePiece's order: Llama 2's, Mistral 7B v0.1's single characters after merged pieces),
+    its ids kept as ``file_ids`` (``id_order``). When it fails, ``refused``, the sentence of the
+    reading that expected the merges' order, is raised instead (a file wrong in both ways is
+    most likely wrong in that one)."""
     try:
         return tokenizer_in_file_order(full, merges, **options)
     except FormatError:
-        raise err from None
+        if refused is None:
+            raise
+        raise refused from None
 
 
 # ---- the format ---------------------------------------------------------------------------------

@@ -12,14 +12,38 @@ and the table; what a file gets wrong is still a FormatError naming it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import cast
 
 from ..bpe.tokenizer import Tokenizer
 from ..errors import FormatError
 from .base import require
 from .shared import tokenizer_from_vocab_merges
 
-__all__ = ["making_order", "tokenizer_in_file_order"]
+__all__ = ["base_after_merged", "making_order", "tokenizer_in_file_order"]
+
+
+def base_after_merged(
+    vocab: Mapping[str, object], merges: Sequence[tuple[str, str]], *, skip: Collection[str | None] = ()
+) -> bool:
+    """Whether a base symbol (made by no merge; ``skip``: special and unknown tokens) has an id
+    past a merged token's: SentencePiece's numbering, which ids derived from the merges never
+    have, so a reader goes straight to ``tokenizer_in_file_order``. False when an id is no
+    integer (the usual reading names the key).
+
+    >>> base_after_merged({"<unk>": 0, "▁t": 1, "▁": 2, "t": 3}, [("▁", "t")], skip={"<unk>"})
+    True
+    >>> base_after_merged({"▁": 0, "t": 1, "▁t": 2, "<unk>": 3}, [("▁", "t")], skip={"<unk>"})
+    False
+    """
+    if not all(type(i) is int for i in vocab.values()):
+        return False
+    ids = cast(Mapping[str, int], vocab)
+    products = {a + b for a, b in merges}
+    first_made = min((ids[t] for t in products if t in ids), default=None)
+    if first_made is None:
+        return False
+    return any(i > first_made for t, i in ids.items() if t not in products and t not in skip)
 
 
 def making_order(
