@@ -911,6 +911,8 @@ def playground_link(key: str, note: TokenNote, training: dict[str, str], *, show
     'Playground?text=I&tokenizers=gpt2&view=why&why_tokenizer=0&piece=0&token=40'
     >>> playground_link("gpt2", TokenNote(94, "\u00bf", "bf"), {}) is None
     True
+    >>> playground_link("imported:ab12", TokenNote(40, "I", "49"), {}, shown_id=3000).endswith("&token=3000")
+    True
     """
     try:
         text = bytes.fromhex(note.hex).decode("utf-8")
