@@ -24,7 +24,7 @@ from functools import cache
 
 import pytest
 import tokenizers
-from conftest import ROOT
+from conftest import ROOT, encode_view
 from streamlit.testing.v1 import AppTest
 from test_hf_json import CORPUS, HOSTILE, hf_ids, our_ids, refusal
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
@@ -233,6 +233,12 @@ def test_the_playground_lists_and_decodes_the_files_own_ids_of_a_sentencepiece_o
     assert not at.error, [e.value for e in at.error]
     shown = f"{token} (id {data['model']['vocab'][token]}): merge rank"
     assert any(c.value.replace("\\", "").startswith(shown) for c in at.caption), [c.value for c in at.caption]
+    # Encode: the ids in the import's tab of the details (the import alone, so nothing else is encoded)
+    picked = at.multiselect(key="w_play_tokenizers")
+    picked.set_value([k for k in picked.value if k.startswith("imported:")])
+    at.radio(key="w_play_view").set_value("Encode").run()
+    (panel,) = encode_view(at)
+    assert panel.ids == ids
 
 
 def _model(**changes):
