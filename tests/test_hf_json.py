@@ -153,6 +153,16 @@ def test_a_token_with_a_lower_id_than_its_parts_opens_with_hfs_ids():
     assert tok.shown_id(tok.token_to_id(word)) == vocab[word] < vocab[part] == tok.shown_id(tok.token_to_id(part))
 
 
+@pytest.mark.parametrize("bad", ["x", -1, True, 1.5])
+def test_an_id_that_is_no_whole_number_is_refused_with_a_sentence_whichever_order_the_ids_are_in(bad):
+    """A trainer's order (its reading fails, then the converter's reading compared ids and raised
+    TypeError) and the converter's layout."""
+    big = converted()["model"]
+    for vocab, merges in (({"a": 0, "b": 1, "ab": 2}, [["a", "b"]]), (big["vocab"], big["merges"])):
+        data = {"model": {"type": "BPE", "vocab": {**vocab, "a": bad}, "merges": merges}}
+        assert refusal(data) == f"tokenizer.json 'model.vocab': 'a' has id {bad!r}, not a non-negative integer"
+
+
 # ---- HF-built BPE models with each option ---------------------------------------------------------
 def char_model(**options) -> dict:
     """A character-level BPE that HF's trainer learns on the four scripts, saved with ``options``

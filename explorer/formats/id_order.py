@@ -108,8 +108,15 @@ def tokenizer_in_file_order(
     Traceback (most recent call last):
     ...
     explorer.errors.FormatError: v: the tokens that are not special tokens must take ids 1 to 5, in any order (found 1 to 7, with gaps)
+    >>> tokenizer_in_file_order({"a": "x"}, [], specials={}, unk=None, pipeline=pipe, where=str, vocab_name="v")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: v: 'a' has id 'x', not a non-negative integer
     """
     specials = dict(specials)
+    for t, i in vocab.items():
+        if type(i) is not int or i < 0:
+            raise FormatError(f"{vocab_name}: {t!r} has id {i!r}, not a non-negative integer")
     for n, (a, b) in enumerate(merges):
         for part in (a, b, a + b):
             if part not in vocab:  # the sentence only then: a file has 100,000 merges
