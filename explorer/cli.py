@@ -640,7 +640,8 @@ def _encode(args: argparse.Namespace, out: TextIO) -> int:
     tok = _resolve(args)
     text = _input_text(args.text)
     ids = tok.encode(text, allow_special=args.allow_special, dropout=args.dropout, seed=args.seed)
-    out.write(json.dumps({"ids": ids, "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
+    # the ids as the tokenizer's file numbers them (SentencePiece's order: Llama 2's file)
+    out.write(json.dumps({"ids": tok.shown_ids(ids), "tokens": tok.tokens(ids)}, ensure_ascii=False) + "\n")
     return 0
 
 
@@ -667,7 +668,8 @@ def _evaluate(args: argparse.Namespace, out: TextIO) -> int:
 def _scan(args: argparse.Namespace, out: TextIO) -> int:
     tok = _resolve(args)
     reference = None if args.reference is None else read_text_file(args.reference)
-    out.write(json.dumps(scan(tok, reference=reference).as_dict(), ensure_ascii=False) + "\n")
+    report = scan(tok, reference=reference).as_dict(shown=tok.shown_ids)  # a file's own ids (SentencePiece's order)
+    out.write(json.dumps(report, ensure_ascii=False) + "\n")
     return 0
 
 

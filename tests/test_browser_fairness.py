@@ -2,7 +2,7 @@
 answer (headline cards, both sides' sentences, curves and served-language strips) on the first
 screen with nothing cut short; Back, Step, +10 and the slider each change both
 sentences to the merge they name (checked against the engine alone), and three quick Steps
-move three merges. Screenshots land in
+move three merges (the controls walked at 1280x720; at 1920x1080, Back and the page as drawn). Screenshots land in
 test-artifacts/fairness_*.png (the README's is tests/screenshots/fairness_page.png, copied from
 the 1280x720 one).
 
@@ -65,6 +65,11 @@ def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(
 
         page.get_by_role("button", name="Back", exact=True).click()
         says(page, 499, classical)
+        if size["width"] != 1280:
+            # the controls do the same at any size: walked at the projector's; here the page as drawn
+            assert cut_by_box(page, _CUT) == []
+            full_screenshot(page, ARTIFACTS / f"fairness_{name}_full.png")
+            return
         slider = page.get_by_role("slider", name="Merge shown")
         slider.focus()
         page.keyboard.press("Home")  # the slider to merge 0

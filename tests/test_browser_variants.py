@@ -1,7 +1,8 @@
 """The Variants page in Chromium at 1280x720 (a projector, sidebar open) and 1920x1080: the answer
 (headline cards and the held-out chart) on the first screen with nothing cut short; moving the
 transition slider and PickyBPE's τ slider redraws the headline at the engine's numbers; the
-PickyBPE timeline lists the engine's removals as rows of their own; each tab draws its view; a
+PickyBPE timeline lists the engine's removals as rows of their own; each tab draws its view (the
+controls walked at 1280x720; at 1920x1080, each tab as drawn); a
 health example's link opens the Playground's *Why this split* on that token. Screenshots land in
 test-artifacts/variants_*.png (the README's is tests/screenshots/variants_page.png, copied from
 the 1280x720 one).
@@ -72,6 +73,19 @@ def test_the_variants_page_answers_on_the_first_screen_and_each_tab_draws(app_ur
         page.screenshot(path=str(ARTIFACTS / f"variants_{name}.png"))
         full_screenshot(page, ARTIFACTS / f"variants_full_{name}.png")
 
+        if size["width"] != 1280:
+            # the sliders and the timeline do the same at any size: walked at the projector's;
+            # here each tab as drawn
+            for tab, shot, drawn in (
+                ("PickyBPE timeline", "timeline", page.locator("table.var-timeline")),
+                ("Scaffold tokens", "scaffold", page.locator("table.var-scaffold")),
+                ("Token health", "health", page.locator("table.var-health tr[data-name='o200k_base']")),
+            ):
+                open_tab(page, tab, drawn)
+                assert cut_by_box(page, _CUT) == [] and page.evaluate(_SPILLED) == []
+                assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+                page.screenshot(path=str(ARTIFACTS / f"variants_{shot}_{name}.png"))
+            return
         # the transition slider, by keyboard: 80% -> 60%
         slider = page.get_by_role("slider").first
         slider.focus()

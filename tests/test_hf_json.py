@@ -49,7 +49,9 @@ def hf_ids(data: dict, text: str = HOSTILE) -> list[int]:
 
 
 def our_ids(data: dict, text: str = HOSTILE) -> list[int]:
-    return import_files({"tokenizer.json": json.dumps(data).encode("utf-8")}).encode(text)
+    """Our ids for a text, as we show them (the file's own, ``Tokenizer.shown_ids``)."""
+    tok = import_files({"tokenizer.json": json.dumps(data).encode("utf-8")})
+    return tok.shown_ids(tok.encode(text))
 
 
 def refusal(data: dict) -> str:
@@ -136,19 +138,29 @@ def test_a_converter_layout_file_rewound_to_a_merge_encodes_with_the_merges_made
     assert all(max(r[1], *pair) < len(early.vocab) for pair, r in early.merge_rules().items())
 
 
-def test_a_token_no_two_lower_ids_make_is_refused_naming_it():
+def test_a_token_with_a_lower_id_than_its_parts_opens_with_hfs_ids():
+    """Once refused ("made by no merge of two tokens with lower ids"): HF takes any numbering,
+    so the file's ids are kept beside the derived ones (``Tokenizer.file_ids``)."""
     data = copy.deepcopy(converted())
     vocab = data["model"]["vocab"]
     # the last word added (Llama 3's case): it takes the id of the first part it is made of
     word = max(vocab, key=vocab.__getitem__)
     part = next(a for a, b in data["model"]["merges"] if a + b == word)
     vocab[word], vocab[part] = vocab[part], vocab[word]
-    assert len(hf_ids(data)) > 0  # HF loads it
-    msg = refusal(data)
-    assert msg == (
-        f"tokenizer.json 'model.vocab': {word!r} (id {vocab[word]}) is made by no merge of two tokens with lower ids, "
-        "so its id cannot be derived"
-    )
+    tok = import_files({"tokenizer.json": json.dumps(data).encode("utf-8")})
+    text = HOSTILE + word + part
+    assert tok.shown_ids(tok.encode(text)) == hf_ids(data, text)
+    assert tok.shown_id(tok.token_to_id(word)) == vocab[word] < vocab[part] == tok.shown_id(tok.token_to_id(part))
+
+
+@pytest.mark.parametrize("bad", ["x", -1, True, 1.5])
+def test_an_id_that_is_no_whole_number_is_refused_with_a_sentence_whichever_order_the_ids_are_in(bad):
+    """A trainer's order (its reading fails, then the converter's reading compared ids and raised
+    TypeError) and the converter's layout."""
+    big = converted()["model"]
+    for vocab, merges in (({"a": 0, "b": 1, "ab": 2}, [["a", "b"]]), (big["vocab"], big["merges"])):
+        data = {"model": {"type": "BPE", "vocab": {**vocab, "a": bad}, "merges": merges}}
+        assert refusal(data) == f"tokenizer.json 'model.vocab': 'a' has id {bad!r}, not a non-negative integer"
 
 
 # ---- HF-built BPE models with each option ---------------------------------------------------------

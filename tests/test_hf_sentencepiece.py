@@ -10,22 +10,29 @@ samples in four scripts) and writes each file through its own API (``models.BPE(
 byte_fallback=True, fuse_unk=True)`` with the byte tokens after ``<unk>``, ``<s>``, ``</s>``, as
 Llama 2's vocabulary has them). Our import of each file must give the ids HF gives loading it,
 and decode them to HF's text, on a hostile multilingual text; each option we do not apply as HF
-does is refused with a sentence naming it.
+does is refused with a sentence naming it. A vocabulary in SentencePiece's own id order (single
+characters after the merged pieces) keeps the file's ids beside the derived ones: shown, decoded
+and written as HF numbers them (a real one, Mistral 7B v0.1's: ``test_sentencepiece_ids.py``).
 """
 
 from __future__ import annotations
 
 import copy
+import io
 import json
 from functools import cache
 
 import pytest
 import tokenizers
+from conftest import ROOT, encode_view
+from streamlit.testing.v1 import AppTest
 from test_hf_json import CORPUS, HOSTILE, hf_ids, our_ids, refusal
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
+from explorer.cli import main
 from explorer.formats.exporters import export_files
 from explorer.formats.importers import import_files
+from explorer.ui.state import CorpusChoice
 
 # leading, trailing and doubled spaces (the dummy prefix meets them), and characters no UDHR
 # sample holds (emoji, kana, "東京"), which only byte fallback encodes; U+001C last, which HF's
@@ -143,10 +150,10 @@ def test_our_export_of_a_sentencepiece_style_import_loads_in_hf_with_the_same_id
         assert hf_text(exported, tok.encode(TEXT)) == tok.decode(tok.encode(TEXT)), layout
 
 
-def test_a_vocabulary_in_sentencepieces_own_id_order_is_refused_with_a_sentence_naming_it():
-    """Llama 2's and Mistral's ids: <unk>, <s>, </s>, the byte tokens, the merged pieces, and the
-    single characters last (what SentencePiece's trainer writes; HF's trainer puts them first)."""
-    data = sentencepiece_file()
+def in_sentencepiece_order(data: dict) -> dict:
+    """The file with Llama 2's and Mistral's numbering: <unk>, <s>, </s>, the byte tokens, the
+    merged pieces, and the single characters last (SentencePiece's trainer gives them low
+    scores; HF's trainer puts them first), written by HF ``tokenizers``."""
     vocab = data["model"]["vocab"]
     products = {a + b for a, b in data["model"]["merges"]}
     chars = [t for t, i in vocab.items() if i >= len(SPECIALS) + 256 and t not in products]
@@ -160,8 +167,78 @@ def test_a_vocabulary_in_sentencepieces_own_id_order_is_refused_with_a_sentence_
     )
     tok = tokenizers.Tokenizer.from_str(json.dumps(data))
     tok.model = sp_order
-    msg = refusal(json.loads(tok.to_str()))
-    assert "tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as" in msg, msg
+    return json.loads(tok.to_str())
+
+
+def test_a_vocabulary_in_sentencepieces_own_id_order_keeps_hfs_ids_and_decodes_hfs_ids_to_hfs_text():
+    data = in_sentencepiece_order(sentencepiece_file())
+    assert data["model"]["vocab"]["▁"] > data["model"]["vocab"]["▁t"]
+    tok = import_files({"tokenizer.json": json.dumps(data).encode("utf-8")})
+    ids = hf_ids(data, TEXT)
+    assert tok.shown_ids(tok.encode(TEXT)) == ids and tok.encode(TEXT) != ids
+    kept = [i for i in ids if i >= len(SPECIALS)]
+    assert tok.decode(tok.ids_from_shown(kept)) == hf_text(data, kept)
+
+
+def test_the_cli_and_a_trace_keep_the_files_own_ids_of_a_sentencepiece_ordered_import(tmp_path):
+    data = in_sentencepiece_order(sentencepiece_file())
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["import", str(path), "--out", str(tmp_path / "t")], out=out, err=err) == 0, err.getvalue()
+    for tokenizer in (str(path), str(tmp_path / "t")):  # the file itself, and the trace written of it
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["encode", "--tokenizer", tokenizer, "--text", TEXT], out=out, err=err) == 0, err.getvalue()
+        assert json.loads(out.getvalue())["ids"] == hf_ids(data, TEXT), tokenizer
+    # scan's ids too: each example's id is the one the file gives its token
+    (tmp_path / "ref.txt").write_text("hello", encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["scan", "--tokenizer", str(path), "--reference", str(tmp_path / "ref.txt")], out=out, err=err) == 0
+    notes = [n for kind in json.loads(out.getvalue())["examples"].values() for n in kind]
+    vocab = data["model"]["vocab"]
+    assert any(n["token"] in {a + b for a, b in data["model"]["merges"]} for n in notes)  # merged: ids that move
+    assert [n["id"] for n in notes] == [vocab[n["token"]] for n in notes]
+
+
+def test_the_playground_lists_and_decodes_the_files_own_ids_of_a_sentencepiece_ordered_import():
+    data = in_sentencepiece_order(sentencepiece_file())
+    ids = hf_ids(data, TEXT)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=("udhr_en.txt",))
+    at.run()
+    at.switch_page("pages/3_Playground.py").run()
+    at.radio(key="w_play_view").set_value("Decode ids")
+    at.text_area(key="w_play_text").input(TEXT)
+    (uploader,) = at.file_uploader
+    uploader.set_value([("tokenizer.json", json.dumps(data).encode("utf-8"), "application/json")])
+    at.run()
+    at.button(key="import_go").click().run()
+    (name,) = [o for o in at.selectbox(key="w_dec_tok").options if o.startswith("imported: ")]
+    at.selectbox(key="w_dec_tok").set_value(name).run()
+    assert not at.exception, at.exception
+    # the text's ids, listed as the file numbers them
+    listed = list(at.dataframe[0].value["id"])
+    assert listed == ids[: len(listed)] and len(listed) > 20
+    # ids typed are the file's: HF's text back
+    at.text_area(key="w_dec_ids").input(", ".join(map(str, ids[4:12]))).run()
+    assert not at.error, [e.value for e in at.error]
+    assert at.code[0].value == hf_text(data, ids[4:12])
+    assert list(at.dataframe[0].value["id"]) == ids[4:12]
+    # Why this split: an id typed is the file's, and the lineage names the token by it
+    at.radio(key="w_play_view").set_value("Why this split").run()
+    why = at.selectbox(key="w_why_tok")
+    why.set_value(why.options.index(name)).run()
+    token = max((a + b for a, b in data["model"]["merges"]), key=len)
+    at.text_input(key="w_why_id").input(str(data["model"]["vocab"][token])).run()
+    assert not at.error, [e.value for e in at.error]
+    shown = f"{token} (id {data['model']['vocab'][token]}): merge rank"
+    assert any(c.value.replace("\\", "").startswith(shown) for c in at.caption), [c.value for c in at.caption]
+    # Encode: the ids in the import's tab of the details (the import alone, so nothing else is encoded)
+    picked = at.multiselect(key="w_play_tokenizers")
+    picked.set_value([k for k in picked.value if k.startswith("imported:")])
+    at.radio(key="w_play_view").set_value("Encode").run()
+    (panel,) = encode_view(at)
+    assert panel.ids == ids
 
 
 def _model(**changes):

@@ -804,9 +804,11 @@ _SPACES = list(" \t\n\r\x0b\x0c\x1c\x85\xa0\u2028\u3000")
 _TRAIN_WORDS = sorted(set(TRAIN_TEXT.split()))
 
 
+@cache
 def marked_text(tok) -> st.SearchStrategy[str]:
     """Training words, characters and whitespace a char-level tokenizer knows in every place
-    (eow-glued: also ending a word), so that few texts hold the unknown token."""
+    (eow-glued: also ending a word), so that few texts hold the unknown token. Made once a
+    tokenizer: hypothesis builds a strategy drawn from ``data`` again at every example."""
     ok = {c for c in tok.alphabet if len(c) == 1 and (tok.config.marker != "eow-glued" or c + EOW in tok.alphabet)}
     chars = sorted(ok - set(_SPACES))
     spaces = [c for c in _SPACES if c in ok or tok.config.pretokenizer == "whitespace"]
@@ -839,8 +841,10 @@ def test_char_level_decode_gives_the_text_back_as_each_marker_writes_it(marker, 
         assert out == text
 
 
+@cache
 def _id_lists(tok):
-    """Any ids of a tokenizer: tokens, pieces of a character, special tokens, the unknown id."""
+    """Any ids of a tokenizer: tokens, pieces of a character, special tokens, the unknown id
+    (made once a tokenizer: finding the pieces of a character reads the whole vocabulary)."""
     partial = [i for i in range(len(tok.vocab)) if not is_utf8(tok.token_bytes(i))] or [0]
     extra = sorted(tok.special_ids.values()) + [tok.unk_id]
     return st.lists(

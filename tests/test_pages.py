@@ -163,6 +163,10 @@ def test_stepping_updates_pair_table_history_and_charts_as_the_engine_says():
         for r in reversed(ref.records)
     ]
     assert hist["now"].tolist() == ["▶", "", ""]
+    # the grid colours the row shown, every cell of it, and no other
+    grid = next(df for df in at.dataframe if "new token" in df.value.columns)
+    coloured = re.findall(r"_row(\d+)_col(\d+)", grid.proto.arrow_data.styler.styles)
+    assert sorted({int(c) for _, c in coloured}) == list(range(len(hist.columns))) and {r for r, _ in coloured} == {"0"}
     assert pair_table(at)[["left", "right", "count"]].values.tolist() == [
         [shown(p.left), shown(p.right), p.count] for p in ref.peek(10)
     ]

@@ -36,7 +36,7 @@ Data shapes::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, chain, islice
 from typing import Literal
@@ -63,10 +63,11 @@ class TokenNote:
     hex: str
     encodes_as: tuple[int, ...] | None = None
 
-    def as_dict(self) -> dict:
-        out: dict = {"id": self.id, "token": self.token, "hex": self.hex}
+    def as_dict(self, *, shown: Callable[[Sequence[int]], list[int]] = list) -> dict:
+        """The note as JSON, its ids written by ``shown`` (``Tokenizer.shown_ids``: a file's own ids)."""
+        out: dict = {"id": shown([self.id])[0], "token": self.token, "hex": self.hex}
         if self.encodes_as is not None:
-            out["encodes_as"] = list(self.encodes_as)
+            out["encodes_as"] = shown(self.encodes_as)
         return out
 
 
@@ -87,8 +88,10 @@ class HealthReport:
     whole_piece_only: tuple[int, ...] = ()
     never_made: tuple[int, ...] = ()
 
-    def as_dict(self) -> dict:
-        """The CLI's JSON: ``tokens``, the unreachable ids, counts of the other kinds, then the rest.
+    def as_dict(self, *, shown: Callable[[Sequence[int]], list[int]] = list) -> dict:
+        """The CLI's JSON: ``tokens``, the unreachable ids, counts of the other kinds, then the
+        rest; every id written by ``shown`` (``Tokenizer.shown_ids``, for a tokenizer that keeps
+        its file's ids).
 
         >>> HealthReport(3, (2,), (), None, 1).as_dict()
         {'tokens': 3, 'unreachable': [2], 'partial_utf8': 0, 'unused': None, 'special': 1, 'reference_tokens': None, 'examples': {}}
@@ -104,18 +107,21 @@ class HealthReport:
         >>> HealthReport(3, (7,), (), None, 0, whole_piece_only=(5,), never_made=(7,)).as_dict()["not_one_merge"]
         {'whole_piece_only': [5], 'never': [7]}
         """
-        removed: dict[str, object] = {"removed": list(self.removed)} if self.removed else {}
+        removed: dict[str, object] = {"removed": shown(self.removed)} if self.removed else {}
         if self.whole_piece_only or self.never_made:
-            removed["not_one_merge"] = {"whole_piece_only": list(self.whole_piece_only), "never": list(self.never_made)}
+            removed["not_one_merge"] = {
+                "whole_piece_only": shown(self.whole_piece_only),
+                "never": shown(self.never_made),
+            }
         return {
             "tokens": self.tokens,
-            "unreachable": list(self.unreachable),
+            "unreachable": shown(self.unreachable),
             "partial_utf8": len(self.partial_utf8),
             "unused": None if self.unused is None else len(self.unused),
             **removed,
             "special": self.special,
             "reference_tokens": self.reference_tokens,
-            "examples": {kind: [note.as_dict() for note in notes] for kind, notes in self.examples.items()},
+            "examples": {kind: [note.as_dict(shown=shown) for note in notes] for kind, notes in self.examples.items()},
         }
 
 

@@ -28,6 +28,7 @@ from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, sp
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
 from . import merging, picky
 from .config import EncodeOptions, TrainerConfig
+from .file_ids import FileIds
 from .glossaries import END_OF_WORD, OpenIds, glossary_regex, is_plain_word, isolate_glossaries
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
 from .picky import EventPlan, event_plan
@@ -117,6 +118,7 @@ class Tokenizer:
         own_merges_suffice: bool = False,
         blank_ids: Sequence[int] = (),
         pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
+        file_ids: FileIds | Sequence[int] | None = None,
         config: TrainerConfig | None = None,
         alphabet: Sequence[str] | None = None,
         merges: Sequence[tuple[int, int]] | None = None,
@@ -144,6 +146,11 @@ class Tokenizer:
         read from a file whose merges are not in the order their tokens are made (transformers'
         tiktoken converter lists every split of a token): ``{(left id, right id): (rank, new id)}``,
         each pair at its place in the file. ``vocab``'s merges then only derive the ids.
+
+        ``file_ids`` are the ids a file gives the vocabulary's tokens when they are not the
+        derived ones (SentencePiece's order: ``file_ids.FileIds``, derived id -> file id). They
+        change no cut: ``shown_ids`` renames the ids ``encode`` gives, ``ids_from_shown`` takes
+        them back, and the writers of files write them.
 
         >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
         >>> vocab = Vocab(alphabet=("a", "b", "c"), merges=((1, 2), (0, 3)))  # bc, abc
@@ -214,23 +221,36 @@ class Tokenizer:
         self.pair_rules: dict[tuple[int, int], tuple[int, int]] | None = (
             None if pair_rules is None else dict(pair_rules)
         )
+        table = file_ids if file_ids is None or isinstance(file_ids, FileIds) else FileIds(file_ids)
+        if table is not None and len(table) != len(vocab):
+            raise ConfigError(f"a file's ids name {len(table):,} tokens; the vocabulary has {len(vocab):,}")
+        self.file_ids: FileIds | None = None if table is None or table.is_identity() else table
         # every special token -> its id: the leading ones (the vocab's) and the trailing ones
         self._trailing: dict[int, str] = {}
         self.special_ids: dict[str, int] = {t: self._ids[t] for t in vocab.special_tokens}
         self._blank = frozenset(map(int, blank_ids))
         if any(i < len(self._tokens) for i in self._blank):
             raise ConfigError(f"an empty token needs an id past the vocabulary, not {min(self._blank)}")
+        first_free = max(len(self._tokens), 0 if self.file_ids is None else self.file_ids.extent)
         for tok, i in (special_ids or {}).items():
-            if not tok or tok in self.special_ids or i in self._trailing or i < len(self._tokens) or i in self._blank:
+            if not tok or tok in self.special_ids or i in self._trailing or i < first_free or i in self._blank:
                 raise ConfigError(f"special token {tok!r} needs a new id past the vocabulary, not {i}")
             self.special_ids[tok] = int(i)
             self._trailing[int(i)] = tok
         # Unseen characters must still be counted, never dropped: unless the unk token is one
         # of the special tokens, it gets the first id past every other.
+        # (past every file id too: a file's ids of an earlier merge's tokens may pass the vocabulary's)
         self.unk_id: int = (
             self._ids[encoding.unk_token]
             if encoding.unk_token in vocab.special_tokens
-            else max([len(self._tokens), *(i + 1 for i in self._trailing), *(i + 1 for i in self._blank)])
+            else max(
+                [
+                    len(self._tokens),
+                    *(i + 1 for i in self._trailing),
+                    *(i + 1 for i in self._blank),
+                    0 if self.file_ids is None else self.file_ids.extent,
+                ]
+            )
         )
         # subword-nmt's apply_bpe: unknown symbols kept as themselves, glossaries never split
         self._open: OpenIds | None = None
@@ -362,7 +382,8 @@ class Tokenizer:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(
-            {"_blank": frozenset(), "_made_whole": {}, "_fallback": None, "_fallback_byte": {}} | state
+            {"_blank": frozenset(), "_made_whole": {}, "_fallback": None, "_fallback_byte": {}, "file_ids": None}
+            | state
         )  # pickled before they were
         if self._by_text is not None:
             self._splits_lock = threading.Lock()
@@ -403,6 +424,27 @@ class Tokenizer:
     @property
     def num_merges(self) -> int:
         return len(self.merged_ids)
+
+    def shown_ids(self, ids: Sequence[int]) -> list[int]:
+        """The ids as this tokenizer's file numbers them, for showing and writing: ``encode``'s
+        ids are the ones the merges derive, which a SentencePiece-ordered file numbers
+        otherwise (``file_ids``); the same ids for every other tokenizer.
+
+        >>> cfg = TrainerConfig(pretokenizer="none", unit="char")
+        >>> tok = Tokenizer(pipeline=cfg.pipeline, vocab=Vocab(alphabet=("a", "b"), merges=((0, 1),)), file_ids=[1, 2, 0])
+        >>> tok.encode("abb"), tok.shown_ids(tok.encode("abb")), tok.ids_from_shown([0, 2])
+        ([2, 1], [0, 2], [2, 1])
+        """
+        return list(ids) if self.file_ids is None else self.file_ids.out_many(ids)
+
+    def shown_id(self, token_id: int) -> int:
+        """One id as the file numbers it (``shown_ids``)."""
+        return token_id if self.file_ids is None else self.file_ids.out(token_id)
+
+    def ids_from_shown(self, ids: Sequence[int]) -> list[int]:
+        """Ids as the file numbers them (typed to decode, read from a link) back to ``encode``'s;
+        DecodeError for a file id that names no token here (a later merge's, when truncated)."""
+        return list(ids) if self.file_ids is None else self.file_ids.back_many(ids)
 
     def token_to_id(self, token: str) -> int | None:
         return self._ids.get(token, self.special_ids.get(token))
@@ -463,8 +505,10 @@ class Tokenizer:
         if rules is not None:  # a file's own list: the rules whose tokens are all made by then
             end = len(vocab)
             rules = {(a, b): r for (a, b), r in rules.items() if a < end and b < end and r[1] < end}
-        # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too
-        return self._rebuilt(vocab=vocab, pair_rules=rules)
+        # a table's first k merges still rebuild their tokens: own_merges_suffice holds for them too;
+        # the tokens kept keep their file's ids
+        file_ids = None if self.file_ids is None else self.file_ids.truncate(len(vocab))
+        return self._rebuilt(vocab=vocab, pair_rules=rules, file_ids=file_ids)
 
     def with_pipeline(self, pipeline: Pipeline) -> Tokenizer:
         """The same vocabulary, special tokens, rules and encoding options behind another
@@ -476,6 +520,16 @@ class Tokenizer:
         (['<unk>', '<unk>'], ['é'])
         """
         return self._rebuilt(pipeline=pipeline)
+
+    def with_file_ids(self, file_ids: FileIds | Sequence[int] | None) -> Tokenizer:
+        """The same tokenizer with the ids a file gives its vocabulary's tokens (derived id ->
+        the file's id, ``file_ids.FileIds``), or without them.
+
+        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[])
+        >>> tok.with_file_ids([1, 0]).shown_ids([0, 1]), tok.with_file_ids([0, 1]).file_ids
+        ([1, 0], None)
+        """
+        return self._rebuilt(file_ids=file_ids)
 
     def _rebuilt(self, **changed: Any) -> Tokenizer:
         """This tokenizer made again with some of its constructor's arguments changed, every
@@ -490,6 +544,7 @@ class Tokenizer:
             "encoding": self.encoding,
             "own_merges_suffice": self.own_merges_suffice,
             "pair_rules": self.pair_rules,
+            "file_ids": self.file_ids,
         }
         return Tokenizer(**(given | changed))
 

@@ -1,6 +1,8 @@
 """Vocabularies are derived, never stored: special tokens, then the alphabet, then one entry per
 merge. This module holds the two rules both the trainer and the tokenizer follow, and ``Vocab``,
-the value a tokenizer is made of (its merges are the only source of truth for its tokens).
+the value a tokenizer is made of (its merges are the only source of truth for its tokens). A file
+that numbers the same tokens otherwise (SentencePiece's order) keeps its numbering beside the
+derived ids, never in place of them (``file_ids.FileIds``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ here, and ``export_files`` returns a format's files by name::
 A format that cannot represent a tokenizer raises ConfigError naming the setting, or
 FormatError when no file of the format can (a PickyBPE tokenizer's removals: only trace.json
 holds them); ``export_problem`` gives the same sentence without raising, for a page to show
-first. Vocabularies in the files are derived from the merges, as everywhere else.
+first. Vocabularies in the files are derived from the merges, as everywhere else; a tokenizer
+that keeps a file's own ids (SentencePiece's order) is written with them to tokenizer.json and
+trace.json, and refused by the formats that would number its tokens otherwise.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "SUBWORD_NMT_VERSIONS",
     "export_files",
     "export_problem",
+    "file_ids_problem",
     "removals_problem",
     "zip_files",
     "to_hf_tokenizer_json",
@@ -72,6 +75,8 @@ def export_files(tok: Tokenizer, fmt: str, *, trace: dict | None = None) -> dict
             "as themselves and never splits its glossaries, as subword-nmt's apply_bpe does; export "
             "subword-nmt codes or BPE Explorer's trace.json instead"
         )
+    if tok.file_ids is not None and fmt not in ("hf", "trace"):
+        raise ConfigError(file_ids_problem(spec.title))
     if fmt != "hf":
         _hf_rules_problem(tok, spec.title, encoding=fmt != "trace")
     if trace is None:
@@ -103,6 +108,20 @@ def _hf_rules_problem(tok: Tokenizer, title: str, *, encoding: bool) -> None:
             f"{title} cannot hold HF's {' and '.join(rules)}: its file would encode differently; "
             "export tokenizer.json instead"
         )
+
+
+def file_ids_problem(title: str) -> str:
+    """Why a format other than tokenizer.json and trace.json cannot hold a tokenizer that keeps
+    its file's ids (SentencePiece's order, ``Tokenizer.file_ids``).
+
+    >>> file_ids_problem("minbpe .model")
+    "this tokenizer keeps the ids of the file it was read from, numbered in SentencePiece's order (single characters after merged tokens); minbpe .model numbers tokens as the merges make them, so its ids would differ: export tokenizer.json or BPE Explorer's trace.json instead"
+    """
+    return (
+        "this tokenizer keeps the ids of the file it was read from, numbered in SentencePiece's order (single "
+        f"characters after merged tokens); {title} numbers tokens as the merges make them, so its ids would "
+        "differ: export tokenizer.json or BPE Explorer's trace.json instead"
+    )
 
 
 def removals_problem(title: str, n: int) -> str:

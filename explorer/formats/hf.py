@@ -5,7 +5,9 @@ added tokens. A setting HF cannot represent is a ConfigError when writing; a fil
 stage we do not have is a FormatError when reading, as is any field or option we do not apply
 as HF does (nothing in the file is skipped); ``ignore_merges``, ``fuse_unk``, a model with no unk
 token (HF drops what it has no id for) and transformers' tiktoken converter's merge list (every
-split of each token, in the order of the tokens it makes) encode as HF does.
+split of each token, in the order of the tokens it makes) encode as HF does. A vocabulary
+numbered in SentencePiece's order (Llama 2, Mistral 7B v0.1: single characters after merged
+pieces) keeps its ids beside the derived ones (``id_order``); the export writes them back.
 
     {"version": "1.0", "added_tokens": [...], "normalizer": null,
      "pre_tokenizer": {"type": "ByteLevel", ...}, "decoder": {"type": "ByteLevel", ...},
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from itertools import chain, repeat
 from operator import itemgetter
 
@@ -44,6 +46,7 @@ from .base import (
     need,
     require,
 )
+from .id_order import base_after_merged, tokenizer_in_file_order
 from .regex_dialects import oniguruma_pattern
 from .shared import (
     full_vocab,
@@ -123,7 +126,7 @@ def _added_tokens(tok: Tokenizer) -> list[dict]:
             "normalized": False,
             "special": True,
         }
-        for t, i in sorted(tok.special_ids.items(), key=lambda kv: kv[1])
+        for t, i in sorted(((t, tok.shown_id(i)) for t, i in tok.special_ids.items()), key=lambda kv: kv[1])
     ]
 
 
@@ -143,7 +146,8 @@ def _merge_list(tok: Tokenizer) -> list[tuple[int, int]]:
 def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
     """An HF ``tokenizers`` tokenizer.json for the same merges and the matching pipeline:
     normalizer, pre-tokenizer (a custom regex as ``Split``), model options, decoder, and the
-    special tokens as added tokens. Settings HF cannot represent raise ConfigError.
+    special tokens as added tokens, the ids those of the file it was read from when it keeps
+    them (``Tokenizer.file_ids``). Settings HF cannot represent raise ConfigError.
 
     >>> from explorer import make_config, train
     >>> tj = to_hf_tokenizer_json(train("low lower", make_config("sennrich", marker="eow-glued", num_merges=2)).tokenizer())
@@ -159,6 +163,8 @@ def to_hf_tokenizer_json(tok: Tokenizer) -> dict:
         # HF needs its unk token in the vocabulary: ours is the first id past it (or a special)
         unk = tok.encoding.unk_token
         vocab.setdefault(unk, tok.unk_id)
+    if tok.file_ids is not None:  # the ids of the file it was read from (SentencePiece's order)
+        vocab = {t: tok.shown_id(i) for t, i in vocab.items()}
     return {
         "version": "1.0",
         "truncation": None,
@@ -624,6 +630,9 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
+    if not all(type(i) is int and i >= 0 for i in full.values()):  # before any reading compares ids
+        t, i = next((t, i) for t, i in full.items() if type(i) is not int or i < 0)
+        raise FormatError(f"tokenizer.json 'model.vocab': {t!r} has id {i!r}, not a non-negative integer")
     merges = _hf_merges(model.get("merges"))
     options = {
         "pipeline": pipeline,
@@ -633,52 +642,40 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         "where": lambda n: f"tokenizer.json 'model.merges[{n}]'",
         "vocab_name": "tokenizer.json 'model.vocab'",
     }
+    if base_after_merged(full, merges, skip={*specials, unk}):
+        # SentencePiece's numbering (Llama 2, Mistral 7B v0.1): the file's ids kept beside the
+        # derived ones, the file's merge list as HF merges by it
+        return _in_file_order(full, merges, options), notes
     if not in_making_order(full, merges):
         # transformers' tiktoken converter lists every split of each token: merged by the list
-        # as HF does (SentencePiece's converted files too, whose ids the merges cannot give)
+        # as HF does (SentencePiece's converted files too)
         try:
             return tokenizer_from_merge_list(full, merges, **options), notes
-        except FormatError:
-            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
-            raise
+        except FormatError as err:
+            return _in_file_order(full, merges, options, refused=err), notes
     try:  # a trainer's list, each token's id the next as it is made
         return tokenizer_from_vocab_merges(full, merges, **options), notes
     except FormatError as err:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes
         except FormatError:
-            _refuse_sentencepiece_order(vocab, merges, skip={*specials, unk})
-            raise err from None
+            return _in_file_order(full, merges, options, refused=err), notes
 
 
-def _refuse_sentencepiece_order(
-    vocab: Mapping[str, int], merges: list[tuple[str, str]], *, skip: Collection[str | None] = ()
-) -> None:
-    """FormatError naming SentencePiece's id order when the vocabulary has it: a base symbol
-    (made by no merge) with an id past a merged token's, as Llama 2's and Mistral's files give
-    their single characters after the merged pieces. Our ids are derived from the merges (special
-    tokens, the alphabet, one per merge), which cannot give that order yet. Special tokens
-    (``skip``) are no base symbols; a merge of tokens the vocabulary lacks is another error.
-
-    >>> _refuse_sentencepiece_order({"▁t": 0, "▁": 1, "t": 2}, [("▁", "t")])
-    Traceback (most recent call last):
-    ...
-    explorer.errors.FormatError: tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as '▁' (id 1) come after merged tokens such as '▁t' (id 0); ids in that order cannot be derived from the merges here yet, so this file is not supported
-    """
-    if not merges or not all(t in vocab for a, b in merges for t in (a, b, a + b)):
-        return
-    if not all(isinstance(i, int) for i in vocab.values()):
-        return
-    products = {a + b for a, b in merges}
-    first_made = min(products, key=vocab.__getitem__)
-    late = [t for t in vocab if t not in products and t not in skip and vocab[t] > vocab[first_made]]
-    if late:
-        symbol = min(late, key=vocab.__getitem__)
-        raise FormatError(
-            "tokenizer.json 'model.vocab' is in SentencePiece's id order: base symbols such as "
-            f"{symbol!r} (id {vocab[symbol]}) come after merged tokens such as {first_made!r} (id {vocab[first_made]}); "
-            "ids in that order cannot be derived from the merges here yet, so this file is not supported"
-        )
+def _in_file_order(
+    full: dict[str, int], merges: list[tuple[str, str]], options: dict, *, refused: FormatError | None = None
+) -> Tokenizer:
+    """The tokenizer of a vocabulary numbered otherwise than its merges make its tokens
+    (SentencePiece's order: Llama 2's, Mistral 7B v0.1's single characters after merged pieces),
+    its ids kept as ``file_ids`` (``id_order``). When it fails, ``refused``, the sentence of the
+    reading that expected the merges' order, is raised instead (a file wrong in both ways is
+    most likely wrong in that one)."""
+    try:
+        return tokenizer_in_file_order(full, merges, **options)
+    except FormatError:
+        if refused is None:
+            raise
+        raise refused from None
 
 
 # ---- the format ---------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ recognised as a bundled table (which brings its own regex and special tokens).
 
 Merges are the source of truth here too: the ids a file gives must be the ids its merges derive
 (special tokens, the alphabet, one id per merge), and a file that says otherwise is refused with
-the line or key where it goes wrong, never half-loaded. Every failure is a FormatError with one
-sentence that names the file.
+the line or key where it goes wrong, never half-loaded. A tokenizer.json numbered in
+SentencePiece's order (Llama 2's) is read with its merges' ids derived and the file's kept beside
+them (``id_order``). Every failure is a FormatError with one sentence that names the file.
 """
 
 from __future__ import annotations

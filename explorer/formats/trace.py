@@ -43,7 +43,8 @@ is refused. Version 1 files (no "pipeline", "vocab", "training") load from "conf
 "alphabet". A tokenizer that was not trained here (imported, or a bundled table) has a trace too:
 no "training", its merges without counts, and, when it has them, ``"special_ids"`` (special tokens with ids past
 the vocabulary, name -> id), ``"empty_ids"`` (a rank table's empty token: ids that stand for no bytes,
-Whisper's 50256) and ``"rules": "tiktoken"``. :mod:`explorer.formats.exporters` writes the
+Whisper's 50256), ``"rules": "tiktoken"``, and ``"file_ids"`` (the id the file it was read from gives each
+derived id, for a vocabulary numbered in SentencePiece's order: Llama 2's). :mod:`explorer.formats.exporters` writes the
 formats other tools read, :mod:`explorer.formats.importers` reads them.
 """
 
@@ -272,6 +273,8 @@ def trace_from_tokenizer(tok: Tokenizer) -> dict:
         data["empty_ids"] = sorted(tok.blank_ids)
     if tok.rules != "merges":
         data["rules"] = tok.rules
+    if tok.file_ids is not None:  # the ids of the file it was read from, by derived id
+        data["file_ids"] = list(tok.file_ids.shown)
     if tok.pair_rules is not None:
         # a tokenizer.json's own merge list (transformers' tiktoken converter): the pairs in
         # their order, which "merges" (one per token, in making order) only derive the ids of
@@ -387,6 +390,7 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
             blank_ids=empty_ids,
             rules=rules,
             pair_rules=_merge_list(data["merge_list"], built) if "merge_list" in data else None,
+            file_ids=_file_ids(data.get("file_ids"), len(built)),
         )
     except ValueError as err:
         what = "merges and removals" if removals else "merges"
@@ -402,6 +406,29 @@ def tokenizer_from_trace(data: object) -> Tokenizer:
             )
     _removals_agree(merges, tok.vocab)
     return tok
+
+
+def _file_ids(value: object, n: int) -> list[int] | None:
+    """The top-level "file_ids" (the file's id of each derived id), or FormatError.
+
+    >>> _file_ids([2, 0, 1], 3), _file_ids(None, 3)
+    ([2, 0, 1], None)
+    >>> _file_ids([0, 0], 2)
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: the trace's 'file_ids' must give each of its 2 tokens its own id, a whole number
+    """
+    if value is None:
+        return None
+    _require(
+        isinstance(value, list)
+        and len(value) == n
+        and len(set(value)) == n
+        and all(type(i) is int and i >= 0 for i in value),
+        f"the trace's 'file_ids' must give each of its {n:,} tokens its own id, a whole number",
+    )
+    assert isinstance(value, list)
+    return value
 
 
 def _removals_by_merge(vocab: Vocab) -> dict[int, list[tuple[int, tuple[int, ...]]]]:

@@ -17,7 +17,7 @@ from ..analysis.lineage import keyword_in_context, lineage, not_one_merge, walk
 from ..analysis.shortest import PieceGap, piece_gaps
 from ..analysis.text import RoundTrip, TextStats, round_trip, sample_segmentations, text_stats
 from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
-from ..errors import ExplorerError
+from ..errors import DecodeError, ExplorerError
 from ..formats.pretrained import PRETRAINED
 from ..stages.units import display_to_bytes
 from . import catalog, charts, data, links, projector, render, state, storage
@@ -316,7 +316,7 @@ def details_panel(encoded: list[Encoded]) -> None:
 def _details(e: Encoded) -> None:
     tok, ids, trip = e.choice.tokenizer, e.ids, e.trip
     st.caption(render.md_text(e.choice.label))
-    st.code(str(ids[:_ID_LIMIT]), language=None, wrap_lines=True)
+    st.code(str(tok.shown_ids(ids[:_ID_LIMIT])), language=None, wrap_lines=True)
     if len(ids) > _ID_LIMIT:
         st.caption(f"The first {_ID_LIMIT:,} of {len(ids):,} ids.")
     if trip.exact:
@@ -561,19 +561,34 @@ def why_panel(choices: list[Entry], text: str) -> None:
         "Token",
         range(len(token_ids)),
         key=f"w_why_token:{choice.key}:{i}",
-        format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {token_ids[j]})",
+        format_func=lambda j: f"{render.token_label(tok, token_ids[j])}  (id {tok.shown_id(token_ids[j])})",
     )
-    typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {len(tok.vocab) - 1}")
+    # ids typed and linked are the file's (SentencePiece's order: Tokenizer.shown_ids)
+    last = len(tok.vocab) - 1 if tok.file_ids is None else tok.file_ids.extent - 1
+    typed = st.text_input("…or any token id", key="w_why_id", placeholder=f"0 – {last}")
     token_id = token_ids[j if j is not None and j < len(token_ids) else 0]
     typed = typed.strip()
     if typed:
         # isdigit() alone accepts '²' and digit runs longer than int() will parse
-        if not (typed.isascii() and typed.isdigit() and len(typed) <= 12 and int(typed) < len(tok.vocab)):
-            st.error(f"A token id is a whole number from 0 to {len(tok.vocab) - 1:,}.")
+        found = _typed_token(tok, typed)
+        if found is None:
+            st.error(f"A token id is a whole number from 0 to {last:,} that names a token of this tokenizer.")
             return
-        token_id = int(typed)
-    st.session_state[_SHOWN_TOKEN] = token_id
+        token_id = found
+    st.session_state[_SHOWN_TOKEN] = tok.shown_id(token_id)
     lineage_panel(choice, token_id)
+
+
+def _typed_token(tok: Tokenizer, typed: str) -> int | None:
+    """The token id (``encode``'s) of an id typed as the tokenizer's file numbers it, or None
+    when it is no whole number or names no token of the vocabulary."""
+    if not (typed.isascii() and typed.isdigit() and len(typed) <= 12):
+        return None
+    try:
+        (token_id,) = tok.ids_from_shown([int(typed)])
+    except DecodeError:
+        return None
+    return token_id if token_id < len(tok.vocab) else None
 
 
 def trace_table(choice: Entry, piece: str) -> None:
@@ -634,17 +649,17 @@ def lineage_panel(choice: Entry, token_id: int) -> None:
     size = sum(1 for _ in walk(tree))
     if tree.rank is None:
         st.caption(
-            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}) is a base symbol: no merge made it."
+            f"{render.token_label(tok, token_id, into='markdown')} (id {tok.shown_id(token_id)}) is a base symbol: no merge made it."
         )
     elif tree.whole:  # a rank table's token no merge makes: said so, no merge made up
         st.caption(
-            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}): merge rank {tree.rank:,}, "
+            f"{render.token_label(tok, token_id, into='markdown')} (id {tok.shown_id(token_id)}): merge rank {tree.rank:,}, "
             f"{render.md_text(not_one_merge(tok, token_id) or '')}."
         )
     else:
         where = f"learned at step {tree.rank + 1:,}" if choice.trainer is not None else f"merge rank {tree.rank:,}"
         st.caption(
-            f"{render.token_label(tok, token_id, into='markdown')} (id {token_id}): {where}; built by {size // 2:,} merge(s) "
+            f"{render.token_label(tok, token_id, into='markdown')} (id {tok.shown_id(token_id)}): {where}; built by {size // 2:,} merge(s) "
             f"from {(size + 1) // 2:,} base symbol(s). Yellow chips are base symbols."
         )
     st.html(render.lineage_tree(tok, tree))
@@ -775,7 +790,8 @@ def decode_panel(choices: list[Entry], text: str) -> None:
         placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text",
     )
     try:
-        ids = parse_ids(typed) if typed.strip() else tok.encode(text)[:_ID_LIMIT]
+        # typed ids are the file's (SentencePiece's order: Tokenizer.shown_ids), as shown everywhere
+        ids = tok.ids_from_shown(parse_ids(typed)) if typed.strip() else tok.encode(text)[:_ID_LIMIT]
         decoded = tok.decode(ids, errors=errors)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
@@ -787,7 +803,7 @@ def decode_panel(choices: list[Entry], text: str) -> None:
         partial = isinstance(tok.token_text(i), bytes)
         rows.append(
             {
-                "id": i,
+                "id": tok.shown_id(i),
                 "token": render.token_label(tok, i),
                 "bytes": tok.token_bytes(i).hex(" "),
                 "note": "part of a character: its bytes in hex" if partial else "",

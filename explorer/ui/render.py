@@ -515,13 +515,12 @@ def token_title(tok: Tokenizer, token_id: int) -> str:
     >>> token_title(load_pretrained("gpt2"), 995)
     'id 995 · bytes 20 77 6f 72 6c 64 · in the vocabulary file: Ġworld'
     """
+    shown = tok.shown_id(token_id)  # as the tokenizer's file numbers it (SentencePiece's order)
     if token_id == tok.unk_id:
-        return f"unknown symbol → {tok.encoding.unk_token} (id {token_id})"
+        return f"unknown symbol → {tok.encoding.unk_token} (id {shown})"
     if tok.is_special(token_id):
-        return f"id {token_id} · special token {tok.id_to_token(token_id)}"
-    return (
-        f"id {token_id} · bytes {_hex(tok.token_bytes(token_id))} · in the vocabulary file: {tok.id_to_token(token_id)}"
-    )
+        return f"id {shown} · special token {tok.id_to_token(token_id)}"
+    return f"id {shown} · bytes {_hex(tok.token_bytes(token_id))} · in the vocabulary file: {tok.id_to_token(token_id)}"
 
 
 def encoded_chips(
@@ -718,12 +717,12 @@ def lineage_tree(tok: Tokenizer, tree) -> str:
 
     def node(n) -> str:
         base = n.rank is None
-        meta = f"id {n.id:,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
+        meta = f"id {tok.shown_id(n.id):,}" + (" · base symbol" if base else f" · merge rank {n.rank:,}")
         if n.whole:  # a rank table's token its lower ranks never merge into: no parts to draw
             meta += " · not one merge of two lower-ranked tokens"
         chip = f'<span class="bpe-chip{" bpe-lin-base" if base else ""}">{token_label(tok, n.id, into="html")}</span>'
         kids = "" if base or n.whole else f"<ul>{node(n.left)}{node(n.right)}</ul>"
-        return f'<li data-id="{n.id}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
+        return f'<li data-id="{tok.shown_id(n.id)}">{chip}<div class="bpe-lin-meta">{meta}</div>{kids}</li>'
 
     return f'<div class="bpe-scroll bpe-lin"><ul>{node(tree)}</ul></div>'
 

@@ -901,13 +901,17 @@ _HEALTH_KINDS = (
 )
 
 
-def playground_link(key: str, note: TokenNote, training: dict[str, str]) -> str | None:
+def playground_link(key: str, note: TokenNote, training: dict[str, str], *, shown_id: int | None = None) -> str | None:
     """A link that opens the Playground's *Why this split* on a token's own text under the
-    tokenizer ``key``, its lineage shown; None when its bytes are no whole text.
+    tokenizer ``key``, its lineage shown; None when its bytes are no whole text. ``shown_id``:
+    the token's id as its tokenizer's file numbers it (``Tokenizer.shown_id``), which the link
+    carries.
 
     >>> playground_link("gpt2", TokenNote(40, "I", "49"), {})
     'Playground?text=I&tokenizers=gpt2&view=why&why_tokenizer=0&piece=0&token=40'
     >>> playground_link("gpt2", TokenNote(94, "\u00bf", "bf"), {}) is None
+    True
+    >>> playground_link("imported:ab12", TokenNote(40, "I", "49"), {}, shown_id=3000).endswith("&token=3000")
     True
     """
     try:
@@ -915,7 +919,7 @@ def playground_link(key: str, note: TokenNote, training: dict[str, str]) -> str 
     except ValueError:
         return None
     params = {**training, "text": text, "tokenizers": key, "view": "why", "why_tokenizer": "0", "piece": "0"}
-    params["token"] = str(note.id)
+    params["token"] = str(note.id if shown_id is None else shown_id)
     return "Playground?" + urlencode(params)
 
 
@@ -1003,12 +1007,13 @@ def _note_row(tok: Tokenizer, key: str, note: TokenNote, training: dict[str, str
     """One example: the token, its id and bytes, what its own text encodes as (unreachable),
     and a link into the Playground's *Why this split*."""
     chip = render.encoded_chips(tok, [note.id])
-    parts = [chip, f'<span class="bpe-freq">id {note.id:,} · bytes {html.escape(note.hex)}</span>']
+    shown = tok.shown_id(note.id)  # as the tokenizer's file numbers it (SentencePiece's order)
+    parts = [chip, f'<span class="bpe-freq">id {shown:,} · bytes {html.escape(note.hex)}</span>']
     if note.encodes_as is not None and note.encodes_as != (note.id,):
         parts.append(
             f'<span class="bpe-freq">its own text encodes as</span>{render.encoded_chips(tok, note.encodes_as)}'
         )
-    link = playground_link(key, note, training)
+    link = playground_link(key, note, training, shown_id=shown)
     if link is not None:
         parts.append(f'<a href="{html.escape(link, quote=True)}" target="_self" class="var-why">Why this split ↗</a>')
     return (
