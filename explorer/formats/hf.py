@@ -630,7 +630,8 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
     except ConfigError as err:
         raise FormatError(f"tokenizer.json: {err}") from None
     full = {**vocab, **specials}
-    if not all(type(i) is int and i >= 0 for i in full.values()):  # before any reading compares ids
+    ids = list(full.values())
+    if not ({int} >= set(map(type, ids)) and min(ids, default=0) >= 0):  # before any reading compares ids
         t, i = next((t, i) for t, i in full.items() if type(i) is not int or i < 0)
         raise FormatError(f"tokenizer.json 'model.vocab': {t!r} has id {i!r}, not a non-negative integer")
     merges = _hf_merges(model.get("merges"))

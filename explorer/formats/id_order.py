@@ -36,14 +36,15 @@ def base_after_merged(
     >>> base_after_merged({"▁": 0, "t": 1, "▁t": 2, "<unk>": 3}, [("▁", "t")], skip={"<unk>"})
     False
     """
-    if not all(type(i) is int for i in vocab.values()):
+    if not {int} >= set(map(type, vocab.values())):
         return False
     ids = cast(Mapping[str, int], vocab)
-    products = {a + b for a, b in merges}
-    first_made = min((ids[t] for t in products if t in ids), default=None)
+    # set operations and lookups in C: every tokenizer.json import asks this
+    products = set(map("".join, merges))
+    first_made = min(map(ids.__getitem__, products & ids.keys()), default=None)
     if first_made is None:
         return False
-    return any(i > first_made for t, i in ids.items() if t not in products and t not in skip)
+    return any(ids[t] > first_made for t in ids.keys() - products - set(skip))
 
 
 def making_order(
