@@ -163,6 +163,19 @@ def test_an_id_that_is_no_whole_number_is_refused_with_a_sentence_whichever_orde
         assert refusal(data) == f"tokenizer.json 'model.vocab': 'a' has id {bad!r}, not a non-negative integer"
 
 
+@pytest.mark.parametrize("kind", [[], {"a": 1}, None, 7])
+def test_a_pre_tokenizer_whose_type_is_no_name_is_refused_with_a_sentence(kind):
+    # found by hypothesis in test_interop: a list as the type was looked up as a key (TypeError)
+    data = {
+        "pre_tokenizer": {"type": kind},
+        "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
+    }
+    assert refusal(data) == (
+        f"tokenizer.json 'pre_tokenizer': {kind!r} is not supported here (supported: WhitespaceSplit, "
+        "a Split on a regex, ByteLevel, Metaspace after WhitespaceSplit, and a Sequence of them)"
+    )
+
+
 # ---- HF-built BPE models with each option ---------------------------------------------------------
 def char_model(**options) -> dict:
     """A character-level BPE that HF's trainer learns on the four scripts, saved with ``options``

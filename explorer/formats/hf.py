@@ -278,7 +278,7 @@ def _hf_pre_tokenizer(pre: object) -> dict:
         rest.pop(0)
     for step in rest:
         kind = step.get("type")
-        if kind in _STEP_FIELDS:
+        if isinstance(kind, str) and kind in _STEP_FIELDS:  # a list or an object is no key: the last branch says so
             _known_fields(step, _STEP_FIELDS[kind], f"pre_tokenizer ({kind})")
         if (
             (kind == "WhitespaceSplit" or step == PRETOKENIZER_REGISTRY.stage("whitespace").to_hf())
