@@ -34,18 +34,16 @@ class FileIds:
     explorer.errors.DecodeError: id 1 (position 1) is no token of this tokenizer (as of its merges so far)
     """
 
-    __slots__ = ("shown", "_back")
+    __slots__ = ("shown", "_back", "extent")
 
     def __init__(self, shown: Iterable[int]):
         self.shown: tuple[int, ...] = tuple(map(int, shown))
         self._back = {s: i for i, s in enumerate(self.shown)}
         if len(self._back) < len(self.shown) or (self.shown and min(self.shown) < 0):
             raise ConfigError("a file's ids must be distinct non-negative whole numbers, one per token")
-
-    @property
-    def extent(self) -> int:
-        """One past the largest file id: where the ids that are their own may start."""
-        return max(self.shown, default=-1) + 1
+        # one past the largest file id: where the ids that are their own may start (read at every
+        # decode of typed ids: found once, not over the whole table each time)
+        self.extent: int = max(self.shown, default=-1) + 1
 
     def __len__(self) -> int:
         return len(self.shown)

@@ -212,15 +212,6 @@ def _check_table(tokens: Sequence[bytes], index: Mapping[bytes, int] | None = No
         )
 
 
-def _displays(tokens: Sequence[bytes]) -> list[str]:
-    """Each token's display string (``bytes_to_display``).
-
-    >>> _displays([b" ", b"", b"hi\\n"])
-    ['Ġ', '', 'hiĊ']
-    """
-    return bytes_to_displays(tokens)
-
-
 class RankVocab(Vocab):
     """A rank table's vocabulary: the leading special tokens, then the table's tokens in rank
     order, as the file lists them (its source of truth); the merges are derived from the tokens
@@ -229,7 +220,7 @@ class RankVocab(Vocab):
     tokens and ids it has; its truncations are ordinary ones.
 
     >>> table = [bytes([b]) for b in range(256)] + [b"bc", b"bcbc"]
-    >>> v = RankVocab.of_table(["<s>"], _displays(table))
+    >>> v = RankVocab.of_table(["<s>"], bytes_to_displays(table))
     >>> "merges" in vars(v), v.tokens[257:], v.merged_ids, v.merges, "merges" in vars(v)
     (False, ('bc', 'bcbc'), (257, 258), ((99, 100), (257, 257)), True)
     >>> v == Vocab(("<s>",), v.alphabet, ((99, 100), (257, 257))), v.truncate(1).tokens[257:]
@@ -400,7 +391,7 @@ def tokenizer_from_ranks(
             f"rank {list(tokens).index(b'') + len(leading)} is the empty token: only the last rank may be empty"
         )
     _check_table(tokens, index)
-    texts = _displays(tokens)
+    texts = bytes_to_displays(tokens)
     pipeline = Pipeline(pretokenizer=pretokenizer, pattern=pattern, unit="byte")
     vocab = RankVocab.of_table(leading, texts)
     if vocab is None:  # a special token's text is a token of the table: the merges' vocabulary says so
