@@ -521,16 +521,6 @@ class Tokenizer:
         """
         return self._rebuilt(pipeline=pipeline)
 
-    def with_file_ids(self, file_ids: FileIds | Sequence[int] | None) -> Tokenizer:
-        """The same tokenizer with the ids a file gives its vocabulary's tokens (derived id ->
-        the file's id, ``file_ids.FileIds``), or without them.
-
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[])
-        >>> tok.with_file_ids([1, 0]).shown_ids([0, 1]), tok.with_file_ids([0, 1]).file_ids
-        ([1, 0], None)
-        """
-        return self._rebuilt(file_ids=file_ids)
-
     def _rebuilt(self, **changed: Any) -> Tokenizer:
         """This tokenizer made again with some of its constructor's arguments changed, every
         other one as it is here (one list of them: an option added to the constructor is kept

@@ -643,11 +643,12 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         "where": lambda n: f"tokenizer.json 'model.merges[{n}]'",
         "vocab_name": "tokenizer.json 'model.vocab'",
     }
-    if base_after_merged(full, merges, skip={*specials, unk}):
+    made = list(map("".join, merges))  # the token each merge makes: asked by each reading below
+    if base_after_merged(full, merges, skip={*specials, unk}, made=made):
         # SentencePiece's numbering (Llama 2, Mistral 7B v0.1): the file's ids kept beside the
         # derived ones, the file's merge list as HF merges by it
         return _in_file_order(full, merges, options), notes
-    if not in_making_order(full, merges):
+    if not in_making_order(full, merges, made=made):
         # transformers' tiktoken converter lists every split of each token: merged by the list
         # as HF does (SentencePiece's converted files too)
         try:
@@ -655,7 +656,7 @@ def _hf_import(data: object) -> tuple[Tokenizer, list[str]]:
         except FormatError as err:
             return _in_file_order(full, merges, options, refused=err), notes
     try:  # a trainer's list, each token's id the next as it is made
-        return tokenizer_from_vocab_merges(full, merges, **options), notes
+        return tokenizer_from_vocab_merges(full, merges, made=made, **options), notes
     except FormatError as err:
         try:  # ids in another order than the merges' (HF takes any): merged by the list too
             return tokenizer_from_merge_list(full, merges, **options), notes

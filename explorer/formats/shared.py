@@ -105,13 +105,15 @@ def tokenizer_from_vocab_merges(
     vocab_name: str = "the vocabulary",
     pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None = None,
     made: Sequence[str] | None = None,
+    file_ids: Sequence[int] | None = None,
 ) -> Tokenizer:
     """A tokenizer from a vocabulary (token -> id) and merges as token pairs, checked: the ids
     must run special tokens, the alphabet (tokens no merge makes), one per merge in order, and
     special tokens past them. ``unk`` at the first free id is the unknown token (ours is there
     too); ``where(i)`` says where merge i is in its file. ``pair_rules`` are the file's own merge
     list when the merges given only derive the ids (``tokenizer_from_merge_list``); ``made``: the
-    token each merge makes (its parts joined), when the caller has them.
+    token each merge makes (its parts joined), when the caller has them; ``file_ids``: the ids
+    another file gives the vocabulary's tokens (``id_order``: ``Tokenizer.file_ids``).
 
     >>> pipe = Pipeline(pretokenizer="whitespace", unit="char")
     >>> tokenizer_from_vocab_merges({"<s>": 0, "a": 1, "b": 2, "ab": 3}, [("a", "b")], pipeline=pipe, specials={"<s>": 0}).vocab.tokens
@@ -188,6 +190,7 @@ def tokenizer_from_vocab_merges(
             rules=rules,
             encoding=encoding,
             pair_rules=pair_rules,
+            file_ids=file_ids,
         )
     except ValueError as err:  # ConfigError too: a special token given twice
         raise FormatError(f"{vocab_name}: {err}") from None
@@ -311,7 +314,9 @@ def _check_merges_in_turn(
             )
 
 
-def in_making_order(vocab: Mapping[str, int], merges: Sequence[tuple[str, str]]) -> bool:
+def in_making_order(
+    vocab: Mapping[str, int], merges: Sequence[tuple[str, str]], *, made: Sequence[str] | None = None
+) -> bool:
     """Whether each merge's two tokens are made by then (the alphabet: tokens no merge makes), as
     a trainer writes merges; transformers' tiktoken converter lists every split of each token
     instead, some of whose parts a later merge makes.
@@ -322,7 +327,8 @@ def in_making_order(vocab: Mapping[str, int], merges: Sequence[tuple[str, str]])
     if all(map(vocab.__contains__, chain.from_iterable(merges))):
         # each merge's parts are then made by then when neither is a token a merge makes
         # first at or after it: the first merge making each token, looked up for all at once
-        made = list(map("".join, merges))
+        if made is None:
+            made = list(map("".join, merges))
         first = dict(zip(reversed(made), range(len(made) - 1, -1, -1)))
         return all(
             all(map(lt, map(first.get, map(itemgetter(side), merges), repeat(-1)), range(len(merges))))
