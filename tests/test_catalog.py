@@ -142,7 +142,9 @@ def compare_link_for_all(key: str) -> tuple[AppTest, float]:
     gives English."""
     at = open_link(COMPARE, {"compare": "udhr_en.txt,udhr_ko.txt", "compare_tokenizer": key})
     assert not at.warning, [unescaped(w.value) for w in at.warning]
-    assert at.selectbox(key="w_cmp_pretrained").value == key
+    whole, _, k = key.partition("@")
+    assert at.selectbox(key="w_cmp_pretrained").value == whole  # the picker holds it whole...
+    assert at.number_input(key="w_cmp_at").value == (int(k) if k else None)  # ...and the box beside it its k
     assert dict(at.query_params)["compare_tokenizer"] == key
     cross = compare_chart(at, "bytes per token")
     return at, cross[cross["encoded"] == "udhr_en.txt"]["bytes per token"].iloc[0]

@@ -36,23 +36,24 @@ UDHR = {
 
 
 def compare_page(
-    *, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", choice=None
+    *, corpora=None, mode="train", preset="gpt2", merges=1000, pretrained="cl100k_base", at=None, choice=None
 ) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    page = AppTest.from_file(APP, default_timeout=TIMEOUT)
     if choice is not None:
-        at.session_state["corpus_choice"] = choice
-    at.run()
-    at.switch_page("pages/4_Compare.py").run()
-    assert not at.exception
+        page.session_state["corpus_choice"] = choice
+    page.run()
+    page.switch_page("pages/4_Compare.py").run()
+    assert not page.exception
     if corpora is not None:
-        at.multiselect(key="w_cmp_corpora").set_value(corpora)
-    at.radio(key="w_cmp_mode").set_value(mode)
-    at.selectbox(key="w_cmp_preset").set_value(preset)
-    at.number_input(key="w_cmp_merges").set_value(merges)
-    at.selectbox(key="w_cmp_pretrained").set_value(pretrained)
-    at.button(key=SUBMIT).click().run()
-    assert not at.exception, at.exception
-    return at
+        page.multiselect(key="w_cmp_corpora").set_value(corpora)
+    page.radio(key="w_cmp_mode").set_value(mode)
+    page.selectbox(key="w_cmp_preset").set_value(preset)
+    page.number_input(key="w_cmp_merges").set_value(merges)
+    page.selectbox(key="w_cmp_pretrained").set_value(pretrained)
+    page.number_input(key="w_cmp_at").set_value(at)  # the pretrained one as of merge k (None: whole)
+    page.button(key=SUBMIT).click().run()
+    assert not page.exception, page.exception
+    return page
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,9 @@ import base64
 
 import pytest
 import tiktoken
-from conftest import encode_view, read_sample, unescaped
+from conftest import compare_chart, encode_view, read_sample, unescaped
 from test_catalog import compare_link_for_all, probe  # a Compare link's session; one reading catalog entries
+from test_compare_page import SUBMIT, compare_page
 from test_links import open_link
 from test_pretrained import oracle  # noqa: F401  (a fixture: tiktoken's cl100k_base from the bundled file)
 
@@ -111,6 +112,29 @@ def test_a_compare_link_may_name_a_rewound_table_for_all_corpora(oracle):  # noq
     english = read_sample("udhr_en.txt")
     reference = cut(oracle, 256 + K).encode_ordinary(english)
     assert english_bpt == pytest.approx(len(english.encode()) / len(reference))
+
+
+def test_comparings_as_of_merge_box_rewinds_the_pretrained_tokenizer_and_a_merge_past_its_last_is_one_sentence(
+    oracle,  # noqa: F811
+):
+    at = compare_page(corpora=["udhr_en.txt", "udhr_ko.txt"], mode="pretrained", pretrained="cl100k_base", at=K)
+    assert not at.warning, [unescaped(w.value) for w in at.warning]
+    assert dict(at.query_params)["compare_tokenizer"] == f"cl100k_base@{K}"
+    cross = compare_chart(at, "bytes per token")
+    english = read_sample("udhr_en.txt")
+    english_bpt = cross[cross["encoded"] == "udhr_en.txt"]["bytes per token"].iloc[0]
+    assert english_bpt == pytest.approx(len(english.encode()) / len(cut(oracle, 256 + K).encode_ordinary(english)))
+
+    at.number_input(key="w_cmp_at").set_value(50_001)
+    at.selectbox(key="w_cmp_pretrained").set_value("gpt2")
+    at.button(key=SUBMIT).click().run()
+    (warning,) = at.warning
+    assert unescaped(warning.value).startswith("gpt2 has 50,000 merges: it cannot be rewound to merge 50,001.")
+    assert not at.get("vega_lite_chart")  # no chart of the comparison before
+
+    at.number_input(key="w_cmp_at").set_value(None)  # empty: the whole table
+    at.button(key=SUBMIT).click().run()
+    assert not at.warning and dict(at.query_params)["compare_tokenizer"] == "gpt2"
 
 
 def test_the_cli_takes_a_table_at_merge_k_and_refuses_a_k_past_its_merges_in_one_line(oracle):  # noqa: F811

@@ -67,6 +67,7 @@ __all__ = [
     "TRAINED",
     "IMPORTED",
     "MAX_IMPORTED",
+    "MAX_TABLE_K",
     "parse",
     "key_of",
     "trained_key",
@@ -95,7 +96,7 @@ IMPORTED = "imported:"
 OPTIONS = "import-options.json"  # the member of a stored import that holds what was chosen for it
 MAX_IMPORTED = 3  # an imported o200k_base holds 200,000 merges: a session keeps a few at most
 _MAX_K = 200_000  # the furthest step a link may name (links.count_param's bound)
-_MAX_TABLE_K = 9_999_999  # a table's or an import's merge k: seven digits, at most its own merges
+MAX_TABLE_K = 9_999_999  # a table's or an import's merge k: seven digits, at most its own merges
 _IMPORTS = "imported_tokenizers"  # session: {key: Imported}, oldest first
 
 
@@ -128,7 +129,7 @@ def parse(key: str) -> Key | None:
     head, at, k = key.partition("@")
     if not at:
         return _whole_parts(key)
-    merge = _merge_k(k, high=_MAX_K if head == TRAINED else _MAX_TABLE_K)
+    merge = _merge_k(k, high=_MAX_K if head == TRAINED else MAX_TABLE_K)
     if merge is None:
         return None
     if head == TRAINED:
@@ -557,7 +558,7 @@ def restore(key: str) -> str:
         head, at, k = key.partition("@")
         if at and head != TRAINED and _whole_parts(head) is not None:
             raise ConfigError(
-                f"{label(head)[:90]}@{k[:20]}: the merge after '@' is not a whole number from 0 to {_MAX_TABLE_K:,}"
+                f"{label(head)[:90]}@{k[:20]}: the merge after '@' is not a whole number from 0 to {MAX_TABLE_K:,}"
             )
         if key.startswith(IMPORTED):
             raise ConfigError(f"{key[:90]!r} names no tokenizer")

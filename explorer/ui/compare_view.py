@@ -53,6 +53,7 @@ _PASTED = "pasted text (Corpus page)"
 _UPLOAD = "uploaded: "
 _REQUEST = "compare_request"
 _STOPPED = "compare_stopped"  # Stop was pressed: the page says so once
+_AT = "w_cmp_at"  # the pretrained tokenizer's merge k (None: the whole of it)
 
 METRICS = r"""
 - **Bytes per token** $= \dfrac{\text{UTF-8 bytes of the text}}{\text{tokens}}$ and **characters per token**
@@ -119,8 +120,21 @@ def _submit() -> None:
         corpora,
         st.session_state["w_cmp_preset"] if mode == "train" else None,
         int(st.session_state["w_cmp_merges"]),
-        st.session_state["w_cmp_pretrained"] if mode == "pretrained" else None,
+        _pretrained_key() if mode == "pretrained" else None,
     )
+
+
+def _pretrained_key() -> str:
+    """The picker's tokenizer as of the merge in its "as of merge" box (empty: whole)."""
+    chosen, at = st.session_state["w_cmp_pretrained"], st.session_state.get(_AT)
+    return chosen if at is None else catalog.rewound_key(chosen, int(at))
+
+
+def _keep_pretrained(key: str) -> None:
+    """Put a tokenizer's key into the picker and its merge k (None: whole) into the box beside it."""
+    parts = catalog.parse(key)
+    st.session_state["w_cmp_pretrained"] = catalog.whole_key(key)
+    st.session_state[_AT] = parts.k if parts is not None and parts.kind != "trained" else None
 
 
 def _pretrained(key: str) -> tuple[str, Tokenizer] | None:
@@ -140,11 +154,11 @@ def request_form() -> Request | None:
     state.widget_default("w_cmp_merges", 1000)
     state.widget_default("w_cmp_pretrained", "cl100k_base")
     st.session_state["w_cmp_corpora"] = [c for c in st.session_state["w_cmp_corpora"] if c in sources]
-    pretrained = catalog.keys(trained=False)  # the bundled ones and the session's imports
-    chosen = st.session_state["w_cmp_pretrained"]
-    if chosen != catalog.whole_key(chosen) and catalog.whole_key(chosen) in pretrained:
-        pretrained.append(chosen)  # one rewound to merge k (a Playground link's key): offered as it is
-    if chosen not in pretrained:
+    state.widget_default(_AT, None)
+    pretrained = catalog.keys(trained=False)  # the bundled ones and the session's imports, whole
+    if catalog.whole_key(st.session_state["w_cmp_pretrained"]) != st.session_state["w_cmp_pretrained"]:
+        _keep_pretrained(st.session_state["w_cmp_pretrained"])  # a key rewound to merge k: picker and box
+    if st.session_state["w_cmp_pretrained"] not in pretrained:
         st.session_state["w_cmp_pretrained"] = "cl100k_base"
     # two rows, so that the answer under them starts on the first screen at 1280x720
     with st.form("w_cmp_form", border=True):
@@ -155,7 +169,7 @@ def request_form() -> Request | None:
             max_selections=MAX_CORPORA,
             help="Bundled texts, and the uploads and pasted text of the Corpus page.",
         )
-        c1, c2, c3, c4, c5 = st.columns([2.3, 1.3, 1.1, 1.6, 1], vertical_alignment="bottom")
+        c1, c2, c3, c4, c6, c5 = st.columns([2.1, 1.2, 1, 1.5, 1, 0.9], vertical_alignment="bottom")
         c1.radio(
             "Configuration",
             ["train", "pretrained"],
@@ -175,6 +189,18 @@ def request_form() -> Request | None:
             key="w_cmp_pretrained",
             format_func=labels.__getitem__,
             help="When one pretrained tokenizer encodes all.  \n" + catalog.picker_help(),
+        )
+        # the picker's choice is not known until the form is sent: k is checked against its merges then
+        c6.number_input(
+            "As of merge",
+            min_value=0,
+            max_value=catalog.MAX_TABLE_K,
+            value=None,  # empty: the whole of it (a None default beside session state draws no warning)
+            step=1000,
+            key=_AT,
+            placeholder="all",
+            help="The pretrained tokenizer as of its merge k: its first k merges only (a table's first "
+            "256 + k ranks). Empty: the whole of it.",
         )
         c5.form_submit_button("Compare", type="primary", on_click=_submit, width="stretch")
     return st.session_state.get(_REQUEST)
@@ -210,6 +236,8 @@ def run(request: Request) -> Comparison | None:
         )
         return None
     pretrained = _pretrained(request.pretrained) if request.pretrained else None
+    if request.pretrained and pretrained is None and _past_last_merge(request.pretrained):
+        return None
     if request.pretrained and pretrained is None:
         st.warning(
             render.md_text(
@@ -235,6 +263,21 @@ def run(request: Request) -> Comparison | None:
         runs = {n: replace(r, tokenizer=pretrained[1]) for n, r in result.runs.items()}
         result = replace(result, runs=runs, pretrained=catalog.label(pretrained[0]))
     return result
+
+
+def _past_last_merge(key: str) -> bool:
+    """Whether ``key`` names a tokenizer of this session rewound past its last merge (the page then
+    says so)."""
+    parts, whole = catalog.parse(key), catalog.get(catalog.whole_key(key))
+    if parts is None or parts.k is None or whole is None:
+        return False
+    st.warning(
+        render.md_text(
+            f"{whole.label} has {whole.tokenizer.num_merges:,} merges: it cannot be rewound to merge {parts.k:,}. "
+            'Empty the "As of merge" box for the whole of it, or give a smaller merge.'
+        )
+    )
+    return True
 
 
 def _in_worker(
@@ -706,6 +749,6 @@ def apply_link(params: dict[str, str]) -> list[str]:
     ss["w_cmp_preset"] = preset
     ss["w_cmp_merges"] = merges
     if pretrained:
-        ss["w_cmp_pretrained"] = pretrained
+        _keep_pretrained(pretrained)
     ss[_REQUEST] = Request(tuple(corpora[:MAX_CORPORA]), None if pretrained else preset, merges, pretrained)
     return problems
