@@ -1,0 +1,282 @@
+"""The Playground's model (explorer.ui.playground_model) without Streamlit: the rows, labels and
+sentences its panels show, on small tokenizers trained here, written out as the page must show
+them (golden examples) and counted against the engine; and its keys, which must be the keys the
+page's widgets use."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from conftest import ROOT
+from streamlit.testing.v1 import AppTest
+
+from explorer import Trainer, TrainerConfig, load_pretrained
+from explorer.analysis.lineage import lineage
+from explorer.analysis.text import sample_segmentations, twin_configs
+from explorer.ui import playground_model as model
+from explorer.ui.catalog import Entry
+from explorer.ui.playground_model import Keys, Session
+from explorer.ui.state import CorpusChoice
+
+CORPUS = "low lower lowest newer newest"
+
+
+@pytest.fixture(scope="module")
+def trained() -> Entry:
+    """The session's tokenizer as the catalog hands it over: four char-level merges (w+e, l+o,
+    lo+we, s+t), with its trainer and corpus."""
+    trainer = Trainer.from_texts(CORPUS, TrainerConfig(pretokenizer="whitespace", unit="char", num_merges=4))
+    trainer.advance(4)
+    return Entry("trained@4", "trained", "trained (4 merges)", "trained", trainer.tokenizer(), trainer, (CORPUS,))
+
+
+@pytest.fixture(scope="module")
+def twins() -> tuple[Trainer, Trainer]:
+    """The char-vs-byte view's twins, configured as the page configures them."""
+    char, byte = twin_configs(TrainerConfig(pretokenizer="whitespace"), merges=4)
+    out = Trainer.from_texts(CORPUS, char), Trainer.from_texts(CORPUS, byte)
+    for trainer in out:
+        trainer.advance(4)
+    return out
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Entry:
+    return Entry("gpt2", "table", "GPT-2 (gpt2)", "gpt2", load_pretrained("gpt2"))
+
+
+# ---- encode --------------------------------------------------------------------------------------
+def test_the_comparison_counts_each_tokenizers_tokens_against_the_fewest(trained, gpt2):
+    text = "slower é"
+    rows = model.comparison_rows([model.encode(e, text, allow_special=False) for e in (trained, gpt2)])
+    ours, theirs = len(trained.tokenizer.encode(text)), len(gpt2.tokenizer.encode(text))
+    assert (ours, theirs) == (4, 3)  # s | lowe | r | <unk> (é: unseen); GPT-2's table: 3
+    assert rows == [
+        ("trained", 4, 8 / 4, 9 / 4, 1, 4 / 3, "lossy: unknown symbols"),
+        ("gpt2", 3, 8 / 3, 9 / 3, 0, 1.0, "exact"),
+    ]
+
+
+def test_a_lossy_round_trip_lists_each_lost_symbol_with_its_code_point_or_its_byte(trained, twins):
+    trip = model.encode(trained, "éé a😀", allow_special=False).trip
+    assert not trip.exact and trip.unknown == Counter({"é": 2, "a": 1, "😀": 1})
+    assert model.unknown_rows(trained.tokenizer, trip.unknown) == [
+        {"symbol": "é", "code point": "U+00E9", "count": 2},
+        {"symbol": "a", "code point": "U+0061", "count": 1},
+        {"symbol": "😀", "code point": "U+1F600", "count": 1},
+    ]
+    assert model.unknown_rows(twins[1].tokenizer(), Counter({"Ã": 3})) == [
+        {"symbol": "byte c3", "code point": "", "count": 3}  # a byte-level display: the byte it stands for
+    ]
+
+
+# ---- dropout -----------------------------------------------------------------------------------------
+def test_dropout_rows_and_lengths_count_every_sample_the_engine_draws(trained):
+    tok = trained.tokenizer
+    counts = sample_segmentations(tok, "lowest newest", dropout=0.5, samples=6, seed=3)
+    assert sum(k for _, k in counts) == 6
+    assert model.segmentation_rows(tok, counts) == [
+        {"times": 2, "tokens": 9, "segmentation": "lo | w | e | st | n | e | w | e | st"},
+        {"times": 1, "tokens": 8, "segmentation": "lo | we | st | n | e | w | e | st"},
+        {"times": 1, "tokens": 12, "segmentation": "l | o | w | e | s | t | n | e | w | e | s | t"},
+        {"times": 1, "tokens": 6, "segmentation": "lowe | st | n | e | we | st"},
+        {"times": 1, "tokens": 9, "segmentation": "lo | we | s | t | n | e | w | e | st"},
+    ]
+    assert model.length_counts(counts) == [(6, 1), (8, 1), (9, 3), (12, 1)]
+    assert model.dropout_caption(counts, samples=6, seed=3, plain=len(tok.encode("lowest newest"))) == (
+        "5 distinct segmentations in 6 samples (seeds 3…8); without dropout 6 tokens."
+    )
+
+
+# ---- the fewest tokens ------------------------------------------------------------------------------
+def test_the_fewest_tokens_are_found_where_bpes_merges_spend_more(gpt2):
+    tok = gpt2.tokenizer
+    found = model.shortest(tok, "Caius and Marcius, wholesome")
+    assert found.bpe == tok.encode("Caius and Marcius, wholesome") and len(found.fewest) == len(found.bpe) - 1
+    assert found.rows == [{"piece": "Caius", "times": 1, "BPE": "C | ai | us", "fewest": "Ca | ius", "saved": 1}]
+    assert model.positions(found.gaps, shortest=False) == {0, 1, 2}  # C | ai | us, outlined
+    assert model.positions(found.gaps, shortest=True) == {0, 1}  # Ca | ius
+    assert found.caption == (
+        "Each piece cut into the fewest tokens of the same vocabulary (a shortest path; of equally short splits, "
+        "the longest first token). BPE's merges spend 1 token(s) more (11.1% of BPE's), in 1 of 5 pieces "
+        "(outlined). Special-token text is plain text here, as the CLI's evaluate counts it."
+    )
+    long = "Caius " * (model.SHORTEST_CHARS // 6 + 1)
+    assert model.shortest(tok, long).caption.endswith(f" The first {model.SHORTEST_CHARS:,} characters.")
+
+
+# ---- why this split -----------------------------------------------------------------------------------
+def test_why_this_split_picks_the_most_merged_piece_and_its_longest_token_first(trained):
+    tok = trained.tokenizer
+    pieces = tok.encode_pieces("slower lowest")
+    assert [model.piece_label(pieces, i) for i in range(len(pieces))] == [
+        "1: slower (3 tokens)",
+        "2: lowest (2 tokens)",
+    ]
+    assert model.default_piece(tok, pieces) == 1  # 6 symbols into 2 tokens: four merges, against three
+    assert [tok.token_text(t) for t in model.piece_tokens(tok, pieces[0])] == ["lowe", "s", "r"]
+    assert model.token_option(tok, tok.token_to_id("lowe")) == f"lowe  (id {tok.token_to_id('lowe')})"
+
+
+def test_the_trace_lists_each_merge_encode_applies_with_the_step_that_learned_it(trained):
+    rows = model.trace_rows(trained, "lowest")
+    assert [(r["left"], r["right"], r["new token"]) for r in rows] == [
+        ("w", "e", "we"),
+        ("l", "o", "lo"),
+        ("lo", "we", "lowe"),
+        ("s", "t", "st"),
+    ]
+    records = trained.trainer.records
+    assert [(r["merge rank"], r["learned at step"], r["pair count then"]) for r in rows] == [
+        (k, records[k].step, records[k].count) for k in range(4)
+    ]
+    assert [r["tokens after"] for r in rows] == ["l | o | we | s | t", "lo | we | s | t", "lowe | s | t", "lowe | st"]
+    assert model.trace_caption(trained, rows) == (
+        "4 merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+        "Rank r is the merge learned at step r + 1."
+    )
+    assert model.trace_rows(trained, "n") == []
+    assert model.trace_caption(trained, []) == "No merge applies to this piece: it stays as its base symbols."
+
+
+def test_a_tables_and_an_imports_trace_say_what_their_ranks_are(gpt2, trained):
+    rows = model.trace_rows(gpt2, "Caius")
+    assert model.trace_caption(gpt2, rows) == (
+        f"{len(rows)} merge(s) applied to this piece, lowest rank first (leftmost on ties). "
+        "A table's rank is the token's id minus 256."
+    )
+    imported = Entry("imp", "imported", "mine.json", "mine", trained.tokenizer)
+    assert model.trace_caption(imported, model.trace_rows(imported, "lowest")).endswith(
+        "Rank r is the file's merge r + 1."
+    )
+    assert "learned at step" not in model.trace_rows(imported, "lowest")[0]  # no trainer: no step to say
+
+
+def test_a_lineage_caption_counts_the_merges_and_base_symbols_that_built_the_token(trained):
+    tok = trained.tokenizer
+    lowe, st, low = tok.token_to_id("lowe"), tok.token_to_id("st"), tok.token_to_id("l")
+    assert model.lineage_caption(trained, lowe, lineage(tok, lowe)) == (
+        f"lowe (id {lowe}): learned at step 3; built by 3 merge(s) from 4 base symbol(s). "
+        "Yellow chips are base symbols."
+    )
+    assert model.lineage_caption(trained, st, lineage(tok, st)).startswith(
+        f"st (id {st}): learned at step 4; built by 1"
+    )
+    assert model.lineage_caption(trained, low, lineage(tok, low)) == f"l (id {low}) is a base symbol: no merge made it."
+
+
+def test_a_lineage_caption_writes_the_tokens_markdown_characters_as_text():
+    trainer = Trainer.from_texts("*a* *a*", TrainerConfig(pretokenizer="whitespace", unit="char", num_merges=2))
+    trainer.advance(2)
+    tok = trainer.tokenizer()
+    (starred,) = tok.encode("*a*")
+    entry = Entry("trained@2", "trained", "t", "t", tok, trainer)
+    assert model.lineage_caption(entry, starred, lineage(tok, starred)) == (
+        rf"\*a\* (id {starred}): learned at step 2; built by 2 merge(s) from 3 base symbol(s). "
+        "Yellow chips are base symbols."
+    )
+
+
+@pytest.mark.parametrize(
+    ("typed", "found"),
+    [("3", 3), (" 7 ", 7), ("11", 11), ("12", None), ("²", None), ("-1", None), ("1e3", None), ("9" * 13, None)],
+)
+def test_a_typed_token_id_names_a_token_or_nothing(trained, typed, found):
+    assert len(trained.tokenizer.vocab) == 12
+    assert model.typed_token(trained.tokenizer, typed) == found
+
+
+def test_a_bad_typed_id_is_told_the_range_of_ids(trained):
+    assert model.bad_id_sentence(trained.tokenizer) == (
+        "A token id is a whole number from 0 to 11 that names a token of this tokenizer."
+    )
+
+
+# ---- char vs byte, decode ------------------------------------------------------------------------------
+def test_byte_level_spells_out_each_character_char_level_cannot(twins):
+    byte = twins[1].tokenizer()
+    rows = model.twin_unknown_rows(byte, Counter("éé😀"))
+    assert [r["byte-level ids"] for r in rows] == [", ".join(map(str, byte.encode(ch))) for ch in "é😀"]
+    for row in rows:
+        del row["byte-level ids"]
+    assert rows == [
+        {
+            "character": "é",
+            "code point": "U+00E9",
+            "count": 2,
+            "UTF-8 bytes": "c3 a9",
+            "byte-level tokens": "⟨c3⟩ | ⟨a9⟩",
+        },
+        {
+            "character": "😀",
+            "code point": "U+1F600",
+            "count": 1,
+            "UTF-8 bytes": "f0 9f 98 80",
+            "byte-level tokens": "⟨f0⟩ | ⟨9f⟩ | ⟨98⟩ | ⟨80⟩",
+        },
+    ]
+    config = twins[0].config
+    assert model.twin_caption("a *starred* name", config) == (
+        r"Both are trained on the session's corpus (a \*starred\* name) with the Train page's normalizer "
+        f"({config.normalizer}) and pre-tokenizer (whitespace); only the unit differs."
+    )
+
+
+def test_decoding_ids_lists_a_partial_characters_tokens_as_bytes(twins):
+    byte = twins[1].tokenizer()
+    ids = byte.encode("lé")
+    assert model.decode_rows(byte, ids) == [
+        {"id": ids[0], "token": "l", "bytes": "6c", "note": ""},
+        {"id": ids[1], "token": "⟨c3⟩", "bytes": "c3", "note": "part of a character: its bytes in hex"},
+        {"id": ids[2], "token": "⟨a9⟩", "bytes": "a9", "note": "part of a character: its bytes in hex"},
+    ]
+    assert len(model.decode_rows(byte, ids * 100)) == model.DECODE_ROWS
+    assert model.decode_caption(ids, "strict", byte.decode(ids)) == "decode(3 ids, errors='strict') gives 2 characters:"
+
+
+# ---- the keys ---------------------------------------------------------------------------------------------
+# widgets of the page that other modules draw (the import area, the projector switch)
+FOREIGN = ("hub_", "import_", "w_hub_", "w_imp_", "projector_")
+
+
+def widget_keys(at: AppTest) -> set[str]:
+    """Every widget key of the page as drawn."""
+
+    def walk(node) -> None:
+        if getattr(node, "key", None):
+            found.add(node.key)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    found: set[str] = set()
+    walk(at._tree)
+    return found
+
+
+def constants(group: type) -> dict[str, str]:
+    return {name: value for name, value in vars(group).items() if name.isupper()}
+
+
+def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_named():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=("udhr_en.txt",))
+    at.run()
+    at.switch_page("pages/2_Train.py").run()
+    at.button(key="step10").click().run()  # the trained tokenizer's slider needs merges
+    at.switch_page("pages/3_Playground.py").run()
+    at.session_state[Keys.SHORTEST] = True  # opened: its tokenizer picker is drawn
+    at.run()
+    seen = widget_keys(at)
+    for view in model.VIEWS[1:]:
+        at.radio(key=Keys.VIEW).set_value(view).run()
+        seen |= widget_keys(at)
+    at.text_area(key=Keys.TEXT).input("x" * 500).run()  # a long text is stored: the link names it by hash
+    assert not at.exception
+    prefixes = {v for k, v in constants(Keys).items() if k.endswith(("_AT", "_OF"))}
+    whole = set(constants(Keys).values()) - prefixes
+    assert whole <= seen, f"named but drawn by no widget: {sorted(whole - seen)}"
+    assert all(any(k.startswith(p) for k in seen) for p in prefixes)
+    unnamed = {k for k in seen - whole if not k.startswith((*prefixes, *FOREIGN))}
+    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
+    assert all(key in at.session_state for key in constants(Session).values())
