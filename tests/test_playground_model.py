@@ -5,6 +5,8 @@ page's widgets use."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections import Counter
 
 import pytest
@@ -280,3 +282,19 @@ def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_n
     unnamed = {k for k in seen - whole if not k.startswith((*prefixes, *FOREIGN))}
     assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
     assert all(key in at.session_state for key in constants(Session).values())
+
+
+def test_the_pages_models_import_no_streamlit():
+    """Every page model (``explorer.ui.*_model``), imported alone: what a page computes is tested
+    without a session, so no model may need Streamlit."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import explorer.ui\n"
+        "names = [m.name for m in pkgutil.iter_modules(explorer.ui.__path__, 'explorer.ui.') if m.name.endswith('_model')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "assert {'explorer.ui.playground_model', 'explorer.ui.class_model'} <= set(names), names\n"
+        "assert 'streamlit' not in sys.modules, [n for n in names if 'streamlit' in vars(sys.modules[n])]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
