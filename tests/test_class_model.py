@@ -6,13 +6,15 @@ must be the keys the page's widgets use."""
 from __future__ import annotations
 
 import dataclasses
+from zoneinfo import ZoneInfo
 
 import pytest
 from streamlit.testing.v1 import AppTest
 from test_class_page import fresh_rooms, opened, student, teacher  # noqa: F401 - fresh_rooms: autouse
 
 from explorer import Trainer, TrainerConfig
-from explorer.serving.rooms import MAX_SENTENCE, Answer, Member, Question, RoomError, Standing, follow_token
+from explorer.serving.rooms import MAX_SENTENCE, Answer, Member, Question, RoomError, Standing, Wait, follow_token
+from explorer.serving.store import QuotaError, StoreError
 from explorer.ui import class_model as model
 from explorer.ui.class_model import Keys, Session
 from explorer.ui.render import PLAIN, TokenStyle
@@ -207,6 +209,23 @@ def test_a_room_cannot_start_on_a_corpus_it_cannot_step_through_or_name():
         "or its sample, on the Train page first."
     )
     assert model.start_refusal(stepping=True, left_out=None) is None
+
+
+def test_a_limit_that_frees_by_itself_says_when_in_the_readers_time_zone():
+    err = Wait("Too many rooms", frees_at=720.0, now=0.0)  # 1970-01-01 00:12 UTC
+    assert model.said(err, ZoneInfo("UTC")) == "Too many rooms: the next one frees at 00:12, in 12 minutes."
+    assert model.said(err, ZoneInfo("Asia/Kolkata")) == "Too many rooms: the next one frees at 05:42, in 12 minutes."
+    # the store out of reach is one sentence whatever its cause; a quota is the reader's to know
+    assert model.said(StoreError("database is locked")) == model.UNREACHABLE
+    assert model.said(QuotaError("This file is over your 8 MiB.")) == "This file is over your 8 MiB."
+
+
+def test_the_teacher_is_at_the_end_once_training_stops_and_every_merge_is_shown():
+    run = room_run(merges=2)
+    trainer = run.at(5)
+    assert trainer.done and len(trainer.records) == 2
+    assert [model.at_end(trainer, step) for step in (0, 1, 2)] == [False, False, True]
+    assert not model.at_end(room_run().at(2), 3)  # more to train
 
 
 # ---- the keys ---------------------------------------------------------------------------------------------

@@ -9,12 +9,14 @@ from a user or a corpus escaped, so the page's reasoning is tested without a ses
 from __future__ import annotations
 
 import contextlib
+import datetime
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..bpe.budget import BudgetError
 from ..bpe.trainer import Trainer
+from ..errors import ExplorerError
 from ..serving.room_results import most_missed
 from ..serving.rooms import (
     MAX_SENTENCE,
@@ -23,10 +25,12 @@ from ..serving.rooms import (
     Question,
     RoomError,
     Standing,
+    Wait,
     merge_options,
     right_options,
     winners,
 )
+from ..serving.store import QuotaError, StoreError
 from . import render
 from .explain import tie_rule_sentence
 
@@ -35,6 +39,9 @@ __all__ = [
     "Session",
     "RoomRun",
     "FALLBACK_SENTENCE",
+    "UNREACHABLE",
+    "said",
+    "at_end",
     "completed",
     "pair_text",
     "pair_html",
@@ -159,6 +166,20 @@ class Session:
 
 
 FALLBACK_SENTENCE = "the lowest newest widest"  # a count question's sentence when the corpus has none
+UNREACHABLE = "The class server's store is unreachable; retrying…"
+
+
+def said(err: ExplorerError, tz: datetime.tzinfo | None = None) -> str:
+    """What the page says for an error: the store out of reach is always the same sentence (its
+    cause is for the server's log); a limit that frees by itself says when in the reader's time
+    zone ``tz``; any other error, its own sentence.
+
+    >>> said(StoreError("database is locked")), said(QuotaError("over your 8 MiB")), said(RoomError("No."))
+    ("The class server's store is unreachable; retrying…", 'over your 8 MiB', 'No.')
+    """
+    if isinstance(err, StoreError) and not isinstance(err, QuotaError):
+        return UNREACHABLE
+    return err.sentence(tz) if isinstance(err, Wait) else str(err)
 
 
 # ---- the room's trainer in this process ---------------------------------------------------------
@@ -407,6 +428,12 @@ def student_status(code: str, member: Member, step: int, *, own: int | None = No
     if own is None:
         return head + f"following the teacher at step **{step:,}**"
     return head + f"on your own at step **{own:,}** (the teacher is at {step:,})"
+
+
+def at_end(trainer: Trainer, step: int) -> bool:
+    """Whether the class is at the last step its training reaches: training finished, or held
+    by the server's budget, and every merge made shown."""
+    return (trainer.done or trainer.held is not None) and step >= len(trainer.records)
 
 
 def hides_pairs(current: Question | None) -> bool:

@@ -48,7 +48,6 @@ from ..serving.rooms import (
     Question,
     Room,
     Rooms,
-    Wait,
     follow_token,
     leaderboard,
     name_note,
@@ -59,7 +58,7 @@ from ..serving.rooms import (
 from ..serving.store import QuotaError, StoreError
 from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, tables, train_view
 from . import class_model as model
-from .class_model import Keys, RoomRun, Session
+from .class_model import UNREACHABLE, Keys, RoomRun, Session
 
 __all__ = [
     "Keys",
@@ -79,7 +78,6 @@ _log = logging.getLogger(__name__)
 _SPEED_S = 1.0  # the teacher's Play: a merge a second
 _SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
 _RETRY_S = 2.0  # while the store cannot be used, a page asks again this often
-UNREACHABLE = "The class server's store is unreachable; retrying…"
 
 
 # ---- the process's rooms, and each room's one trainer ------------------------------------------
@@ -250,12 +248,11 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
 
 # ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
 def _said(err: ExplorerError) -> str:
-    """What the page says for an error: the store out of reach is always the same sentence (its
-    cause goes to the server's log); a limit that frees by itself says when in the reader's time."""
+    """What the page says for an error (:func:`class_model.said`, in the reader's time zone);
+    the store's failure goes to the server's log."""
     if isinstance(err, StoreError) and not isinstance(err, QuotaError):
         _log.warning("the class's store failed: %s", err)
-        return UNREACHABLE
-    return err.sentence(_reader_tz()) if isinstance(err, Wait) else str(err)
+    return model.said(err, _reader_tz())
 
 
 def _store_down(err: StoreError) -> None:
@@ -515,7 +512,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         _show_error()
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         trainer = run.at(room.step)
-        at_end = (trainer.done or trainer.held is not None) and room.step >= len(trainer.records)
+        at_end = model.at_end(trainer, room.step)
         if trainer.held is not None and room.step >= len(trainer.records):
             st.warning(render.md_text(trainer.held))
         row.button("Step", key=Keys.STEP, type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
