@@ -73,6 +73,14 @@ def test_a_lossy_round_trip_lists_each_lost_symbol_with_its_code_point_or_its_by
     ]
 
 
+def test_the_twins_lines_count_each_ones_tokens_and_unknown_symbols(twins):
+    char, byte = (t.tokenizer() for t in twins)
+    ids, line = model.twin_line("Character level", char, "lowest 😀")
+    assert ids == char.encode("lowest 😀") and line == f"Character level: {len(ids)} tokens, 1 unknown"
+    ids, line = model.twin_line("Byte level", byte, "lowest 😀")
+    assert line == f"Byte level: {len(byte.encode('lowest 😀'))} tokens, 0 unknown"
+
+
 # ---- dropout -----------------------------------------------------------------------------------------
 def test_dropout_rows_and_lengths_count_every_sample_the_engine_draws(trained):
     tok = trained.tokenizer

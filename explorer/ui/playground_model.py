@@ -46,6 +46,8 @@ __all__ = [
     "comparison_rows",
     "unknown_rows",
     "rewind_step",
+    "rewind_at",
+    "twin_line",
     "dropout_caption",
     "segmentation_rows",
     "length_counts",
@@ -246,6 +248,20 @@ def rewind_step(merges: int) -> int:
     (1000, 10, 1, 1)
     """
     return 10 ** max(0, len(str(merges // 100)) - 1)
+
+
+def rewind_at(value: object, merges: int) -> int | None:
+    """The merge a Rewind box holds, kept only when it is one of the tokenizer's (``merges`` of
+    them); None, the whole of it, otherwise (a box left from another tokenizer, a bad link).
+
+    >>> rewind_at(3, 10), rewind_at(10, 10), rewind_at(11, 10), rewind_at(-1, 10), rewind_at("3", 10)
+    (3, 10, None, None, None)
+    >>> rewind_at(True, 10) is None  # a bool is an int to isinstance, never a merge
+    True
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= merges:
+        return None
+    return value
 
 
 # ---- BPE-dropout ---------------------------------------------------------------------------------
@@ -484,6 +500,13 @@ def twin_caption(corpus: str, config: TrainerConfig) -> str:
         f"Both are trained on the session's corpus ({render.md_text(corpus)}) with the Train page's normalizer "
         f"({config.normalizer}) and pre-tokenizer ({config.pretokenizer}); only the unit differs."
     )
+
+
+def twin_line(name: str, tok: Tokenizer, text: str) -> tuple[list[int], str]:
+    """One twin's encoding of the playground's text and the line over its chips."""
+    ids = tok.encode(text)
+    stats = text_stats(tok, text, ids)
+    return ids, f"{name}: {stats.tokens:,} tokens, {stats.unknown:,} unknown"
 
 
 def twin_unknown_rows(byte_tok: Tokenizer, unknown: Counter[str]) -> list[dict[str, object]]:

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ..analysis.lineage import keyword_in_context, lineage
-from ..analysis.text import round_trip, sample_segmentations, text_stats
+from ..analysis.text import round_trip, sample_segmentations
 from ..bpe.tokenizer import DECODE_ERRORS
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
@@ -151,8 +151,8 @@ def rewind_inputs(entries: list[Entry]) -> dict[str, int | None]:
     for entry in rewindable:
         n = entry.tokenizer.num_merges
         widget = Keys.REWIND_OF + entry.key
-        if not isinstance(ss.get(widget), int) or not 0 <= ss[widget] <= n:
-            ss[widget] = None
+        if widget not in ss or model.rewind_at(ss[widget], n) is None:
+            ss[widget] = None  # the whole of it
         out[entry.key] = st.number_input(
             f"{render.md_text(entry.label)}: as of merge",
             min_value=0,
@@ -488,9 +488,8 @@ def char_byte_panel(text: str, *, show_ws: bool) -> None:
     st.subheader("The playground's text, encoded by both")
     char_tok, byte_tok = char_t.tokenizer(), byte_t.tokenizer()
     for name, tok in (("Character level", char_tok), ("Byte level", byte_tok)):
-        ids = tok.encode(text)
-        stats = text_stats(tok, text, ids)
-        st.caption(f"{name}: {stats.tokens:,} tokens, {stats.unknown:,} unknown")
+        ids, line = model.twin_line(name, tok, text)
+        st.caption(line)
         st.html(render.encoded_chips(tok, ids, show_ws=show_ws, limit=CHIP_LIMIT))
     trip = round_trip(char_tok, text, char_tok.encode(text))
     if trip.unknown:
