@@ -5,6 +5,7 @@ page's widgets use."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from collections import Counter
@@ -243,6 +244,68 @@ def test_decoding_ids_lists_a_partial_characters_tokens_as_bytes(twins):
     ]
     assert len(model.decode_rows(byte, ids * 100)) == model.DECODE_ROWS
     assert model.decode_caption(ids, "strict", byte.decode(ids)) == "decode(3 ids, errors='strict') gives 2 characters:"
+
+
+# ---- the link ----------------------------------------------------------------------------------------------
+def test_the_links_view_params_name_the_view_and_only_its_own_choices():
+    assert model.view_params({}) == {}  # Encode, whitespace shown, special tokens as text: the defaults
+    why = {Keys.VIEW: "Why this split", Keys.WHY_TOKENIZER: 1, Keys.WHY_PIECE: 0, Session.SHOWN_TOKEN: 612}
+    decode = {Keys.VIEW: "Decode ids", Keys.DECODE_IDS: " 15496, 11 ", Keys.DECODE_ERRORS: "strict"}
+    assert model.view_params(why | {Keys.DECODE_IDS: "1 2"}) == {
+        "view": "why",
+        "why_tokenizer": "1",
+        "piece": "0",
+        "token": "612",
+    }
+    assert model.view_params(decode | {Keys.WHY_PIECE: 3, Keys.WHITESPACE: False}) == {
+        "view": "decode",
+        "whitespace": "0",
+        "ids": "15496, 11",
+        "errors": "strict",
+    }
+    assert model.view_params({Keys.VIEW: "Char vs byte", Keys.SPECIAL: True}) == {"view": "char-byte", "special": "1"}
+    # ids past what a link carries stay out of it; the default errors mode is not written
+    too_many = {Keys.VIEW: "Decode ids", Keys.DECODE_IDS: "1 " * model.INLINE_IDS, Keys.DECODE_ERRORS: "replace"}
+    assert model.view_params(too_many) == {"view": "decode"}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {Keys.VIEW: "Encode"},
+        {Keys.VIEW: "Char vs byte", Keys.WHITESPACE: False, Keys.SPECIAL: True},
+        {Keys.VIEW: "Decode ids", Keys.DECODE_IDS: "1, 2, 3", Keys.DECODE_ERRORS: "ignore"},
+        {Keys.VIEW: "Why this split"},
+    ],
+)
+def test_a_links_view_params_read_back_as_the_widgets_they_came_from(values):
+    restored, problems = model.view_values(model.view_params(values))
+    assert problems == [] and restored == values
+
+
+def test_a_link_with_a_bad_view_or_errors_mode_says_so_and_keeps_the_rest():
+    restored, problems = model.view_values({"view": "<b>x</b>", "errors": "loud", "special": "1", "ids": "9" * 3000})
+    assert restored == {Keys.SPECIAL: True, Keys.DECODE_IDS: "9" * model.INLINE_IDS}
+    # whitespace is shown unless a link says 0; special tokens allowed only when it says 1
+    assert model.view_values({"whitespace": "yes", "special": "yes"})[0] == {
+        Keys.VIEW: "Encode",
+        Keys.WHITESPACE: True,
+        Keys.SPECIAL: False,
+    }
+    assert problems == [
+        "view='<b>x</b>' is not one of encode, why, char-byte, decode",
+        "errors='loud' is not one of replace, strict, ignore",
+    ]
+
+
+def test_a_long_text_goes_in_the_link_by_its_digest_once_stored_else_its_start():
+    assert model.text_params(model.EXAMPLES["English prose"], stored=True) == {}
+    short = "x" * model.INLINE_TEXT
+    assert model.text_params(short, stored=True) == {"text": short}  # as long as a link carries: itself
+    long = "é\ud800" + short
+    digest = hashlib.sha256(long.encode("utf-8", "surrogatepass")).hexdigest()
+    assert model.text_params(long, stored=True) == {"text_id": digest}
+    assert model.text_params(long, stored=False) == {"text": long[: model.INLINE_TEXT]}
 
 
 # ---- the keys ---------------------------------------------------------------------------------------------

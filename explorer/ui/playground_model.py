@@ -7,9 +7,10 @@ without a session.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from ..analysis.lineage import Lineage, not_one_merge, walk
 from ..analysis.shortest import PieceGap, piece_gaps
 from ..analysis.text import RoundTrip, TextStats, round_trip, text_stats
 from ..bpe.config import TrainerConfig
-from ..bpe.tokenizer import EncodedPiece, Tokenizer
+from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
 from ..errors import DecodeError, ExplorerError
 from ..stages.units import display_to_bytes
 from . import render
@@ -70,6 +71,12 @@ __all__ = [
     "parse_ids",
     "decode_caption",
     "decode_rows",
+    "INLINE_TEXT",
+    "INLINE_IDS",
+    "text_digest",
+    "text_params",
+    "view_params",
+    "view_values",
 ]
 
 
@@ -180,6 +187,8 @@ SHORTEST_CHARS = 20_000
 DROPOUT_CHARS = 2_000
 WHY_CHARS = 20_000
 _DEFAULT_PIECES = 2_000  # the pieces searched for the most merged one
+INLINE_TEXT = 400  # characters a link carries as they are; a longer text is stored and named by hash
+INLINE_IDS = 2_000  # characters of typed ids a link carries
 
 
 # ---- encode ------------------------------------------------------------------------------------
@@ -576,3 +585,96 @@ def decode_rows(tok: Tokenizer, ids: Sequence[int]) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+# ---- the page's link -------------------------------------------------------------------------------
+# A shared link or a saved session names the page's view by these params: a contract (their
+# names and values never change), read back by :func:`view_values`.
+def text_digest(text: str) -> str:
+    """The name a stored text goes by in a link: its UTF-8's SHA-256 (lone surrogates kept).
+
+    >>> text_digest("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def text_params(text: str, *, stored: bool) -> dict[str, str]:
+    """The link's params of the text: none for the default example, the text itself up to
+    :data:`INLINE_TEXT` characters, else its digest when it was ``stored`` (or its start, the
+    most a link can give, when the store refused it).
+
+    >>> text_params(EXAMPLES["English prose"], stored=False), text_params("hi", stored=False)
+    ({}, {'text': 'hi'})
+    >>> text_params("x" * 500, stored=True) == {"text_id": text_digest("x" * 500)}
+    True
+    >>> text_params("x" * 500, stored=False) == {"text": "x" * 400}
+    True
+    """
+    if text == EXAMPLES["English prose"]:
+        return {}
+    if len(text) <= INLINE_TEXT:
+        return {"text": text}
+    return {"text_id": text_digest(text)} if stored else {"text": text[:INLINE_TEXT]}
+
+
+def view_params(values: Mapping[str, object]) -> dict[str, str]:
+    """The link's params of what the page shows beside its text and tokenizers, from the
+    session's ``values`` (:class:`Keys`, :class:`Session`): the view (none: Encode), whitespace
+    marks off, special tokens allowed, and the view's own choices (Why this split: tokenizer,
+    piece and token; Decode ids: the typed ids and the errors mode).
+
+    >>> view_params({Keys.VIEW: "Decode ids", Keys.DECODE_IDS: " 1, 2 ", Keys.DECODE_ERRORS: "strict"})
+    {'view': 'decode', 'ids': '1, 2', 'errors': 'strict'}
+    >>> view_params({Keys.WHITESPACE: False, Keys.SPECIAL: True, Keys.WHY_PIECE: 3})
+    {'whitespace': '0', 'special': '1'}
+    """
+    params: dict[str, str] = {}
+    view = values.get(Keys.VIEW, VIEWS[0])
+    if view != VIEWS[0]:
+        params["view"] = VIEW_SLUGS[str(view)]
+    if not values.get(Keys.WHITESPACE, True):
+        params["whitespace"] = "0"
+    if values.get(Keys.SPECIAL):
+        params["special"] = "1"
+    if view == "Why this split":
+        for param, key in (("why_tokenizer", Keys.WHY_TOKENIZER), ("piece", Keys.WHY_PIECE)):
+            if values.get(key) is not None:
+                params[param] = str(values[key])
+        if values.get(Session.SHOWN_TOKEN) is not None:
+            params["token"] = str(values[Session.SHOWN_TOKEN])
+    if view == "Decode ids":
+        ids = str(values.get(Keys.DECODE_IDS, "")).strip()
+        if ids and len(ids) <= INLINE_IDS:
+            params["ids"] = ids
+        if values.get(Keys.DECODE_ERRORS, "replace") != "replace":
+            params["errors"] = str(values[Keys.DECODE_ERRORS])
+    return params
+
+
+def view_values(params: Mapping[str, str]) -> tuple[dict[str, object], list[str]]:
+    """The widgets' values a link's view params set (:func:`view_params` read back: the view,
+    whitespace, special tokens, typed ids and errors mode), and what it had to leave out.
+
+    >>> view_values({"view": "decode", "whitespace": "0", "ids": "1 2", "errors": "loud"})
+    ({'w_play_view': 'Decode ids', 'w_play_ws': False, 'w_dec_ids': '1 2'}, ["errors='loud' is not one of replace, strict, ignore"])
+    """
+    values: dict[str, object] = {}
+    problems: list[str] = []
+    view = {slug: name for name, slug in VIEW_SLUGS.items()}.get(params.get("view", "encode"))
+    if view is None:
+        problems.append(f"view={params['view'][:20]!r} is not one of {', '.join(VIEW_SLUGS.values())}")
+    else:
+        values[Keys.VIEW] = view
+    if "whitespace" in params:
+        values[Keys.WHITESPACE] = params["whitespace"] != "0"
+    if "special" in params:
+        values[Keys.SPECIAL] = params["special"] == "1"
+    if "ids" in params:
+        values[Keys.DECODE_IDS] = params["ids"][:INLINE_IDS]
+    if "errors" in params:
+        if params["errors"] in DECODE_ERRORS:
+            values[Keys.DECODE_ERRORS] = params["errors"]
+        else:
+            problems.append(f"errors={params['errors'][:20]!r} is not one of {', '.join(DECODE_ERRORS)}")
+    return values, problems

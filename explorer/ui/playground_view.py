@@ -3,7 +3,6 @@ split as it is, and put character-level and byte-level BPE side by side."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import altair as alt
@@ -27,7 +26,6 @@ from .playground_model import (
     ID_LIMIT,
     MAX_CHARS,
     TWIN_EXAMPLES,
-    VIEW_SLUGS,
     VIEWS,
     WHY_CHARS,
     Encoded,
@@ -549,16 +547,12 @@ def view_picker() -> str:
 
 
 # ---- the page's link -----------------------------------------------------------------------
-_INLINE_TEXT = 400  # characters a link carries as they are; a longer text is stored and named by hash
-_INLINE_IDS = 2_000
-
-
 def _text_param(text: str) -> dict[str, str]:
-    if text == EXAMPLES["English prose"]:
-        return {}
-    if len(text) <= _INLINE_TEXT:
-        return {"text": text}
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    """The link's params of the text (:func:`playground_model.text_params`); a long text is
+    stored once, and named by its digest."""
+    if text == EXAMPLES["English prose"] or len(text) <= model.INLINE_TEXT:
+        return model.text_params(text, stored=False)
+    digest = model.text_digest(text)
     known = st.session_state.get(Session.TEXT_REF)
     if known is None or known[0] != digest:
         try:
@@ -567,7 +561,7 @@ def _text_param(text: str) -> dict[str, str]:
         except ExplorerError:
             known = (digest, False)  # the link then keeps the text's start: the most it can give
         st.session_state[Session.TEXT_REF] = known
-    return {"text_id": digest} if known[1] else {"text": text[:_INLINE_TEXT]}
+    return model.text_params(text, stored=known[1])
 
 
 def _picked_key(key: str) -> str:
@@ -584,25 +578,7 @@ def link_params() -> dict[str, str]:
     params["tokenizers"] = ",".join(_picked_key(key) for key in ss.get(Keys.TOKENIZERS, []))
     if catalog.TRAINED in ss.get(Keys.TOKENIZERS, []) and Keys.K in ss:
         params["k"] = str(ss[Keys.K])
-    view = ss.get(Keys.VIEW, VIEWS[0])
-    if view != VIEWS[0]:
-        params["view"] = VIEW_SLUGS[view]
-    if not ss.get(Keys.WHITESPACE, True):
-        params["whitespace"] = "0"
-    if ss.get(Keys.SPECIAL):
-        params["special"] = "1"
-    if view == "Why this split":
-        for param, key in (("why_tokenizer", Keys.WHY_TOKENIZER), ("piece", Keys.WHY_PIECE)):
-            if ss.get(key) is not None:
-                params[param] = str(ss[key])
-        if ss.get(Session.SHOWN_TOKEN) is not None:
-            params["token"] = str(ss[Session.SHOWN_TOKEN])
-    if view == "Decode ids":
-        ids = ss.get(Keys.DECODE_IDS, "").strip()
-        if ids and len(ids) <= _INLINE_IDS:
-            params["ids"] = ids
-        if ss.get(Keys.DECODE_ERRORS, "replace") != "replace":
-            params["errors"] = ss[Keys.DECODE_ERRORS]
+    params.update(model.view_params(ss.to_dict()))
     return params
 
 
@@ -667,22 +643,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
             problems.append(str(err))
         else:
             ss[Keys.WHY_ID] = str(token)
-    view = {slug: name for name, slug in VIEW_SLUGS.items()}.get(params.get("view", "encode"))
-    if view is None:
-        problems.append(f"view={params['view'][:20]!r} is not one of {', '.join(VIEW_SLUGS.values())}")
-    else:
-        ss[Keys.VIEW] = view
-    for param, key, value in (
-        ("whitespace", Keys.WHITESPACE, params.get("whitespace") != "0"),
-        ("special", Keys.SPECIAL, params.get("special") == "1"),
-    ):
-        if param in params:
-            ss[key] = value
-    if "ids" in params:
-        ss[Keys.DECODE_IDS] = params["ids"][:_INLINE_IDS]
-    if "errors" in params:
-        if params["errors"] in DECODE_ERRORS:
-            ss[Keys.DECODE_ERRORS] = params["errors"]
-        else:
-            problems.append(f"errors={params['errors'][:20]!r} is not one of {', '.join(DECODE_ERRORS)}")
+    values, left_out = model.view_values(params)
+    ss.update(values)
+    problems += left_out
     return problems
