@@ -228,6 +228,37 @@ def test_the_teacher_is_at_the_end_once_training_stops_and_every_merge_is_shown(
     assert not model.at_end(room_run().at(2), 3)  # more to train
 
 
+def test_the_teachers_cookies_keep_each_rooms_key_and_delete_the_rooms_gone():
+    assert model.cookies({"k7qx2m": "s3cret", "AB12CD": "other"}, ["ZZ99ZZ", "AA11AA"], lifetime=14_400) == [
+        {"name": "bpe_teacher_K7QX2M", "value": "s3cret", "max_age": 14_400},
+        {"name": "bpe_teacher_AB12CD", "value": "other", "max_age": 14_400},
+        {"name": "bpe_teacher_AA11AA", "value": "", "max_age": 0},
+        {"name": "bpe_teacher_ZZ99ZZ", "value": "", "max_age": 0},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("page", "base"),
+    [
+        ("http://192.168.1.20:8501/Class?room=K7QX2M", "http://192.168.1.20:8501"),
+        ("https://school.example/bpe/class/", "https://school.example/bpe"),
+        ("", ""),  # no address known (no browser): relative
+    ],
+)
+def test_the_presenter_address_carries_the_follow_token_never_the_key(page, base):
+    url = model.presenter_address(page, "K7QX2M", "s3cret-key", {"projector": "1"})
+    assert url == f"{base}/Class?room=K7QX2M&present={follow_token('s3cret-key')}&projector=1"
+    assert "s3cret" not in url
+
+
+def test_moderation_names_a_hidden_student_and_the_leaderboard_hides_it():
+    members = [Member("m1", "Ana", 0.0), Member("m2", "<b>Bo</b>", 0.0, hidden=True)]
+    label = model.member_label({m.id: m for m in members})
+    assert [label("m1"), label("m2"), label("gone")] == ["Ana", "<b>Bo</b> · hidden on the leaderboard", "(gone)"]
+    shown = model.hidden_names(members)
+    assert shown == [members[0], Member("m2", "(name hidden)", 0.0, hidden=True)]
+
+
 # ---- the keys ---------------------------------------------------------------------------------------------
 FOREIGN = ("projector_",)  # the projector switch, drawn on every page
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import datetime
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlencode, urlsplit
 
 from ..bpe.budget import BudgetError
 from ..bpe.trainer import Trainer
@@ -26,7 +27,10 @@ from ..serving.rooms import (
     RoomError,
     Standing,
     Wait,
+    follow_token,
     merge_options,
+    normalize_code,
+    public_name,
     right_options,
     winners,
 )
@@ -64,6 +68,12 @@ __all__ = [
     "count_question",
     "default_sentence",
     "start_refusal",
+    "COOKIE_PREFIX",
+    "cookie_name",
+    "cookies",
+    "presenter_address",
+    "member_label",
+    "hidden_names",
 ]
 
 
@@ -528,3 +538,65 @@ def start_refusal(*, stepping: bool, left_out: str | None) -> str | None:
     if left_out:
         return f"This corpus cannot be shared with a room: {left_out}."
     return None
+
+
+# ---- the teacher's side: cookies, the presenter's address, moderation -----------------------------------
+COOKIE_PREFIX = "bpe_teacher_"
+
+
+def cookie_name(code: str) -> str:
+    """The cookie that keeps a room's key in the teacher's browser.
+
+    >>> cookie_name("k7qx2m")
+    'bpe_teacher_K7QX2M'
+    """
+    return COOKIE_PREFIX + normalize_code(code)
+
+
+def cookies(keys: Mapping[str, str], gone: Iterable[str], *, lifetime: int) -> list[dict[str, object]]:
+    """The cookies a teacher's page writes: each room's key it teaches (for the room's idle
+    ``lifetime``, in seconds), and an empty one that deletes the cookie of each room ``gone``.
+
+    >>> cookies({"K7QX2M": "s3cret"}, {"AB12CD"}, lifetime=60)
+    [{'name': 'bpe_teacher_K7QX2M', 'value': 's3cret', 'max_age': 60}, {'name': 'bpe_teacher_AB12CD', 'value': '', 'max_age': 0}]
+    """
+    out: list[dict[str, object]] = [{"name": cookie_name(c), "value": k, "max_age": lifetime} for c, k in keys.items()]
+    return out + [{"name": cookie_name(c), "value": "", "max_age": 0} for c in sorted(gone)]
+
+
+def presenter_address(browser_url: str, code: str, key: str, extra: Mapping[str, str]) -> str:
+    """The presenter view's address on the teacher's own machine, from the address of the
+    teacher's page: the room's follow token, never its key, and ``extra`` params (the projector
+    mode's). A page whose address is not known gets a relative one.
+
+    >>> url = presenter_address("https://school.example/bpe/Class?room=K7QX2M", "K7QX2M", "k", {"projector": "1"})
+    >>> url == f"https://school.example/bpe/Class?room=K7QX2M&present={follow_token('k')}&projector=1"
+    True
+    """
+    parts = urlsplit(browser_url)
+    base = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+    path = parts.path.rstrip("/")
+    for page in ("/Class", "/class"):
+        path = path.removesuffix(page)
+    return f"{base}{path}/Class?" + urlencode({"room": code, "present": follow_token(key), **extra})
+
+
+def member_label(members: Mapping[str, Member]) -> Callable[[str], str]:
+    """How the moderation's student box names a member id: its name, said when hidden; a member
+    gone since the box was drawn says so.
+
+    >>> label = member_label({"m1": Member("m1", "Ana", 0.0), "m2": Member("m2", "Bo", 0.0, hidden=True)})
+    >>> label("m1"), label("m2"), label("m3")
+    ('Ana', 'Bo · hidden on the leaderboard', '(gone)')
+    """
+
+    def label(member_id: str) -> str:
+        m = members.get(member_id)
+        return "(gone)" if m is None else m.name + (" · hidden on the leaderboard" if m.hidden else "")
+
+    return label
+
+
+def hidden_names(members: Sequence[Member]) -> list[Member]:
+    """``members`` as every leaderboard shows them: a name the teacher hid replaced."""
+    return [m._replace(name=public_name(m)) for m in members]

@@ -32,19 +32,18 @@ import html
 import logging
 import os
 import time
-from collections.abc import Callable
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import streamlit as st
 
 from ..errors import ExplorerError
 from ..serving import addresses
 from ..serving.room_results import results_csv
-from ..serving.rooms import Member, Question, Room, follow_token, normalize_code, public_name
+from ..serving.rooms import Member, Question, Room, normalize_code
 from ..serving.store import StoreError
 from . import class_model as model
 from . import class_view, follow, projector, render, train_view
-from .class_model import Keys, Session
+from .class_model import COOKIE_PREFIX, Keys, Session, cookie_name, hidden_names
 
 __all__ = [
     "COOKIE_PREFIX",
@@ -69,7 +68,6 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-COOKIE_PREFIX = "bpe_teacher_"
 _KEYS = Session.TEACHER_KEYS  # session: {room code: teacher key}
 _CURRENT = Session.TEACHER_ROOM  # session: the room this session teaches (the sidebar brings it back)
 _GONE = Session.TEACHER_GONE  # session: room codes whose cookie is to be deleted
@@ -78,15 +76,6 @@ _ADDRESSES_S = 30.0  # this machine's addresses are read again at most this ofte
 
 
 # ---- the key: the session, and a cookie named for the room ---------------------------------------
-def cookie_name(code: str) -> str:
-    """The cookie that keeps a room's key in the teacher's browser.
-
-    >>> cookie_name("k7qx2m")
-    'bpe_teacher_K7QX2M'
-    """
-    return COOKIE_PREFIX + normalize_code(code)
-
-
 def _cookies() -> dict[str, str]:
     try:
         return dict(st.context.cookies)
@@ -148,10 +137,7 @@ def write_cookies() -> None:
     rooms it no longer teaches). Drawn in every teacher's and lobby run: a rerun that comes
     before the browser drew the last one loses nothing."""
     lifetime = int(class_view.rooms().limits.idle_seconds)
-    cookies = [
-        {"name": cookie_name(c), "value": k, "max_age": lifetime} for c, k in st.session_state.get(_KEYS, {}).items()
-    ]
-    cookies += [{"name": cookie_name(c), "value": "", "max_age": 0} for c in sorted(st.session_state.get(_GONE, set()))]
+    cookies = model.cookies(st.session_state.get(_KEYS, {}), st.session_state.get(_GONE, set()), lifetime=lifetime)
     if cookies:
         _cookie_writer(key=Keys.COOKIE, data={"cookies": cookies}, height=0)
 
@@ -255,12 +241,7 @@ def styles() -> None:
 def presenter_url(code: str, key: str) -> str:
     """The presenter view's address on the teacher's own machine (the follow token, never the key;
     the projector mode when the teacher's page is in it: the view is for the projector)."""
-    parts = urlsplit(_browser_url())
-    base = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
-    path = parts.path.rstrip("/")
-    for page in ("/Class", "/class"):
-        path = path.removesuffix(page)
-    return f"{base}{path}/Class?" + urlencode({"room": code, "present": follow_token(key), **projector.link_params()})
+    return model.presenter_address(_browser_url(), code, key, projector.link_params())
 
 
 def presenter(room: Room, run: class_view.RoomRun, token: str) -> None:
@@ -328,14 +309,6 @@ def show_missed(question: Question, answers, style: render.TokenStyle) -> None:
 
 
 # ---- moderation ------------------------------------------------------------------------------------
-def _member_label(members: dict[str, Member]) -> Callable[[str], str]:
-    def label(member_id: str) -> str:
-        m = members.get(member_id)
-        return "(gone)" if m is None else m.name + (" · hidden on the leaderboard" if m.hidden else "")
-
-    return label
-
-
 def _choose(offered: tuple[str, ...]) -> None:
     # ``offered``: the member ids of the box as last drawn. A rerun that left the browser before
     # hiding or renaming the chosen student redrew its label carries the old label, which no
@@ -407,7 +380,7 @@ def moderation(room: Room, key: str, members: list[Member], style: render.TokenS
                 "Student",
                 list(by_id),
                 key=Keys.MOD_MEMBER,
-                format_func=_member_label(by_id),
+                format_func=model.member_label(by_id),
                 on_change=_choose,
                 args=(tuple(by_id),),
             )
@@ -461,11 +434,6 @@ def _to_lobby() -> None:
     """Leave the room's page for the lobby: the room goes on, its key stays (session and cookie)."""
     st.session_state.pop(_CURRENT, None)
     st.query_params.clear()
-
-
-def hidden_names(members: list[Member]) -> list[Member]:
-    """``members`` as every leaderboard shows them: a name the teacher hid replaced."""
-    return [m._replace(name=public_name(m)) for m in members]
 
 
 def own_room_buttons() -> None:

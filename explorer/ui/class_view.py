@@ -494,7 +494,7 @@ def _current(room: Room) -> Question | None:
 def _standings(room: Room):
     questions = rooms().questions(room.code)
     answers = {q.qid: rooms().answers(room.code, q.qid) for q in questions if q.state == "revealed"}
-    return leaderboard(class_teacher.hidden_names(rooms().members(room.code)), questions, answers)
+    return leaderboard(model.hidden_names(rooms().members(room.code)), questions, answers)
 
 
 def _teacher(room: Room, key: str, run: RoomRun) -> None:
