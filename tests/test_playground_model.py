@@ -6,6 +6,7 @@ page's widgets use."""
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from collections import Counter
@@ -13,10 +14,14 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
+from test_hf_json import hf_ids
+from test_hf_sentencepiece import TEXT, hf_text, in_sentencepiece_order, sentencepiece_file
 
 from explorer import Trainer, TrainerConfig, load_pretrained
 from explorer.analysis.lineage import lineage
 from explorer.analysis.text import sample_segmentations, twin_configs
+from explorer.errors import ExplorerError
+from explorer.formats.importers import import_files
 from explorer.ui import playground_model as model
 from explorer.ui.catalog import Entry
 from explorer.ui.playground_model import Keys, Session
@@ -244,6 +249,42 @@ def test_decoding_ids_lists_a_partial_characters_tokens_as_bytes(twins):
     ]
     assert len(model.decode_rows(byte, ids * 100)) == model.DECODE_ROWS
     assert model.decode_caption(ids, "strict", byte.decode(ids)) == "decode(3 ids, errors='strict') gives 2 characters:"
+
+
+def test_typed_ids_decode_in_the_files_numbering_and_none_typed_decode_the_text(twins, gpt2):
+    byte = twins[1].tokenizer()
+    ids, decoded = model.decode_ids(byte, "", "lé", errors="strict")
+    assert ids == byte.encode("lé") and decoded == "lé"
+    typed = ", ".join(map(str, ids[:2]))  # l and the first byte of é: half a character
+    assert model.decode_ids(byte, f"[{typed}]", "ignored", errors="replace") == (ids[:2], "l\ufffd")
+    assert model.decode_ids(byte, typed, "", errors="ignore") == (ids[:2], "l")
+    with pytest.raises(ExplorerError):
+        model.decode_ids(byte, typed, "", errors="strict")
+    with pytest.raises(ExplorerError, match="'1e3' \\(position 0\\) is not a whole number"):
+        model.decode_ids(gpt2.tokenizer, "1e3", "", errors="replace")
+    long = "ab " * model.ID_LIMIT
+    assert len(model.decode_ids(gpt2.tokenizer, " ", long, errors="replace")[0]) == model.ID_LIMIT
+
+
+def test_a_sentencepiece_ordered_imports_ids_are_typed_listed_and_decoded_as_its_file_numbers_them():
+    data = in_sentencepiece_order(sentencepiece_file())
+    tok = import_files({"tokenizer.json": json.dumps(data).encode("utf-8")})
+    ids = [i for i in hf_ids(data, TEXT) if i >= 3][:8]  # HF's numbering; no special token
+    assert tok.ids_from_shown(ids) != ids  # the file's numbers are not encode's
+    assert model.decode_ids(tok, " ".join(map(str, ids)), "", errors="replace")[1] == hf_text(data, ids)
+    listed = model.decode_rows(tok, model.decode_ids(tok, "", TEXT, errors="replace")[0])
+    assert [row["id"] for row in listed] == hf_ids(data, TEXT)[: len(listed)]
+    merged = max((a + b for a, b in data["model"]["merges"]), key=len)
+    assert model.typed_token(tok, str(data["model"]["vocab"][merged])) == tok.token_to_id(merged)
+
+
+def test_the_round_trip_sentence_says_exact_lossy_or_different(trained, gpt2):
+    assert model.trip_sentence(model.encode(gpt2, "héllo", allow_special=False)) == (
+        "Round trip: decode(encode(text)) gives the text back exactly."
+    )
+    assert model.trip_sentence(model.encode(trained, "éé a", allow_special=False)) == (
+        "Round trip is lossy: 3 symbol(s) became the unknown token; 2 distinct, listed below."
+    )
 
 
 # ---- the link ----------------------------------------------------------------------------------------------

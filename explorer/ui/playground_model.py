@@ -18,7 +18,7 @@ from ..analysis.lineage import Lineage, not_one_merge, walk
 from ..analysis.shortest import PieceGap, piece_gaps
 from ..analysis.text import RoundTrip, TextStats, round_trip, text_stats
 from ..bpe.config import TrainerConfig
-from ..bpe.tokenizer import DECODE_ERRORS, EncodedPiece, Tokenizer
+from ..bpe.tokenizer import DECODE_ERRORS, DecodeErrors, EncodedPiece, Tokenizer
 from ..errors import DecodeError, ExplorerError
 from ..stages.units import display_to_bytes
 from . import render
@@ -46,6 +46,7 @@ __all__ = [
     "trip_word",
     "comparison_rows",
     "unknown_rows",
+    "trip_sentence",
     "rewind_step",
     "rewind_at",
     "twin_line",
@@ -69,6 +70,7 @@ __all__ = [
     "twin_caption",
     "twin_unknown_rows",
     "parse_ids",
+    "decode_ids",
     "decode_caption",
     "decode_rows",
     "INLINE_TEXT",
@@ -248,6 +250,22 @@ def unknown_rows(tok: Tokenizer, unknown: Counter[str]) -> list[dict[str, object
         else:
             rows.append({"symbol": f"byte {display_to_bytes(sym).hex()}", "code point": "", "count": n})
     return rows
+
+
+def trip_sentence(encoded: Encoded) -> str:
+    """What the details say of a round trip (Markdown-safe: numbers and fixed words only)."""
+    stats, trip = encoded.stats, encoded.trip
+    if trip.exact:
+        return "Round trip: decode(encode(text)) gives the text back exactly."
+    if trip.unknown:
+        return (
+            f"Round trip is lossy: {stats.unknown:,} symbol(s) became the unknown token; "
+            f"{len(trip.unknown):,} distinct, listed below."
+        )
+    return (
+        "Round trip differs: decoding does not give the text back (the normalizer or the word "
+        "markers changed it). Decoded:"
+    )
 
 
 def rewind_step(merges: int) -> int:
@@ -559,6 +577,15 @@ def parse_ids(text: str) -> list[int]:
             )
         out.append(int(part))
     return out
+
+
+def decode_ids(tok: Tokenizer, typed: str, text: str, *, errors: DecodeErrors) -> tuple[list[int], str]:
+    """The ids to decode and what they decode to: the typed ids, numbered as the tokenizer's file
+    numbers them (SentencePiece's order: :meth:`Tokenizer.shown_ids`, as the page shows ids
+    everywhere), or, none typed, the first :data:`ID_LIMIT` ids of the playground's text. An
+    :class:`ExplorerError` says what is wrong with typed ids."""
+    ids = tok.ids_from_shown(parse_ids(typed)) if typed.strip() else tok.encode(text)[:ID_LIMIT]
+    return ids, tok.decode(ids, errors=errors)
 
 
 def decode_caption(ids: Sequence[int], errors: str, decoded: str) -> str:

@@ -261,18 +261,12 @@ def _details(e: Encoded) -> None:
     if len(ids) > ID_LIMIT:
         st.caption(f"The first {ID_LIMIT:,} of {len(ids):,} ids.")
     if trip.exact:
-        st.caption("Round trip: decode(encode(text)) gives the text back exactly.")
+        st.caption(model.trip_sentence(e))
     elif trip.unknown:
-        st.warning(
-            f"Round trip is lossy: {e.stats.unknown:,} symbol(s) became the unknown token; "
-            f"{len(trip.unknown):,} distinct, listed below."
-        )
+        st.warning(model.trip_sentence(e))
         st.dataframe(pd.DataFrame(model.unknown_rows(tok, trip.unknown)), hide_index=True)
     else:
-        st.warning(
-            "Round trip differs: decoding does not give the text back (the normalizer or the word "
-            "markers changed it). Decoded:"
-        )
+        st.warning(model.trip_sentence(e))
         st.text(trip.decoded[:2000])
 
 
@@ -526,9 +520,7 @@ def decode_panel(choices: list[Entry], text: str) -> None:
         placeholder="e.g. 15496, 11, 995 — empty: the ids of the playground's text",
     )
     try:
-        # typed ids are the file's (SentencePiece's order: Tokenizer.shown_ids), as shown everywhere
-        ids = tok.ids_from_shown(model.parse_ids(typed)) if typed.strip() else tok.encode(text)[:ID_LIMIT]
-        decoded = tok.decode(ids, errors=errors)
+        ids, decoded = model.decode_ids(tok, typed, text, errors=errors)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
         return
