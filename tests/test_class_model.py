@@ -6,6 +6,7 @@ must be the keys the page's widgets use."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -85,6 +86,30 @@ def test_the_last_step_of_a_pickybpe_room_is_not_known():
 
 
 # ---- what the room shows ---------------------------------------------------------------------------
+def test_the_pair_table_shows_the_engines_next_pairs_unless_a_question_hides_them():
+    run = room_run()
+    trainer = run.at(2)
+    html = model.pairs_panel(trainer, 2, quiz=False, top=2, style=PLAIN)
+    shown = re.findall(r'<td><span class="bpe-chip"[^>]*>([^<]*)</span></td><td class="num">(\d+)</td>', html)
+    assert shown == [(p.left + p.right, str(p.count)) for p in trainer.records[2].top_pairs[:2]]
+    assert shown[0][0] == trainer.records[2].token == "lowe"
+    hidden = model.pairs_panel(trainer, 2, quiz=True, top=2, style=PLAIN)
+    assert "Hidden until the reveal" in hidden and "lowe" not in hidden
+    done = run.at(6)
+    assert "Training finished: no pair is left to merge." in model.pairs_panel(done, 6, quiz=False, top=5, style=PLAIN)
+
+
+def test_the_history_lists_the_rooms_merges_newest_first_and_never_the_one_trained_ahead():
+    trainer = room_run().at(2)  # three merges trained, the room at step 2
+    html = model.history_panel(trainer, 2, PLAIN)
+    steps = re.findall(r'<tr(?: class="bpe-now")?><td class="num">(\d+)</td>', html)
+    made = re.findall(r'<td title="id \d+"><span class="bpe-chip"[^>]*>([^<]*)</span>', html)
+    assert steps == ["2", "1"] and made == [trainer.records[1].token, trainer.records[0].token] == ["lo", "we"]
+    assert trainer.records[2].token not in made and html.endswith(
+        '<p class="bpe-cap">2 merges made in this room</p></div>'
+    )
+
+
 def test_the_tally_counts_each_options_answers_and_outlines_the_right_ones_at_the_reveal():
     answers = [Answer("a", 1, 1.0), Answer("b", 2, 2.0), Answer("c", 2, 2.5)]
     bars = [

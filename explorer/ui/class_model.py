@@ -35,7 +35,7 @@ from ..serving.rooms import (
     winners,
 )
 from ..serving.store import QuotaError, StoreError
-from . import render
+from . import render, tables
 from .explain import tie_rule_sentence
 
 __all__ = [
@@ -62,6 +62,8 @@ __all__ = [
     "room_status",
     "student_status",
     "hides_pairs",
+    "pairs_panel",
+    "history_panel",
     "last_step",
     "step_target",
     "merge_question",
@@ -449,6 +451,27 @@ def at_end(trainer: Trainer, step: int) -> bool:
 def hides_pairs(current: Question | None) -> bool:
     """A question not yet revealed hides the pair table (and what would give its answer away)."""
     return current is not None and current.state != "revealed"
+
+
+def pairs_panel(trainer: Trainer, step: int, *, quiz: bool, top: int, style: render.TokenStyle) -> str:
+    """The pair table at ``step`` (its ``top`` rows), hidden while a question is open (``quiz``):
+    which pair merges next is what the class is guessing."""
+    if quiz:
+        body = render.caption("Hidden until the reveal: which pair merges next is what the class is guessing.")
+        return render.panel("Pair counts now", body)
+    table = trainer.records[step].top_pairs if step < len(trainer.records) else ()
+    if not table:
+        return render.panel("Pair counts now", render.caption("Training finished: no pair is left to merge."))
+    return render.panel(
+        "Pair counts now", render.pair_rows(table[:top], style=style), "Green: merges next. Yellow: tied with it."
+    )
+
+
+def history_panel(trainer: Trainer, step: int, style: render.TokenStyle) -> str:
+    """The merges made so far, newest first (never the one trained ahead of the room's step)."""
+    shown = tables.recent(trainer.records, step, window=12)
+    body = tables.history_html(tables.history_rows(shown, step), style=style) if shown else ""
+    return render.panel("Merge history", body, f"{step:,} merges made in this room")
 
 
 # ---- steps and questions -------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ from ..serving.rooms import (
     winners,
 )
 from ..serving.store import QuotaError, StoreError
-from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, tables, train_view
+from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, train_view
 from . import class_model as model
 from .class_model import UNREACHABLE, Keys, RoomRun, Session
 
@@ -195,39 +195,14 @@ def _trainer(live: state.Live) -> Trainer:
     return live.trainer
 
 
-def _hidden_pairs() -> str:
-    return render.panel(
-        "Pair counts now",
-        render.caption("Hidden until the reveal: which pair merges next is what the class is guessing."),
-    )
-
-
-def _history(live: state.Live, style: render.TokenStyle) -> str:
-    """The merges made so far, newest first (never the one trained ahead of the room's step)."""
-    shown = tables.recent(_trainer(live).records, live.view, window=12)
-    body = tables.history_html(tables.history_rows(shown, live.view), style=style) if shown else ""
-    return render.panel("Merge history", body, f"{live.view:,} merges made in this room")
-
-
 def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     """The current merge, then the pair table (hidden in a quiz), history, words and charts."""
     style = train_view.token_style(live)
     train_view.current_merge(live, style)
     state.widget_default("w_top_k", 10)
     trainer = _trainer(live)
-    if quiz:
-        pairs = _hidden_pairs()
-    else:
-        table = trainer.records[live.view].top_pairs if live.view < live.trained else ()
-        pairs = (
-            render.panel(
-                "Pair counts now",
-                render.pair_rows(table[: st.session_state["w_top_k"]], style=style),
-                "Green: merges next. Yellow: tied with it.",
-            )
-            if table
-            else render.panel("Pair counts now", render.caption("Training finished: no pair is left to merge."))
-        )
+    # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
+    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
     words = render.panel(
         "Words, segmented",
         train_view._words(live, style),
@@ -243,7 +218,8 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     chart = live_view.chart_data(
         cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit
     )
-    live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
+    history = model.history_panel(trainer, live.view, style)
+    live_view.live_view([[pairs, history], [words]], chart, key=key)
 
 
 # ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
