@@ -16,7 +16,7 @@ st.caption(
 )
 text = view.text_input()
 choices = view.choose_tokenizers()
-show_ws, allow_special = st.session_state["w_play_ws"], st.session_state.get("w_play_special", False)
+show_ws, allow_special = st.session_state[view.Keys.WHITESPACE], st.session_state.get(view.Keys.SPECIAL, False)
 
 view_name = view.view_picker()
 if view_name == "Char vs byte":

@@ -32,17 +32,18 @@ import html
 import logging
 import os
 import time
-from collections.abc import Callable
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 import streamlit as st
 
 from ..errors import ExplorerError
 from ..serving import addresses
-from ..serving.room_results import most_missed, results_csv
-from ..serving.rooms import Member, Question, Room, follow_token, normalize_code, public_name
+from ..serving.room_results import results_csv
+from ..serving.rooms import Member, Question, Room, normalize_code
 from ..serving.store import StoreError
+from . import class_model as model
 from . import class_view, follow, projector, render, train_view
+from .class_model import COOKIE_PREFIX, Keys, Session, cookie_name, hidden_names
 
 __all__ = [
     "COOKIE_PREFIX",
@@ -59,7 +60,6 @@ __all__ = [
     "presenter_url",
     "presenter",
     "moderation",
-    "missed_html",
     "show_missed",
     "hidden_names",
     "own_room_buttons",
@@ -68,24 +68,14 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-COOKIE_PREFIX = "bpe_teacher_"
-_KEYS = "class_teacher_keys"  # session: {room code: teacher key}
-_CURRENT = "class_teacher_room"  # session: the room this session teaches (the sidebar brings it back)
-_GONE = "class_teacher_gone"  # session: room codes whose cookie is to be deleted
-_CHOSEN = "class_mod_member"  # session: the student the moderation tools act on (a member id)
+_KEYS = Session.TEACHER_KEYS  # session: {room code: teacher key}
+_CURRENT = Session.TEACHER_ROOM  # session: the room this session teaches (the sidebar brings it back)
+_GONE = Session.TEACHER_GONE  # session: room codes whose cookie is to be deleted
+_CHOSEN = Session.CHOSEN  # session: the student the moderation tools act on (a member id)
 _ADDRESSES_S = 30.0  # this machine's addresses are read again at most this often
 
 
 # ---- the key: the session, and a cookie named for the room ---------------------------------------
-def cookie_name(code: str) -> str:
-    """The cookie that keeps a room's key in the teacher's browser.
-
-    >>> cookie_name("k7qx2m")
-    'bpe_teacher_K7QX2M'
-    """
-    return COOKIE_PREFIX + normalize_code(code)
-
-
 def _cookies() -> dict[str, str]:
     try:
         return dict(st.context.cookies)
@@ -147,12 +137,9 @@ def write_cookies() -> None:
     rooms it no longer teaches). Drawn in every teacher's and lobby run: a rerun that comes
     before the browser drew the last one loses nothing."""
     lifetime = int(class_view.rooms().limits.idle_seconds)
-    cookies = [
-        {"name": cookie_name(c), "value": k, "max_age": lifetime} for c, k in st.session_state.get(_KEYS, {}).items()
-    ]
-    cookies += [{"name": cookie_name(c), "value": "", "max_age": 0} for c in sorted(st.session_state.get(_GONE, set()))]
+    cookies = model.cookies(st.session_state.get(_KEYS, {}), st.session_state.get(_GONE, set()), lifetime=lifetime)
     if cookies:
-        _cookie_writer(key="class_teacher_cookie", data={"cookies": cookies}, height=0)
+        _cookie_writer(key=Keys.COOKIE, data={"cookies": cookies}, height=0)
 
 
 # ---- where students join -------------------------------------------------------------------------
@@ -254,12 +241,7 @@ def styles() -> None:
 def presenter_url(code: str, key: str) -> str:
     """The presenter view's address on the teacher's own machine (the follow token, never the key;
     the projector mode when the teacher's page is in it: the view is for the projector)."""
-    parts = urlsplit(_browser_url())
-    base = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
-    path = parts.path.rstrip("/")
-    for page in ("/Class", "/class"):
-        path = path.removesuffix(page)
-    return f"{base}{path}/Class?" + urlencode({"room": code, "present": follow_token(key), **projector.link_params()})
+    return model.presenter_address(_browser_url(), code, key, projector.link_params())
 
 
 def presenter(room: Room, run: class_view.RoomRun, token: str) -> None:
@@ -282,8 +264,8 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
         st.info("The teacher ended the room." if room is not None else "This room has closed.")
         return
     # students redraw on "rev" (steps, questions), the teacher's tally on "tally": the projector on both
-    follow.watch(code, token=token, what="rev", now=room.rev, key="class_present_rev")
-    follow.watch(code, token=token, what="tally", now=room.tally, key="class_present_tally")
+    follow.watch(code, token=token, what="rev", now=room.rev, key=Keys.PRESENT_REV)
+    follow.watch(code, token=token, what="tally", now=room.tally, key=Keys.PRESENT_TALLY)
     st.html('<div class="cls-present"></div>')
     head, qr = st.columns([5, 2], vertical_alignment="top")
     with head:
@@ -296,7 +278,7 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
             st.image(class_view._qr_png(class_view.join_url(code)), width=220, caption="Scan to join")
     members = rooms.members(code)
     present = rooms.present(code)
-    st.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
+    st.markdown(model.room_status(room.step, len(members), present))
     live = class_view._room_live(run, room)
     style = train_view.token_style(live)
     current = class_view._current(room)
@@ -304,70 +286,45 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
     with quiz:
         if current is not None:
             answers = rooms.answers(code, current.qid)
-            st.markdown(f"**Question {current.qid}:** " + class_view._question_text(current, style))
+            st.markdown(f"**Question {current.qid}:** " + model.question_text(current))
             if current.state == "revealed":
                 rule = class_view._trainer(live).config.tie_break
-                st.html(class_view._reveal_html(current, answers, style, rule=rule))
+                st.html(model.reveal_html(current, answers, style, rule=rule))
                 show_missed(current, answers, style)
             elif current.state == "closed":
                 st.caption("Answers are closed.")
-            st.html(
-                class_view._tally_html(current, answers, style, present=present, reveal=current.state == "revealed")
-            )
+            st.html(model.tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
     with board:
         st.markdown("**Leaderboard**")
-        st.html(class_view._board_html(class_view._standings(room)))
-    class_view._panels(live, quiz=class_view._hides_pairs(current), key="class_panels_p")
+        st.html(model.board_html(class_view._standings(room)))
+    class_view._panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_PRESENTER)
 
 
 # ---- after a reveal: the wrong answer most chosen ------------------------------------------------
 def show_missed(question: Question, answers, style: render.TokenStyle) -> None:
     """Draw :func:`missed_html` when somebody was wrong (``st.html`` refuses an empty body)."""
-    line = missed_html(question, answers, style)
+    line = model.missed_html(question, answers, style)
     if line:
         st.html(line)
 
 
-def missed_html(question: Question, answers, style: render.TokenStyle) -> str:
-    """One line after a reveal: the wrong answer most chosen (empty when nobody was wrong)."""
-    missed = most_missed(question, answers)
-    if missed is None:
-        return ""
-    if question.kind == "merge":
-        what = class_view._pair_html(question.options[missed.value], style)
-    else:
-        what = f"{missed.value:,} tokens"
-    return (
-        f'<div class="cls-missed">Most missed: {what} · chosen by {missed.chosen} of the {missed.wrong} '
-        f"wrong answer{'s' * (missed.wrong != 1)} ({missed.answered} in all)</div>"
-    )
-
-
 # ---- moderation ------------------------------------------------------------------------------------
-def _member_label(members: dict[str, Member]) -> Callable[[str], str]:
-    def label(member_id: str) -> str:
-        m = members.get(member_id)
-        return "(gone)" if m is None else m.name + (" · hidden on the leaderboard" if m.hidden else "")
-
-    return label
-
-
 def _choose(offered: tuple[str, ...]) -> None:
     # ``offered``: the member ids of the box as last drawn. A rerun that left the browser before
     # hiding or renaming the chosen student redrew its label carries the old label, which no
     # longer names an option: Streamlit hands it over as that raw string, and taking it would
     # move the tools to the first student
-    value = st.session_state.get("w_class_mod_member")
+    value = st.session_state.get(Keys.MOD_MEMBER)
     if value in offered:
         st.session_state[_CHOSEN] = value
 
 
 def _rename(code: str, key: str) -> None:
     member_id = st.session_state.get(_CHOSEN)
-    name = str(st.session_state.get("w_class_mod_name", ""))
+    name = str(st.session_state.get(Keys.MOD_NAME, ""))
     if member_id:
         class_view._attempt(class_view.rooms().rename, code, key, member_id, name)
-        st.session_state["w_class_mod_name"] = ""
+        st.session_state[Keys.MOD_NAME] = ""
 
 
 def _hide(code: str, key: str, hidden: bool) -> None:
@@ -384,15 +341,15 @@ def _remove(code: str, key: str) -> None:
 
 
 def _lock(code: str, key: str) -> None:
-    class_view._attempt(class_view.rooms().lock, code, key, bool(st.session_state.get("w_class_lock")))
+    class_view._attempt(class_view.rooms().lock, code, key, bool(st.session_state.get(Keys.LOCK)))
 
 
 def _end(code: str, key: str) -> None:
     def end() -> None:
         class_view.rooms().end(code, key)
         forget(code)
-        st.session_state["class_notice"] = f"Room {code} has ended: its students' pages say so. Start a new room below."
-        st.session_state.pop("w_class_end_sure", None)
+        st.session_state[Session.NOTICE] = f"Room {code} has ended: its students' pages say so. Start a new room below."
+        st.session_state.pop(Keys.END_SURE, None)
         st.query_params.clear()
 
     class_view._attempt(end)
@@ -418,31 +375,31 @@ def moderation(room: Room, key: str, members: list[Member], style: render.TokenS
             # shown label, and renaming or hiding the chosen student changes that label
             if st.session_state.get(_CHOSEN) not in by_id:
                 st.session_state[_CHOSEN] = members[0].id
-            st.session_state["w_class_mod_member"] = st.session_state[_CHOSEN]
+            st.session_state[Keys.MOD_MEMBER] = st.session_state[_CHOSEN]
             st.selectbox(
                 "Student",
                 list(by_id),
-                key="w_class_mod_member",
-                format_func=_member_label(by_id),
+                key=Keys.MOD_MEMBER,
+                format_func=model.member_label(by_id),
                 on_change=_choose,
                 args=(tuple(by_id),),
             )
             chosen = by_id[st.session_state[_CHOSEN]]
             row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-            row.text_input("New name", key="w_class_mod_name", max_chars=48, width=200)
-            row.button("Rename", key="class_mod_rename", on_click=_rename, args=(code, key))
+            row.text_input("New name", key=Keys.MOD_NAME, max_chars=48, width=200)
+            row.button("Rename", key=Keys.MOD_RENAME, on_click=_rename, args=(code, key))
             row = st.container(horizontal=True, gap="small")
             if chosen.hidden:
-                row.button("Show the name", key="class_mod_show", on_click=_hide, args=(code, key, False))
+                row.button("Show the name", key=Keys.MOD_SHOW, on_click=_hide, args=(code, key, False))
             else:
-                row.button("Hide the name", key="class_mod_hide", on_click=_hide, args=(code, key, True))
-            row.button("Remove from the room", key="class_mod_remove", on_click=_remove, args=(code, key))
+                row.button("Hide the name", key=Keys.MOD_HIDE, on_click=_hide, args=(code, key, True))
+            row.button("Remove from the room", key=Keys.MOD_REMOVE, on_click=_remove, args=(code, key))
         else:
             st.caption("Nobody has joined yet.")
-        st.session_state["w_class_lock"] = room.locked
+        st.session_state[Keys.LOCK] = room.locked
         st.toggle(
             "Lock joining",
-            key="w_class_lock",
+            key=Keys.LOCK,
             on_change=_lock,
             args=(code, key),
             help="New students are refused with a sentence; those in the room stay.",
@@ -452,24 +409,24 @@ def moderation(room: Room, key: str, members: list[Member], style: render.TokenS
             data=_csv(room, style),
             file_name=f"room-{code}-results.csv",
             mime="text/csv",
-            key="class_mod_csv",
+            key=Keys.CSV,
             on_click="ignore",
             help="Every question, its options and right answer, each student's answer, time and whether it was right.",
         )
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         row.button(
             "To the lobby",
-            key="class_mod_lobby",
+            key=Keys.TO_LOBBY,
             on_click=_to_lobby,
             help="Start or join another room; this one goes on, and the lobby has a button back to it.",
         )
-        row.checkbox("Yes, end it for everyone", key="w_class_end_sure")
+        row.checkbox("Yes, end it for everyone", key=Keys.END_SURE)
         row.button(
             "End the room",
-            key="class_mod_end",
+            key=Keys.END,
             on_click=_end,
             args=(code, key),
-            disabled=not st.session_state.get("w_class_end_sure"),
+            disabled=not st.session_state.get(Keys.END_SURE),
         )
 
 
@@ -477,11 +434,6 @@ def _to_lobby() -> None:
     """Leave the room's page for the lobby: the room goes on, its key stays (session and cookie)."""
     st.session_state.pop(_CURRENT, None)
     st.query_params.clear()
-
-
-def hidden_names(members: list[Member]) -> list[Member]:
-    """``members`` as every leaderboard shows them: a name the teacher hid replaced."""
-    return [m._replace(name=public_name(m)) for m in members]
 
 
 def own_room_buttons() -> None:
@@ -501,7 +453,7 @@ def own_room_buttons() -> None:
     st.caption("Rooms you teach on this browser:")
     row = st.container(horizontal=True, gap="small")
     for code in mine:
-        row.button(f"Back to room {code}", key=f"class_back_to_{code}", on_click=_back_to, args=(code,))
+        row.button(f"Back to room {code}", key=Keys.back_to(code), on_click=_back_to, args=(code,))
 
 
 def _back_to(code: str) -> None:

@@ -32,13 +32,11 @@ import threading
 import time
 import zoneinfo
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import streamlit as st
 
 from ..analysis.text import example_sentence
-from ..bpe.budget import BudgetError
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.corpora import decode_bytes
@@ -49,32 +47,37 @@ from ..serving.rooms import (
     NoSuchRoom,
     Question,
     Room,
-    RoomError,
     Rooms,
-    Wait,
     follow_token,
     leaderboard,
-    merge_options,
     name_note,
     normalize_code,
-    right_options,
     rooms_for,
     winners,
 )
 from ..serving.store import QuotaError, StoreError
-from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, tables, train_view
-from .explain import tie_rule_sentence
+from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, train_view
+from . import class_model as model
+from .class_model import UNREACHABLE, Keys, RoomRun, Session
 
-__all__ = ["rooms", "room_run", "RoomRun", "class_page", "join_url", "mark_seen", "mark_teacher", "UNREACHABLE"]
+__all__ = [
+    "Keys",
+    "Session",
+    "rooms",
+    "room_run",
+    "RoomRun",
+    "class_page",
+    "join_url",
+    "mark_seen",
+    "mark_teacher",
+    "UNREACHABLE",
+]
 
 _log = logging.getLogger(__name__)
 
-_OWN = "class_own_live"  # a student's own Live while stepping ahead: (room code, Live)
-_LIVE = "class_room_live"  # this session's view of the room's shared trainer: (RoomRun, Live)
 _SPEED_S = 1.0  # the teacher's Play: a merge a second
 _SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
 _RETRY_S = 2.0  # while the store cannot be used, a page asks again this often
-UNREACHABLE = "The class server's store is unreachable; retrying…"
 
 
 # ---- the process's rooms, and each room's one trainer ------------------------------------------
@@ -88,31 +91,6 @@ def rooms() -> Rooms:
         if not _rooms:
             _rooms.append(rooms_for(storage.store()))
         return _rooms[0]
-
-
-@dataclass(eq=False)
-class RoomRun:
-    """The trainer of one room in this process, shared by every session in the room. It only
-    moves forward, under its lock, one merge past the room's step (the pair table of the next
-    merge is then a record, and no session reads the trainer's live heap while another trains)."""
-
-    trainer: Trainer | None
-    error: str | None = None
-    sentence: str = ""  # a sentence of the corpus: the token-count question's default
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def at(self, step: int) -> Trainer:
-        """The trainer, trained at least to ``step`` + 1 (or to its end, or as far as the server's
-        budget for a session lets it: ``held`` says so)."""
-        trainer = self.trainer
-        assert trainer is not None
-        if len(trainer.records) <= step and not trainer.done and trainer.held is None:
-            with self.lock:
-                short = step + 1 - len(trainer.records)
-                if short > 0 and not trainer.done:
-                    with contextlib.suppress(BudgetError):
-                        trainer.advance(short)
-        return trainer
 
 
 def _room_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
@@ -158,10 +136,10 @@ def _room_live(run: RoomRun, room: Room) -> state.Live:
     """This session's view of the shared trainer at the room's step (its caches kept while the
     room's trainer stays the same)."""
     trainer = run.at(room.step)
-    kept = st.session_state.get(_LIVE)
+    kept = st.session_state.get(Session.ROOM_LIVE)
     if kept is None or kept[0] is not run:
         kept = (run, state.Live(trainer, f"room:{room.code}", trainer.config))
-        st.session_state[_LIVE] = kept
+        st.session_state[Session.ROOM_LIVE] = kept
     live = kept[1]
     live.view = min(room.step, live.trained)
     return live
@@ -186,102 +164,6 @@ def _qr_png(url: str) -> bytes:
     buffer = io.BytesIO()
     segno.make(url, error="m").save(buffer, kind="png", scale=12, border=2)
     return buffer.getvalue()
-
-
-# ---- HTML pieces (every string from a user or a corpus escaped) ---------------------------------
-def _partial_bytes(token: str, style: render.TokenStyle) -> int:
-    """How many of a token's bytes are only part of a character (shown in hex)."""
-    return sum(len(run.split()) for run, is_text in render.token_runs(token, style) if not is_text)
-
-
-def _completed(pair: tuple[str, str], style: render.TokenStyle) -> str | None:
-    """The token a pair merges into, when its parts are partial bytes and merging them completes
-    a character (the parts alone read as hex, the merged token as text); else None.
-
-    >>> byte = render.TokenStyle(byte_level=True)
-    >>> _completed(("à¤", "ķ"), byte), _completed(("à", "¤"), byte), _completed(("e", "r"), byte)
-    ('à¤ķ', None, None)
-    """
-    parts = sum(_partial_bytes(t, style) for t in pair)
-    merged = "".join(pair)  # a byte-level token's string is its parts' strings, one character a byte
-    return merged if parts and _partial_bytes(merged, style) < parts else None
-
-
-def _pair_text(pair: tuple[str, str], style: render.TokenStyle, *, into: render.Into = "text") -> str:
-    """A pair as text (button labels, sentences): ``e + s``; parts that are pieces of a character
-    are followed by the token they make: ``⟨e0 a4⟩ + ⟨95⟩ → क``."""
-    text = " + ".join(render.token_text(t, style, into=into) for t in pair)
-    merged = _completed(pair, style)
-    return text if merged is None else f"{text} → {render.token_text(merged, style, into=into)}"
-
-
-def _pair_html(pair: tuple[str, str], style: render.TokenStyle) -> str:
-    left, right = pair
-    merged = _completed(pair, style)
-    made = "" if merged is None else f" → {render.chips([merged], style=style)}"
-    return f"{render.chips([left], style=style)} + {render.chips([right], style=style)}{made}"
-
-
-def _tie_text(question: Question, style: render.TokenStyle, rule: str, *, into: render.Into) -> str:
-    """The sentence of a revealed question whose merged pair tied with other options ("" when
-    none did): every one of them was right, and which rule chose the merge.
-
-    >>> q = Question(1, "merge", 0, options=(("a", "t"), ("e", "r")), counts=(3326, 3326), answer=1)
-    >>> _tie_text(q, render.PLAIN, "first-seen", into="text")
-    'Tie: a + t occurs as often as e + r (3,326 times), both merge-worthy (right answers); the rule picked e + r because it occurs first in the corpus (first-seen).'
-    """
-    answer = _answer_of(question)
-    tied = sorted(right_options(question) - {answer})
-    if not tied:
-        return ""
-    picked = _pair_text(question.options[answer], style, into=into)
-    others = " and ".join(_pair_text(question.options[i], style, into=into) for i in tied)
-    verb, every = ("occurs", "both") if len(tied) == 1 else ("occur", "all")
-    because = render.escape(tie_rule_sentence(rule), into=into)
-    return (
-        f"Tie: {others} {verb} as often as {picked} ({question.counts[answer]:,} times), {every} merge-worthy "
-        f"(right answers); the rule picked {picked} because {because}."
-    )
-
-
-def _tally_html(question: Question, answers, style: render.TokenStyle, *, present: int, reveal: bool) -> str:
-    """The answers so far as bars: per option (a next-merge question) or per guess (a count)."""
-    if question.kind == "merge":
-        counts = [0] * len(question.options)
-        for a in answers:
-            counts[a.value] += 1
-        labels = [_pair_html(p, style) for p in question.options]
-        right = set(right_options(question)) if reveal else set()
-    else:
-        guessed = sorted({a.value for a in answers})
-        counts = [sum(1 for a in answers if a.value == g) for g in guessed]
-        labels = [f"{g:,} tokens" for g in guessed]
-        best = min((abs(g - question.answer) for g in guessed), default=None) if reveal else None
-        right = {i for i, g in enumerate(guessed) if best is not None and abs(g - question.answer) == best}
-    top = max(counts, default=0) or 1
-    rows = "".join(
-        f'<div class="cls-bar-row{" cls-right" if i in right else ""}"><div class="cls-bar-label">{label}</div>'
-        f'<div class="cls-bar"><span style="width:{100 * n / top:.0f}%"></span></div><b>{n}</b></div>'
-        for i, (label, n) in enumerate(zip(labels, counts))
-    )
-    head = f'<div class="cls-count"><b>{len(answers)}</b> answers in / <b>{present}</b> students present</div>'
-    return f'<div class="cls-tally">{head}{rows or render.caption("No answer yet.")}</div>'
-
-
-def _board_html(board, *, me: str | None = None, limit: int = 10) -> str:
-    if not board:
-        return render.caption("Nobody has joined yet.")
-    rows = []
-    for rank, s in enumerate(board[:limit], 1):
-        mine = ' class="cls-me"' if me is not None and s.name == me else ""
-        rows.append(
-            f"<tr{mine}><td>{rank}</td><td>{render.user_text(s.name, into='html')}</td><td>{s.points}</td><td>{s.seconds:.1f} s</td></tr>"
-        )
-    return (
-        '<table class="cls-board"><tr><th>#</th><th>name</th><th>points</th><th>time</th></tr>'
-        + "".join(rows)
-        + "</table>"
-    )
 
 
 _CSS = """
@@ -313,45 +195,14 @@ def _trainer(live: state.Live) -> Trainer:
     return live.trainer
 
 
-def _answer_of(question: Question) -> int:
-    """The right option's index, or the true count (set when the question is asked)."""
-    assert question.answer is not None
-    return question.answer
-
-
-def _hidden_pairs() -> str:
-    return render.panel(
-        "Pair counts now",
-        render.caption("Hidden until the reveal: which pair merges next is what the class is guessing."),
-    )
-
-
-def _history(live: state.Live, style: render.TokenStyle) -> str:
-    """The merges made so far, newest first (never the one trained ahead of the room's step)."""
-    shown = tables.recent(_trainer(live).records, live.view, window=12)
-    body = tables.history_html(tables.history_rows(shown, live.view), style=style) if shown else ""
-    return render.panel("Merge history", body, f"{live.view:,} merges made in this room")
-
-
 def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     """The current merge, then the pair table (hidden in a quiz), history, words and charts."""
     style = train_view.token_style(live)
     train_view.current_merge(live, style)
     state.widget_default("w_top_k", 10)
     trainer = _trainer(live)
-    if quiz:
-        pairs = _hidden_pairs()
-    else:
-        table = trainer.records[live.view].top_pairs if live.view < live.trained else ()
-        pairs = (
-            render.panel(
-                "Pair counts now",
-                render.pair_rows(table[: st.session_state["w_top_k"]], style=style),
-                "Green: merges next. Yellow: tied with it.",
-            )
-            if table
-            else render.panel("Pair counts now", render.caption("Training finished: no pair is left to merge."))
-        )
+    # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
+    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
     words = render.panel(
         "Words, segmented",
         train_view._words(live, style),
@@ -367,35 +218,35 @@ def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
     chart = live_view.chart_data(
         cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit
     )
-    live_view.live_view([[pairs, _history(live, style)], [words]], chart, key=key)
+    history = model.history_panel(trainer, live.view, style)
+    live_view.live_view([[pairs, history], [words]], chart, key=key)
 
 
 # ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
 def _said(err: ExplorerError) -> str:
-    """What the page says for an error: the store out of reach is always the same sentence (its
-    cause goes to the server's log); a limit that frees by itself says when in the reader's time."""
+    """What the page says for an error (:func:`class_model.said`, in the reader's time zone);
+    the store's failure goes to the server's log."""
     if isinstance(err, StoreError) and not isinstance(err, QuotaError):
         _log.warning("the class's store failed: %s", err)
-        return UNREACHABLE
-    return err.sentence(_reader_tz()) if isinstance(err, Wait) else str(err)
+    return model.said(err, _reader_tz())
 
 
 def _store_down(err: StoreError) -> None:
     """Draw the sentence in place of what needed the store, and a timed fragment that reruns
     the whole page as soon as the store answers again (no reload)."""
     _log.warning("the class's store failed: %s", err)
-    if st.session_state.get("class_error") == UNREACHABLE:
-        st.session_state.pop("class_error")  # said here instead, and not again once it answers
+    if st.session_state.get(Session.ERROR) == UNREACHABLE:
+        st.session_state.pop(Session.ERROR)  # said here instead, and not again once it answers
     st.warning(UNREACHABLE)
     # not before the next tick: a store that answers the retry's question but fails the page's
     # (a partial failure) reruns the page once a tick, not in a loop
-    st.session_state["class_retry_after"] = time.monotonic() + _RETRY_S / 2
+    st.session_state[Session.RETRY_AFTER] = time.monotonic() + _RETRY_S / 2
     st.fragment(_retry, run_every=_RETRY_S)()
 
 
 def _retry() -> None:
     """While the store is out of reach: every tick, ask it again; once it answers, rerun the page."""
-    if time.monotonic() < st.session_state.get("class_retry_after", 0.0):
+    if time.monotonic() < st.session_state.get(Session.RETRY_AFTER, 0.0):
         return
     try:
         rooms().revs("")
@@ -431,26 +282,6 @@ def _reader_tz() -> datetime.tzinfo | None:
     return None
 
 
-def _last_step(trainer: Trainer | None) -> int | None:
-    """The last step a room on this training can reach (None: not known): never more merges
-    than the corpus has tokens (each merge takes at least one away), nor than its stop rule
-    allows (a vocabulary size only bounds them when every merge adds a token: no id reuse).
-
-    >>> from explorer import TrainerConfig
-    >>> sized = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=10)
-    >>> counted = sized.replace(vocab_size=None, num_merges=3)
-    >>> [_last_step(Trainer.from_texts("low lower", c)) for c in (sized, sized.replace(reuse_ids=False), counted)]
-    [8, 5, 3]
-    """
-    if trainer is None or trainer.config.picky is not None:  # a PickyBPE removal gives tokens back
-        return None
-    cfg, tokens = trainer.config, trainer.initial_tokens
-    if cfg.num_merges is not None or (cfg.vocab_size is not None and not cfg.reuse_ids):
-        planned = trainer.planned_merges
-        return tokens if planned is None else min(planned, tokens)
-    return tokens
-
-
 def _lookup_refused() -> str | None:
     """The sentence when this browser or its address tried too many room codes lately."""
     refused = rooms().refused(browser=storage.owner(), address=storage.address())
@@ -468,14 +299,9 @@ def _start_room() -> None:
     params, left_out = links.training_params()
     params.pop("step", None)
     live = state.live()
-    if live.mode == "final" or live.oversize is not None:
-        st.session_state["class_error"] = (
-            "A room steps through merges one at a time: choose a corpus under the "
-            "server's step-through limit, or its sample, on the Train page first."
-        )
-        return
-    if left_out:
-        st.session_state["class_error"] = f"This corpus cannot be shared with a room: {left_out}."
+    refused = model.start_refusal(stepping=live.mode != "final" and live.oversize is None, left_out=left_out)
+    if refused:
+        st.session_state[Session.ERROR] = refused
         return
     # the room holds the stored files its corpus names: a forget or the store's eviction cannot take them
     refs = (links.parse_corpus_ref(name) for name in params.get("corpus", "").split(","))
@@ -484,32 +310,32 @@ def _start_room() -> None:
         room, key = rooms().create(
             params,
             step=0,
-            top=_last_step(live.trainer),
+            top=model.last_step(live.trainer),
             starter=storage.owner(),
             address=storage.address(),
             holds=holds,
         )
     except ExplorerError as err:
-        st.session_state["class_error"] = _said(err)
+        st.session_state[Session.ERROR] = _said(err)
         return
     class_teacher.remember(room.code, key)  # the key stays in the session and a cookie, never in the address
     st.query_params.from_dict({"room": room.code})
 
 
 def _join(code: str) -> None:
-    name = st.session_state.get("w_class_name", "")
+    name = st.session_state.get(Keys.NAME, "")
     try:
         refused = _lookup_refused()
         if refused:
-            st.session_state["class_error"] = refused
+            st.session_state[Session.ERROR] = refused
             return
         member = rooms().join(code, name)
-        st.session_state["class_note"] = name_note(name, member.name, shown=_name_shown)  # cut, or suffixed: said once
+        st.session_state[Session.NOTE] = name_note(name, member.name, shown=_name_shown)  # cut, or suffixed: said once
     except NoSuchRoom as err:
-        st.session_state["class_error"] = _missed() or str(err)
+        st.session_state[Session.ERROR] = _missed() or str(err)
         return
     except ExplorerError as err:
-        st.session_state["class_error"] = _said(err)
+        st.session_state[Session.ERROR] = _said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
 
@@ -521,13 +347,13 @@ def _name_shown(name: str) -> str:
 
 
 def _show_error() -> None:
-    message = st.session_state.pop("class_error", None)
+    message = st.session_state.pop(Session.ERROR, None)
     if message:
         st.error(render.md_text(message))
-    notice = st.session_state.pop("class_notice", None)
+    notice = st.session_state.pop(Session.NOTICE, None)
     if notice:
         st.success(render.md_text(notice))
-    note = st.session_state.pop("class_note", None)
+    note = st.session_state.pop(Session.NOTE, None)
     if note:
         st.info(render.md_text(note))
 
@@ -544,7 +370,7 @@ def _lobby(code: str | None) -> None:
         else:
             st.text_input(
                 "Room code",
-                key="w_class_code",
+                key=Keys.CODE,
                 max_chars=12,
                 placeholder="K7QX2M",
                 help="The six characters on the teacher's screen.",
@@ -552,12 +378,12 @@ def _lobby(code: str | None) -> None:
         # no max_chars: the browser would drop a longer paste whole; the room cuts it, and says so
         st.text_input(
             "Your name",
-            key="w_class_name",
+            key=Keys.NAME,
             placeholder="as the class knows you",
             help=f"Up to {MAX_NAME} characters: a longer name is cut.",
         )
-        target = code or normalize_code(st.session_state.get("w_class_code", ""))
-        st.button("Join", key="class_join", type="primary", on_click=_join, args=(target,), disabled=not target)
+        target = code or normalize_code(st.session_state.get(Keys.CODE, ""))
+        st.button("Join", key=Keys.JOIN, type="primary", on_click=_join, args=(target,), disabled=not target)
     with right.container(border=True):
         st.subheader("Start a room (teacher)")
         preset, config = state.current_config()
@@ -569,7 +395,7 @@ def _lobby(code: str | None) -> None:
             "The room's page shows a code, a join link and its QR code, and opens a presenter view for the "
             "projector; students follow your steps and answer your questions on their laptops or phones."
         )
-        st.button("Start a room", key="class_start", on_click=_start_room)
+        st.button("Start a room", key=Keys.START, on_click=_start_room)
         class_teacher.own_room_buttons()
     class_teacher.write_cookies()
 
@@ -580,7 +406,7 @@ def _attempt(action: Callable[..., object], *args: object) -> None:
     try:
         action(*args)
     except ExplorerError as err:
-        st.session_state["class_error"] = _said(err)
+        st.session_state[Session.ERROR] = _said(err)
 
 
 def _set_step(code: str, key: str, step: int) -> None:
@@ -592,9 +418,8 @@ def _set_step(code: str, key: str, step: int) -> None:
         room = rooms().get(code)
         if room is not None:
             run = _run_of(room)
-            if run.trainer is not None:
-                target = min(target, len(run.at(target).records))
-            target = min(target, room.top)
+            trained = len(run.at(target).records) if run.trainer is not None else None
+            target = model.step_target(target, trained=trained, top=room.top)
         rooms().set_step(code, key, target)
 
     _attempt(move)
@@ -604,44 +429,27 @@ def _step_by(code: str, key: str, n: int) -> None:
     def step() -> None:
         room = rooms().get(code)
         if room is not None:
-            st.session_state["class_playing"] = False
+            st.session_state[Session.PLAYING] = False
             _set_step(code, key, room.step + n)  # kept within the room's training
 
     _attempt(step)
 
 
 def _on_slider(code: str, key: str) -> None:
-    st.session_state["class_playing"] = False
-    _set_step(code, key, int(st.session_state["w_class_step"]))
+    st.session_state[Session.PLAYING] = False
+    _set_step(code, key, int(st.session_state[Keys.SLIDER]))
 
 
 def _merge_question(room: Room, run: RoomRun) -> Question:
     """Which pair merges next, among the true next merge and the next most frequent pairs."""
-    trainer = run.at(room.step)
-    if room.step >= len(trainer.records):
-        raise RoomError("Training has finished: no merge is left to guess.")
-    record = trainer.records[room.step]
-    if record.compact:
-        raise RoomError("This step kept only its winning pair, not the pair table a question needs.")
-    options, counts, right = merge_options(
-        [(p.left, p.right, p.count) for p in record.top_pairs], seed=secrets.token_hex(8)
-    )
-    show = st.session_state.get("w_class_counts", "read the table") == "read the table"
-    return Question(0, "merge", room.step, options=options, counts=counts, show_counts=show, answer=right)
+    show = st.session_state.get(Keys.COUNTS, "read the table") == "read the table"
+    return model.merge_question(run.at(room.step), room.step, show_counts=show, seed=secrets.token_hex(8))
 
 
 def _count_question(room: Room, run: RoomRun) -> Question:
     """How many tokens the teacher's sentence has after the next N merges."""
-    sentence = str(st.session_state.get("w_class_sentence", "")).strip()[:MAX_SENTENCE]
-    n = int(st.session_state.get("w_class_ahead", 10))
-    if not sentence:
-        raise RoomError("Type the sentence whose tokens the class should count.")
-    trainer = run.at(room.step + n - 1)
-    n = min(n, len(trainer.records) - room.step)
-    if n < 1:
-        raise RoomError("Training has finished: no merge is left to count ahead.")
-    answer = len(trainer.tokenizer(room.step + n).encode(sentence))
-    return Question(0, "count", room.step, sentence=sentence, merges=n, answer=answer)
+    sentence = str(st.session_state.get(Keys.SENTENCE, ""))
+    return model.count_question(run, room.step, sentence, int(st.session_state.get(Keys.AHEAD, 10)))
 
 
 def _ask(code: str, key: str, build: Callable[[Room, RoomRun], Question]) -> None:
@@ -649,7 +457,7 @@ def _ask(code: str, key: str, build: Callable[[Room, RoomRun], Question]) -> Non
         room = rooms().get(code)
         if room is not None:
             rooms().ask(code, key, build(room, _run_of(room)))
-            st.session_state["class_playing"] = False
+            st.session_state[Session.PLAYING] = False
 
     _attempt(ask)
 
@@ -659,15 +467,10 @@ def _current(room: Room) -> Question | None:
     return rooms().question(room.code, room.question) if room.question else None
 
 
-def _hides_pairs(current: Question | None) -> bool:
-    """A question not yet revealed hides the pair table (and what would give its answer away)."""
-    return current is not None and current.state != "revealed"
-
-
 def _standings(room: Room):
     questions = rooms().questions(room.code)
     answers = {q.qid: rooms().answers(room.code, q.qid) for q in questions if q.state == "revealed"}
-    return leaderboard(class_teacher.hidden_names(rooms().members(room.code)), questions, answers)
+    return leaderboard(model.hidden_names(rooms().members(room.code)), questions, answers)
 
 
 def _teacher(room: Room, key: str, run: RoomRun) -> None:
@@ -685,18 +488,21 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         _show_error()
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
         trainer = run.at(room.step)
-        at_end = (trainer.done or trainer.held is not None) and room.step >= len(trainer.records)
+        at_end = model.at_end(trainer, room.step)
         if trainer.held is not None and room.step >= len(trainer.records):
             st.warning(render.md_text(trainer.held))
-        row.button("Step", key="class_step", type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
-        row.button("+10", key="class_step10", on_click=_step_by, args=(code, key, 10), disabled=at_end)
-        row.button("Back", key="class_back", on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)
-        playing = bool(st.session_state.get("class_playing"))
+        row.button("Step", key=Keys.STEP, type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
+        row.button("+10", key=Keys.STEP10, on_click=_step_by, args=(code, key, 10), disabled=at_end)
+        row.button("Back", key=Keys.BACK, on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)
+        playing = bool(st.session_state.get(Session.PLAYING))
         if playing:
-            row.button("Pause", key="class_pause", on_click=lambda: st.session_state.update(class_playing=False))
+            row.button("Pause", key=Keys.PAUSE, on_click=lambda: st.session_state.update({Session.PLAYING: False}))
         else:
             row.button(
-                "Play", key="class_play", disabled=at_end, on_click=lambda: st.session_state.update(class_playing=True)
+                "Play",
+                key=Keys.PLAY,
+                disabled=at_end,
+                on_click=lambda: st.session_state.update({Session.PLAYING: True}),
             )
         row.link_button(
             "Presenter view",
@@ -706,10 +512,10 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
             "leaderboard, no controls, no key.",
         )
     with qr:
-        state.widget_default("w_class_qr", True)
-        if st.toggle("Show the join code", key="w_class_qr"):
+        state.widget_default(Keys.QR, True)
+        if st.toggle("Show the join code", key=Keys.QR):
             st.image(_qr_png(join_url(code)), width=160, caption="Scan to join")
-    st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get("class_playing") else None)(code, key, run)
+    st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get(Session.PLAYING) else None)(code, key, run)
 
 
 @_survives_store
@@ -723,30 +529,30 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
         usual = "This room has closed (idle for hours); start a new one."
         st.error(render.md_text(rooms().gone_message(code, usual=usual)))
         return
-    if st.session_state.get("class_playing"):
+    if st.session_state.get(Session.PLAYING):
         trainer = run.at(room.step + 1)
         if room.step < len(trainer.records):
             room = rooms().set_step(code, key, room.step + 1)
         else:
-            st.session_state["class_playing"] = False
-    follow.watch(code, token=follow_token(key), what="tally", now=room.tally, key="class_watch_tally")
+            st.session_state[Session.PLAYING] = False
+    follow.watch(code, token=follow_token(key), what="tally", now=room.tally, key=Keys.WATCH_TALLY)
     trainer = run.at(room.step)
     members = rooms().members(code)
     present = rooms().present(code)
     # the status and the slider share a row: the question and its tally stay on the first screen
     left, right = st.columns([1, 1], vertical_alignment="center")
-    left.markdown(f"Step **{room.step:,}** · {len(members)} joined, {present} present")
+    left.markdown(model.room_status(room.step, len(members), present))
     if len(trainer.records):
-        st.session_state["w_class_step"] = room.step
+        st.session_state[Keys.SLIDER] = room.step
         right.slider(
             "Step",
             0,
             max(len(trainer.records), room.step),
-            key="w_class_step",
+            key=Keys.SLIDER,
             on_change=_on_slider,
             args=(code, key),
             label_visibility="collapsed",
-            disabled=bool(st.session_state.get("class_playing")),
+            disabled=bool(st.session_state.get(Session.PLAYING)),
             help="Move the class to any step trained so far (everyone follows).",
         )
     live = _room_live(run, room)
@@ -757,8 +563,8 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     with board:
         class_teacher.moderation(room, key, members, train_view.token_style(live))
         st.markdown("**Leaderboard**")
-        st.html(_board_html(_standings(room)))
-    _panels(live, quiz=_hides_pairs(current), key="class_panels_t")
+        st.html(model.board_html(_standings(room)))
+    _panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_TEACHER)
 
 
 def _teacher_question(room: Room, key: str, live: state.Live, current: Question | None, present: int) -> None:
@@ -767,94 +573,68 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
     if current is not None:
         answers = rooms().answers(code, current.qid)
         # the question, then its buttons, then the bars: Reveal stays on a 1280x720 first screen
-        st.markdown(f"**Question {current.qid}:** " + _question_text(current, style))
+        st.markdown(f"**Question {current.qid}:** " + model.question_text(current))
         if current.state != "revealed":
             row = st.container(horizontal=True, gap="small")
             if current.state == "open":
                 row.button(
                     "Close answers",
-                    key="class_close",
+                    key=Keys.CLOSE,
                     on_click=_attempt,
                     args=(rooms().close_question, code, key, current.qid),
                 )
             row.button(
                 "Reveal",
-                key="class_reveal",
+                key=Keys.REVEAL,
                 type="primary",
                 on_click=_attempt,
                 args=(rooms().reveal, code, key, current.qid),
             )
         else:
-            st.html(_reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
+            st.html(model.reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
             class_teacher.show_missed(current, answers, style)
-        st.html(_tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
+        st.html(model.tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
         if current.state != "revealed":
             return
     with st.container(border=True):
         row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-        row.button(
-            "Ask: which pair merges next?", key="class_ask_merge", on_click=_ask, args=(code, key, _merge_question)
-        )
+        row.button("Ask: which pair merges next?", key=Keys.ASK_MERGE, on_click=_ask, args=(code, key, _merge_question))
         row.radio(
             "Counts",
             ["read the table", "intuition"],
-            key="w_class_counts",
+            key=Keys.COUNTS,
             horizontal=True,
             label_visibility="collapsed",
             help="Show the candidate pairs' counts, or let the class guess from the words alone.",
         )
         row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-        state.widget_default("w_class_sentence", _default_sentence(room, live))
-        row.text_input("Sentence", key="w_class_sentence", max_chars=MAX_SENTENCE, width=320)
-        state.widget_default("w_class_ahead", 10)
-        row.number_input("merges ahead", 1, 1000, key="w_class_ahead", width=120)
+        state.widget_default(Keys.SENTENCE, _default_sentence(room))
+        row.text_input("Sentence", key=Keys.SENTENCE, max_chars=MAX_SENTENCE, width=320)
+        state.widget_default(Keys.AHEAD, 10)
+        row.number_input("merges ahead", 1, 1000, key=Keys.AHEAD, width=120)
         row.button(
-            "Ask: how many tokens after them?", key="class_ask_count", on_click=_ask, args=(code, key, _count_question)
+            "Ask: how many tokens after them?", key=Keys.ASK_COUNT, on_click=_ask, args=(code, key, _count_question)
         )
 
 
-def _default_sentence(room: Room, live: state.Live) -> str:
-    """A real sentence of the room's corpus (the first of a fair length), cut to what a question
-    takes; a corpus without one (no letters) gets a sentence of its own."""
-    return _run_of(room).sentence[:MAX_SENTENCE] or "the lowest newest widest"
-
-
-def _question_text(question: Question, style: render.TokenStyle) -> str:
-    if question.kind == "merge":
-        return f"which pair merges at step {question.step + 1:,}? " + (
-            "(counts shown)" if question.show_counts else "(intuition: no counts)"
-        )
-    return (
-        f"how many tokens will “{render.user_text(question.sentence, into='markdown')}” have after "
-        f"{question.merges:,} more merge{'s' * (question.merges != 1)}?"
-    )
-
-
-def _reveal_html(question: Question, answers, style: render.TokenStyle, *, rule: str) -> str:
-    """What the reveal says: the merged pair and how many were right (a tie with other options
-    said, and the tie-break ``rule`` that chose), or the true count."""
-    won = len(winners(question, answers))
-    if question.kind == "merge":
-        right = _pair_html(question.options[_answer_of(question)], style)
-        tie = _tie_text(question, style, rule, into="html")
-        tie = f"<br>{tie}" if tie else ""
-        return f'<div class="cls-option cls-right">Merged: {right} · {won} of {len(answers)} right{tie}</div>'
-    return f'<div class="cls-option cls-right">{question.answer:,} tokens · {won} closest of {len(answers)}</div>'
+def _default_sentence(room: Room) -> str:
+    """A real sentence of the room's corpus (the first of a fair length), or one of its own."""
+    return model.default_sentence(_run_of(room).sentence)
 
 
 # ---- a student -----------------------------------------------------------------------------------
 def _answer_count(code: str, member: str, qid: int) -> None:
-    _attempt(rooms().answer, code, member, qid, int(st.session_state.get(f"w_class_guess_{qid}", 0)))
+    _attempt(rooms().answer, code, member, qid, int(st.session_state.get(Keys.guess(qid), 0)))
 
 
 def _step_ahead(run: RoomRun, room: Room) -> None:
     trainer = copy.deepcopy(run.at(room.step))  # the student's own: stepping it trains nothing shared
     own = state.Live(trainer, f"room:{room.code}:own", trainer.config, view=min(room.step, len(trainer.records)))
-    st.session_state[_OWN] = (room.code, own)
+    st.session_state[Session.OWN_LIVE] = (room.code, own)
 
 
 def _follow_again() -> None:
-    st.session_state.pop(_OWN, None)
+    st.session_state.pop(Session.OWN_LIVE, None)
 
 
 def _student(room: Room, member: Member, run: RoomRun) -> None:
@@ -873,40 +653,34 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         _left_room(room, member.id)
         return
     member = fresh
-    follow.watch(code, member=member.id, what="rev", now=room.rev, key="class_watch_rev")
+    follow.watch(code, member=member.id, what="rev", now=room.rev, key=Keys.WATCH_REV)
     mark_seen(code, member.id)
     current = _current(room)
-    if _hides_pairs(current):
-        st.session_state.pop(_OWN, None)  # stepping on would show the answer: back to following
-    own = st.session_state.get(_OWN)
+    if model.hides_pairs(current):
+        st.session_state.pop(Session.OWN_LIVE, None)  # stepping on would show the answer: back to following
+    own = st.session_state.get(Session.OWN_LIVE)
     own_live = own[1] if own is not None and own[0] == code else None
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     if own_live is None:
-        row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · following the "
-            f"teacher at step **{room.step:,}**"
-        )
+        row.markdown(model.student_status(code, member, room.step))
         row.button(
             "Step ahead on my own",
-            key="class_own",
+            key=Keys.OWN,
             on_click=_step_ahead,
             args=(run, room),
-            disabled=_hides_pairs(current),
+            disabled=model.hides_pairs(current),
             help="Your own copy of the room's training to step through; not while a question is open.",
         )
     else:
-        row.markdown(
-            f"Room **{render.md_text(code)}** · you are **{render.user_text(member.name, into='markdown')}** · on your own at step "
-            f"**{own_live.view:,}** (the teacher is at {room.step:,})"
-        )
-        row.button("Step", key="class_own_step", type="primary", on_click=own_live.forward, args=(1,))
-        row.button("+10", key="class_own_step10", on_click=own_live.forward, args=(10,))
-        row.button("Follow the teacher", key="class_follow", on_click=_follow_again)
+        row.markdown(model.student_status(code, member, room.step, own=own_live.view))
+        row.button("Step", key=Keys.OWN_STEP, type="primary", on_click=own_live.forward, args=(1,))
+        row.button("+10", key=Keys.OWN_STEP10, on_click=own_live.forward, args=(10,))
+        row.button("Follow the teacher", key=Keys.FOLLOW, on_click=_follow_again)
     _show_error()
     live = own_live or _room_live(run, room)
     if current is not None:
         _student_question(room, member, current, live)
-    _panels(live, quiz=_hides_pairs(current), key="class_panels_s")
+    _panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_STUDENT)
 
 
 def _left_room(room: Room, member_id: str | None) -> None:
@@ -925,31 +699,23 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
     answers = rooms().answers(room.code, question.qid)
     mine = next((a for a in answers if a.member == member.id), None)
     with st.container(border=True):
-        st.markdown(f"**Question {question.qid}:** " + _question_text(question, style))
+        st.markdown(f"**Question {question.qid}:** " + model.question_text(question))
         if question.kind == "merge":
             if question.state == "open":
                 row = st.container(horizontal=True, gap="small")
                 for i, pair in enumerate(question.options):
-                    label = _pair_text(pair, style, into="markdown")
+                    label = model.pair_text(pair, style, into="markdown")
                     if question.show_counts:
                         label += f" ({question.counts[i]:,})"
                     row.button(
                         label,
-                        key=f"class_opt_{question.qid}_{i}",
+                        key=Keys.option(question.qid, i),
                         type="primary" if mine is not None and mine.value == i else "secondary",
                         on_click=_attempt,
                         args=(rooms().answer, room.code, member.id, question.qid, i),
                     )
             else:
-                st.html(
-                    '<div class="cls-options">'
-                    + "".join(
-                        f'<div class="cls-option{" cls-right" if question.state == "revealed" and i in right_options(question) else ""}">'
-                        f"{_pair_html(pair, style)}{' · your answer' if mine is not None and mine.value == i else ''}</div>"
-                        for i, pair in enumerate(question.options)
-                    )
-                    + "</div>"
-                )
+                st.html(model.options_html(question, mine, style))
         else:
             tok = live.tokenizer(question.step) if question.step <= live.trained else None
             if tok is not None:
@@ -960,46 +726,26 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
                 )
             if question.state == "open":
                 row = st.container(horizontal=True, gap="small", vertical_alignment="bottom")
-                state.widget_default(f"w_class_guess_{question.qid}", mine.value if mine else 0)
-                row.number_input("Your guess (tokens)", 0, 1_000_000, key=f"w_class_guess_{question.qid}", width=180)
+                state.widget_default(Keys.guess(question.qid), mine.value if mine else 0)
+                row.number_input("Your guess (tokens)", 0, 1_000_000, key=Keys.guess(question.qid), width=180)
                 row.button(
                     "Send my guess",
-                    key=f"class_send_{question.qid}",
+                    key=Keys.send(question.qid),
                     type="primary",
                     on_click=_answer_count,
                     args=(room.code, member.id, question.qid),
                 )
-        if question.state == "open":
-            st.caption(
-                "Your answer: "
-                + ("none yet" if mine is None else _answer_label(question, mine.value, style))
-                + " — you can change it until the teacher closes the question."
-            )
-        elif question.state == "closed":
-            st.caption("Answers are closed: wait for the reveal.")
+        waiting = model.answer_caption(question, mine, style)
+        if waiting is not None:
+            st.caption(waiting)
         else:
             won = member.id in winners(question, answers)
-            right = (
-                "the pair " + _pair_text(question.options[_answer_of(question)], style)
-                if question.kind == "merge"
-                else f"{question.answer:,} tokens"
-            )
-            tie = (
-                _tie_text(question, style, _trainer(live).config.tie_break, into="text")
-                if question.kind == "merge"
-                else ""
-            )
+            rule = _trainer(live).config.tie_break
             (st.success if won else st.info)(
-                render.md_text(("You got it! " if won else "Not this time. ") + f"The answer: {right}. {tie}".rstrip())
+                render.md_text(model.result_sentence(question, won=won, style=style, rule=rule))
             )
             board = _standings(room)
-            st.html(_board_html(board, me=member.name, limit=5))
-
-
-def _answer_label(question: Question, value: int, style: render.TokenStyle) -> str:
-    if question.kind == "merge":
-        return _pair_text(question.options[value], style, into="markdown")
-    return f"{value:,} tokens"
+            st.html(model.board_html(board, me=member.name, limit=5))
 
 
 _seen_at: dict[tuple[str, str], float] = {}
@@ -1064,11 +810,11 @@ def class_page() -> None:
             refused = _lookup_refused()
             if refused or room is None:
                 st.query_params.clear()
-                st.session_state["class_error"] = refused or _missed() or rooms().gone_message(code)
+                st.session_state[Session.ERROR] = refused or _missed() or rooms().gone_message(code)
                 _lobby(None)
                 return
             if linked_key is not None or member_id or present:  # a wrong credential is a failed lookup too
-                counted = st.session_state.setdefault("class_missed", set())
+                counted = st.session_state.setdefault(Session.MISSED, set())
                 if (code, linked_key, member_id, present) not in counted:
                     counted.add((code, linked_key, member_id, present))
                     _missed()
@@ -1132,7 +878,7 @@ def _ended(room: Room, *, teacher: bool) -> None:
     if teacher:
         class_teacher.forget(room.code)
         st.query_params.clear()
-        st.session_state["class_notice"] = f"Room {room.code} has ended. Start a new room below."
+        st.session_state[Session.NOTICE] = f"Room {room.code} has ended. Start a new room below."
         _lobby(None)
         return
     st.info(f"The teacher ended the room {room.code}. Thank you for taking part!")
