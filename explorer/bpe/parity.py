@@ -38,7 +38,9 @@ from ..errors import ConfigError
 from ..stages.pipeline import count_words
 from .config import EncodeOptions, TrainerConfig
 from .trainer import DEFAULT_TOP_K, Stepping, Trainer, check_room, symbol_sequences
-from .vocab import PAIR_MASK, PAIR_SHIFT, VocabBuilder, build_alphabet
+from .variant import CLASSICAL, PAIR_MASK, PAIR_SHIFT
+from .variants import variant_of
+from .vocab import VocabBuilder, build_alphabet
 
 __all__ = [
     "BalanceName",
@@ -173,10 +175,9 @@ class ParityTrainer(Stepping[ParityStep]):
         )
         if len(self.languages) != len(train):
             raise ConfigError(f"{len(self.languages)} names for {len(train)} languages")
-        if config.superbpe_transition is not None:
-            raise ConfigError("parity-aware training has no SuperBPE stage: leave the SuperBPE transition out")
-        if config.picky is not None:
-            raise ConfigError("parity-aware training removes no tokens: leave PickyBPE's τ out")
+        variant = variant_of(config)
+        if variant is not CLASSICAL:
+            raise ConfigError(variant.not_with_parity)
         self.config = config
         self.balance = balance
         self.encoding = encoding
@@ -214,7 +215,7 @@ class ParityTrainer(Stepping[ParityStep]):
         self._served = Counter[int]()
         self.merges: list[tuple[int, int]] = []
         self.removals: list[tuple[int, int]] = []
-        self._removed: set[int] = set()
+        self.removed: set[int] = set()
         self.records: list[ParityStep] = []
         self.stop_reason: str | None = None
         self.initial_dev_tokens: tuple[int, ...] = self.dev_tokens
