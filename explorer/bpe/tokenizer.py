@@ -123,9 +123,9 @@ class Tokenizer:
         alphabet: Sequence[str] | None = None,
         merges: Sequence[tuple[int, int]] | None = None,
     ):
-        """A tokenizer is ``pipeline`` + ``vocab`` + ``encoding``. The keyword form
-        ``config=, alphabet=, merges=`` (a trainer's config and what it learned) builds the same
-        from the config's pipeline, special tokens and id rule.
+        """A tokenizer is ``pipeline`` + ``vocab`` + ``encoding``. A trainer's config and what it
+        learned make one with :meth:`from_merges`; the keyword form ``config=, alphabet=,
+        merges=`` does the same (kept for compatibility).
 
         ``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
         ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``vocab.special_tokens``
@@ -162,7 +162,7 @@ class Tokenizer:
             if pipeline is not None or vocab is not None:
                 raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
             pipeline = config.pipeline
-            vocab = Vocab(config.special_tokens, tuple(alphabet or ()), tuple(merges or ()), config.reuse_ids)
+            vocab = _learned_vocab(config, alphabet or (), merges or ())
         elif pipeline is None or vocab is None or alphabet is not None or merges is not None:
             raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
         self.pipeline = pipeline
@@ -174,6 +174,54 @@ class Tokenizer:
             raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = vocab.alphabet
+        self._ids = vocab.ids
+        self.n_special = vocab.n_special
+        self._tokens: tuple[str, ...] = vocab.tokens  # the hot paths index a tuple, not the Vocab
+        self._set_merge_rules(vocab, own_merges_suffice, pair_rules)
+        self._set_ids(vocab, special_ids, blank_ids, file_ids)
+        self._set_options(pipeline, encoding)
+        # PickyBPE's removals: pieces replay the merges and removals in the order learned
+        self._plan: EventPlan | None = None
+        if vocab.removals:
+            if rules == "tiktoken":
+                raise ConfigError(
+                    "tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges"
+                )
+            self._plan = event_plan(
+                len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
+            )
+        self._cache = PieceCache(self._piece_encoder())
+        self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
+        self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
+        self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
+
+    @classmethod
+    def from_merges(
+        cls,
+        config: TrainerConfig,
+        alphabet: Sequence[str],
+        merges: Sequence[tuple[int, int]],
+        *,
+        encoding: EncodeOptions = EncodeOptions(),
+        **options: Any,
+    ) -> Tokenizer:
+        """A tokenizer of what a trainer learned: its config's pipeline, special tokens and id
+        rule, the alphabet and the merges (``options``: the constructor's other keywords).
+
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 0), (2, 1)])
+        >>> tok.tokens(tok.encode("aabab"))
+        ['aab', 'a', 'b']
+        """
+        return cls(
+            pipeline=config.pipeline, vocab=_learned_vocab(config, alphabet, merges), encoding=encoding, **options
+        )
+
+    def _set_merge_rules(
+        self, vocab: Vocab, own_merges_suffice: bool, pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None
+    ) -> None:
+        """What encoding needs of the merges: ``merged_ids``, each merge's rank, and ``_pair``,
+        the look-up of two neighbours' merge by the tokenizer's rules."""
+        rules = self.rules
         first_new = vocab.n_base
         # one id per merge: what encoding needs of the merges (a rank table's are derived when
         # asked for, ``merges``)
@@ -193,9 +241,6 @@ class Tokenizer:
             if self._rank_of is None
             else list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         )
-        self._ids = vocab.ids
-        self.n_special = vocab.n_special
-        self._tokens: tuple[str, ...] = vocab.tokens  # the hot paths index a tuple, not the Vocab
         self.own_merges_suffice = rules == "tiktoken" and own_merges_suffice
         self._packed: dict[tuple[int, int], int]
         self._by_text: dict[str, int] | None = None
@@ -221,6 +266,16 @@ class Tokenizer:
         self.pair_rules: dict[tuple[int, int], tuple[int, int]] | None = (
             None if pair_rules is None else dict(pair_rules)
         )
+
+    def _set_ids(
+        self,
+        vocab: Vocab,
+        special_ids: Mapping[str, int] | None,
+        blank_ids: Sequence[int],
+        file_ids: FileIds | Sequence[int] | None,
+    ) -> None:
+        """The ids past the derived ones: a file's own ids, the trailing special tokens, the
+        empty tokens, and the unknown token's."""
         table = file_ids if file_ids is None or isinstance(file_ids, FileIds) else FileIds(file_ids)
         if table is not None and len(table) != len(vocab):
             raise ConfigError(f"a file's ids name {len(table):,} tokens; the vocabulary has {len(vocab):,}")
@@ -241,8 +296,8 @@ class Tokenizer:
         # of the special tokens, it gets the first id past every other.
         # (past every file id too: a file's ids of an earlier merge's tokens may pass the vocabulary's)
         self.unk_id: int = (
-            self._ids[encoding.unk_token]
-            if encoding.unk_token in vocab.special_tokens
+            self._ids[self.encoding.unk_token]
+            if self.encoding.unk_token in vocab.special_tokens
             else max(
                 [
                     len(self._tokens),
@@ -252,6 +307,10 @@ class Tokenizer:
                 ]
             )
         )
+
+    def _set_options(self, pipeline: Pipeline, encoding: EncodeOptions) -> None:
+        """What the encoding options need: subword-nmt's open ids and glossaries, SentencePiece's
+        byte fallback, and the byte unit's byte -> id table."""
         # subword-nmt's apply_bpe: unknown symbols kept as themselves, glossaries never split
         self._open: OpenIds | None = None
         self._glossary_re = glossary_regex(encoding.glossaries)
@@ -276,30 +335,17 @@ class Tokenizer:
             self._byte_id = self._byte_ids.__getitem__
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
-        # PickyBPE's removals: pieces replay the merges and removals in the order learned
-        self._plan: EventPlan | None = None
-        if vocab.removals:
-            if rules == "tiktoken":
-                raise ConfigError(
-                    "tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges"
-                )
-            self._plan = event_plan(
-                len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
-            )
-        self._cache = PieceCache(
-            self._whole_or_merged
-            if rules == "tiktoken"
-            else self._replayed
-            if self._plan
-            else self._glossed
-            if self._glossary_re
-            else self._whole_then_merged
-            if encoding.ignore_merges
-            else self._merged_piece
-        )
-        self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
-        self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
-        self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
+
+    def _piece_encoder(self) -> Callable[[str], tuple[int, ...]]:
+        """The encoder factory: the piece encoder this tokenizer's rules, variant and options call
+        for (``_ENCODERS``, the first that applies), cached per distinct piece by ``PieceCache``.
+
+        >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
+        >>> Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)._piece_encoder().__name__
+        '_replayed'
+        """
+        name = next(name for name, applies in _ENCODERS if applies(self))
+        return getattr(self, name)
 
     def _fallback_ids(self, pipeline: Pipeline) -> list[int]:
         """The ids of the 256 byte tokens ``<0x00>`` ... ``<0xFF>`` (HF's names), for byte
@@ -1221,3 +1267,21 @@ def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:
         for key, value in zip(keys, values):
             out.setdefault(key, value)
     return out
+
+
+def _learned_vocab(config: TrainerConfig, alphabet: Sequence[str], merges: Sequence[tuple[int, int]]) -> Vocab:
+    """The vocabulary a trainer's config and what it learned derive: its special tokens first,
+    the alphabet, then the merged tokens, ids by the config's rule."""
+    return Vocab(config.special_tokens, tuple(alphabet), tuple(merges), config.reuse_ids)
+
+
+# The piece encoders, in the order they are considered (``Tokenizer._piece_encoder``): a method
+# name and when it applies. tiktoken's rules come first (they know no removals), then a
+# variant's own encoder (PickyBPE's replay of merges and removals), then the encoding options'.
+_ENCODERS: tuple[tuple[str, Callable[[Tokenizer], object]], ...] = (
+    ("_whole_or_merged", lambda tok: tok.rules == "tiktoken"),
+    ("_replayed", lambda tok: tok.events),
+    ("_glossed", lambda tok: tok._glossary_re),
+    ("_whole_then_merged", lambda tok: tok.encoding.ignore_merges),
+    ("_merged_piece", lambda tok: True),
+)
