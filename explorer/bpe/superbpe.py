@@ -12,15 +12,16 @@ This module is the whole variant: the trainer reaches it through ``bpe.variants.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 from ..errors import ConfigError
-from ..stages.pipeline import Pipeline, count_words_and_superwords
-from ..stages.pretokenizers import superword_twin
+from ..stages.pipeline import Pipeline, iter_sequences
+from ..stages.pretokenizers import iter_piece_texts, join_superwords, superword_twin
 from .variant import MAX_VOCAB_SIZE, Training, Variant, VariantConfig
 
-__all__ = ["SUPERBPE", "SuperBPE", "superword_config"]
+__all__ = ["SUPERBPE", "SuperBPE", "count_words_and_superwords", "superword_config"]
 
 
 def superword_config(config: Any) -> Any:
@@ -35,6 +36,26 @@ def superword_config(config: Any) -> Any:
     if twin is None:
         raise ConfigError(f"the pre-tokenizer {config.pretokenizer!r} has no superword twin")
     return config.replace(pretokenizer=twin, superbpe_transition=None)
+
+
+def count_words_and_superwords(
+    texts: str | Iterable[str], config: VariantConfig
+) -> tuple[dict[str, int], dict[str, int]]:
+    """``count_words`` under the config and under its superword twin at once (SuperBPE's two
+    stages), each text cut into pieces once.
+
+    >>> from explorer import TrainerConfig
+    >>> count_words_and_superwords("a b, 42 a b", TrainerConfig(pretokenizer="gpt2", unit="char"))
+    ({'a': 1, ' b': 2, ',': 1, ' 42': 1, ' a': 1}, {'a b,': 1, ' 42': 1, ' a b': 1})
+    """
+    words: Counter[str] = Counter()
+    superwords: Counter[str] = Counter()
+    for pieces in iter_piece_texts(
+        iter_sequences(texts, config), pretokenizer=config.pretokenizer, pattern=config.pattern
+    ):
+        words.update(pieces)
+        superwords.update(join_superwords(pieces))
+    return dict(words), dict(superwords)
 
 
 class SuperBPE(Variant):
