@@ -17,6 +17,13 @@ A merge visits only the recorded positions of the winning pair, so one step cost
 proportion to that pair's occurrences, not to the corpus: the seeds' loop recounts everything.
 With no pre-tokenization the whole text is a single "word" and the same arrays act as the
 linked list over positions.
+
+Variants (SuperBPE, PickyBPE) are strategies, each in its own module: the trainer looks its
+config's up in ``bpe.variants.VARIANTS`` and calls its hooks (``bpe.variant``): what is read of
+the texts, the start, the stop rule before each merge, a transition after a set number of
+merges, and a hook after each merge, given the positions the merge visited. The index methods
+a hook may call (``index``, ``bump``, ``note``, ``settle``, ``restart``) keep every count,
+position list and the heap consistent, as a merge does.
 """
 
 from __future__ import annotations
