@@ -250,6 +250,7 @@ class Trainer(Stepping[StepRecord]):
         full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
         alphabet: Sequence[str] | None = None,
+        variant_data: object = None,
         superwords: Mapping[str, int] | None = None,
     ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
@@ -258,9 +259,10 @@ class Trainer(Stepping[StepRecord]):
         all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
         token, dropout rule); training never reads it. ``alphabet``: the base symbols in id order,
         when several trainers must share ids (see ``parity``); it must hold every symbol of the
-        words (ConfigError otherwise). By default it is built from the words. ``superwords``:
-        what the config's variant reads of the texts besides the words (``Variant.count``;
-        SuperBPE: the texts counted as stage two's pieces, see ``from_texts``)."""
+        words (ConfigError otherwise). By default it is built from the words. ``variant_data``:
+        what the config's variant read of the texts besides the words (``Variant.count``;
+        SuperBPE: the texts counted as stage two's pieces, see ``from_texts``); ``superwords``
+        is its older name."""
         self.config = config
         self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
@@ -312,7 +314,7 @@ class Trainer(Stepping[StepRecord]):
         self.removals: list[tuple[int, int]] = []  # PickyBPE: (after merge k, id), see bpe.picky
         self.removed: set[int] = set()
         self.initial_tokens = self.tokens = self._index(map(to_ids, seqs))
-        variant.start(self, superwords)
+        variant.start(self, superwords if variant_data is None else variant_data)
 
     def _index(self, id_seqs: Iterable[Iterable[int]]) -> int:
         """Lay the words (as ids, in the order of ``self._words``) out in the position arrays,
@@ -398,14 +400,14 @@ class Trainer(Stepping[StepRecord]):
         """Count the words of one text or several (each pre-tokenized on its own) and start;
         the config's variant may read more of the texts (SuperBPE: their superwords, trained on
         after the transition)."""
-        words, superwords = variant_of(config).count(texts, config)
+        words, variant_data = variant_of(config).count(texts, config)
         return cls(
             words,
             config,
             top_k=top_k,
             full_records=full_records,
             encoding=encoding,
-            superwords=superwords,
+            variant_data=variant_data,
         )
 
     def require_room(self) -> Trainer:
