@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -99,3 +99,36 @@ def test_a_tokenizer_made_from_a_trainers_merges_encodes_as_the_trainers_own():
     held_out = read_sample("english_frankenstein.txt")[20_000:24_000] + "<|endoftext|>"
     assert tok.encode(held_out, allow_special=True) == trainer.tokenizer().encode(held_out, allow_special=True)
     assert tok.vocab.tokens[0] == "<|endoftext|>" and tok.encode(held_out, allow_special=True)[-1] == 0
+
+
+class Unmerged:
+    """A piece merger that merges nothing (a variant's own encoder, for the test below)."""
+
+    no_dropout = "this variant keeps pieces whole"
+
+    def merge(self, ids: list[int]) -> tuple[int, ...]:
+        return tuple(ids)
+
+    def steps(self, links: Any) -> Iterator[tuple[int, int, tuple[int, ...], bool]]:
+        return iter(())
+
+
+class Raw(Variant):
+    name = "raw"
+    title = "Raw"
+    description = "encodes every piece unmerged"
+
+    def piece_merger(self, tokenizer: Any) -> Unmerged | None:
+        return Unmerged() if "<raw>" in tokenizer.vocab.special_tokens else None
+
+
+def test_a_tokenizer_encodes_with_the_piece_merger_its_variant_gives(monkeypatch):
+    monkeypatch.setitem(VARIANTS, "raw", Raw())
+    text = "low low lower lowest"
+    plain = train(text, make_config("sennrich", num_merges=5)).tokenizer()
+    raw = train(text, make_config("sennrich", num_merges=5, special_tokens=("<raw>",))).tokenizer()
+    assert len(plain.encode("lowest")) < 7  # merged: the classical encoder
+    assert raw.tokens(raw.encode("lowest")) == ["l", "o", "w", "e", "s", "t", "</w>"]
+    assert raw.encode_trace("lowest") == []
+    with pytest.raises(ConfigError, match="keeps pieces whole"):
+        raw.encode("lowest", dropout=0.5, seed=1)

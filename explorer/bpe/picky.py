@@ -28,13 +28,14 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar, cast
 
 from ..errors import ConfigError, FormatError
 from .merging import Chain
-from .variant import PAIR_SHIFT, MergeEvent, Training, Variant, VariantConfig
+from .variant import PAIR_SHIFT, MergeEvent, TokenizerView, Training, Variant, VariantConfig
 
 __all__ = [
     "MAX_PICKY",
@@ -42,6 +43,7 @@ __all__ = [
     "PickyBPE",
     "PickyState",
     "EventPlan",
+    "Replay",
     "is_scaffold",
     "live_parts",
     "removal_parts",
@@ -371,6 +373,35 @@ class PickyState:
         self.alone, self.base_len, self.parents, self.made, self.n_base = state
 
 
+class Replay:
+    """PickyBPE's piece merger (``variant.PieceMerger``): the vocabulary's merges and removals
+    replayed on the piece in the order learned (``replay``).
+
+    >>> plan = event_plan(4, 2, [(0, 1), (2, 0)], [2, 3], [(2, 2)], [(0, 1)])
+    >>> Replay(plan).merge([0, 1, 0, 0, 1])  # a b a a b -> ab a ab -> aba ab -> aba a b
+    (3, 0, 1)
+    >>> list(Replay(plan).steps(Chain([0, 1, 0, 0, 1])))[-2:]  # (rank, position, ids, removed)
+    [(1, 0, (2, 0, 3), False), (1, 3, (2, 0, 1), True)]
+    """
+
+    no_dropout = (
+        "BPE-dropout skips merges in rank order; a PickyBPE tokenizer also removes tokens, so it has no dropout here"
+    )
+
+    def __init__(self, plan: EventPlan) -> None:
+        self.plan = plan
+
+    def merge(self, ids: list[int]) -> tuple[int, ...]:
+        chain = Chain(ids)
+        deque(replay(chain, self.plan), maxlen=0)
+        return tuple(chain.walk())
+
+    def steps(self, links: Chain) -> Iterator[tuple[int, int, tuple[int, ...], bool]]:
+        after = self.plan.after
+        for t, kind, at, ids in replay(links, self.plan):
+            yield after[t] - 1, at, ids, kind == "removal"
+
+
 class PickyBPE(Variant):
     """PickyBPE's hooks: after each merge, the check of its two tokens (``is_scaffold``) and
     the removal of a scaffold token (every occurrence split into its live parts).
@@ -395,6 +426,19 @@ class PickyBPE(Variant):
 
     def start(self, trainer: Training, extra: Any) -> None:
         trainer.variant_state = PickyState(cast(PickyTraining, trainer))
+
+    def piece_merger(self, tokenizer: TokenizerView) -> Replay | None:
+        """A vocabulary with removals is encoded by replaying them with its merges."""
+        vocab = tokenizer.vocab
+        if not vocab.removals:
+            return None
+        if tokenizer.rules == "tiktoken":
+            raise ConfigError("tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges")
+        return Replay(
+            event_plan(
+                len(vocab), vocab.n_base, tokenizer.merges, tokenizer.merged_ids, vocab.removals, vocab.removal_parts
+            )
+        )
 
     def after_merge(self, trainer: Training, event: MergeEvent) -> None:  # type: ignore[override]
         """After the merge (a, b) -> new: the counts, then the check of a and b (a merged token

@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import threading
 from bisect import bisect_right
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import lshift, or_
@@ -26,12 +25,14 @@ from ..stages.normalizers import denormalize_str, normalize_str
 from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
-from . import merging, picky
+from . import merging
 from .config import EncodeOptions, TrainerConfig
 from .file_ids import FileIds
 from .glossaries import END_OF_WORD, OpenIds, glossary_regex, is_plain_word, isolate_glossaries
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
-from .picky import EventPlan, event_plan
+from .picky import EventPlan, Replay
+from .variant import PieceMerger
+from .variants import piece_merger
 from .vocab import Vocab
 
 __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "PieceCache", "Tokenizer", "TraceStep"]
@@ -180,16 +181,9 @@ class Tokenizer:
         self._set_merge_rules(vocab, own_merges_suffice, pair_rules)
         self._set_ids(vocab, special_ids, blank_ids, file_ids)
         self._set_options(pipeline, encoding)
-        # PickyBPE's removals: pieces replay the merges and removals in the order learned
-        self._plan: EventPlan | None = None
-        if vocab.removals:
-            if rules == "tiktoken":
-                raise ConfigError(
-                    "tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges"
-                )
-            self._plan = event_plan(
-                len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
-            )
+        # a variant's own way of merging a piece, when the vocabulary needs one (PickyBPE's removals:
+        # pieces replay the merges and removals in the order learned); None: by the merges' ranks
+        self._merger: PieceMerger | None = piece_merger(self)
         self._cache = PieceCache(self._piece_encoder())
         self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
         self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
@@ -342,7 +336,7 @@ class Tokenizer:
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)._piece_encoder().__name__
-        '_replayed'
+        '_variant_merged'
         """
         name = next(name for name, applies in _ENCODERS if applies(self))
         return getattr(self, name)
@@ -427,6 +421,9 @@ class Tokenizer:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if "_plan" in state:  # pickled before variants chose their piece merger
+            plan = state.pop("_plan")
+            state["_merger"] = None if plan is None else Replay(plan)
         self.__dict__.update(
             {"_blank": frozenset(), "_made_whole": {}, "_fallback": None, "_fallback_byte": {}, "file_ids": None}
             | state
@@ -746,21 +743,16 @@ class Tokenizer:
             merging.lowest_first(ids, self._pair) if len(ids) <= SHORT_PIECE else merging.encode(ids, self._pair)
         )
 
-    def _replayed(self, piece: str) -> tuple[int, ...]:
-        """A piece's ids under PickyBPE: the merges and removals replayed (``picky.replay``).
+    def _variant_merged(self, piece: str) -> tuple[int, ...]:
+        """A piece's ids by its variant's own merger (PickyBPE: the merges and removals
+        replayed, ``picky.Replay``).
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
-        >>> tok.tokens(tok._replayed("ababa")), tok.tokens(tok._replayed("abaab"))
+        >>> tok.tokens(tok._variant_merged("ababa")), tok.tokens(tok._variant_merged("abaab"))
         (['a', 'b', 'aba'], ['aba', 'a', 'b'])
         """
-        return self._replay_ids(self._piece_ids(piece))
-
-    def _replay_ids(self, ids: list[int]) -> tuple[int, ...]:
-        assert self._plan is not None
-        chain = Chain(ids)
-        deque(picky.replay(chain, self._plan), maxlen=0)
-        return tuple(chain.walk())
+        return self._merger.merge(self._piece_ids(piece))  # type: ignore[union-attr]  # chosen only with one
 
     def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
         """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
@@ -796,7 +788,7 @@ class Tokenizer:
     def events(self) -> EventPlan | None:
         """PickyBPE's timeline of merges and removals (``picky.EventPlan``); None for a
         tokenizer that only merges."""
-        return self._plan
+        return self._merger.plan if isinstance(self._merger, Replay) else None
 
     def merge_symbols(self, ids: Sequence[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         """Base-symbol ids (one piece) merged as ``encode`` merges a piece's, with no look-up
@@ -812,8 +804,8 @@ class Tokenizer:
     def _merge_ids(self, ids: list[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
         # own_merges_suffice or the piece is long
-        if self._plan is not None:
-            return self._replay_ids(ids)
+        if self._merger is not None:
+            return self._merger.merge(ids)
         return tuple(merging.encode(ids, self._pair, short=short))
 
     def _dropped(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
@@ -825,10 +817,8 @@ class Tokenizer:
         >>> tok._dropped([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
-        if self._plan is not None:
-            raise ConfigError(
-                "BPE-dropout skips merges in rank order; a PickyBPE tokenizer also removes tokens, so it has no dropout here"
-            )
+        if self._merger is not None:
+            raise ConfigError(self._merger.no_dropout)
         skip = lambda: rng.random() < dropout  # noqa: E731 - asked once per merge considered
         if self.encoding.dropout_style == "once":
             return merging.merge_once(ids, self._pair, skip=skip)
@@ -930,7 +920,7 @@ class Tokenizer:
     def whole_token(self, piece: str) -> int | None:
         """With tiktoken's rules or HF's ``ignore_merges``, the id of a piece that is itself a
         merged token (taken whole, before any merge); otherwise None."""
-        if self.encoding.ignore_merges and self.rules == "merges" and self._plan is None:
+        if self.encoding.ignore_merges and self.rules == "merges" and self._merger is None:
             whole = self._whole(piece)
             return whole if whole is not None and self.merge_rank(whole) is not None else None
         if self.rules != "tiktoken":
@@ -1002,8 +992,8 @@ class Tokenizer:
         if self._glossary_re is not None:
             return self._glossed_trace(piece)
         links = Chain(self._piece_ids(piece))
-        if self._plan is not None:
-            return self._replay_trace(links)
+        if self._merger is not None:
+            return self._variant_trace(self._merger, links)
         return [
             TraceStep(
                 packed >> ID_BITS,
@@ -1063,9 +1053,9 @@ class Tokenizer:
             )
         return steps
 
-    def _replay_trace(self, links: Chain) -> list[TraceStep]:
-        """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
-        token, ``left``, split into ``parts``; ``right`` joins them with spaces).
+    def _variant_trace(self, merger: PieceMerger, links: Chain) -> list[TraceStep]:
+        """``encode_trace`` by a variant's own merger (PickyBPE's): each merge, and each removal
+        (``removed``: the token, ``left``, split into ``parts``; ``right`` joins them with spaces).
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
@@ -1074,11 +1064,9 @@ class Tokenizer:
         >>> tok.encode_trace("abaab")[-1].parts
         ('a', 'b')
         """
-        assert self._plan is not None
-        after = self._plan.after
         steps: list[TraceStep] = []
-        for t, kind, at, ids in picky.replay(links, self._plan):
-            if kind == "merge":  # ids: (left, right, new)
+        for rank, at, ids, removed in merger.steps(links):
+            if not removed:  # ids: (left, right, new)
                 left, right, token = map(self.id_to_token, ids)
                 parts: tuple[str, ...] = ()
             else:  # ids: (token, *parts)
@@ -1086,7 +1074,7 @@ class Tokenizer:
                 parts = tuple(self.tokens(ids[1:]))
                 right = " ".join(parts)
             walked = tuple(self.tokens(links.walk()))
-            steps.append(TraceStep(after[t] - 1, links.index(at), left, right, token, walked, bool(parts), parts))
+            steps.append(TraceStep(rank, links.index(at), left, right, token, walked, bool(parts), parts))
         return steps
 
     def base_tokens(self, piece: str) -> list[str]:
@@ -1280,7 +1268,7 @@ def _learned_vocab(config: TrainerConfig, alphabet: Sequence[str], merges: Seque
 # variant's own encoder (PickyBPE's replay of merges and removals), then the encoding options'.
 _ENCODERS: tuple[tuple[str, Callable[[Tokenizer], object]], ...] = (
     ("_whole_or_merged", lambda tok: tok.rules == "tiktoken"),
-    ("_replayed", lambda tok: tok.events),
+    ("_variant_merged", lambda tok: tok._merger),
     ("_glossed", lambda tok: tok._glossary_re),
     ("_whole_then_merged", lambda tok: tok.encoding.ignore_merges),
     ("_merged_piece", lambda tok: True),

@@ -14,8 +14,10 @@ variant a config turns on (``variant_of``) and calls its hooks:
     after_merge(trainer, event) after each merge (None: nothing to do, no call made)
 
 and, outside training, ``check(config)`` (a ConfigError for settings the variant cannot train
-with) and ``tokenizer_pipeline(config, merges)`` (the pipeline its tokenizer after ``merges``
-merges encodes with).
+with), ``tokenizer_pipeline(config, merges)`` (the pipeline its tokenizer after ``merges``
+merges encodes with) and ``piece_merger(tokenizer)``: the encoder factory's question, whether
+a tokenizer's vocabulary needs the variant's own way of merging a piece (PickyBPE's, for a vocabulary
+with removals) instead of the merge list's ranks.
 
 A variant holds no state: the trainer keeps what a variant needs between hooks in its
 ``variant_state`` attribute (copied with the trainer).
@@ -23,10 +25,11 @@ A variant holds no state: the trainer keeps what a variant needs between hooks i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
 from ..stages.pipeline import Pipeline, PipelineConfig, count_words
+from .merging import Chain
 
 __all__ = [
     "CLASSICAL",
@@ -34,9 +37,12 @@ __all__ = [
     "PAIR_MASK",
     "PAIR_SHIFT",
     "MergeEvent",
+    "PieceMerger",
     "Training",
     "Variant",
     "VariantConfig",
+    "TokenizerView",
+    "VocabView",
 ]
 
 # Pairs of token ids are packed into one int (left << PAIR_SHIFT | right), in the trainer's index
@@ -89,6 +95,56 @@ class Training(Protocol):
     def tokenizer_with(self, merges: Sequence[tuple[int, int]], pipeline: Pipeline) -> Any: ...
 
     def restart(self, words: Mapping[str, int], encode: Callable[[str], Iterable[int]]) -> None: ...
+
+
+class VocabView(Protocol):
+    """What a variant reads of a ``Vocab`` to choose its encoder (the vocabulary sits above)."""
+
+    @property
+    def n_base(self) -> int: ...
+
+    @property
+    def removals(self) -> tuple[tuple[int, int], ...]: ...
+
+    @property
+    def removal_parts(self) -> tuple[tuple[int, ...], ...]: ...
+
+    def __len__(self) -> int: ...
+
+
+class TokenizerView(Protocol):
+    """What a variant reads of a ``Tokenizer`` to choose its piece merger (read lazily: a rank
+    table's merges are recovered only when asked for)."""
+
+    @property
+    def vocab(self) -> VocabView: ...
+
+    @property
+    def rules(self) -> str: ...
+
+    @property
+    def merges(self) -> Sequence[tuple[int, int]]: ...
+
+    @property
+    def merged_ids(self) -> Sequence[int]: ...
+
+
+class PieceMerger(Protocol):
+    """A variant's own way of merging one piece's base-symbol ids, which a tokenizer uses in
+    place of the merge list's ranks (``Variant.piece_merger``)."""
+
+    # the sentence BPE-dropout is refused with (it skips merges in rank order)
+    no_dropout: str
+
+    def merge(self, ids: list[int]) -> tuple[int, ...]:
+        """The piece's ids once merged."""
+        ...
+
+    def steps(self, links: Chain) -> Iterator[tuple[int, int, tuple[int, ...], bool]]:
+        """Merge the chain, yielding each change as made: (rank of the merge it follows, the
+        position, its ids, removed): ids (left, right, new) for a merge, (token, *parts) for a
+        removal."""
+        ...
 
 
 class Variant:
@@ -147,6 +203,11 @@ class Variant:
     def tokenizer_pipeline(self, config: VariantConfig, merges: int) -> Pipeline:
         """The pipeline a tokenizer of the first ``merges`` merges encodes with."""
         return config.pipeline
+
+    def piece_merger(self, tokenizer: TokenizerView) -> PieceMerger | None:
+        """The variant's own piece merger when the tokenizer's vocabulary needs one (None: the
+        merge list's ranks merge its pieces); a ConfigError when its ``rules`` cannot have it."""
+        return None
 
     def __repr__(self) -> str:
         return f"<variant {self.name}>"

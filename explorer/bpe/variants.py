@@ -12,9 +12,9 @@ from ..errors import ConfigError
 from ..stages.registry import Registry
 from .picky import PICKY
 from .superbpe import SUPERBPE
-from .variant import CLASSICAL, Variant, VariantConfig
+from .variant import CLASSICAL, PieceMerger, TokenizerView, Variant, VariantConfig
 
-__all__ = ["VARIANTS", "variant_of", "check_variants"]
+__all__ = ["VARIANTS", "variant_of", "check_variants", "piece_merger"]
 
 VARIANTS: Registry[Variant] = Registry("variant", {v.name: v for v in (CLASSICAL, SUPERBPE, PICKY)})
 
@@ -49,3 +49,13 @@ def check_variants(config: VariantConfig) -> None:
     if len(chosen) > 1:
         titles = sorted(v.title for v in chosen)
         raise ConfigError(f"{', '.join(titles[:-1])} and {titles[-1]} cannot be combined: choose one of the two")
+
+
+def piece_merger(tokenizer: TokenizerView) -> PieceMerger | None:
+    """The encoder factory's variant step: the first variant's own piece merger for the
+    tokenizer (None: the merge list's ranks merge its pieces, classical BPE)."""
+    for variant in VARIANTS.values():
+        merger = variant.piece_merger(tokenizer)
+        if merger is not None:
+            return merger
+    return None
