@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from conftest import read_sample
 
-from explorer import ConfigError, ParityTrainer, Tokenizer, Trainer, make_config, train
+from explorer import Balance, ConfigError, ParityTrainer, Tokenizer, Trainer, make_config, train
+from explorer.bpe.parity import BALANCE_RULES, BALANCES, BalanceRule
 from explorer.bpe.variant import MergeEvent, Variant, VariantConfig
 from explorer.bpe.variants import VARIANTS, variant_of
 
@@ -132,3 +133,26 @@ def test_a_tokenizer_encodes_with_the_piece_merger_its_variant_gives(monkeypatch
     assert raw.encode_trace("lowest") == []
     with pytest.raises(ConfigError, match="keeps pieces whole"):
         raw.encode("lowest", dropout=0.5, seed=1)
+
+
+class RoundRobin(BalanceRule):
+    """Serves the languages in turn, each with its own most frequent pair."""
+
+    description = "each language in turn"
+
+    def choose(self, trainer: Any, balance: Balance) -> Any:
+        lang = len(trainer.merges) % len(trainer.languages)
+        best = trainer.language_trainer(lang).best_pair()
+        if best is None:
+            return "no pairs left"
+        return best[0] << 21 | best[1], best[2], lang, "worst"
+
+
+def test_a_balance_registered_beside_parity_chooses_the_merges_of_parity_aware_training(monkeypatch):
+    monkeypatch.setitem(BALANCE_RULES, "round-robin", RoundRobin())
+    assert BALANCES["round-robin"] == "each language in turn"  # what the CLI and the Fairness page offer
+    cfg = make_config("gpt2", vocab_size=None, num_merges=6)
+    texts = ["the cat sat on the mat " * 20, "der Hund und der Mann " * 2]  # parity would serve the first
+    t = ParityTrainer(texts, texts, cfg, balance=Balance("round-robin")).run()
+    assert [r.served for r in t.records] == [0, 1, 0, 1, 0, 1]
+    assert all(r.token.replace("Ġ", " ") in texts[r.served] for r in t.records)  # each its own language's pair
