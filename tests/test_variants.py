@@ -16,7 +16,7 @@ from conftest import read_sample
 
 from explorer import Balance, ConfigError, ParityTrainer, Tokenizer, Trainer, make_config, train
 from explorer.bpe.parity import BALANCE_RULES, BALANCES, BalanceRule
-from explorer.bpe.variant import MergeEvent, Variant, VariantConfig
+from explorer.bpe.variant import PAIR_SHIFT, MergeEvent, Variant, VariantConfig
 from explorer.bpe.variants import VARIANTS, variant_of
 
 
@@ -145,12 +145,12 @@ class RoundRobin(BalanceRule):
         best = trainer.language_trainer(lang).best_pair()
         if best is None:
             return "no pairs left"
-        return best[0] << 21 | best[1], best[2], lang, "worst"
+        return best[0] << PAIR_SHIFT | best[1], best[2], lang, "worst"
 
 
 def test_a_balance_registered_beside_parity_chooses_the_merges_of_parity_aware_training(monkeypatch):
     monkeypatch.setitem(BALANCE_RULES, "round-robin", RoundRobin())
-    assert BALANCES["round-robin"] == "each language in turn"  # what the CLI and the Fairness page offer
+    assert BALANCES["round-robin"] == "each language in turn"  # what the command line offers
     cfg = make_config("gpt2", vocab_size=None, num_merges=6)
     texts = ["the cat sat on the mat " * 20, "der Hund und der Mann " * 2]  # parity would serve the first
     t = ParityTrainer(texts, texts, cfg, balance=Balance("round-robin")).run()
