@@ -99,7 +99,7 @@ class EncodedPiece(NamedTuple):
 class Tokenizer:
     """Encode and decode with the merges of a trained BPE model.
 
-    >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 0), (2, 1)])
+    >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 0), (2, 1)])
     >>> tok.vocab.tokens, tok.pipeline.unit
     (('a', 'b', 'aa', 'aab'), 'char')
     >>> tok.tokens(tok.encode("aabab"))
@@ -371,9 +371,9 @@ class Tokenizer:
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> merges = [(98, 99), (97, 98), (257, 99)]  # bc, ab, abc = ab + c
-        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges).encode("abc")
+        >>> Tokenizer.from_merges(cfg, byte_alphabet(), merges).encode("abc")
         [97, 256]
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), merges, rules="tiktoken")
         >>> tok.encode("abc"), tok._pair_by_text((97, 256)) == tok._pair_by_text((257, 99)) == merging.pack(2, 258)
         ([258], True)
         """
@@ -390,7 +390,7 @@ class Tokenizer:
         tokens). Built once, on first use (``merge_rules``); encoding never needs it.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), [(98, 99), (97, 98), (257, 99)], rules="tiktoken")
         >>> tok._split_rules()
         {(98, 99): (0, 256), (97, 98): (1, 257), (97, 256): (2, 258), (257, 99): (2, 258)}
         """
@@ -496,7 +496,7 @@ class Tokenizer:
         """Rank of the merge that made a token (its training step - 1); None for the alphabet,
         special tokens and unk.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.merge_rank(2), tok.merge_rank(0)
         (0, None)
         """
@@ -539,7 +539,7 @@ class Tokenizer:
     def truncate(self, k: int) -> Tokenizer:
         """The tokenizer as it was after its first k merges.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0), (1, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a"], [(0, 0), (1, 1)])
         >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
         ['aa', 'aa']
         """
@@ -557,7 +557,7 @@ class Tokenizer:
         """The same vocabulary, special tokens, rules and encoding options behind another
         pipeline (an import that names the normalizer its files do not hold).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["é"], merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["é"], [])
         >>> nfc = tok.with_pipeline(Pipeline(pretokenizer="none", unit="char", normalizer="nfc"))
         >>> tok.tokens(tok.encode("e\u0301")), nfc.tokens(nfc.encode("e\u0301"))
         (['<unk>', '<unk>'], ['é'])
@@ -733,7 +733,7 @@ class Tokenizer:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
         ``rank_sweeps`` for a long one), once per distinct piece (``PieceCache``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (0, 2)])
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
         ((3, 1), (1, 0))
         """
@@ -770,7 +770,7 @@ class Tokenizer:
         ``_pair_by_text``); by id pair among the merges when ``own_merges_suffice``.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), [(98, 99), (97, 98), (257, 99)], rules="tiktoken")
         >>> tok._merged_bytes(b"abcab", "abcab")
         (258, 257)
         """
@@ -795,7 +795,7 @@ class Tokenizer:
         of the piece as a whole (tiktoken's shortcut). A piece of more than ``short`` symbols
         takes the long-piece path (``merging.encode``); both give the same ids.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (2, 0)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (2, 0)])
         >>> tok.merge_symbols([0, 1, 0, 1]), tok.merge_symbols([0, 1, 0]), tok.merge_symbols([0, 1, 0], short=1)
         ((2, 2), (3,), (3,))
         """
@@ -813,7 +813,7 @@ class Tokenizer:
         the tokenizer's style (``EncodeOptions.dropout_style``): skipped merges tried again
         after the next (HF), or each rule swept once (seed 004).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a"], [(0, 0)])
         >>> tok._dropped([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
@@ -849,7 +849,7 @@ class Tokenizer:
         """Token ids of a text. ``dropout=p`` skips each applicable merge with probability p
         (BPE-dropout, Provilkov et al. 2020), reproducibly for a given ``seed``.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.encode("ab ba c")
         [2, 1, 0, 3]
         """
@@ -881,7 +881,7 @@ class Tokenizer:
         U+FFFD; HF ``tokenizers`` refuses the text (ConfigError); a trained tokenizer keeps it.
 
         >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="byte")
-        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
+        >>> Tokenizer.from_merges(cfg, byte_alphabet(), [], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
         Traceback (most recent call last):
         ...
         explorer.errors.ConfigError: the text holds a lone surrogate (U+D800, character 3), which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from its files
@@ -903,7 +903,7 @@ class Tokenizer:
         """The pre-tokenized pieces that ``encode`` merges, in order (special-token text is plain
         text here, as in ``encode`` without ``allow_special``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [])
         >>> list(tok.piece_texts("ab  ba\\nb"))
         ['ab', 'ba', 'b']
         """
@@ -933,7 +933,7 @@ class Tokenizer:
         rules every split of a token, at the token's rank; only the merges' own pairs when
         ``own_merges_suffice``, the others never meeting). A new mapping on each call.
 
-        >>> Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)]).merge_rules()
+        >>> Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1)]).merge_rules()
         {(0, 1): (0, 2)}
         """
         if self._by_text is not None:
@@ -944,7 +944,7 @@ class Tokenizer:
         """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
         tokens, and no whole-piece shortcut (the merges alone); byte unit only.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", alphabet="full-bytes"), alphabet=byte_alphabet(), merges=[(228, 189)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", alphabet="full-bytes"), byte_alphabet(), [(228, 189)])
         >>> tok.encode_bytes("你".encode())
         [256, 160]
         """
@@ -957,7 +957,7 @@ class Tokenizer:
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
         """Each piece of the (normalized) text with its offsets and ids, for display.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.encode_pieces("ab ba")
         [EncodedPiece(text='ab', start=0, end=2, ids=(2,)), EncodedPiece(text='ba', start=3, end=5, ids=(1, 0))]
         """
@@ -976,7 +976,7 @@ class Tokenizer:
         no merge so far reused an existing token's id (a reused id can let an earlier rule apply
         where training never merged, as in HF ``tokenizers``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), alphabet=["l", "o", "w", "</w>"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), ["l", "o", "w", "</w>"], [(0, 1)])
         >>> tok.tokens(tok.encode_piece("low"))
         ['lo', 'w', '</w>']
         """
@@ -985,7 +985,7 @@ class Tokenizer:
     def encode_trace(self, piece: str) -> list[TraceStep]:
         """The merges applied to one piece, in order: why it is segmented the way it is.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (0, 2)])
         >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
@@ -1117,7 +1117,7 @@ class Tokenizer:
     def check_ids(self, ids: Sequence[int]) -> None:
         """Raise DecodeError naming the first id that is no token of this vocabulary.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), ["a", "b"], [(0, 1)])
         >>> tok.check_ids([0, 2, 7])
         Traceback (most recent call last):
         ...
@@ -1145,7 +1145,7 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ids, byte level or not (tiktoken's ``decode_bytes``); unknown ids raise.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> tok.decode_bytes(tok.encode("é"))
         b'\\xc3\\xa9'
         """
@@ -1165,7 +1165,7 @@ class Tokenizer:
         DecodeError that names the token and byte. At char level the word markers are turned
         back into spaces. An id that is no token raises DecodeError whatever ``errors`` says.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> ids = tok.encode("hé")
         >>> tok.decode(ids), tok.decode(ids[:2]), tok.decode(ids[:2], errors="ignore")
         ('hé', 'h\\ufffd', 'h')
@@ -1205,7 +1205,7 @@ class Tokenizer:
         """One token as text when its bytes are UTF-8 on their own, else as its bytes (a token
         may hold part of a character: shown as bytes, not as U+FFFD).
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> tok.token_text(tok.encode("h")[0]), tok.token_text(tok.encode("é")[0])
         ('h', b'\\xc3')
         """
