@@ -15,9 +15,9 @@ variant a config turns on (``variant_of``) and calls its hooks:
 
 and, outside training, ``check(config)`` (a ConfigError for settings the variant cannot train
 with), ``tokenizer_pipeline(config, merges)`` (the pipeline its tokenizer after ``merges``
-merges encodes with) and ``piece_merger(tokenizer)``: the encoder factory's question, whether
-a tokenizer's vocabulary needs the variant's own way of merging a piece (PickyBPE's, for a vocabulary
-with removals) instead of the merge list's ranks.
+merges encodes with) and ``piece_merger(tokenizer)``: the encoder factory's question,
+whether a tokenizer's vocabulary needs the variant's own way of merging a piece (PickyBPE's,
+for a vocabulary with removals) instead of the merge list's ranks.
 
 A variant holds no state: the trainer keeps what a variant needs between hooks in its
 ``variant_state`` attribute (copied with the trainer).
