@@ -21,7 +21,10 @@ from ..stages.pipeline import (
     UnitName,
     check_name,
 )
-from ..stages.pretokenizers import superword_twin
+from .picky import MAX_PICKY  # noqa: F401  # read here by the CLI and the settings
+from .superbpe import superword_config
+from .variant import MAX_VOCAB_SIZE
+from .variants import VARIANTS, check_variants, variant_of
 
 __all__ = [
     "AlphabetName",
@@ -85,11 +88,6 @@ DROPOUT_STYLES: dict[str, str] = {
     "retry": "a skipped merge may apply again after the next merge (HF tokenizers)",
     "once": "each rule is tried once, in order; a skipped occurrence stays unmerged by it (seed 004)",
 }
-
-MAX_VOCAB_SIZE = 1_000_000
-# PickyBPE's τ: removed when standalone < τ x inside; past 1,000 every merged token fed to a merge
-# goes whatever its count, so larger values change nothing a reader could tell apart
-MAX_PICKY = 1000.0
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -217,21 +215,7 @@ class TrainerConfig:
             raise ConfigError("min frequency cannot be negative")
         if len(set(self.special_tokens)) != len(self.special_tokens) or any(not t for t in self.special_tokens):
             raise ConfigError("special tokens must be distinct and non-empty")
-        if self.superbpe_transition is not None:
-            if not 0 <= self.superbpe_transition <= MAX_VOCAB_SIZE:
-                raise ConfigError(f"the SuperBPE transition must be between 0 and {MAX_VOCAB_SIZE:,} merges")
-            if superword_twin(self.pretokenizer) is None or self.marker != "none":
-                raise ConfigError(
-                    "SuperBPE joins the pre-tokenizer's pieces into superwords, which needs pieces that keep "
-                    f"their spaces and no word marker: pre-tokenizer gpt2, cl100k or o200k (not {self.pretokenizer!r})"
-                    + (f", marker none (not {self.marker!r})" if self.marker != "none" else "")
-                )
-
-        if self.picky is not None:
-            if not (isinstance(self.picky, int | float) and 0 <= self.picky <= MAX_PICKY):
-                raise ConfigError(f"PickyBPE's τ must be a number from 0 to {MAX_PICKY:g} (0 removes nothing)")
-            if self.superbpe_transition is not None:
-                raise ConfigError("PickyBPE and SuperBPE cannot be combined: choose one of the two")
+        check_variants(self)
 
     def tokenizer_pipeline(self, merges: int) -> Pipeline:
         """The pipeline a tokenizer of the first ``merges`` merges encodes with: SuperBPE's past
@@ -241,9 +225,7 @@ class TrainerConfig:
         >>> cfg.tokenizer_pipeline(10).pretokenizer, cfg.tokenizer_pipeline(11).pretokenizer
         ('gpt2', 'gpt2-superwords')
         """
-        if self.superbpe_transition is not None and merges > self.superbpe_transition:
-            return superword_config(self).pipeline
-        return self.pipeline
+        return variant_of(self).tokenizer_pipeline(self, merges)
 
     def replace(self, **changes) -> TrainerConfig:
         """A copy with some fields changed, stage names flat or a whole ``pipeline`` (unknown
@@ -271,9 +253,9 @@ class TrainerConfig:
         """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pipeline"}
         d["special_tokens"] = list(self.special_tokens)
-        for later in ("superbpe_transition", "picky"):  # fields added later: files without them stay as they were
-            if d[later] is None:
-                del d[later]
+        for variant in VARIANTS.values():  # variants' options, added later: files without them stay as they were
+            if variant.option is not None and d[variant.option] is None:
+                del d[variant.option]
         return d
 
     def to_dict(self) -> dict:
@@ -298,19 +280,6 @@ class TrainerConfig:
         if "special_tokens" in kwargs:
             kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
         return cls(**kwargs)
-
-
-def superword_config(config: TrainerConfig) -> TrainerConfig:
-    """SuperBPE's second stage: the same config with the pre-tokenizer's superword twin and no
-    transition left.
-
-    >>> superword_config(TrainerConfig(pretokenizer="cl100k", superbpe_transition=5)).pretokenizer
-    'cl100k-superwords'
-    """
-    twin = superword_twin(config.pretokenizer)
-    if twin is None:
-        raise ConfigError(f"the pre-tokenizer {config.pretokenizer!r} has no superword twin")
-    return config.replace(pretokenizer=twin, superbpe_transition=None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,13 +36,18 @@ from typing import Literal
 
 from ..errors import ConfigError
 from ..stages.pipeline import count_words
+from ..stages.registry import Registry
 from .config import EncodeOptions, TrainerConfig
 from .trainer import DEFAULT_TOP_K, Stepping, Trainer, check_room, symbol_sequences
-from .vocab import PAIR_MASK, PAIR_SHIFT, VocabBuilder, build_alphabet
+from .variant import CLASSICAL, PAIR_MASK, PAIR_SHIFT
+from .variants import variant_of
+from .vocab import VocabBuilder, build_alphabet
 
 __all__ = [
     "BalanceName",
     "BALANCES",
+    "BALANCE_RULES",
+    "BalanceRule",
     "RuleName",
     "Balance",
     "ParityStep",
@@ -54,12 +59,82 @@ __all__ = [
 BalanceName = Literal["classical", "parity", "parity-window", "parity-hybrid"]
 RuleName = Literal["global", "worst", "window", "exhausted"]
 
-BALANCES: dict[str, str] = {
-    "classical": "the most frequent pair of all languages together (classical BPE on the joined texts)",
-    "parity": "the most frequent pair of the language whose development text has the most tokens now",
-    "parity-window": "parity, but a language that served more than its share of the recent merges waits its turn",
-    "parity-hybrid": "classical for a number of merges first, then parity",
-}
+Choice = tuple[int, int, int | None, RuleName]  # (pair, its count, language served or None, rule)
+
+
+class BalanceRule:
+    """How a balance chooses each merge among the languages: a strategy that ``ParityTrainer``
+    asks before every merge (``choose``: the choice, or why training stops). One per entry of
+    ``BALANCE_RULES``, the one place a balance is added."""
+
+    description = ""
+    per_language = True  # whether some merges are chosen per language
+    joint = False  # whether it reads the trainer over all languages together
+
+    def check(self, balance: Balance) -> None:
+        """ConfigError for settings this balance cannot have."""
+        if balance.global_merges:
+            raise ConfigError("global merges are for the parity-hybrid balance only")
+
+    def choose(self, trainer: ParityTrainer, balance: Balance) -> Choice | str:
+        raise NotImplementedError
+
+
+class Classical(BalanceRule):
+    description = "the most frequent pair of all languages together (classical BPE on the joined texts)"
+    per_language = False
+    joint = True
+
+    def choose(self, trainer: ParityTrainer, balance: Balance) -> Choice | str:
+        return trainer.joint_choice()
+
+
+class Parity(BalanceRule):
+    description = "the most frequent pair of the language whose development text has the most tokens now"
+
+    def choose(self, trainer: ParityTrainer, balance: Balance) -> Choice | str:
+        candidates = trainer.candidates(every=False)
+        if isinstance(candidates, str):
+            return candidates
+        return trainer.serve(candidates[0], candidates)
+
+
+class ParityWindow(BalanceRule):
+    description = "parity, but a language that served more than its share of the recent merges waits its turn"
+
+    def choose(self, trainer: ParityTrainer, balance: Balance) -> Choice | str:
+        candidates = trainer.candidates(every=True)
+        if isinstance(candidates, str):
+            return candidates
+        share = balance.window_alpha / len(trainer.languages)
+        allowed = [c for c in candidates if trainer.served_recently(c[0]) / balance.window <= share]
+        return trainer.serve(allowed[0] if allowed else candidates[0], candidates)
+
+
+class ParityHybrid(Parity):
+    description = "classical for a number of merges first, then parity"
+    joint = True
+
+    def check(self, balance: Balance) -> None:
+        if balance.global_merges < 1:
+            raise ConfigError("the parity-hybrid balance needs at least 1 global merge")
+
+    def choose(self, trainer: ParityTrainer, balance: Balance) -> Choice | str:
+        if len(trainer.merges) < balance.global_merges:
+            return trainer.joint_choice()
+        return super().choose(trainer, balance)
+
+
+BALANCE_RULES: Registry[BalanceRule] = Registry(
+    "balance",
+    {
+        "classical": Classical(),
+        "parity": Parity(),
+        "parity-window": ParityWindow(),
+        "parity-hybrid": ParityHybrid(),
+    },
+)
+BALANCES: dict[str, str] = BALANCE_RULES.descriptions  # name -> what it does, kept in step
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +155,9 @@ class Balance:
     window_alpha: float = 2.0
 
     def __post_init__(self) -> None:
-        if self.mode not in BALANCES:
+        if self.mode not in BALANCE_RULES.stages:
             raise ConfigError(f"unknown balance {self.mode!r}: choose one of {', '.join(BALANCES)}")
-        if self.mode == "parity-hybrid":
-            if self.global_merges < 1:
-                raise ConfigError("the parity-hybrid balance needs at least 1 global merge")
-        elif self.global_merges:
-            raise ConfigError("global merges are for the parity-hybrid balance only")
+        self.rule.check(self)
         if self.window < 1:
             raise ConfigError("the window must hold at least 1 merge")
         if not self.window_alpha >= 1:
@@ -94,9 +165,14 @@ class Balance:
             raise ConfigError("the window's alpha must be at least 1")
 
     @property
+    def rule(self) -> BalanceRule:
+        """The strategy that chooses each merge (``BALANCE_RULES``)."""
+        return BALANCE_RULES[self.mode]
+
+    @property
     def per_language(self) -> bool:
         """Whether some merges are chosen per language (all but classical)."""
-        return self.mode != "classical"
+        return self.rule.per_language
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +249,9 @@ class ParityTrainer(Stepping[ParityStep]):
         )
         if len(self.languages) != len(train):
             raise ConfigError(f"{len(self.languages)} names for {len(train)} languages")
-        if config.superbpe_transition is not None:
-            raise ConfigError("parity-aware training has no SuperBPE stage: leave the SuperBPE transition out")
-        if config.picky is not None:
-            raise ConfigError("parity-aware training removes no tokens: leave PickyBPE's τ out")
+        variant = variant_of(config)
+        if variant is not CLASSICAL:
+            raise ConfigError(variant.not_with_parity)
         self.config = config
         self.balance = balance
         self.encoding = encoding
@@ -197,7 +272,7 @@ class ParityTrainer(Stepping[ParityStep]):
         # language's pair table is there live (peek) when a view asks for it
         self._train = [Trainer(w, config, top_k=top_k, full_records=0, alphabet=self.alphabet) for w in words]
         self._joint: Trainer | None = None
-        if not balance.per_language or balance.mode == "parity-hybrid":
+        if balance.rule.joint:
             joint: dict[str, int] = {}
             for w in words:  # the words in order of first appearance over the texts joined
                 for word, freq in w.items():
@@ -214,7 +289,7 @@ class ParityTrainer(Stepping[ParityStep]):
         self._served = Counter[int]()
         self.merges: list[tuple[int, int]] = []
         self.removals: list[tuple[int, int]] = []
-        self._removed: set[int] = set()
+        self.removed: set[int] = set()
         self.records: list[ParityStep] = []
         self.stop_reason: str | None = None
         self.initial_dev_tokens: tuple[int, ...] = self.dev_tokens
@@ -254,43 +329,55 @@ class ParityTrainer(Stepping[ParityStep]):
         """The languages from the most development tokens to the fewest (ties: given order)."""
         return worst_first(self.dev_tokens)
 
-    def _choose(self) -> tuple[int, int, int | None, RuleName] | str:
-        """(pair, its count, language served or None, rule), or why training stops."""
+    def joint_choice(self) -> Choice | str:
+        """The most frequent pair of all languages together (classical BPE's choice)."""
+        assert self._joint is not None  # made for every balance whose rule reads it
+        best = self._joint.best_pair()
+        if best is None:
+            return "no pairs left"
+        if best[2] < self.config.min_frequency:
+            return "min_frequency"
+        return best[0] << PAIR_SHIFT | best[1], best[2], None, "global"
+
+    def candidates(self, *, every: bool) -> list[tuple[int, int, int]] | str:
+        """(language, pair, count) of each language's most frequent pair at ``min_frequency``,
+        worst language first: only the first such language unless ``every``; or why training
+        stops when there is none."""
         min_frequency = self.config.min_frequency
-        balance = self.balance
-        if self._joint is not None and (not balance.per_language or len(self.merges) < balance.global_merges):
-            best = self._joint.best_pair()
-            if best is None:
-                return "no pairs left"
-            if best[2] < min_frequency:
-                return "min_frequency"
-            return best[0] << PAIR_SHIFT | best[1], best[2], None, "global"
-        order = self.worst_first()
-        candidates: list[tuple[int, int, int]] = []  # (language, pair, count), worst first
+        out: list[tuple[int, int, int]] = []
         some_pair = False
-        for lang in order:
+        for lang in self.worst_first():
             best = self._train[lang].best_pair()
             if best is not None:
                 some_pair = True
                 if best[2] >= min_frequency:
-                    candidates.append((lang, best[0] << PAIR_SHIFT | best[1], best[2]))
-                    if balance.mode != "parity-window":
+                    out.append((lang, best[0] << PAIR_SHIFT | best[1], best[2]))
+                    if not every:
                         break  # the worst language with a pair is served: the rest need not be asked
-        if not candidates:
+        if not out:
             return "min_frequency" if some_pair else "no pairs left"
-        chosen = candidates[0]
-        if balance.mode == "parity-window":
-            share = balance.window_alpha / len(order)
-            allowed = [c for c in candidates if self._served[c[0]] / balance.window <= share]
-            chosen = allowed[0] if allowed else chosen
+        return out
+
+    def serve(self, chosen: tuple[int, int, int], candidates: list[tuple[int, int, int]]) -> Choice:
+        """The choice of ``chosen`` among ``candidates``, named by why: the worst language's
+        pair ("worst"), a better-off one's while the worse ones wait ("window"), or the first
+        language that still has a pair ("exhausted")."""
         lang, pair, count = chosen
-        if lang == order[0]:
+        if lang == self.worst_first()[0]:
             rule: RuleName = "worst"
         elif chosen is not candidates[0]:
             rule = "window"
         else:
             rule = "exhausted"
         return pair, count, lang, rule
+
+    def served_recently(self, language: int) -> int:
+        """How many of the last ``window`` per-language merges served ``language``."""
+        return self._served[language]
+
+    def _choose(self) -> Choice | str:
+        """(pair, its count, language served or None, rule), or why training stops."""
+        return self.balance.rule.choose(self, self.balance)
 
     # ---- stepping ------------------------------------------------------------------------
     def step(self) -> ParityStep | None:

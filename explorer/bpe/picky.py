@@ -26,16 +26,24 @@ training word exactly the segmentation training had then.
 from __future__ import annotations
 
 import heapq
+from array import array
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Iterator, Mapping, MutableSequence, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
 
-from ..errors import FormatError
+from ..errors import ConfigError, FormatError
 from .merging import Chain
+from .variant import PAIR_SHIFT, MergeEvent, TokenizerView, Training, Variant, VariantConfig
 
 __all__ = [
+    "MAX_PICKY",
+    "PICKY",
+    "PickyBPE",
+    "PickyState",
     "EventPlan",
+    "Replay",
     "is_scaffold",
     "live_parts",
     "removal_parts",
@@ -44,6 +52,11 @@ __all__ = [
     "lay_out",
     "ios_threshold",
 ]
+
+
+# PickyBPE's τ: removed when standalone < τ x inside; past 1,000 every merged token fed to a merge
+# goes whatever its count, so larger values change nothing a reader could tell apart
+MAX_PICKY = 1000.0
 
 
 def is_scaffold(alone: int, inside: int, tau: float) -> bool:
@@ -296,3 +309,210 @@ def replay(chain: Chain, plan: EventPlan) -> Iterator[tuple[int, EventKind, int,
             if prv[p] >= 0:
                 pair_at(prv[p], t)
             yield t, "removal", p, (x, *parts)
+
+
+# ---- training: the variant's hooks ----------------------------------------------------------
+class PickyTraining(Training, Protocol):
+    """What PickyBPE's hooks read and change of a trainer besides a variant's usual: the
+    position index (``bpe.trainer``'s module doc) and its count updates."""
+
+    tokens: int
+    removals: list[tuple[int, int]]
+    removed: set[int]
+    records: Any
+
+    @property
+    def index(self) -> tuple[array, array, array, array, list[int]]: ...
+
+    @property
+    def n_tokens(self) -> int: ...
+
+    def bump(self, pair: int, delta: int, before: dict[int, int]) -> None: ...
+
+    def note(self, pair: int, p: int) -> None: ...
+
+    def settle(self, before: dict[int, int]) -> None: ...
+
+
+class PickyState:
+    """PickyBPE's bookkeeping while it trains (a trainer's ``variant_state``)::
+
+    alone[id]      occurrences of the token in the corpus now (weighted by frequency)
+    base_len[id]   base symbols it spans: a removal lays its parts out from its position
+    parents[id]    the pair that last made it
+    made[id]       positions where it was made (stale ones skipped when it is removed)
+    n_base         special tokens and the alphabet: never removed
+    """
+
+    __slots__ = ("alone", "base_len", "parents", "made", "n_base")
+
+    def __init__(self, trainer: PickyTraining) -> None:
+        sym, _, _, wof, freqs = trainer.index
+        n = trainer.n_tokens
+        alone = [0] * n
+        for t, wi in zip(sym, wof):
+            alone[t] += freqs[wi]
+        self.alone = alone
+        self.n_base = n
+        self.base_len = [1] * n
+        self.parents: dict[int, tuple[int, int]] = {}
+        self.made: dict[int, array] = {}
+
+    def __deepcopy__(self, memo: dict) -> PickyState:
+        # containers of ints copied one level deep (a session copies the trainer it steps)
+        twin = object.__new__(PickyState)
+        twin.alone, twin.base_len, twin.parents = self.alone.copy(), self.base_len.copy(), self.parents.copy()
+        twin.made = {t: array(v.typecode, v) for t, v in self.made.items()}
+        twin.n_base = self.n_base
+        return twin
+
+    def __getstate__(self) -> tuple:
+        return self.alone, self.base_len, self.parents, self.made, self.n_base
+
+    def __setstate__(self, state: tuple) -> None:
+        self.alone, self.base_len, self.parents, self.made, self.n_base = state
+
+
+class Replay:
+    """PickyBPE's piece merger (``variant.PieceMerger``): the vocabulary's merges and removals
+    replayed on the piece in the order learned (``replay``).
+
+    >>> plan = event_plan(4, 2, [(0, 1), (2, 0)], [2, 3], [(2, 2)], [(0, 1)])
+    >>> Replay(plan).merge([0, 1, 0, 0, 1])  # a b a a b -> ab a ab -> aba ab -> aba a b
+    (3, 0, 1)
+    >>> list(Replay(plan).steps(Chain([0, 1, 0, 0, 1])))[-2:]  # (rank, position, ids, removed)
+    [(1, 0, (2, 0, 3), False), (1, 3, (2, 0, 1), True)]
+    """
+
+    no_dropout = (
+        "BPE-dropout skips merges in rank order; a PickyBPE tokenizer also removes tokens, so it has no dropout here"
+    )
+
+    def __init__(self, plan: EventPlan) -> None:
+        self.plan = plan
+
+    def merge(self, ids: list[int]) -> tuple[int, ...]:
+        chain = Chain(ids)
+        deque(replay(chain, self.plan), maxlen=0)
+        return tuple(chain.walk())
+
+    def steps(self, links: Chain) -> Iterator[tuple[int, int, tuple[int, ...], bool]]:
+        after = self.plan.after
+        for t, kind, at, ids in replay(links, self.plan):
+            yield after[t] - 1, at, ids, kind == "removal"
+
+
+class PickyBPE(Variant):
+    """PickyBPE's hooks: after each merge, the check of its two tokens (``is_scaffold``) and
+    the removal of a scaffold token (every occurrence split into its live parts).
+
+    >>> from explorer import TrainerConfig, train
+    >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", vocab_size=None, num_merges=2, picky=0.5)
+    >>> t = train("abc abc abc abd", cfg)  # "ab" is left alone once, under 0.5 x the 3 "abc" took
+    >>> [r.token for r in t.records], [t.vocab[i] for _, i in t.removals], t.n_live
+    (['ab', 'abc'], ['ab'], 5)
+    """
+
+    name = "picky"
+    title = "PickyBPE"
+    description = "after each merge, a token left mostly inside the new one is removed (Chizhov et al. 2024)"
+    option = "picky"
+    not_with_parity = "parity-aware training removes no tokens: leave PickyBPE's τ out"
+
+    def check(self, config: VariantConfig) -> None:
+        tau = self.setting(config)
+        if not (isinstance(tau, int | float) and 0 <= tau <= MAX_PICKY):
+            raise ConfigError(f"PickyBPE's τ must be a number from 0 to {MAX_PICKY:g} (0 removes nothing)")
+
+    def start(self, trainer: Training, extra: Any) -> None:
+        trainer.variant_state = PickyState(cast(PickyTraining, trainer))
+
+    def piece_merger(self, tokenizer: TokenizerView) -> Replay | None:
+        """A vocabulary with removals is encoded by replaying them with its merges."""
+        vocab = tokenizer.vocab
+        if not vocab.removals:
+            return None
+        if tokenizer.rules == "tiktoken":
+            raise ConfigError("tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges")
+        return Replay(
+            event_plan(
+                len(vocab), vocab.n_base, tokenizer.merges, tokenizer.merged_ids, vocab.removals, vocab.removal_parts
+            )
+        )
+
+    def after_merge(self, trainer: Training, event: MergeEvent) -> None:  # type: ignore[override]
+        """After the merge (a, b) -> new: the counts, then the check of a and b (a merged token
+        whose occurrences left alone are under τ x the merge's is removed)."""
+        t = cast(PickyTraining, trainer)
+        state: PickyState = t.variant_state
+        a, b, new, replaced = event.left, event.right, event.new_id, event.replaced
+        alone, base_len = state.alone, state.base_len
+        sym = t.index[0]
+        if not event.reused:
+            alone.append(0)
+            base_len.append(0)
+        base_len[new] = base_len[a] + base_len[b]
+        state.parents[new] = (a, b)
+        t.removed.discard(new)
+        alone[new] += replaced
+        alone[a] -= replaced
+        alone[b] -= replaced
+        made = state.made.setdefault(new, array("i"))
+        made.extend(p for p in event.positions if sym[p] == new)
+        tau: float = self.setting(t.config)
+        for x in (a,) if a == b else (a, b):
+            if x >= state.n_base and x not in t.removed and is_scaffold(alone[x], replaced, tau):
+                _remove(t, state, x, replaced)
+
+
+def _remove(trainer: PickyTraining, state: PickyState, x: int, inside: int) -> None:
+    """Remove token x: every occurrence split into its live parts (``live_parts``), pair counts,
+    positions and the heap updated as a merge updates them."""
+    sym, nxt, prv, wof, freqs = trainer.index
+    alone, base_len, made = state.alone, state.base_len, state.made
+    removed = trainer.removed
+    parts = live_parts(x, state.parents, removed)
+    removed.add(x)
+    before: dict[int, int] = {}
+    bump, note = trainer.bump, trainer.note
+    first_merged = state.n_base
+    at_x = sorted({p for p in made.pop(x, ()) if sym[p] == x})
+    words: set[int] = set()
+    split = 0
+    for p in at_x:
+        wi = wof[p]
+        w = freqs[wi]
+        left, right = prv[p], nxt[p]
+        if left >= 0:
+            bump(sym[left] << PAIR_SHIFT | x, -w, before)
+        if right >= 0:
+            bump(x << PAIR_SHIFT | sym[right], -w, before)
+        at = lay_out(sym, nxt, prv, p, parts, base_len)
+        for a, b, q in zip(parts, parts[1:], at):
+            pair = a << PAIR_SHIFT | b
+            bump(pair, w, before)
+            note(pair, q)
+        for part, q in zip(parts, at):
+            if part >= first_merged:
+                made.setdefault(part, array("i")).append(q)
+            alone[part] += w
+        if right >= 0:
+            pair = parts[-1] << PAIR_SHIFT | sym[right]
+            bump(pair, w, before)
+            note(pair, at[-1])
+        if left >= 0:
+            pair = sym[left] << PAIR_SHIFT | parts[0]
+            bump(pair, w, before)
+            note(pair, left)
+        split += w
+        words.add(wi)
+    alone[x] -= split
+    trainer.tokens += (len(parts) - 1) * split
+    trainer.settle(before)
+    trainer.removals.append((len(trainer.merges), x))
+    trainer.records.append_removal(
+        x, tuple(parts), alone=split, inside=inside, tokens_after=trainer.tokens, words_affected=len(words)
+    )
+
+
+PICKY = PickyBPE()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import threading
 from bisect import bisect_right
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from itertools import chain, repeat
 from operator import lshift, or_
@@ -26,12 +25,14 @@ from ..stages.normalizers import denormalize_str, normalize_str
 from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import Piece, iter_piece_texts, pre_tokenize_str, special_tokens_re, split_sequences
 from ..stages.units import base_symbols, byte_alphabet, bytes_to_display, display_to_bytes
-from . import merging, picky
+from . import merging
 from .config import EncodeOptions, TrainerConfig
 from .file_ids import FileIds
 from .glossaries import END_OF_WORD, OpenIds, glossary_regex, is_plain_word, isolate_glossaries
 from .merging import ID_BITS, ID_MASK, SHORT_PIECE, Chain
-from .picky import EventPlan, event_plan
+from .picky import EventPlan, Replay
+from .variant import PieceMerger
+from .variants import piece_merger
 from .vocab import Vocab
 
 __all__ = ["DECODE_ERRORS", "ENCODING_RULES", "EncodedPiece", "PieceCache", "Tokenizer", "TraceStep"]
@@ -98,7 +99,7 @@ class EncodedPiece(NamedTuple):
 class Tokenizer:
     """Encode and decode with the merges of a trained BPE model.
 
-    >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 0), (2, 1)])
+    >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 0), (2, 1)])
     >>> tok.vocab.tokens, tok.pipeline.unit
     (('a', 'b', 'aa', 'aab'), 'char')
     >>> tok.tokens(tok.encode("aabab"))
@@ -123,9 +124,9 @@ class Tokenizer:
         alphabet: Sequence[str] | None = None,
         merges: Sequence[tuple[int, int]] | None = None,
     ):
-        """A tokenizer is ``pipeline`` + ``vocab`` + ``encoding``. The keyword form
-        ``config=, alphabet=, merges=`` (a trainer's config and what it learned) builds the same
-        from the config's pipeline, special tokens and id rule.
+        """A tokenizer is ``pipeline`` + ``vocab`` + ``encoding``. A trainer's config and what it
+        learned make one with :meth:`from_merges`; the keyword form ``config=, alphabet=,
+        merges=`` does the same (kept for compatibility).
 
         ``special_ids`` are special tokens with fixed ids past the vocabulary (tiktoken's
         ``special_tokens``, e.g. GPT-2's ``<|endoftext|>`` = 50256); ``vocab.special_tokens``
@@ -162,7 +163,7 @@ class Tokenizer:
             if pipeline is not None or vocab is not None:
                 raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
             pipeline = config.pipeline
-            vocab = Vocab(config.special_tokens, tuple(alphabet or ()), tuple(merges or ()), config.reuse_ids)
+            vocab = _learned_vocab(config, alphabet or (), merges or ())
         elif pipeline is None or vocab is None or alphabet is not None or merges is not None:
             raise TypeError("give a tokenizer either pipeline= and vocab=, or config=, alphabet= and merges=")
         self.pipeline = pipeline
@@ -174,6 +175,47 @@ class Tokenizer:
             raise ConfigError("tiktoken's rules rank byte strings: they need the byte unit")
         self.rules: EncodingRules = rules
         self.alphabet = vocab.alphabet
+        self._ids = vocab.ids
+        self.n_special = vocab.n_special
+        self._tokens: tuple[str, ...] = vocab.tokens  # the hot paths index a tuple, not the Vocab
+        self._set_merge_rules(vocab, own_merges_suffice, pair_rules)
+        self._set_ids(vocab, special_ids, blank_ids, file_ids)
+        self._set_options(pipeline, encoding)
+        # a variant's own way of merging a piece, when the vocabulary needs one (PickyBPE's removals:
+        # pieces replay the merges and removals in the order learned); None: by the merges' ranks
+        self._merger: PieceMerger | None = piece_merger(self)
+        self._cache = PieceCache(self._piece_encoder())
+        self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
+        self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
+        self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
+
+    @classmethod
+    def from_merges(
+        cls,
+        config: TrainerConfig,
+        alphabet: Sequence[str],
+        merges: Sequence[tuple[int, int]],
+        *,
+        encoding: EncodeOptions = EncodeOptions(),
+        **options: Any,
+    ) -> Tokenizer:
+        """A tokenizer of what a trainer learned: its config's pipeline, special tokens and id
+        rule, the alphabet and the merges (``options``: the constructor's other keywords).
+
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 0), (2, 1)])
+        >>> tok.tokens(tok.encode("aabab"))
+        ['aab', 'a', 'b']
+        """
+        return cls(
+            pipeline=config.pipeline, vocab=_learned_vocab(config, alphabet, merges), encoding=encoding, **options
+        )
+
+    def _set_merge_rules(
+        self, vocab: Vocab, own_merges_suffice: bool, pair_rules: Mapping[tuple[int, int], tuple[int, int]] | None
+    ) -> None:
+        """What encoding needs of the merges: ``merged_ids``, each merge's rank, and ``_pair``,
+        the look-up of two neighbours' merge by the tokenizer's rules."""
+        rules = self.rules
         first_new = vocab.n_base
         # one id per merge: what encoding needs of the merges (a rank table's are derived when
         # asked for, ``merges``)
@@ -193,9 +235,6 @@ class Tokenizer:
             if self._rank_of is None
             else list(map(or_, map(lshift, ranks, repeat(ID_BITS)), self.merged_ids))
         )
-        self._ids = vocab.ids
-        self.n_special = vocab.n_special
-        self._tokens: tuple[str, ...] = vocab.tokens  # the hot paths index a tuple, not the Vocab
         self.own_merges_suffice = rules == "tiktoken" and own_merges_suffice
         self._packed: dict[tuple[int, int], int]
         self._by_text: dict[str, int] | None = None
@@ -221,6 +260,16 @@ class Tokenizer:
         self.pair_rules: dict[tuple[int, int], tuple[int, int]] | None = (
             None if pair_rules is None else dict(pair_rules)
         )
+
+    def _set_ids(
+        self,
+        vocab: Vocab,
+        special_ids: Mapping[str, int] | None,
+        blank_ids: Sequence[int],
+        file_ids: FileIds | Sequence[int] | None,
+    ) -> None:
+        """The ids past the derived ones: a file's own ids, the trailing special tokens, the
+        empty tokens, and the unknown token's."""
         table = file_ids if file_ids is None or isinstance(file_ids, FileIds) else FileIds(file_ids)
         if table is not None and len(table) != len(vocab):
             raise ConfigError(f"a file's ids name {len(table):,} tokens; the vocabulary has {len(vocab):,}")
@@ -241,8 +290,8 @@ class Tokenizer:
         # of the special tokens, it gets the first id past every other.
         # (past every file id too: a file's ids of an earlier merge's tokens may pass the vocabulary's)
         self.unk_id: int = (
-            self._ids[encoding.unk_token]
-            if encoding.unk_token in vocab.special_tokens
+            self._ids[self.encoding.unk_token]
+            if self.encoding.unk_token in vocab.special_tokens
             else max(
                 [
                     len(self._tokens),
@@ -252,6 +301,10 @@ class Tokenizer:
                 ]
             )
         )
+
+    def _set_options(self, pipeline: Pipeline, encoding: EncodeOptions) -> None:
+        """What the encoding options need: subword-nmt's open ids and glossaries, SentencePiece's
+        byte fallback, and the byte unit's byte -> id table."""
         # subword-nmt's apply_bpe: unknown symbols kept as themselves, glossaries never split
         self._open: OpenIds | None = None
         self._glossary_re = glossary_regex(encoding.glossaries)
@@ -276,30 +329,17 @@ class Tokenizer:
             self._byte_id = self._byte_ids.__getitem__
             # bytes.translate() maps a whole piece in C when every byte's id fits in a byte
             self._byte_table = bytes(self._byte_ids) if max(self._byte_ids) < 256 else None
-        # PickyBPE's removals: pieces replay the merges and removals in the order learned
-        self._plan: EventPlan | None = None
-        if vocab.removals:
-            if rules == "tiktoken":
-                raise ConfigError(
-                    "tiktoken's rules know no removed tokens: a PickyBPE vocabulary encodes by its merges"
-                )
-            self._plan = event_plan(
-                len(vocab), vocab.n_base, self.merges, self.merged_ids, vocab.removals, vocab.removal_parts
-            )
-        self._cache = PieceCache(
-            self._whole_or_merged
-            if rules == "tiktoken"
-            else self._replayed
-            if self._plan
-            else self._glossed
-            if self._glossary_re
-            else self._whole_then_merged
-            if encoding.ignore_merges
-            else self._merged_piece
-        )
-        self._special_re = special_tokens_re(tuple(self.special_ids)) if self.special_ids else None
-        self._bytes_of: dict[int, bytes] = {}  # token id -> token_bytes(id), filled as ids are decoded
-        self._made_whole: dict[int, bool] = {}  # token id -> made_whole(id), filled as asked
+
+    def _piece_encoder(self) -> Callable[[str], tuple[int, ...]]:
+        """The encoder factory: the piece encoder this tokenizer's rules, variant and options call
+        for (``_ENCODERS``, the first that applies), cached per distinct piece by ``PieceCache``.
+
+        >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
+        >>> Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)._piece_encoder().__name__
+        '_variant_merged'
+        """
+        name = next(name for name, applies in _ENCODERS if applies(self))
+        return getattr(self, name)
 
     def _fallback_ids(self, pipeline: Pipeline) -> list[int]:
         """The ids of the 256 byte tokens ``<0x00>`` ... ``<0xFF>`` (HF's names), for byte
@@ -331,9 +371,9 @@ class Tokenizer:
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
         >>> merges = [(98, 99), (97, 98), (257, 99)]  # bc, ab, abc = ab + c
-        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges).encode("abc")
+        >>> Tokenizer.from_merges(cfg, byte_alphabet(), merges).encode("abc")
         [97, 256]
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=merges, rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), merges, rules="tiktoken")
         >>> tok.encode("abc"), tok._pair_by_text((97, 256)) == tok._pair_by_text((257, 99)) == merging.pack(2, 258)
         ([258], True)
         """
@@ -350,7 +390,7 @@ class Tokenizer:
         tokens). Built once, on first use (``merge_rules``); encoding never needs it.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), [(98, 99), (97, 98), (257, 99)], rules="tiktoken")
         >>> tok._split_rules()
         {(98, 99): (0, 256), (97, 98): (1, 257), (97, 256): (2, 258), (257, 99): (2, 258)}
         """
@@ -381,6 +421,9 @@ class Tokenizer:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        if "_plan" in state:  # pickled before variants chose their piece merger
+            plan = state.pop("_plan")
+            state["_merger"] = None if plan is None else Replay(plan)
         self.__dict__.update(
             {"_blank": frozenset(), "_made_whole": {}, "_fallback": None, "_fallback_byte": {}, "file_ids": None}
             | state
@@ -453,7 +496,7 @@ class Tokenizer:
         """Rank of the merge that made a token (its training step - 1); None for the alphabet,
         special tokens and unk.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.merge_rank(2), tok.merge_rank(0)
         (0, None)
         """
@@ -496,7 +539,7 @@ class Tokenizer:
     def truncate(self, k: int) -> Tokenizer:
         """The tokenizer as it was after its first k merges.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0), (1, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a"], [(0, 0), (1, 1)])
         >>> tok.truncate(1).tokens(tok.truncate(1).encode("aaaa"))
         ['aa', 'aa']
         """
@@ -514,7 +557,7 @@ class Tokenizer:
         """The same vocabulary, special tokens, rules and encoding options behind another
         pipeline (an import that names the normalizer its files do not hold).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["é"], merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["é"], [])
         >>> nfc = tok.with_pipeline(Pipeline(pretokenizer="none", unit="char", normalizer="nfc"))
         >>> tok.tokens(tok.encode("e\u0301")), nfc.tokens(nfc.encode("e\u0301"))
         (['<unk>', '<unk>'], ['é'])
@@ -690,7 +733,7 @@ class Tokenizer:
         """A piece's ids without dropout (``merging.encode``: the list scan for a short piece,
         ``rank_sweeps`` for a long one), once per distinct piece (``PieceCache``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (0, 2)])
         >>> tok._merged_piece("aabb"), tok._merged_piece("ba")
         ((3, 1), (1, 0))
         """
@@ -700,21 +743,16 @@ class Tokenizer:
             merging.lowest_first(ids, self._pair) if len(ids) <= SHORT_PIECE else merging.encode(ids, self._pair)
         )
 
-    def _replayed(self, piece: str) -> tuple[int, ...]:
-        """A piece's ids under PickyBPE: the merges and removals replayed (``picky.replay``).
+    def _variant_merged(self, piece: str) -> tuple[int, ...]:
+        """A piece's ids by its variant's own merger (PickyBPE: the merges and removals
+        replayed, ``picky.Replay``).
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
-        >>> tok.tokens(tok._replayed("ababa")), tok.tokens(tok._replayed("abaab"))
+        >>> tok.tokens(tok._variant_merged("ababa")), tok.tokens(tok._variant_merged("abaab"))
         (['a', 'b', 'aba'], ['aba', 'a', 'b'])
         """
-        return self._replay_ids(self._piece_ids(piece))
-
-    def _replay_ids(self, ids: list[int]) -> tuple[int, ...]:
-        assert self._plan is not None
-        chain = Chain(ids)
-        deque(picky.replay(chain, self._plan), maxlen=0)
-        return tuple(chain.walk())
+        return self._merger.merge(self._piece_ids(piece))  # type: ignore[union-attr]  # chosen only with one
 
     def _whole_or_merged(self, piece: str) -> tuple[int, ...]:
         """tiktoken's shortcut: a piece that is a token is that token, before any merge."""
@@ -732,7 +770,7 @@ class Tokenizer:
         ``_pair_by_text``); by id pair among the merges when ``own_merges_suffice``.
 
         >>> cfg = TrainerConfig(pretokenizer="none", alphabet="full-bytes")
-        >>> tok = Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[(98, 99), (97, 98), (257, 99)], rules="tiktoken")
+        >>> tok = Tokenizer.from_merges(cfg, byte_alphabet(), [(98, 99), (97, 98), (257, 99)], rules="tiktoken")
         >>> tok._merged_bytes(b"abcab", "abcab")
         (258, 257)
         """
@@ -750,14 +788,14 @@ class Tokenizer:
     def events(self) -> EventPlan | None:
         """PickyBPE's timeline of merges and removals (``picky.EventPlan``); None for a
         tokenizer that only merges."""
-        return self._plan
+        return self._merger.plan if isinstance(self._merger, Replay) else None
 
     def merge_symbols(self, ids: Sequence[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         """Base-symbol ids (one piece) merged as ``encode`` merges a piece's, with no look-up
         of the piece as a whole (tiktoken's shortcut). A piece of more than ``short`` symbols
         takes the long-piece path (``merging.encode``); both give the same ids.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (2, 0)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (2, 0)])
         >>> tok.merge_symbols([0, 1, 0, 1]), tok.merge_symbols([0, 1, 0]), tok.merge_symbols([0, 1, 0], short=1)
         ((2, 2), (3,), (3,))
         """
@@ -766,8 +804,8 @@ class Tokenizer:
     def _merge_ids(self, ids: list[int], *, short: int = SHORT_PIECE) -> tuple[int, ...]:
         # neighbours looked up by id pair (``_pair``): the merges' rules, and tiktoken's when
         # own_merges_suffice or the piece is long
-        if self._plan is not None:
-            return self._replay_ids(ids)
+        if self._merger is not None:
+            return self._merger.merge(ids)
         return tuple(merging.encode(ids, self._pair, short=short))
 
     def _dropped(self, ids: list[int], *, rng: random.Random, dropout: float) -> list[int]:
@@ -775,14 +813,12 @@ class Tokenizer:
         the tokenizer's style (``EncodeOptions.dropout_style``): skipped merges tried again
         after the next (HF), or each rule swept once (seed 004).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a"], merges=[(0, 0)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a"], [(0, 0)])
         >>> tok._dropped([0, 0, 0, 0], rng=random.Random(0), dropout=0.0)
         [1, 1]
         """
-        if self._plan is not None:
-            raise ConfigError(
-                "BPE-dropout skips merges in rank order; a PickyBPE tokenizer also removes tokens, so it has no dropout here"
-            )
+        if self._merger is not None:
+            raise ConfigError(self._merger.no_dropout)
         skip = lambda: rng.random() < dropout  # noqa: E731 - asked once per merge considered
         if self.encoding.dropout_style == "once":
             return merging.merge_once(ids, self._pair, skip=skip)
@@ -813,7 +849,7 @@ class Tokenizer:
         """Token ids of a text. ``dropout=p`` skips each applicable merge with probability p
         (BPE-dropout, Provilkov et al. 2020), reproducibly for a given ``seed``.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.encode("ab ba c")
         [2, 1, 0, 3]
         """
@@ -845,7 +881,7 @@ class Tokenizer:
         U+FFFD; HF ``tokenizers`` refuses the text (ConfigError); a trained tokenizer keeps it.
 
         >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="byte")
-        >>> Tokenizer(config=cfg, alphabet=byte_alphabet(), merges=[], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
+        >>> Tokenizer.from_merges(cfg, byte_alphabet(), [], encoding=EncodeOptions(refuse_surrogates=True)).encode("ab\\ud800")
         Traceback (most recent call last):
         ...
         explorer.errors.ConfigError: the text holds a lone surrogate (U+D800, character 3), which is not Unicode text: HF tokenizers refuses such text, and so does a tokenizer read from its files
@@ -867,7 +903,7 @@ class Tokenizer:
         """The pre-tokenized pieces that ``encode`` merges, in order (special-token text is plain
         text here, as in ``encode`` without ``allow_special``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [])
         >>> list(tok.piece_texts("ab  ba\\nb"))
         ['ab', 'ba', 'b']
         """
@@ -884,7 +920,7 @@ class Tokenizer:
     def whole_token(self, piece: str) -> int | None:
         """With tiktoken's rules or HF's ``ignore_merges``, the id of a piece that is itself a
         merged token (taken whole, before any merge); otherwise None."""
-        if self.encoding.ignore_merges and self.rules == "merges" and self._plan is None:
+        if self.encoding.ignore_merges and self.rules == "merges" and self._merger is None:
             whole = self._whole(piece)
             return whole if whole is not None and self.merge_rank(whole) is not None else None
         if self.rules != "tiktoken":
@@ -897,7 +933,7 @@ class Tokenizer:
         rules every split of a token, at the token's rank; only the merges' own pairs when
         ``own_merges_suffice``, the others never meeting). A new mapping on each call.
 
-        >>> Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1)]).merge_rules()
+        >>> Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1)]).merge_rules()
         {(0, 1): (0, 2)}
         """
         if self._by_text is not None:
@@ -908,7 +944,7 @@ class Tokenizer:
         """Ids of raw bytes taken as one piece: no normalizer, no pre-tokenizer, no special
         tokens, and no whole-piece shortcut (the merges alone); byte unit only.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", alphabet="full-bytes"), alphabet=byte_alphabet(), merges=[(228, 189)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", alphabet="full-bytes"), byte_alphabet(), [(228, 189)])
         >>> tok.encode_bytes("你".encode())
         [256, 160]
         """
@@ -921,7 +957,7 @@ class Tokenizer:
     def encode_pieces(self, text: str) -> list[EncodedPiece]:
         """Each piece of the (normalized) text with its offsets and ids, for display.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char"), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char"), ["a", "b"], [(0, 1)])
         >>> tok.encode_pieces("ab ba")
         [EncodedPiece(text='ab', start=0, end=2, ids=(2,)), EncodedPiece(text='ba', start=3, end=5, ids=(1, 0))]
         """
@@ -940,7 +976,7 @@ class Tokenizer:
         no merge so far reused an existing token's id (a reused id can let an earlier rule apply
         where training never merged, as in HF ``tokenizers``).
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), alphabet=["l", "o", "w", "</w>"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="whitespace", unit="char", marker="eow"), ["l", "o", "w", "</w>"], [(0, 1)])
         >>> tok.tokens(tok.encode_piece("low"))
         ['lo', 'w', '</w>']
         """
@@ -949,15 +985,15 @@ class Tokenizer:
     def encode_trace(self, piece: str) -> list[TraceStep]:
         """The merges applied to one piece, in order: why it is segmented the way it is.
 
-        >>> tok = Tokenizer(config=TrainerConfig(pretokenizer="none", unit="char"), alphabet=["a", "b"], merges=[(0, 1), (0, 2)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(pretokenizer="none", unit="char"), ["a", "b"], [(0, 1), (0, 2)])
         >>> [(s.rank, s.left, s.right, s.tokens) for s in tok.encode_trace("aab")]
         [(0, 'a', 'b', ('a', 'ab')), (1, 'a', 'ab', ('aab',))]
         """
         if self._glossary_re is not None:
             return self._glossed_trace(piece)
         links = Chain(self._piece_ids(piece))
-        if self._plan is not None:
-            return self._replay_trace(links)
+        if self._merger is not None:
+            return self._variant_trace(self._merger, links)
         return [
             TraceStep(
                 packed >> ID_BITS,
@@ -1017,9 +1053,9 @@ class Tokenizer:
             )
         return steps
 
-    def _replay_trace(self, links: Chain) -> list[TraceStep]:
-        """``encode_trace`` under PickyBPE: each merge, and each removal (``removed``: the
-        token, ``left``, split into ``parts``; ``right`` joins them with spaces).
+    def _variant_trace(self, merger: PieceMerger, links: Chain) -> list[TraceStep]:
+        """``encode_trace`` by a variant's own merger (PickyBPE's): each merge, and each removal
+        (``removed``: the token, ``left``, split into ``parts``; ``right`` joins them with spaces).
 
         >>> vocab = Vocab(alphabet=("a", "b"), merges=((0, 1), (2, 0)), removals=((2, 2),))
         >>> tok = Tokenizer(pipeline=TrainerConfig(pretokenizer="none", unit="char").pipeline, vocab=vocab)
@@ -1028,11 +1064,9 @@ class Tokenizer:
         >>> tok.encode_trace("abaab")[-1].parts
         ('a', 'b')
         """
-        assert self._plan is not None
-        after = self._plan.after
         steps: list[TraceStep] = []
-        for t, kind, at, ids in picky.replay(links, self._plan):
-            if kind == "merge":  # ids: (left, right, new)
+        for rank, at, ids, removed in merger.steps(links):
+            if not removed:  # ids: (left, right, new)
                 left, right, token = map(self.id_to_token, ids)
                 parts: tuple[str, ...] = ()
             else:  # ids: (token, *parts)
@@ -1040,7 +1074,7 @@ class Tokenizer:
                 parts = tuple(self.tokens(ids[1:]))
                 right = " ".join(parts)
             walked = tuple(self.tokens(links.walk()))
-            steps.append(TraceStep(after[t] - 1, links.index(at), left, right, token, walked, bool(parts), parts))
+            steps.append(TraceStep(rank, links.index(at), left, right, token, walked, bool(parts), parts))
         return steps
 
     def base_tokens(self, piece: str) -> list[str]:
@@ -1083,7 +1117,7 @@ class Tokenizer:
     def check_ids(self, ids: Sequence[int]) -> None:
         """Raise DecodeError naming the first id that is no token of this vocabulary.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=["a", "b"], merges=[(0, 1)])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), ["a", "b"], [(0, 1)])
         >>> tok.check_ids([0, 2, 7])
         Traceback (most recent call last):
         ...
@@ -1111,7 +1145,7 @@ class Tokenizer:
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The bytes of ids, byte level or not (tiktoken's ``decode_bytes``); unknown ids raise.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> tok.decode_bytes(tok.encode("é"))
         b'\\xc3\\xa9'
         """
@@ -1131,7 +1165,7 @@ class Tokenizer:
         DecodeError that names the token and byte. At char level the word markers are turned
         back into spaces. An id that is no token raises DecodeError whatever ``errors`` says.
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> ids = tok.encode("hé")
         >>> tok.decode(ids), tok.decode(ids[:2]), tok.decode(ids[:2], errors="ignore")
         ('hé', 'h\\ufffd', 'h')
@@ -1171,7 +1205,7 @@ class Tokenizer:
         """One token as text when its bytes are UTF-8 on their own, else as its bytes (a token
         may hold part of a character: shown as bytes, not as U+FFFD).
 
-        >>> tok = Tokenizer(config=TrainerConfig(), alphabet=byte_alphabet(), merges=[])
+        >>> tok = Tokenizer.from_merges(TrainerConfig(), byte_alphabet(), [])
         >>> tok.token_text(tok.encode("h")[0]), tok.token_text(tok.encode("é")[0])
         ('h', b'\\xc3')
         """
@@ -1221,3 +1255,21 @@ def _first_wins(keys: Sequence[Hashable], values: Sequence[int]) -> dict:
         for key, value in zip(keys, values):
             out.setdefault(key, value)
     return out
+
+
+def _learned_vocab(config: TrainerConfig, alphabet: Sequence[str], merges: Sequence[tuple[int, int]]) -> Vocab:
+    """The vocabulary a trainer's config and what it learned derive: its special tokens first,
+    the alphabet, then the merged tokens, ids by the config's rule."""
+    return Vocab(config.special_tokens, tuple(alphabet), tuple(merges), config.reuse_ids)
+
+
+# The piece encoders, in the order they are considered (``Tokenizer._piece_encoder``): a method
+# name and when it applies. tiktoken's rules come first (they know no removals), then a
+# variant's own encoder (PickyBPE's replay of merges and removals), then the encoding options'.
+_ENCODERS: tuple[tuple[str, Callable[[Tokenizer], object]], ...] = (
+    ("_whole_or_merged", lambda tok: tok.rules == "tiktoken"),
+    ("_variant_merged", lambda tok: tok._merger),
+    ("_glossed", lambda tok: tok._glossary_re),
+    ("_whole_then_merged", lambda tok: tok.encoding.ignore_merges),
+    ("_merged_piece", lambda tok: True),
+)

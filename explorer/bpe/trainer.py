@@ -17,6 +17,13 @@ A merge visits only the recorded positions of the winning pair, so one step cost
 proportion to that pair's occurrences, not to the corpus: the seeds' loop recounts everything.
 With no pre-tokenization the whole text is a single "word" and the same arrays act as the
 linked list over positions.
+
+Variants (SuperBPE, PickyBPE) are strategies, each in its own module: the trainer looks its
+config's up in ``bpe.variants.VARIANTS`` and calls its hooks (``bpe.variant``): what is read of
+the texts, the start, the stop rule before each merge, a transition after a set number of
+merges, and a hook after each merge, given the positions the merge visited. The index methods
+a hook may call (``index``, ``bump``, ``note``, ``settle``, ``restart``) keep every count,
+position list and the heap consistent, as a merge does.
 """
 
 from __future__ import annotations
@@ -34,14 +41,15 @@ from operator import itemgetter
 from typing import Generic, Self, TypeVar
 
 from ..errors import ConfigError
-from ..stages.pipeline import Pipeline, count_words, count_words_and_superwords, word_symbols
+from ..stages.pipeline import Pipeline, word_symbols
 from ..stages.units import BYTE_TO_UNICODE, byte_alphabet, display_to_bytes
 from . import budget as _budget
 from .budget import Budget, BudgetError
-from .config import EncodeOptions, TrainerConfig, superword_config
-from .picky import is_scaffold, lay_out, live_parts
+from .config import EncodeOptions, TrainerConfig
 from .records import PairStat, RemovalRecord, StepLog, StepRecord
-from .vocab import PAIR_MASK, PAIR_SHIFT, Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
+from .variant import PAIR_MASK, PAIR_SHIFT, MergeEvent
+from .variants import variant_of
+from .vocab import Vocab, VocabBuilder, build_alphabet, hf_alphabet_ranks
 
 __all__ = [
     "PairStat",
@@ -141,18 +149,19 @@ class Stepping(Generic[R]):
     _vocab: VocabBuilder
 
     removals: list[tuple[int, int]]  # PickyBPE's (after merge k, id); empty for other training
-    _removed: set[int]
+    removed: set[int]  # the ids removed now (PickyBPE)
 
     def tokenizer(self, k: int | None = None):
         """A Tokenizer holding the first k merges (all of them by default), and PickyBPE's
         removals that followed them."""
         merges = self.merges if k is None else self.merges[:k]
         removals = [r for r in self.removals if r[0] <= len(merges)]
-        return self._tokenizer(merges, self.config.tokenizer_pipeline(len(merges)), removals)
+        return self.tokenizer_with(merges, self.config.tokenizer_pipeline(len(merges)), removals)
 
-    def _tokenizer(
+    def tokenizer_with(
         self, merges: Sequence[tuple[int, int]], pipeline: Pipeline, removals: Sequence[tuple[int, int]] = ()
     ):
+        """A Tokenizer of these merges and removals, encoding with ``pipeline``."""
         from .tokenizer import Tokenizer
 
         config = self.config
@@ -162,7 +171,7 @@ class Stepping(Generic[R]):
     @property
     def n_live(self) -> int:
         """Tokens in the vocabulary now, PickyBPE's removed ones left out."""
-        return len(self._vocab) - len(self._removed)
+        return len(self._vocab) - len(self.removed)
 
     @property
     def planned_merges(self) -> int | None:
@@ -241,6 +250,7 @@ class Trainer(Stepping[StepRecord]):
         full_records: int | None = None,
         encoding: EncodeOptions = EncodeOptions(),
         alphabet: Sequence[str] | None = None,
+        variant_data: object = None,
         superwords: Mapping[str, int] | None = None,
     ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
@@ -249,9 +259,10 @@ class Trainer(Stepping[StepRecord]):
         all of them in full). ``encoding``: how the tokenizers it hands out encode (unknown
         token, dropout rule); training never reads it. ``alphabet``: the base symbols in id order,
         when several trainers must share ids (see ``parity``); it must hold every symbol of the
-        words (ConfigError otherwise). By default it is built from the words. ``superwords``:
-        with ``config.superbpe_transition``, the texts counted as stage two's pieces (see
-        ``from_texts``)."""
+        words (ConfigError otherwise). By default it is built from the words. ``variant_data``:
+        what the config's variant read of the texts besides the words (``Variant.count``;
+        SuperBPE: the texts counted as stage two's pieces, see ``from_texts``); ``superwords``
+        is its older name."""
         self.config = config
         self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
@@ -294,17 +305,16 @@ class Trainer(Stepping[StepRecord]):
         self._neg_keys: dict[int, tuple[int, ...]] = {}
         self._rows: dict[tuple[int, int], PairStat] = {}  # (pair, count) -> its table row
 
-        self._superwords: dict[str, int] | None = None
-        if config.superbpe_transition is not None:
-            if superwords is None:
-                raise ConfigError("SuperBPE training reads the texts twice: start it with Trainer.from_texts")
-            self._superwords = dict(superwords)
+        # the variant's hooks (bpe.variant): looked up once, called at fixed points of a step
+        variant = self._variant = variant_of(config)
+        self._after_merge = variant.after_merge
+        self._transition_at = variant.transition_at(config)
+        self.variant_state: object = None  # what the variant keeps between its hooks
         self.transitioned_at: int | None = None  # SuperBPE: the merges made before the texts were rejoined
         self.removals: list[tuple[int, int]] = []  # PickyBPE: (after merge k, id), see bpe.picky
-        self._removed: set[int] = set()
+        self.removed: set[int] = set()
         self.initial_tokens = self.tokens = self._index(map(to_ids, seqs))
-        if config.picky is not None:
-            self._start_picky()
+        variant.start(self, superwords if variant_data is None else variant_data)
 
     def _index(self, id_seqs: Iterable[Iterable[int]]) -> int:
         """Lay the words (as ids, in the order of ``self._words``) out in the position arrays,
@@ -355,38 +365,27 @@ class Trainer(Stepping[StepRecord]):
         self._longest = getattr(self, "_longest", max(map(len, self._vocab.tokens), default=0))
         return total
 
-    def _start_picky(self) -> None:
-        """PickyBPE's bookkeeping, kept only when it trains (``bpe.picky``)::
-
-        _alone[id]      occurrences of the token in the corpus now (weighted by frequency)
-        _base_len[id]   base symbols it spans: a removal lays its parts out from its position
-        _parents[id]    the pair that last made it
-        _made[id]       positions where it was made (stale ones skipped when it is removed)
-        """
-        alone = [0] * len(self._vocab)
-        freqs = self._freqs
-        for t, wi in zip(self._sym, self._wof):
-            alone[t] += freqs[wi]
-        self._alone = alone
-        self._n_base = len(self._vocab)  # special tokens and the alphabet: never removed
-        self._base_len = [1] * len(self._vocab)
-        self._parents: dict[int, tuple[int, int]] = {}
-        self._made: dict[int, array] = {}
-
-    def _rejoin(self) -> None:
-        """SuperBPE's second stage: the texts counted again as superwords (the pre-tokenizer's
-        pieces joined, see ``stages.pretokenizers.Superwords``), each as the tokenizer so far
-        encodes it, and training goes on over them with the same vocabulary: merges may now
-        cross the spaces between words. Stage two's index replaces stage one's."""
-        assert self._superwords is not None
-        tok = self._tokenizer(self.merges, superword_config(self.config).pipeline)
-        self._words = list(self._superwords)
-        self._freqs = [self._superwords[w] for w in self._words]
-        self._superwords = None
-        self.transitioned_at = len(self.merges)
+    def restart(self, words: Mapping[str, int], encode: Callable[[str], Iterable[int]]) -> None:
+        """Train on from here over other words (a variant's transition: SuperBPE's superwords),
+        each as ``encode`` gives its ids, with the same vocabulary and merges: their index
+        replaces the current one."""
+        self._words = list(words)
+        self._freqs = [words[w] for w in self._words]
         self.__dict__.pop("corpus_chars", None)
         self.__dict__.pop("corpus_bytes", None)
-        self.tokens = self._index(map(tok.encode_piece, self._words))
+        self.tokens = self._index(map(encode, self._words))
+
+    # ---- what a variant's hooks read and change (bpe.variant) ----------------------------
+    @property
+    def index(self) -> tuple[array, array, array, array, list[int]]:
+        """The position index (module doc): ``sym``, ``nxt``, ``prv``, ``wof`` and the words'
+        frequencies."""
+        return self._sym, self._nxt, self._prv, self._wof, self._freqs
+
+    @property
+    def n_tokens(self) -> int:
+        """Ids given so far (special tokens, alphabet, merged tokens), removed ones included."""
+        return len(self._vocab)
 
     @classmethod
     def from_texts(
@@ -399,19 +398,16 @@ class Trainer(Stepping[StepRecord]):
         encoding: EncodeOptions = EncodeOptions(),
     ) -> Trainer:
         """Count the words of one text or several (each pre-tokenized on its own) and start;
-        for SuperBPE, count the texts' superwords too (they are trained on after the transition)."""
-        superwords = None
-        if config.superbpe_transition is not None:
-            words, superwords = count_words_and_superwords(texts, config)
-        else:
-            words = count_words(texts, config)
+        the config's variant may read more of the texts (SuperBPE: their superwords, trained on
+        after the transition)."""
+        words, variant_data = variant_of(config).count(texts, config)
         return cls(
             words,
             config,
             top_k=top_k,
             full_records=full_records,
             encoding=encoding,
-            superwords=superwords,
+            variant_data=variant_data,
         )
 
     def require_room(self) -> Trainer:
@@ -491,10 +487,7 @@ class Trainer(Stepping[StepRecord]):
             "_front",
             "_hist",
             "removals",
-            "_removed",
-            "_alone",
-            "_base_len",
-            "_parents",
+            "removed",
         }
     )
     _ARRAYS = frozenset({"_sym", "_nxt", "_prv", "_wof"})
@@ -520,7 +513,7 @@ class Trainer(Stepping[StepRecord]):
                 value = value.copy()
             elif name in self._ARRAYS:
                 value = array(value.typecode, value)
-            elif name in ("_where", "_made"):
+            elif name == "_where":
                 value = {pair: (array(v.typecode, v) if type(v) is array else list(v)) for pair, v in value.items()}
             else:
                 value = copy.deepcopy(value, memo)
@@ -675,12 +668,12 @@ class Trainer(Stepping[StepRecord]):
         if self.stop_reason is not None:
             return False
         cfg = self.config
-        if cfg.num_merges is not None and len(self.merges) >= cfg.num_merges:
-            return self._finish("num_merges")
-        if cfg.vocab_size is not None and self.n_live >= cfg.vocab_size:
-            return self._finish("vocab_size")
-        if self._superwords is not None and len(self.merges) >= cfg.superbpe_transition:  # type: ignore[operator]
-            self._rejoin()
+        reason = self._variant.stop(self)
+        if reason is not None:
+            return self._finish(reason)
+        if self._transition_at is not None and len(self.merges) >= self._transition_at:
+            self._transition_at = None
+            self._variant.transition(self)
         log = self.records
         full = log.detailed
         top = self._top(max(self.top_k, 1) if full else 1)
@@ -747,8 +740,7 @@ class Trainer(Stepping[StepRecord]):
             self._text_bytes += sys.getsizeof(made) * _budget.TOKEN_COPIES
             self._longest = max(self._longest, len(made))
         self._grown += _budget.RECORD_BYTES if full else _budget.COMPACT_RECORD_BYTES
-        positions = self._where.get(best, ()) if cfg.picky is not None else ()
-        replaced, per_word = self._merge(best, left, right, new_id) if best_count else (0, {})
+        replaced, per_word, positions = self._merge(best, left, right, new_id) if best_count else (0, {}, ())
         self.tokens -= replaced
         self.merges.append((left, right))
         # nlargest equals a stable sort by count, descending: ties keep word order
@@ -768,86 +760,18 @@ class Trainer(Stepping[StepRecord]):
             examples=examples,
             example_words=tuple(wi for wi, _ in picked),
         )
-        if cfg.picky is not None:
-            self._picky_step(left, right, new_id, replaced, positions, reused)
+        if self._after_merge is not None:
+            self._after_merge(self, MergeEvent(left, right, new_id, replaced, positions, reused))
         return new_id
 
-    def _picky_step(self, a: int, b: int, new: int, replaced: int, positions: Iterable[int], reused: bool) -> None:
-        """After the merge (a, b) -> new: PickyBPE's counts, then the check of a and b (a merged
-        token whose occurrences left alone are under τ x the merge's is removed)."""
-        alone, base_len, sym = self._alone, self._base_len, self._sym
-        if not reused:
-            alone.append(0)
-            base_len.append(0)
-        base_len[new] = base_len[a] + base_len[b]
-        self._parents[new] = (a, b)
-        self._removed.discard(new)
-        alone[new] += replaced
-        alone[a] -= replaced
-        alone[b] -= replaced
-        made = self._made.setdefault(new, array("i"))
-        made.extend(p for p in positions if sym[p] == new)
-        tau: float = self.config.picky  # type: ignore[assignment]  # set: PickyBPE trains
-        for x in (a,) if a == b else (a, b):
-            if x >= self._n_base and x not in self._removed and is_scaffold(alone[x], replaced, tau):
-                self._remove(x, replaced)
-
-    def _remove(self, x: int, inside: int) -> None:
-        """Remove token x: every occurrence split into its live parts (``picky.live_parts``),
-        pair counts, positions and the heap updated as a merge updates them."""
-        sym, nxt, prv, wof, freqs = self._sym, self._nxt, self._prv, self._wof, self._freqs
-        alone, base_len, made = self._alone, self._base_len, self._made
-        parts = live_parts(x, self._parents, self._removed)
-        self._removed.add(x)
-        before: dict[int, int] = {}
-        bump, note = self._bump, self._note
-        first_merged = self._n_base
-        at_x = sorted({p for p in made.pop(x, ()) if sym[p] == x})
-        words: set[int] = set()
-        split = 0
-        for p in at_x:
-            wi = wof[p]
-            w = freqs[wi]
-            left, right = prv[p], nxt[p]
-            if left >= 0:
-                bump(sym[left] << PAIR_SHIFT | x, -w, before)
-            if right >= 0:
-                bump(x << PAIR_SHIFT | sym[right], -w, before)
-            at = lay_out(sym, nxt, prv, p, parts, base_len)
-            for a, b, q in zip(parts, parts[1:], at):
-                pair = a << PAIR_SHIFT | b
-                bump(pair, w, before)
-                note(pair, q)
-            for part, q in zip(parts, at):
-                if part >= first_merged:
-                    made.setdefault(part, array("i")).append(q)
-                alone[part] += w
-            if right >= 0:
-                pair = parts[-1] << PAIR_SHIFT | sym[right]
-                bump(pair, w, before)
-                note(pair, at[-1])
-            if left >= 0:
-                pair = sym[left] << PAIR_SHIFT | parts[0]
-                bump(pair, w, before)
-                note(pair, left)
-            split += w
-            words.add(wi)
-        alone[x] -= split
-        self.tokens += (len(parts) - 1) * split
-        self._settle(before)
-        self.removals.append((len(self.merges), x))
-        self.records.append_removal(
-            x, tuple(parts), alone=split, inside=inside, tokens_after=self.tokens, words_affected=len(words)
-        )
-
-    def _bump(self, pair: int, delta: int, before: dict[int, int]) -> None:
-        """Change a pair's count, keeping its count before the change in ``before`` (``_settle``)."""
+    def bump(self, pair: int, delta: int, before: dict[int, int]) -> None:
+        """Change a pair's count, keeping its count before the change in ``before`` (``settle``)."""
         count = self._count
         old = count.get(pair, 0)
         before.setdefault(pair, old)
         count[pair] = old + delta
 
-    def _note(self, pair: int, p: int) -> None:
+    def note(self, pair: int, p: int) -> None:
         """Record a position of a pair (ascending array while positions come in order, a heap after)."""
         lst = self._where.get(pair)
         if lst is None:
@@ -859,7 +783,7 @@ class Trainer(Stepping[StepRecord]):
         else:
             heapq.heappush(self._heap_of(pair), p)
 
-    def _settle(self, before: dict[int, int]) -> None:
+    def settle(self, before: dict[int, int]) -> None:
         """The count histogram and the heap brought up to date for the pairs whose counts
         changed (``before``: pair -> count before); a pair that is gone is forgotten."""
         count, where, hist, heap = self._count, self._where, self._hist, self._heap
@@ -902,7 +826,9 @@ class Trainer(Stepping[StepRecord]):
         word = self._words[wi]
         return word if len(word) <= _EXAMPLE_CHARS else word[: _EXAMPLE_CHARS - 1] + "…"
 
-    def _merge(self, pair: int, a: int, b: int, new: int) -> tuple[int, dict[int, int]]:
+    def _merge(self, pair: int, a: int, b: int, new: int) -> tuple[int, dict[int, int], Sequence[int]]:
+        """Merge every occurrence of ``pair`` = (a, b) into ``new``: (occurrences replaced,
+        word -> its occurrences, the positions the pair was recorded at)."""
         sym, nxt, prv, wof, freqs = self._sym, self._nxt, self._prv, self._wof, self._freqs
         count, where, hist = self._count, self._where, self._hist
         push = heapq.heappush
@@ -974,8 +900,8 @@ class Trainer(Stepping[StepRecord]):
             merged_count = count[pair]
         del count[pair]
         hist[merged_count] -= 1
-        self._settle(before)
-        return replaced, per_word
+        self.settle(before)
+        return replaced, per_word, positions
 
     def run(self) -> Trainer:
         """Train to the end; returns self (the records are in ``records``)."""

@@ -19,11 +19,6 @@ from .picky import removal_parts
 
 __all__ = ["Vocab", "VocabBuilder", "build_alphabet", "hf_alphabet_ranks", "int_pairs"]
 
-# Pairs of token ids are packed into one int (left << PAIR_SHIFT | right): cheaper to hash and
-# compare than tuples, and the packed ints order exactly as (left, right) tuples do.
-PAIR_SHIFT = 21
-PAIR_MASK = (1 << PAIR_SHIFT) - 1
-
 
 class VocabBuilder:
     """Token display strings by id, grown one merge at a time.

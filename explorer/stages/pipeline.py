@@ -22,7 +22,6 @@ from .pretokenizers import (
     Piece,
     compile_pattern,
     iter_piece_texts,
-    join_superwords,
     pre_tokenize_str,
     special_tokens_re,
     split_sequences,
@@ -231,26 +230,6 @@ def count_words(texts: str | Iterable[str], config: PipelineConfig) -> dict[str,
     ):
         counts.update(pieces)
     return dict(counts)
-
-
-def count_words_and_superwords(
-    texts: str | Iterable[str], config: PipelineConfig
-) -> tuple[dict[str, int], dict[str, int]]:
-    """``count_words`` under the config and under its superword twin at once (SuperBPE's two
-    stages), each text cut into pieces once.
-
-    >>> from explorer import TrainerConfig
-    >>> count_words_and_superwords("a b, 42 a b", TrainerConfig(pretokenizer="gpt2", unit="char"))
-    ({'a': 1, ' b': 2, ',': 1, ' 42': 1, ' a': 1}, {'a b,': 1, ' 42': 1, ' a b': 1})
-    """
-    words: Counter[str] = Counter()
-    superwords: Counter[str] = Counter()
-    for pieces in iter_piece_texts(
-        iter_sequences(texts, config), pretokenizer=config.pretokenizer, pattern=config.pattern
-    ):
-        words.update(pieces)
-        superwords.update(join_superwords(pieces))
-    return dict(words), dict(superwords)
 
 
 def inspect_str(text: str, config: PipelineConfig, *, max_pieces: int | None = None) -> list[InspectedPiece]:
