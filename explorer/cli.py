@@ -1,4 +1,4 @@
-"""Command line: ``python -m explorer train|encode|evaluate|scan|export|import|presets|app|serve``.
+"""Command line: ``python -m explorer train|encode|evaluate|scan|export|import|presets|settings|app|serve``.
 
     python -m explorer train FILE [FILE ...] --preset NAME [--vocab-size N | --merges N]
         [--tie-break first-seen|hf|subword-nmt] [--min-frequency N] [--full-byte-alphabet | --alphabet A]
@@ -28,6 +28,9 @@
         [--pretokenizer P] [--normalizer N] for files that name none; HF_TOKEN, HF_ENDPOINT, HF_HUB_CACHE and
         HF_HUB_OFFLINE as huggingface_hub reads them)
     python -m explorer presets
+    python -m explorer settings [--json]
+        (every BPE_EXPLORER_* setting: its value in force and whether it came from the environment or is
+        the default; --json: one object, {NAME: {"value": V, "source": S, "unit": U}, ...})
     python -m explorer serve --servers N [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
         [--haproxy PROGRAM]
     python -m explorer app [--port 8501] [--address 127.0.0.1 | --class] [--public-url URL]
@@ -48,6 +51,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from . import settings
 from .analysis.evaluate import curve, evaluate
 from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .analysis.health import scan
@@ -259,6 +263,8 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--reference", metavar="FILE", help="a text file: count the tokens its encoding never uses")
 
     sub.add_parser("presets", help="list the presets")
+    st = sub.add_parser("settings", help="the BPE_EXPLORER_* settings in force, and where each came from")
+    st.add_argument("--json", action="store_true", help="one JSON object instead of a line each")
 
     a = sub.add_parser("app", help="start the app (one server) on the bundled sample corpora")
     a.add_argument("--port", type=int, default=8501, help="the port browsers connect to (default 8501)")
@@ -729,6 +735,32 @@ def _import(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _settings(args: argparse.Namespace, out: TextIO) -> int:
+    """Every setting in force: a line each (name, value, where it came from, what it is), or one
+    JSON object. A bad number is also logged, as the app would when reading it."""
+    shown = list(settings.in_force())
+    if args.json:
+        out.write(
+            json.dumps({s.setting.name: {"value": s.value, "source": s.source, "unit": s.setting.unit} for s in shown})
+            + "\n"
+        )
+        return 0
+    width = max(len(s.setting.name) for s in shown)
+    for s in shown:
+        value = (
+            "(unset)"
+            if s.value is None
+            else f"{s.value:,g}"
+            if isinstance(s.value, float)
+            else f"{s.value:,}"
+            if isinstance(s.value, int)
+            else s.value
+        )
+        unit = f" {s.setting.unit}" if s.setting.unit and s.setting.kind != "place" else ""
+        out.write(f"{s.setting.name:<{width}}  {value}{unit}  [{s.source}]  {s.setting.text}\n")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
@@ -746,6 +778,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: T
             return _import(args, out)
         if args.command == "scan":
             return _scan(args, out)
+        if args.command == "settings":
+            return _settings(args, out)
         if args.command in ("serve", "app"):
             return serve(
                 args.servers if args.command == "serve" else 1,

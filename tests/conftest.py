@@ -209,12 +209,15 @@ def _test_process_is_no_server():
     memory passed the server's 1.5 GiB ceiling, and every training its pages started was stopped
     at once. That ceiling is a server's, checked on real servers (tests/test_budget_live.py); in
     this process its default is set out of the way (the variable, where set, still wins)."""
-    from explorer.ui import server
+    from dataclasses import replace
 
-    default = server.DEFAULT_SERVER_MIB
-    server.DEFAULT_SERVER_MIB = 64 * 1024.0
+    from explorer.settings import SETTINGS
+
+    name = "BPE_EXPLORER_SERVER_MIB"
+    declared = SETTINGS[name]
+    SETTINGS[name] = replace(declared, default=64 * 1024.0)
     yield
-    server.DEFAULT_SERVER_MIB = default
+    SETTINGS[name] = declared
 
 
 @pytest.fixture(scope="session")

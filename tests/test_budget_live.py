@@ -19,14 +19,16 @@ import threading
 import pytest
 from appserver import app_process, require_chromium, wait_idle
 
-from explorer.ui import server
+from explorer.settings import default_number
 
 pytestmark = pytest.mark.browser
 
 require_chromium()
 
 SESSION_MIB, SERVER_MIB = 96, 832
-assert SESSION_MIB < server.DEFAULT_SESSION_TRAIN_MIB and SERVER_MIB < server.DEFAULT_SERVER_MIB
+assert SESSION_MIB < default_number("BPE_EXPLORER_SESSION_TRAIN_MIB") and SERVER_MIB < default_number(
+    "BPE_EXPLORER_SERVER_MIB"
+)
 CEILING = SERVER_MIB * 2**20
 PROBE = {"preset": "bytes", "merges": "200000", "min_frequency": "0"}
 LINKS = [

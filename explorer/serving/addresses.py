@@ -22,11 +22,11 @@ This module imports neither Streamlit nor pandas nor Altair.
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 from collections.abc import Iterable, Sequence
 from urllib.parse import urlsplit
 
+from .. import settings
 from ..errors import ExplorerError
 
 __all__ = [
@@ -149,7 +149,7 @@ def check_public_url(text: str, *, source: str = PUBLIC_URL_ENV) -> str:
 def public_url() -> str | None:
     """``BPE_EXPLORER_PUBLIC_URL`` checked (None when unset or empty; a bad one raises
     :class:`ExplorerError` with a sentence)."""
-    raw = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    raw = settings.text(PUBLIC_URL_ENV)
     return check_public_url(raw) if raw else None
 
 

@@ -65,7 +65,6 @@ import hashlib
 import hmac
 import json
 import math
-import os
 import random
 import re
 import secrets
@@ -77,6 +76,7 @@ from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 import regex
 
+from .. import settings
 from ..errors import ExplorerError
 
 __all__ = [
@@ -186,34 +186,29 @@ class Limits:
     ``BPE_EXPLORER_ADDRESS_ROOM_STARTS``, ``BPE_EXPLORER_ROOM_MISSES`` and
     ``BPE_EXPLORER_ADDRESS_ROOM_MISSES``."""
 
-    rooms: int = 200
-    members: int = 100
-    idle_hours: float = 4.0
-    empty_minutes: float = 30.0
-    starts: int = 6
-    address_starts: int = 30
-    misses: int = 20
-    address_misses: int = 60
+    # the defaults, declared with their variables in ``explorer.settings``
+    rooms: int = settings.default_count("BPE_EXPLORER_MAX_ROOMS")
+    members: int = settings.default_count("BPE_EXPLORER_ROOM_SIZE")
+    idle_hours: float = settings.default_number("BPE_EXPLORER_ROOM_HOURS")
+    empty_minutes: float = settings.default_number("BPE_EXPLORER_EMPTY_ROOM_MINUTES")
+    starts: int = settings.default_count("BPE_EXPLORER_ROOM_STARTS")
+    address_starts: int = settings.default_count("BPE_EXPLORER_ADDRESS_ROOM_STARTS")
+    misses: int = settings.default_count("BPE_EXPLORER_ROOM_MISSES")
+    address_misses: int = settings.default_count("BPE_EXPLORER_ADDRESS_ROOM_MISSES")
 
     @classmethod
     def from_env(cls) -> Limits:
-        def number(name: str, default: float, kind: type) -> Any:
-            raw = os.environ.get(name, "").strip()
-            try:
-                value = kind(raw) if raw else default
-            except ValueError:
-                return default
-            return value if value > 0 else default
-
+        """The limits the environment sets (``explorer.settings``: a bad value is logged and its
+        default used)."""
         return cls(
-            number("BPE_EXPLORER_MAX_ROOMS", cls.rooms, int),
-            number("BPE_EXPLORER_ROOM_SIZE", cls.members, int),
-            number("BPE_EXPLORER_ROOM_HOURS", cls.idle_hours, float),
-            number("BPE_EXPLORER_EMPTY_ROOM_MINUTES", cls.empty_minutes, float),
-            number("BPE_EXPLORER_ROOM_STARTS", cls.starts, int),
-            number("BPE_EXPLORER_ADDRESS_ROOM_STARTS", cls.address_starts, int),
-            number("BPE_EXPLORER_ROOM_MISSES", cls.misses, int),
-            number("BPE_EXPLORER_ADDRESS_ROOM_MISSES", cls.address_misses, int),
+            settings.count("BPE_EXPLORER_MAX_ROOMS"),
+            settings.count("BPE_EXPLORER_ROOM_SIZE"),
+            settings.number("BPE_EXPLORER_ROOM_HOURS"),
+            settings.number("BPE_EXPLORER_EMPTY_ROOM_MINUTES"),
+            settings.count("BPE_EXPLORER_ROOM_STARTS"),
+            settings.count("BPE_EXPLORER_ADDRESS_ROOM_STARTS"),
+            settings.count("BPE_EXPLORER_ROOM_MISSES"),
+            settings.count("BPE_EXPLORER_ADDRESS_ROOM_MISSES"),
         )
 
     @property

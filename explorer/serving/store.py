@@ -85,7 +85,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import os
 import re
 import sqlite3
@@ -97,6 +96,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 from urllib.parse import unquote, urlsplit
 
+from .. import settings
 from ..errors import ExplorerError
 from ..formats.corpora import mib
 
@@ -134,9 +134,11 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-DEFAULT_STORE_MIB = 1024  # BPE_EXPLORER_STORE_MIB: the whole store
-DEFAULT_SESSION_MIB = 100  # BPE_EXPLORER_SESSION_MIB: what one owner (a browser) may keep
-DEFAULT_ADDRESS_MIB = 300  # BPE_EXPLORER_ADDRESS_MIB: what the browsers of one network address may keep
+# the defaults of BPE_EXPLORER_STORE_MIB (the whole store), _SESSION_MIB (what one owner, a
+# browser, may keep) and _ADDRESS_MIB (what the browsers of one network address may keep)
+DEFAULT_STORE_MIB = int(settings.default_number("BPE_EXPLORER_STORE_MIB"))
+DEFAULT_SESSION_MIB = int(settings.default_number("BPE_EXPLORER_SESSION_MIB"))
+DEFAULT_ADDRESS_MIB = int(settings.default_number("BPE_EXPLORER_ADDRESS_MIB"))
 ADDRESS_OWNER = "a:"  # owners named so only count toward a quota: they keep no file from a forget
 FILE_NAME = "store.sqlite3"
 APP_FOLDER = "bpe-explorer"
@@ -1502,7 +1504,7 @@ def data_dir() -> Path:
     ``~/Library/Application Support/bpe-explorer`` on macOS, ``%LOCALAPPDATA%\\bpe-explorer`` on
     Windows).
     """
-    chosen = os.environ.get("BPE_EXPLORER_DATA", "").strip()
+    chosen = settings.text("BPE_EXPLORER_DATA")
     if chosen:
         return Path(chosen).expanduser()
     if sys.platform == "win32":
@@ -1513,29 +1515,6 @@ def data_dir() -> Path:
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
     return base / APP_FOLDER
-
-
-def _env_mib(name: str, default: float) -> int:
-    """Bytes from a positive number of MiB in the environment variable ``name``; a bad value
-    is logged and ``default`` used.
-
-    >>> os.environ["BPE_EXPLORER_DOCTEST_MIB"] = "0.5"; _env_mib("BPE_EXPLORER_DOCTEST_MIB", 1)
-    524288
-    >>> os.environ["BPE_EXPLORER_DOCTEST_MIB"] = "-3"; _env_mib("BPE_EXPLORER_DOCTEST_MIB", 1)
-    1048576
-    >>> del os.environ["BPE_EXPLORER_DOCTEST_MIB"]
-    """
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return int(default * 2**20)
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)) or int(value * 2**20) < 1:
-        _log.warning("%s=%r is not a positive number; using %s", name, raw, default)
-        value = default
-    return int(value * 2**20)
 
 
 _STORE_CHOICES = (
@@ -1566,10 +1545,10 @@ def default_store() -> Store:
 
 def _store_from_environment() -> Store:
     """A new store as the environment asks (see :func:`default_store`)."""
-    cap_bytes = _env_mib("BPE_EXPLORER_STORE_MIB", DEFAULT_STORE_MIB)
-    session_quota = _env_mib("BPE_EXPLORER_SESSION_MIB", DEFAULT_SESSION_MIB)
-    address_quota = _env_mib("BPE_EXPLORER_ADDRESS_MIB", DEFAULT_ADDRESS_MIB)
-    choice = os.environ.get("BPE_EXPLORER_STORE", "").strip()
+    cap_bytes, session_quota, address_quota = (
+        max(1, int(settings.number(f"BPE_EXPLORER_{what}_MIB") * 2**20)) for what in ("STORE", "SESSION", "ADDRESS")
+    )
+    choice = settings.text("BPE_EXPLORER_STORE") or ""
     if choice.lower() in ("", "sqlite"):
         return SqliteStore(data_dir(), cap_bytes=cap_bytes, session_quota=session_quota, address_quota=address_quota)
     if choice.startswith(_REDIS_SCHEMES):

@@ -28,7 +28,6 @@ import importlib
 import itertools
 import logging
 import multiprocessing
-import os
 import queue
 import resource
 import signal
@@ -40,6 +39,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Literal
 
 from ..errors import ExplorerError
+from ..settings import SETTINGS
 
 __all__ = ["Pool", "Job", "JobError", "JobCancelled", "default_workers", "PRELOAD"]
 
@@ -70,12 +70,12 @@ class JobCancelled(JobError):
 
 def default_workers() -> int:
     """One worker per core beyond the first (the server's own interpreter keeps one), at least
-    one: 1 on a 2-core machine.
+    one: 1 on a 2-core machine (``BPE_EXPLORER_WORKERS``' default).
 
     >>> default_workers() >= 1
     True
     """
-    return max(1, (os.cpu_count() or 2) - 1)
+    return int(SETTINGS["BPE_EXPLORER_WORKERS"].default_value() or 1)
 
 
 class Job:

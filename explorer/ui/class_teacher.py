@@ -30,12 +30,12 @@ from __future__ import annotations
 import functools
 import html
 import logging
-import os
 import time
 from urllib.parse import urlsplit
 
 import streamlit as st
 
+from .. import settings
 from ..errors import ExplorerError
 from ..serving import addresses
 from ..serving.room_results import results_csv
@@ -176,7 +176,7 @@ def join_base() -> str:
 
 def _listening() -> str:
     """The address this server listens on (behind ``serve``'s haproxy: the proxy's)."""
-    front = os.environ.get(addresses.LISTEN_ENV)
+    front = settings.text(addresses.LISTEN_ENV)
     if front is not None:
         return front
     try:

@@ -29,24 +29,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from .. import settings
 from ..bpe.budget import Budget, Ceiling
-from ..serving.workers import Job, Pool, default_workers
+from ..serving.workers import Job, Pool
 
 __all__ = [
     "DEFAULT_STEP_MIB",
     "DEFAULT_IDLE_MINUTES",
-    "DEFAULT_JOB_MIB",
-    "DEFAULT_SESSION_TRAIN_MIB",
-    "DEFAULT_SESSION_TRAIN_SECONDS",
-    "DEFAULT_STEP_WORK",
-    "DEFAULT_SERVER_MIB",
     "step_limit",
     "idle_seconds",
     "session_budget",
@@ -64,13 +59,9 @@ __all__ = [
 SWITCH_INTERVAL_S = 0.001
 sys.setswitchinterval(SWITCH_INTERVAL_S)
 
-DEFAULT_STEP_MIB = 4.0
-DEFAULT_IDLE_MINUTES = 30.0
-DEFAULT_JOB_MIB = 2048.0
-DEFAULT_SESSION_TRAIN_MIB = 256.0
-DEFAULT_SESSION_TRAIN_SECONDS = 300.0
-DEFAULT_STEP_WORK = 200_000  # the first merge of a 200,000-character run of one letter: ~0.25 s here
-DEFAULT_SERVER_MIB = 1536.0
+# the defaults, as ``explorer.settings`` declares them (where each variable is read)
+DEFAULT_STEP_MIB = settings.default_number("BPE_EXPLORER_STEP_MIB")
+DEFAULT_IDLE_MINUTES = settings.default_number("BPE_EXPLORER_IDLE_MINUTES")
 # inputs above this go to a worker process (pre-tokenizing, splitting or reading them holds the
 # interpreter ~1 s a MiB, which every other session's Step needs); below it, a job's round trip
 # costs more than it saves
@@ -78,50 +69,30 @@ WORKER_MIN_BYTES = 256 * 1024
 _log = logging.getLogger(__name__)
 
 
-def _env_number(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value != value or value == float("inf"):
-        _log.warning("%s=%r is not a positive number; using %s", name, raw, default)
-        return default
-    return value
-
-
 def step_limit() -> int:
-    """Bytes of corpus a session may step through with full records.
-
-    >>> os.environ["BPE_EXPLORER_STEP_MIB"] = "0.5"; step_limit()
-    524288
-    >>> os.environ["BPE_EXPLORER_STEP_MIB"] = "lots"; step_limit() == int(DEFAULT_STEP_MIB * 2**20)
-    True
-    >>> del os.environ["BPE_EXPLORER_STEP_MIB"]
-    """
-    return int(_env_number("BPE_EXPLORER_STEP_MIB", DEFAULT_STEP_MIB) * 2**20)
+    """Bytes of corpus a session may step through with full records (``BPE_EXPLORER_STEP_MIB``:
+    ``explorer.settings`` reads it and says what a bad value gives)."""
+    return int(settings.number("BPE_EXPLORER_STEP_MIB") * 2**20)
 
 
 def idle_seconds() -> float:
     """How long a session may leave its trainer untouched before it is let go."""
-    return _env_number("BPE_EXPLORER_IDLE_MINUTES", DEFAULT_IDLE_MINUTES) * 60
+    return settings.number("BPE_EXPLORER_IDLE_MINUTES") * 60
 
 
 def session_budget() -> Budget:
     """What one session's trainer may take of the server: memory, CPU time, the work of one
     step, all of it under the server's ceiling (``BPE_EXPLORER_SERVER_MIB``, by default
-    ``DEFAULT_SERVER_MIB``: 1,536 MiB).
+    1,536 MiB).
 
     >>> b = session_budget(); b.memory_bytes // 2**20, b.step_work
     (256, 200000)
     """
     return Budget(
-        memory_bytes=int(_env_number("BPE_EXPLORER_SESSION_TRAIN_MIB", DEFAULT_SESSION_TRAIN_MIB) * 2**20),
-        seconds=_env_number("BPE_EXPLORER_SESSION_TRAIN_SECONDS", DEFAULT_SESSION_TRAIN_SECONDS),
-        step_work=int(_env_number("BPE_EXPLORER_STEP_WORK", DEFAULT_STEP_WORK)),
-        ceiling=Ceiling(int(_env_number("BPE_EXPLORER_SERVER_MIB", DEFAULT_SERVER_MIB) * 2**20)),
+        memory_bytes=int(settings.number("BPE_EXPLORER_SESSION_TRAIN_MIB") * 2**20),
+        seconds=settings.number("BPE_EXPLORER_SESSION_TRAIN_SECONDS"),
+        step_work=settings.count("BPE_EXPLORER_STEP_WORK"),
+        ceiling=Ceiling(int(settings.number("BPE_EXPLORER_SERVER_MIB") * 2**20)),
         whose="each session",
     )
 
@@ -184,8 +155,9 @@ def pool() -> Pool:
     trainings and evaluations), started with the first job; sized by the environment."""
     with _POOL_LOCK:
         if not _POOL:
-            workers = int(_env_number("BPE_EXPLORER_WORKERS", default_workers()))
-            _POOL.append(Pool(workers, memory_mib=_env_number("BPE_EXPLORER_JOB_MIB", DEFAULT_JOB_MIB)))
+            _POOL.append(
+                Pool(settings.count("BPE_EXPLORER_WORKERS"), memory_mib=settings.number("BPE_EXPLORER_JOB_MIB"))
+            )
         return _POOL[0]
 
 
