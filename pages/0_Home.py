@@ -2,7 +2,6 @@
 
 from explorer.ui import home_view, links, nav
 
-nav.enter_page()
-links.open_link(home_view.apply_params)  # a shared link or a refresh: rebuild the view it names
+nav.page(__file__)  # the prologue its line of nav.PAGES declares
 home_view.home()
 links.keep_current(home_view.params())

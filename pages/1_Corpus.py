@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-from explorer.ui import corpus_view, links, nav, state
+from explorer.ui import corpus_view, links, nav
 
-nav.enter_page()
-state.keep_widget_state()
-links.open_link(corpus_view.apply_preview_params)  # a shared link or a refresh: rebuild the view it names
+nav.page(__file__)  # the prologue its line of nav.PAGES declares
 
 st.title("Corpus")
 st.write("Pick bundled texts, upload your own or paste some. The Train page trains on exactly this.")

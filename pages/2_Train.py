@@ -4,9 +4,7 @@ import streamlit as st
 
 from explorer.ui import links, nav, render, settings, state, train_view
 
-nav.enter_page()
-state.keep_widget_state()
-links.open_link()  # a shared link or a refresh: rebuild the view it names
+nav.page(__file__)  # the prologue its line of nav.PAGES declares
 settings.sidebar()
 
 preset, config = state.current_config()

@@ -1,7 +1,6 @@
 """Class: a teacher runs the lesson from the projector; students follow and guess the next merge."""
 
-from explorer.ui import class_view, nav, state
+from explorer.ui import class_view, nav
 
-nav.enter_page()
-state.keep_widget_state()
+nav.page(__file__)  # the prologue its line of nav.PAGES declares
 class_view.class_page()

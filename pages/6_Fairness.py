@@ -3,11 +3,9 @@
 import streamlit as st
 
 from explorer.ui import fairness_view as view
-from explorer.ui import links, nav, state
+from explorer.ui import links, nav
 
-nav.enter_page()
-state.keep_widget_state()
-links.open_link(view.apply_link)  # a shared link or a refresh: rebuild the view it names
+nav.page(__file__)  # the prologue its line of nav.PAGES declares
 
 with st.sidebar:
     view.settings_form()

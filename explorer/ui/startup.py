@@ -18,23 +18,18 @@ import threading
 import time
 from collections.abc import AsyncIterator
 
-__all__ = ["lifespan", "warm_up", "warm_state", "client_address", "ROUTES"]
+__all__ = ["lifespan", "warm_up", "warm_state", "warm_modules", "client_address", "ROUTES"]
 
 _log = logging.getLogger(__name__)
 
-# the page modules a first visit imports (pandas, altair and pyarrow come with them)
-_MODULES = (
-    "explorer.ui.nav",
-    "explorer.ui.home_view",
-    "explorer.ui.corpus_view",
-    "explorer.ui.train_view",
-    "explorer.ui.playground_view",
-    "explorer.ui.compare_view",
-    "explorer.ui.links",
-    "explorer.ui.class_view",
-    "explorer.ui.fairness_view",
-    "explorer.ui.variants_view",
-)
+
+def warm_modules() -> list[str]:
+    """The modules a first visit imports (pandas, altair and pyarrow come with them): the
+    navigation, the links and every page's view, from the page registry."""
+    from .nav import PAGES  # imported by the warm-up thread, not when the server loads this module
+
+    return [f"{__package__}.{name}" for name in ("nav", "links", *(p.view for p in PAGES))]
+
 
 _state: dict = {"ready": False, "started": None, "done": [], "seconds": None}
 _lock = threading.Lock()
@@ -59,7 +54,7 @@ def _warm() -> None:
 
     t0 = time.monotonic()
     steps = (
-        ("imports", lambda: [importlib.import_module(m) for m in _MODULES]),
+        ("imports", lambda: [importlib.import_module(m) for m in warm_modules()]),
         ("default corpus", _default_corpus),
         ("tables", lambda: warm_pretrained().join()),
         ("languages", warm_languages),  # the Compare page's parity rows of the bundled tables

@@ -1,0 +1,46 @@
+"""The page list is declared once (explorer/ui/nav.py: PAGES): the scripts in pages/, the
+navigation, the start-up warming and each page's prologue all come from it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+
+from conftest import ROOT
+
+from explorer.ui import nav, startup
+
+
+def test_every_script_in_pages_is_in_the_registry_and_every_line_of_it_has_its_script():
+    scripts = sorted(f"pages/{p.name}" for p in (ROOT / "pages").glob("*.py"))
+    assert sorted(p.script for p in nav.PAGES) == scripts
+    # the navigation's order is the scripts' (their digits), Home first and the default
+    assert [p.script for p in nav.PAGES] == scripts and nav.PAGES[0].title == "Home"
+    assert [p.title for p in nav.PAGES] == [s.split("_", 1)[1].removesuffix(".py") for s in scripts]  # the URLs
+
+
+def _statements(script: str) -> list[str]:
+    tree = ast.parse((ROOT / script).read_text(encoding="utf-8"))
+    body = [s for s in tree.body if not isinstance(s, ast.Import | ast.ImportFrom)]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return [ast.unparse(s) for s in body]
+
+
+def test_each_page_script_starts_with_the_one_prologue_and_repeats_none_of_it():
+    for spec in nav.PAGES:
+        statements = _statements(spec.script)
+        assert statements[0] == "nav.page(__file__)", spec.script
+        calls = "\n".join(statements)
+        for own in ("enter_page(", "keep_widget_state(", "open_link("):
+            assert own not in calls, (spec.script, own)
+
+
+def test_each_pages_view_is_warmed_at_start_and_has_the_link_function_its_line_names():
+    warmed = startup.warm_modules()
+    for spec in nav.PAGES:
+        assert f"explorer.ui.{spec.view}" in warmed, spec
+        view = importlib.import_module(f"explorer.ui.{spec.view}")
+        if spec.apply is not None:
+            assert spec.opens_links and callable(getattr(view, spec.apply)), spec
+    assert warmed[:2] == ["explorer.ui.nav", "explorer.ui.links"]
