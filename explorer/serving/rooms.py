@@ -940,12 +940,12 @@ class SqliteRooms(_Base):
 
     # -- plumbing --
     def _run(self, op: Callable[[Any], Any], *, write: bool = False) -> Any:
-        from .store import _write
+        from .store import write_transaction
 
         def wrapped(conn):
             made_for = (id(conn), self.store._identity)
             if self._ready != made_for:
-                with _write(conn):
+                with write_transaction(conn):
                     for statement in filter(str.strip, _SQL.split(";")):
                         conn.execute(statement)
                     for table, name, kind in _ADDED_COLUMNS:
@@ -954,7 +954,7 @@ class SqliteRooms(_Base):
                 self._ready = made_for
             if not write:
                 return op(conn)
-            with _write(conn):
+            with write_transaction(conn):
                 return op(conn)
 
         return self.store._run(wrapped)
@@ -1020,7 +1020,7 @@ class SqliteRooms(_Base):
         return None if row is None else Member(row[0], row[1], row[2], bool(row[3]))
 
     def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
-        from .store import _extend_hold
+        from .store import extend_hold
 
         sets = ", ".join(f"{name} = ?" for name in columns)
         now = self.clock()
@@ -1031,7 +1031,7 @@ class SqliteRooms(_Base):
         )
         # the files the room holds stay as long as it lives: its activity moves their deadline on
         (has_members,) = conn.execute("SELECT EXISTS (SELECT 1 FROM room_members WHERE code = ?)", (code,)).fetchone()
-        _extend_hold(conn, holder(code), now + self.limits.lifetime(bool(has_members)))
+        extend_hold(conn, holder(code), now + self.limits.lifetime(bool(has_members)))
 
     def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
         return self._run(lambda conn: self._take_in(conn, buckets, window, record=record), write=True)
@@ -1338,12 +1338,12 @@ class SqliteRooms(_Base):
     def end(self, code: str, key: str) -> None:
         """End the room: its students' pages say so (for ``ENDED_KEEP_S``, then it is gone), it
         counts no more against the server's limit of rooms, and the files it held are let go."""
-        from .store import _release
+        from .store import release_hold
 
         def op(conn) -> None:
             room = self._teacher_room(conn, code, key)
             self._bump(conn, room.code, rev=1, tally=1, ended=self.clock())
-            _release(conn, holder(room.code))
+            release_hold(conn, holder(room.code))
 
         self._run(op, write=True)
 
@@ -1419,7 +1419,7 @@ class SqliteRooms(_Base):
         """Delete the rooms idle past the limit (a shorter one for rooms nobody joined), with
         their members, questions and answers, and release the files they held; forget the
         start and lookup counts that no window reaches any more."""
-        from .store import _release
+        from .store import release_hold
 
         now = self.clock()
         gone = [
@@ -1432,7 +1432,7 @@ class SqliteRooms(_Base):
         for code in gone:
             for table in _ROOM_TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
-            _release(conn, holder(code))
+            release_hold(conn, holder(code))
         conn.execute("DELETE FROM room_hits WHERE at <= ?", (now - max(START_WINDOW_S, MISS_WINDOW_S),))
         return len(gone)
 

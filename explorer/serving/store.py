@@ -130,6 +130,9 @@ __all__ = [
     "default_store",
     "recreated_notice",
     "recreated_since",
+    "write_transaction",
+    "extend_hold",
+    "release_hold",
 ]
 
 _log = logging.getLogger(__name__)
@@ -366,7 +369,7 @@ class SqliteStore:
         address = _address_owner(address)
 
         def op(conn: sqlite3.Connection) -> str:
-            with _write(conn):
+            with write_transaction(conn):
                 if owner is not None:
                     self._check_quota(conn, owner, digest, size)
                 if address is not None:
@@ -426,7 +429,7 @@ class SqliteStore:
         limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
 
         def op(conn: sqlite3.Connection) -> int:
-            with _write(conn):
+            with write_transaction(conn):
                 _sweep(conn, self.clock())
                 return _evict(conn, limit, self.clock())
 
@@ -438,7 +441,7 @@ class SqliteStore:
         blobs deleted."""
 
         def op(conn: sqlite3.Connection) -> int:
-            with _write(conn):
+            with write_transaction(conn):
                 _sweep(conn, self.clock())
                 return _forget(conn, owner)
 
@@ -451,14 +454,14 @@ class SqliteStore:
         wanted = sorted({d for d in digests if _is_digest(d)})
 
         def op(conn: sqlite3.Connection) -> int:
-            with _write(conn):
+            with write_transaction(conn):
                 _sweep(conn, self.clock())
                 held = 0
                 for digest in wanted:
                     if _touch(conn, digest):
                         conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (holder, digest))
                         held += 1
-                _extend_hold(conn, holder, until, create=True)
+                extend_hold(conn, holder, until, create=True)
                 return held
 
         return self._run(op)
@@ -467,8 +470,8 @@ class SqliteStore:
         """End ``holder``'s hold: its claims go, with the blobs nobody else keeps; how many blobs."""
 
         def op(conn: sqlite3.Connection) -> int:
-            with _write(conn):
-                return _release(conn, holder)
+            with write_transaction(conn):
+                return release_hold(conn, holder)
 
         return self._run(op)
 
@@ -645,7 +648,7 @@ class SqliteStore:
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute(f"PRAGMA journal_size_limit = {64 * 2**20}")
-        with _write(conn):
+        with write_transaction(conn):
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             if version < _SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -663,11 +666,11 @@ class SqliteStore:
         self._identity = None if self._seen is None else self._seen[:2]
 
 
-# -- SQL helpers ---------------------------------------------------------------------------------
+# -- SQL helpers (the first three also for the rooms' own transactions: explorer.serving.rooms) ----
 
 
 @contextlib.contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """A write transaction taken at once (BEGIN IMMEDIATE: waits out other writers through the
     busy timeout, where a read that later writes could fail), rolled back on any error."""
     conn.execute("BEGIN IMMEDIATE")
@@ -736,7 +739,7 @@ def _forget(conn: sqlite3.Connection, owner: str) -> int:
     return deleted
 
 
-def _extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
+def extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
     """Move ``holder``'s deadline to ``until`` (``create``: start holding if it was not). A
     room's activity calls this in its own write transaction (``explorer.serving.rooms``)."""
     if create:
@@ -748,7 +751,7 @@ def _extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create:
         conn.execute("UPDATE holds SET until = ? WHERE holder = ?", (until, holder))
 
 
-def _release(conn: sqlite3.Connection, holder: str) -> int:
+def release_hold(conn: sqlite3.Connection, holder: str) -> int:
     """End ``holder``'s hold (its claims, then the blobs nobody else keeps); how many blobs went.
     Call inside a write transaction (a room's purge does, in its own)."""
     conn.execute("DELETE FROM holds WHERE holder = ?", (holder,))
@@ -759,7 +762,7 @@ def _sweep(conn: sqlite3.Connection, now: float) -> int:
     """Release the holders whose deadline has passed (a room that expired without a purge); the
     number of blobs that went with them. Call inside a write transaction."""
     lapsed = [h for (h,) in conn.execute("SELECT holder FROM holds WHERE until < ?", (now,)).fetchall()]
-    return sum(_release(conn, holder) for holder in lapsed)
+    return sum(release_hold(conn, holder) for holder in lapsed)
 
 
 def _address_owner(address: str | None) -> str | None:
