@@ -115,22 +115,27 @@ def _private_uses(root: Path, package: str) -> list[str]:
     trees = _trees(root, package)
     uses = []
     for name, (tree, is_package) in trees.items():
-        aliases = {}  # the local names bound to the package's other modules
+        aliases = set()  # how the package's other modules are named here: ``m``, ``pkg.m`` (``import pkg.m``)
         for target, used, line, bound in _imports(name, tree, is_package, trees):
             if used.startswith("_") and not used.startswith("__") and target != name:
                 uses.append(f"{name}:{line}: from {target} import {used}")
             if bound and target != name:
-                aliases[bound] = target
+                aliases |= {bound, target}
         for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Attribute)
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
-                and isinstance(node.value, ast.Name)
-                and node.value.id in aliases
-            ):
-                uses.append(f"{name}:{node.lineno}: {node.value.id}.{node.attr}")
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                owner = _dotted(node.value)
+                if owner in aliases:
+                    uses.append(f"{name}:{node.lineno}: {owner}.{node.attr}")
     return uses
+
+
+def _dotted(node: ast.expr) -> str:
+    """``a.b.c`` for a chain of names and attributes, else ""."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)):
+        return f"{base}.{node.attr}"
+    return ""
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -169,7 +174,11 @@ def test_a_private_name_from_another_module_is_found_however_it_is_reached(tmp_p
         {
             "pkg/a.py": "_x = 1\n_y = 2\n",
             "pkg/sub/b.py": "from ..a import _x\nfrom .. import a as other\nprint(other._y, other.__name__)\n",
-            "pkg/c.py": "def f():\n    import pkg.a\n    return pkg.a.x\n_own = 3\nprint(_own)\n",
+            "pkg/c.py": "def f():\n    import pkg.a\n    return pkg.a.x, pkg.a._x\n_own = 3\nprint(_own)\n",
         },
     )
-    assert _private_uses(root, "pkg") == ["pkg.sub.b:1: from pkg.a import _x", "pkg.sub.b:3: other._y"]
+    assert _private_uses(root, "pkg") == [
+        "pkg.c:3: pkg.a._x",
+        "pkg.sub.b:1: from pkg.a import _x",
+        "pkg.sub.b:3: other._y",
+    ]
