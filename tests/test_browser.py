@@ -391,8 +391,8 @@ def _quick_clicks(page, label: str, n: int, gap_ms: int = 30) -> None:
 
 def test_quick_clicks_queue_five_steps_make_five_merges(page):
     nav(page, "Train")
-    # the click counter's script loads after the page has drawn; clicks before it are Streamlit's own
-    page.wait_for_function("() => window.__bpeClicks && window.__bpeClicks.listening", timeout=30_000)
+    # the stepper's script steps in the browser: each click a step, none waiting for the server
+    page.wait_for_function("() => document.querySelector('.sp-root[data-drawn]')", timeout=30_000)
     for round_ in range(1, 4):
         _quick_clicks(page, "Step", 5)
         wait_status(page, rf"^Step {5 * round_} of {5 * round_} trained")

@@ -122,7 +122,7 @@ function panels(root, rows) {
 }
 function make(component) {
   const s = {ui: build(component.parentElement), entries: new Map(), pieces: new Map(), epoch: null, gen: null,
-             shown: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
+             shown: 0, top: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
              reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2)};
   const ui = s.ui;
   s.held = () => {  // the ranges of final entries held, [[lo, hi], ...]
@@ -136,13 +136,14 @@ function make(component) {
   s.report = () => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
     if (s.inflight && performance.now() - s.inflight < 1500) { s.dirty = true; return; }
     s.dirty = false; s.inflight = performance.now(); s.reported = s.shown;
-    s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held: s.held(), load: s.load});
+    const held = s.held();
+    s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held, load: s.load});
   };
   s.html = (e) => e.html || (e.html = e.rows.map((r) => r.map((cell) => cell.map((id) => s.pieces.get(id)).join(""))));
   s.draw = () => {
-    const k = s.shown, e = s.entries.get(k);
-    ui.slider.max = Math.max(s.last, k); ui.slider.value = k;
-    ui.slider.setAttribute("aria-valuetext", `step ${fmt(k)} of ${fmt(s.last)}`);
+    const k = s.shown, e = s.entries.get(k), last = s.end();
+    ui.slider.max = last; ui.slider.value = k;
+    ui.slider.setAttribute("aria-valuetext", `step ${fmt(k)} of ${fmt(last)}`);
     const atEnd = s.done && k >= s.last;
     ui.step.disabled = ui.step10.disabled = ui.step100.disabled = atEnd;
     ui.back.disabled = k <= 0;
@@ -157,7 +158,7 @@ function make(component) {
     }
     ui.root.classList.remove("sp-waiting");
     ui.status.textContent = "";
-    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(s.last)} trained · vocabulary ${fmt(e.vocab)}${s.tail}`);
+    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${s.tail}`);
     if (ui.sentence.__step !== k || ui.sentence.__text !== e.text) {
       ui.sentence.__step = k; ui.sentence.__text = e.text;
       ui.sentence.textContent = "";
@@ -166,14 +167,20 @@ function make(component) {
     }
     ui.sentence.className = "sp-sentence sp-" + e.tone;
     panels(ui.panels, s.html(e));
+    // the history's greyed rows past the step shown: only those the session reached (the server
+    // trains a few steps ahead of the person, and they are not to be seen before they are stepped to)
+    for (const row of ui.panels.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
+      row.hidden = Number(row.cells[0].textContent.replace(/,/g, "")) > last;
+    }
     ui.root.dataset.drawn = k;
     ui.root.dataset.draws = ++s.draws;
   };
+  s.end = () => Math.max(s.last, s.top);  // the last step reached (the server's, or further here)
   s.go = (k) => {
-    const top = s.done ? s.last : Math.max(s.last, s.shown) + 100;
+    const top = s.done ? s.last : s.end() + 100;
     k = Math.max(0, Math.min(top, Math.round(k)));
     if (k === s.shown) return;
-    s.shown = k; s.draw(); s.report();
+    s.shown = k; s.top = Math.max(s.top, k); s.draw(); s.report();
   };
   s.move = (k) => { s.pause(); s.go(k); };
   s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); } };
@@ -203,7 +210,7 @@ function make(component) {
     if (ev.key === "ArrowRight" || ev.key === "ArrowUp") s.move(s.shown + by);
     else if (ev.key === "ArrowLeft" || ev.key === "ArrowDown") s.move(s.shown - by);
     else if (ev.key === "Home") s.move(0);
-    else if (ev.key === "End") s.move(s.last);
+    else if (ev.key === "End") s.move(s.end());
     else if (ev.key === " " || ev.key === "Spacebar") s.toggle();
     else return;
     ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
@@ -224,9 +231,10 @@ function take(s, data) {
   }
   s.last = data.last; s.done = data.done; s.tail = data.tail || "";
   if (data.gen !== s.gen) {  // the server moved the view itself (or this is the first data)
-    s.gen = data.gen; s.shown = data.view; s.reported = data.view;
+    s.gen = data.gen; s.shown = data.view; s.top = data.view; s.reported = data.view;
     if (s.playing) { s.playing = false; clearTimeout(s.timer); }
   }
+  if (s.done && s.shown > s.last) s.shown = s.last;  // training stopped short of where the person went
   if (data.ack === s.seq) s.inflight = 0;
 }
 export default function (component) {
@@ -235,6 +243,7 @@ export default function (component) {
   s.send = setStateValue;
   const first = s.seq === 0;
   take(s, data || {});
+  s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
   s.draw();
   if (first || (!s.inflight && (s.dirty || s.reported !== s.shown || (data && data.more)))) s.report();
 }

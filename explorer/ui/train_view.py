@@ -95,14 +95,21 @@ def _on_slider(key: str) -> None:
 
 
 def controls(live: state.Live) -> None:
-    """Run to end and Reset (the server's to do), and the script's own step controls for runs
-    without the stepper's script (hidden in a browser, see ``_SCRIPT_CONTROLS``)."""
+    """Run to end and Reset (the server's to do; the stepper has the rest)."""
     trainer = live.trainer
     assert trainer is not None
-    at_end, done = trainer.done and live.view == live.trained, trainer.done
+    done = trainer.done
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     row.button("Run to end", key="run", on_click=_start_run, disabled=done)
     row.button("Reset", key="reset", on_click=_reset)
+
+
+def script_controls(live: state.Live) -> None:
+    """The script's own Step / +10 / +100, status and slider, for runs where the stepper's script
+    does not run (AppTest); under everything, in a container the app's CSS hides in a browser."""
+    trainer = live.trainer
+    assert trainer is not None
+    at_end = trainer.done and live.view == live.trained
     hidden = st.container(key=_SCRIPT_CONTROLS)
     buttons = hidden.container(horizontal=True, gap="small")
     buttons.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
@@ -331,7 +338,7 @@ def current_merge(live: state.Live, style: render.TokenStyle) -> None:
 def _next_table(live: state.Live, k: int) -> tuple[PairStat, ...]:
     trainer = live.trainer
     assert trainer is not None
-    if k < live.trained:
+    if k < live.recorded:
         return trainer.records[k].top_pairs
     return () if trainer.done else trainer.peek()
 
@@ -343,7 +350,7 @@ def _pair_panel(live: state.Live, k: int, pairs: tuple[PairStat, ...], style: re
         done = f'<div class="bpe-done">Training finished: {html.escape(_stop_reason(trainer))}.</div>'
         return render.panel("Pair counts now", done)
     table = render.pair_rows(pairs, style=style)
-    if k < live.trained and trainer.records[k].compact:
+    if k < live.recorded and trainer.records[k].compact:
         return render.panel(
             "Pair counts now",
             table,
@@ -528,8 +535,9 @@ def live_area() -> None:
     through the steps in the browser and reports the step shown, which reruns only the fragment
     (the view, the address bar and the charts follow, and the steps ahead are sent)."""
     live = state.live()
-    if live.trainer is not None:
-        controls(live)
+    if live.trainer is None:
+        return
+    controls(live)
     st.fragment(_live_area)()
 
 
@@ -541,6 +549,8 @@ def _live_area() -> None:
         st.rerun(scope="app")  # "Run to end" runs at page level (only a full-page run can be interrupted by Stop)
     style = token_style(live)
     _draw_stepper(live, style)
+    if stepper.report_of(_STEPPER) is None:
+        script_controls(live)  # no report yet: a run without the stepper's script (AppTest), or a first one
     links.keep_current(note=True)
     live_view.live_view([], _charts(live), key="w_live")
     _full_history(live, style)
@@ -588,7 +598,7 @@ def entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
     lead, text, tone = sentence(live, style, step=k)
     # the history shows trained steps just past k, the pair table at the last step trained is a
     # look ahead: such a step is sent again once training moved on (or stopped)
-    final = trainer.done or k + _HISTORY_AHEAD <= live.trained
+    final = trainer.done or k + _HISTORY_AHEAD <= live.recorded
     return stepper.Entry(k, _vocab_at(live, k), lead, text, tone, tuple(rows), final=final)
 
 
@@ -618,9 +628,9 @@ def _on_report() -> None:
     if report is None or window is None or live is None or live.trainer is None or report.gen != window.gen:
         return  # a report for another trainer, or from before the server moved the view itself
     with live.lock:
-        live.view = min(report.step, live.trained)
-        if report.step > live.trained:
-            live.forward(min(report.step, live.trained + stepper.AHEAD) - live.view)
+        live.reach(report.step)  # a step trained ahead is reached now
+        if report.step > live.recorded:
+            live.forward(min(report.step, live.recorded + stepper.AHEAD) - live.view)
         live.playing = False
         _train_ahead(live)
 
@@ -630,9 +640,9 @@ def _train_ahead(live: state.Live) -> None:
     trainer = live.trainer
     assert trainer is not None
     if not trainer.done and not live.held:
-        short = live.view + stepper.AHEAD + _HISTORY_AHEAD - live.trained
+        short = live.view + stepper.AHEAD + _HISTORY_AHEAD - live.recorded
         if short > 0:
-            live.train(short)
+            live.train_ahead(short)
 
 
 def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
@@ -648,7 +658,9 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
     if report is not None:  # a browser that steps by itself: the steps ahead are trained before it asks
         _train_ahead(live)
     end = trainer.done or bool(live.held)
-    steps = stepper.wanted(live.view, last=live.trained, held=held)
+    # the steps trained ahead are sent too, but the slider and the status end at the steps reached
+    # until training stopped (then the last step is in reach of End)
+    steps = stepper.wanted(live.view, last=live.recorded, held=held)
     entries: list[stepper.Entry] = []
     start = time.perf_counter()
     for k in steps:
@@ -661,7 +673,7 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
         key=_STEPPER,
         window=window,
         view=live.view,
-        last=live.trained,
+        last=live.recorded if end else live.trained,
         done=end,
         tail=tail,
         report=report,
