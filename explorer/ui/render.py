@@ -137,7 +137,6 @@ APP_CSS = """
 .lc-tip{display:none;position:absolute;top:22px;background:#0f172aee;color:#f8fafc;font-size:12px;padding:2px 6px;
         border-radius:4px;white-space:nowrap;pointer-events:none;}
 /* the stepper (stepper.py): its controls, status, sentence; the panels as the live area's */
-.st-key-train_script_controls{display:none;}
 .sp-bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:0 0 .35rem 0;}
 .sp-btn{font:inherit;font-size:1rem;line-height:1.6;padding:.25rem .75rem;border-radius:.5rem;border:1px solid #cbd5e1;
         background:#fff;color:#31333f;cursor:pointer;min-height:2.5rem;}

@@ -22,21 +22,25 @@ What the server sends (``data``)::
     {"epoch": "…",       # what the entries were rendered for: a new one drops those held
      "gen": "…",         # changes when the server moves the view itself (Reset, Run to end, a link)
      "view": 12,         # the server's step, adopted when ``gen`` changed
-     "last": 76,         # the last step trained (the slider's end)
-     "done": false,      # no step after ``last`` will come
-     "tail": "",         # said after "Step k of N trained · vocabulary V"
+     "last": 76,         # the last step the session reached (the slider's end)
+     "done": false,      # training stopped: no step after ``final`` will come
+     "final": null,      # then, the last step there is (the server may have trained past ``last``)
+     "tail": "",         # said after "Step k of N trained · vocabulary V" once ``final`` is reached
      "ack": 9,           # the report this run answered
      "more": false,      # steps of the window are still to come: report again
+     "playing": false, "speed": 1000,   # as last reported: taken up by a new page load
      "pieces": {"9f…": "<tr>…</tr>", …},
      "entries": [{"step": 12, "vocab": 268, "lead": "Step 12.", "text": "…", "tone": "info",
                   "final": true, "rows": [[["9f…", "03…"], …], …]}, …]}
 
 and what the component reports (state ``at``)::
 
-    {"step": 14, "seq": 10, "gen": "…", "epoch": "…", "held": [[0, 80]], "load": "…"}
+    {"step": 14, "seq": 10, "gen": "…", "epoch": "…", "held": [[0, 80]], "load": "…",
+     "playing": false, "speed": 1000}
 
 the step shown, a counter, the generation and epoch it holds, the ranges of steps it holds
-(final entries only), and its page load. Where the script does not run (AppTest) the component
+(final entries only), its page load, and whether it plays at which speed (milliseconds a step:
+a page left while playing plays on when it comes back, at the speed chosen). Where the script does not run (AppTest) the component
 reports nothing and the caller's own widgets move the step.
 
 The Train page is its first user (``train_view``); an entry is anything a caller renders for a
@@ -107,8 +111,10 @@ function build(box) {
   ui.panels = h("div", {class: "lv-panels sp-panels"}, root);
   return ui;
 }
-function panels(root, rows) {
-  // one div a row, one cell a panel; a cell's HTML is set again only when it changed
+function panels(root, rows, end) {
+  // one div a row, one cell a panel; a cell's HTML is set again only when it (or the last step
+  // reached) changed. The history's greyed rows past the step shown are only those reached: the
+  // server trains a few steps ahead of the person, and those are not to be seen before stepped to.
   while (root.children.length > rows.length) root.lastChild.remove();
   rows.forEach((cells, r) => {
     const row = root.children[r] || h("div", {class: "lv-row"}, root);
@@ -116,7 +122,11 @@ function panels(root, rows) {
     while (row.children.length > cells.length) row.lastChild.remove();
     cells.forEach((html, c) => {
       const cell = row.children[c] || h("div", {class: "lv-cell"}, row);
-      if (cell.__html !== html) { cell.innerHTML = html; cell.__html = html; }
+      if (cell.__html === html && cell.__end === end) return;
+      cell.innerHTML = html; cell.__html = html; cell.__end = end;
+      for (const tr of cell.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
+        if (Number(tr.cells[0].textContent.replace(/,/g, "")) > end) tr.remove();
+      }
     });
   });
 }
@@ -137,14 +147,15 @@ function make(component) {
     if (s.inflight && performance.now() - s.inflight < 1500) { s.dirty = true; return; }
     s.dirty = false; s.inflight = performance.now(); s.reported = s.shown;
     const held = s.held();
-    s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held, load: s.load});
+    s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held, load: s.load,
+                  playing: s.playing, speed: Number(ui.speed.value)});
   };
   s.html = (e) => e.html || (e.html = e.rows.map((r) => r.map((cell) => cell.map((id) => s.pieces.get(id)).join(""))));
   s.draw = () => {
     const k = s.shown, e = s.entries.get(k), last = s.end();
     ui.slider.max = last; ui.slider.value = k;
     ui.slider.setAttribute("aria-valuetext", `step ${fmt(k)} of ${fmt(last)}`);
-    const atEnd = s.done && k >= s.last;
+    const atEnd = s.done && k >= s.final;
     ui.step.disabled = ui.step10.disabled = ui.step100.disabled = atEnd;
     ui.back.disabled = k <= 0;
     ui.play.textContent = s.playing ? "Pause" : "Play";
@@ -158,7 +169,8 @@ function make(component) {
     }
     ui.root.classList.remove("sp-waiting");
     ui.status.textContent = "";
-    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${s.tail}`);
+    const tail = s.done && last >= s.final ? s.tail : "";  // "training stopped", once the person got there
+    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${tail}`);
     if (ui.sentence.__step !== k || ui.sentence.__text !== e.text) {
       ui.sentence.__step = k; ui.sentence.__text = e.text;
       ui.sentence.textContent = "";
@@ -166,28 +178,23 @@ function make(component) {
       ui.sentence.append(e.text);
     }
     ui.sentence.className = "sp-sentence sp-" + e.tone;
-    panels(ui.panels, s.html(e));
-    // the history's greyed rows past the step shown: only those the session reached (the server
-    // trains a few steps ahead of the person, and they are not to be seen before they are stepped to)
-    for (const row of ui.panels.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
-      row.hidden = Number(row.cells[0].textContent.replace(/,/g, "")) > last;
-    }
+    panels(ui.panels, s.html(e), last);
     ui.root.dataset.drawn = k;
     ui.root.dataset.draws = ++s.draws;
   };
   s.end = () => Math.max(s.last, s.top);  // the last step reached (the server's, or further here)
   s.go = (k) => {
-    const top = s.done ? s.last : s.end() + 100;
+    const top = s.done ? s.final : s.end() + 100;
     k = Math.max(0, Math.min(top, Math.round(k)));
     if (k === s.shown) return;
     s.shown = k; s.top = Math.max(s.top, k); s.draw(); s.report();
   };
   s.move = (k) => { s.pause(); s.go(k); };
-  s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); } };
+  s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.report(); } };
   s.tick = () => {
     s.timer = null;
     if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
-    if (s.done && s.shown >= s.last) { s.pause(); return; }
+    if (s.done && s.shown >= s.final) { s.pause(); return; }
     const next = s.entries.get(s.shown + 1);
     // the next step not here yet: wait for it (no step is skipped), asking for it
     if (next) s.go(s.shown + 1); else if (!s.inflight) s.report();
@@ -195,9 +202,10 @@ function make(component) {
   };
   s.toggle = () => {
     if (s.playing) { s.pause(); return; }
-    if (s.done && s.shown >= s.last) return;
-    s.playing = true; s.draw(); s.timer = setTimeout(s.tick, Number(ui.speed.value));
+    if (s.done && s.shown >= s.final) return;
+    s.playing = true; s.draw(); s.report(); s.timer = setTimeout(s.tick, Number(ui.speed.value));
   };
+  ui.speed.addEventListener("change", () => s.report());
   ui.back.addEventListener("click", () => s.move(s.shown - 1));
   ui.step.addEventListener("click", () => s.move(s.shown + 1));
   ui.step10.addEventListener("click", () => s.move(s.shown + 10));
@@ -210,7 +218,7 @@ function make(component) {
     if (ev.key === "ArrowRight" || ev.key === "ArrowUp") s.move(s.shown + by);
     else if (ev.key === "ArrowLeft" || ev.key === "ArrowDown") s.move(s.shown - by);
     else if (ev.key === "Home") s.move(0);
-    else if (ev.key === "End") s.move(s.end());
+    else if (ev.key === "End") s.move(s.done ? s.final : s.end());
     else if (ev.key === " " || ev.key === "Spacebar") s.toggle();
     else return;
     ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
@@ -229,12 +237,15 @@ function take(s, data) {
     const far = [...s.entries.keys()].sort((a, b) => Math.abs(b - s.shown) - Math.abs(a - s.shown));
     far.slice(0, s.entries.size - KEEP).forEach((k) => s.entries.delete(k));
   }
-  s.last = data.last; s.done = data.done; s.tail = data.tail || "";
+  s.last = data.last; s.done = data.done; s.final = data.final; s.tail = data.tail || "";
+  if (s.gen === null && data.speed) s.ui.speed.value = String(data.speed);  // as the session last chose
   if (data.gen !== s.gen) {  // the server moved the view itself (or this is the first data)
+    const resume = s.gen === null && data.playing;  // playing when the page was left: it goes on
     s.gen = data.gen; s.shown = data.view; s.top = data.view; s.reported = data.view;
     if (s.playing) { s.playing = false; clearTimeout(s.timer); }
+    if (resume) { s.playing = true; s.timer = setTimeout(s.tick, Number(s.ui.speed.value)); }
   }
-  if (s.done && s.shown > s.last) s.shown = s.last;  // training stopped short of where the person went
+  if (s.done && s.shown > s.final) s.shown = s.final;  // training stopped short of where the person went
   if (data.ack === s.seq) s.inflight = 0;
 }
 export default function (component) {
@@ -298,6 +309,8 @@ class Report:
     epoch: str | None
     held: tuple[tuple[int, int], ...]
     load: str
+    playing: bool = False
+    speed: int | None = None
 
 
 def parse_report(value: object) -> Report | None:
@@ -305,7 +318,7 @@ def parse_report(value: object) -> Report | None:
     message is not trusted further than its shape).
 
     >>> parse_report({"step": 3, "seq": 1, "gen": "g", "epoch": "e", "held": [[0, 9]], "load": "x"})
-    Report(step=3, seq=1, gen='g', epoch='e', held=((0, 9),), load='x')
+    Report(step=3, seq=1, gen='g', epoch='e', held=((0, 9),), load='x', playing=False, speed=None)
     >>> parse_report({"step": -1}), parse_report(None), parse_report({"step": 2, "held": "x"})
     (None, None, None)
     """
@@ -319,7 +332,7 @@ def parse_report(value: object) -> Report | None:
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, int) for v in pair)):
             return None
         ranges.append((pair[0], pair[1]))
-    gen, epoch = value.get("gen"), value.get("epoch")
+    gen, epoch, speed = value.get("gen"), value.get("epoch"), value.get("speed")
     return Report(
         step,
         seq,
@@ -327,6 +340,8 @@ def parse_report(value: object) -> Report | None:
         epoch if isinstance(epoch, str) else None,
         tuple(ranges),
         str(value.get("load", "")),
+        value.get("playing") is True,
+        speed if isinstance(speed, int) and speed in SPEEDS.values() else None,
     )
 
 
@@ -414,11 +429,14 @@ def stepper(
     view: int,
     last: int,
     done: bool,
+    final: int,
     tail: str,
     report: Report | None,
     entries: Sequence[Entry],
     held: set[int],
     more: bool,
+    playing: bool = False,
+    speed: int | None = None,
     on_report: Callable[[], None],
 ) -> None:
     """Draw the stepper with these entries (and the pieces they need), the server's view and
@@ -431,9 +449,12 @@ def stepper(
         "view": view,
         "last": last,
         "done": done,
+        "final": final if done else None,
         "tail": tail,
         "ack": report.seq if report else None,
         "more": more,
+        "playing": playing,
+        "speed": speed,
         "pieces": pieces,
         "entries": packed,
     }

@@ -45,9 +45,9 @@ _WORD_CHARS = 1_000
 # ---- controls --------------------------------------------------------------------------
 # Step, +10, +100, Back, Play and the slider are the stepper's (``stepper``: they move through
 # steps the browser already holds). The script keeps its own Step / +10 / +100 and slider for
-# runs where the component's script does not run (AppTest): drawn in a container the app's CSS
-# hides in a browser. The slider's key: this and a generation ("view_slider_3",
-# clicks.moved_widget), so that a late value of a slider it replaced moves nothing.
+# sessions with no browser, where no component's script runs (AppTest). The slider's key: this
+# and a generation ("view_slider_3", clicks.moved_widget), so that a late value of a slider it
+# replaced moves nothing.
 _SLIDER = "view_slider"
 _SCRIPT_CONTROLS = "train_script_controls"
 
@@ -63,6 +63,7 @@ def _moved_by_server() -> None:
     window = st.session_state.get(_WINDOW)
     if window is not None:
         window.moves += 1
+    st.session_state[_PLAYING] = False
 
 
 def _start_run() -> None:
@@ -86,6 +87,7 @@ def _stop_run() -> None:
 
 def _reset() -> None:
     state.live(reset=True)
+    st.session_state[_PLAYING] = False
 
 
 def _on_slider(key: str) -> None:
@@ -105,8 +107,8 @@ def controls(live: state.Live) -> None:
 
 
 def script_controls(live: state.Live) -> None:
-    """The script's own Step / +10 / +100, status and slider, for runs where the stepper's script
-    does not run (AppTest); under everything, in a container the app's CSS hides in a browser."""
+    """The script's own Step / +10 / +100, status and slider, for sessions where the stepper's
+    script does not run (AppTest)."""
     trainer = live.trainer
     assert trainer is not None
     at_end = trainer.done and live.view == live.trained
@@ -472,6 +474,7 @@ def _charts(live: state.Live) -> list[dict]:
         corpus_bytes=trainer.corpus_bytes,
         corpus_chars=trainer.corpus_chars,
     )
+    cols = {name: values[: live.trained + 1] for name, values in cols.items()}  # not the steps trained ahead
     return live_view.chart_data(cols, live.view, lengths=token_lengths(live, live.view), unit=trainer.config.unit)
 
 
@@ -488,7 +491,7 @@ def _history_panel(live: state.Live, k: int, query: str, style: render.TokenStyl
     records = trainer.records
     shown: Sequence[StepRecord]
     if query.strip():
-        found = tables.matching(records, query, style)
+        found = tables.matching(records[: live.trained], query, style)  # not the steps trained ahead
         caption = (
             f"{len(found):,} of {live.trained:,} merges match {render.isolate(repr(query.strip()[:60]), into='text')}"
         )
@@ -506,7 +509,7 @@ def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     trainer = live.trainer
     assert trainer is not None
     if st.session_state.get("w_full_history"):
-        found = tables.matching(trainer.records, st.session_state.get("w_history_search", ""), style)
+        found = tables.matching(trainer.records[: live.trained], st.session_state.get("w_history_search", ""), style)
         df = tables.history_table(tables.history_rows(found, live.view), style=style)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
@@ -549,8 +552,10 @@ def _live_area() -> None:
         st.rerun(scope="app")  # "Run to end" runs at page level (only a full-page run can be interrupted by Stop)
     style = token_style(live)
     _draw_stepper(live, style)
-    if stepper.report_of(_STEPPER) is None:
-        script_controls(live)  # no report yet: a run without the stepper's script (AppTest), or a first one
+    if not st.context.headers:
+        # no browser behind the session (AppTest, which runs no component's script): the script's
+        # own step controls stand in for the stepper's
+        script_controls(live)
     links.keep_current(note=True)
     live_view.live_view([], _charts(live), key="w_live")
     _full_history(live, style)
@@ -559,6 +564,7 @@ def _live_area() -> None:
 # ---- the stepper: the steps around the one shown, rendered here, drawn in the browser ----------
 _STEPPER = "train_stepper"
 _WINDOW = "train_stepper_window"  # the session's stepper.Window
+_PLAYING, _SPEED = "train_stepper_playing", "train_stepper_speed"  # as the stepper last reported
 _TOKENS = itertools.count(1)  # a number for each trainer a session's stepper shows
 
 
@@ -606,10 +612,8 @@ def _window(live: state.Live, look: _Look) -> stepper.Window:
     """The session's stepper window, its generation and epoch brought up to date: a new trainer
     (Reset, a link, other settings) is a new generation; a new look, a new epoch."""
     window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window())
-    token = live.memo.get("stepper_token")
-    if token is None:
-        token = live.memo["stepper_token"] = next(_TOKENS)
-    window.gen = f"{token}.{window.moves}"
+    token = _token(live)
+    window.gen = _generation(live, window)
     # a history search lists matches among all merges trained: its entries follow training
     searched = live.trained if look.history_query.strip() else 0
     epoch = hashlib.blake2b(repr((token, look, searched)).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
@@ -619,14 +623,34 @@ def _window(live: state.Live, look: _Look) -> stepper.Window:
     return window
 
 
+def _token(live: state.Live) -> int:
+    """A number for the session's trainer (its memo goes with it)."""
+    token = live.memo.get("stepper_token")
+    if token is None:
+        token = live.memo["stepper_token"] = next(_TOKENS)
+    return token
+
+
+def _generation(live: state.Live, window: stepper.Window) -> str:
+    """The view's generation: the trainer, and how often the server moved the view itself."""
+    return f"{_token(live)}.{window.moves}"
+
+
 def _on_report() -> None:
     """The stepper moved (its report arrives before the fragment reruns): the server's view
     follows it, training up to it when the browser went past the steps trained."""
     report = stepper.report_of(_STEPPER)
     window: stepper.Window | None = st.session_state.get(_WINDOW)
     live: state.Live | None = st.session_state.get("live")
-    if report is None or window is None or live is None or live.trainer is None or report.gen != window.gen:
+    # the generation as of now: a callback that ran before this one in the same run (Stop) may
+    # have moved the view itself
+    if report is None or window is None or live is None or live.trainer is None:
+        return
+    if report.gen != _generation(live, window):
         return  # a report for another trainer, or from before the server moved the view itself
+    st.session_state[_PLAYING] = report.playing  # a page left while playing plays on when it comes back
+    if report.speed is not None:
+        st.session_state[_SPEED] = report.speed
     with live.lock:
         live.reach(report.step)  # a step trained ahead is reached now
         if report.step > live.recorded:
@@ -658,8 +682,7 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
     if report is not None:  # a browser that steps by itself: the steps ahead are trained before it asks
         _train_ahead(live)
     end = trainer.done or bool(live.held)
-    # the steps trained ahead are sent too, but the slider and the status end at the steps reached
-    # until training stopped (then the last step is in reach of End)
+    # the steps trained ahead are sent too, but the slider and the status end at the step reached
     steps = stepper.wanted(live.view, last=live.recorded, held=held)
     entries: list[stepper.Entry] = []
     start = time.perf_counter()
@@ -673,12 +696,15 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
         key=_STEPPER,
         window=window,
         view=live.view,
-        last=live.recorded if end else live.trained,
+        last=live.trained,
         done=end,
+        final=live.recorded,
         tail=tail,
         report=report,
         entries=entries,
         held=held,
         more=more,
+        playing=bool(st.session_state.get(_PLAYING)),
+        speed=st.session_state.get(_SPEED),
         on_report=_on_report,
     )
