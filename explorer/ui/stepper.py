@@ -195,15 +195,18 @@ function make(component) {
     s.timer = null;
     if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
     if (s.done && s.shown >= s.final) { s.pause(); return; }
-    const next = s.entries.get(s.shown + 1);
+    const next = s.entries.get(s.shown + 1), now = performance.now();
     // the next step not here yet: wait for it (no step is skipped), asking for it
     if (next) s.go(s.shown + 1); else if (!s.inflight) s.report();
-    s.timer = setTimeout(s.tick, next ? Number(ui.speed.value) : 30);
+    // on a steady beat: the time a step takes to draw is not added to the pause between steps
+    s.due = next ? Math.max(now, (s.due || now) + Number(ui.speed.value)) : now + 30;
+    s.timer = setTimeout(s.tick, Math.max(0, s.due - performance.now()));
   };
   s.toggle = () => {
     if (s.playing) { s.pause(); return; }
     if (s.done && s.shown >= s.final) return;
-    s.playing = true; s.draw(); s.report(); s.timer = setTimeout(s.tick, Number(ui.speed.value));
+    s.playing = true; s.draw(); s.report();
+    s.due = performance.now() + Number(ui.speed.value); s.timer = setTimeout(s.tick, Number(ui.speed.value));
   };
   ui.speed.addEventListener("change", () => s.report());
   ui.back.addEventListener("click", () => s.move(s.shown - 1));
@@ -243,7 +246,7 @@ function take(s, data) {
     const resume = s.gen === null && data.playing;  // playing when the page was left: it goes on
     s.gen = data.gen; s.shown = data.view; s.top = data.view; s.reported = data.view;
     if (s.playing) { s.playing = false; clearTimeout(s.timer); }
-    if (resume) { s.playing = true; s.timer = setTimeout(s.tick, Number(s.ui.speed.value)); }
+    if (resume) { s.playing = true; s.due = 0; s.timer = setTimeout(s.tick, Number(s.ui.speed.value)); }
   }
   if (s.done && s.shown > s.final) s.shown = s.final;  // training stopped short of where the person went
   if (data.ack === s.seq) s.inflight = 0;
