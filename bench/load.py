@@ -42,16 +42,16 @@ together. What happens, in order:
 
 Definitions:
 
-- A click is what a browser sends for it. The Train page counts Step clicks in the browser (a
-  small component, ``explorer/ui/clicks.py``) and the button's own event never reaches the
-  server: a click is a fragment rerun (``rerun_script`` with the live area's ``fragment_id``)
-  carrying the counter's new running total as its JSON widget state. Other buttons (Run to
-  end) send a trigger value. Widgets a session never touched are left out of its messages:
+- A click is what a browser sends for it. The Train page's stepper (``explorer/ui/stepper.py``)
+  draws the next step in the browser and reports it: a click is a fragment rerun (``rerun_script``
+  with the live area's ``fragment_id``) carrying the stepper's report (the step now shown, its
+  generation and epoch) as its JSON widget state. Other buttons (Run to end) send a trigger value. Widgets a session never touched are left out of its messages:
   the server keeps their last values, which are what a browser would send back.
 - Step latency: from just before the click's message is written to the websocket until the
   arrival of the first ``script_finished`` (other than "finished early for a rerun") that
-  follows a status line ``Step **K** of ...`` showing the step K the click should lead to.
-  In Chromium: from calling click() until the status paragraph reads ``Step K of``.
+  follows the stepper's data showing the step K the click should lead to (the server's side:
+  its view, address bar and charts follow). In Chromium: from calling click() until the
+  stepper's status reads ``Step K of`` (drawn in the browser, no server round trip).
 - After each step the step shown must be the one expected (one more per click, counted from
   the session's own clicks); any other is an error, as are an exception or error box in any
   delta, a script that fails to compile, a dropped connection, a step not shown within 30 s,
@@ -148,6 +148,7 @@ HISTORY_TIMEOUT = 120.0
 SOLO_STEPS = 5
 BURST_SPREAD_LIMIT = 0.1
 _STATUS = re.compile(r"^Step \*\*([\d,]+)\*\* of ([\d,]+) trained")
+_STEPPER = "train_stepper"  # the Train page's stepper's key (explorer/ui/train_view.py)
 _FINISHED_EARLY = 2  # ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 _COMPILE_ERROR = 1  # FINISHED_WITH_COMPILE_ERROR
 _CACHE_ENTRIES = 256  # ForwardMsgs a session keeps for the server to refer to
@@ -368,6 +369,7 @@ class Session:
         self.states: dict[str, object] = {}  # element id -> WidgetState this session keeps sending
         self.cache: dict[str, object] = {}  # ForwardMsg hash -> message (the frontend's message cache)
         self.status: Status | None = None
+        self.stepper: dict = {}  # what the Train page's stepper was sent last (its generation, epoch)
         self.dataframe: bytes | None = None
         self.dataframes = 0
         self.messages = 0
@@ -528,6 +530,11 @@ class Session:
                     "training stopped" in body.body,
                     body.body,
                 )
+        elif kind == "bidi_component" and body.component_name == "bpe_explorer_stepper":
+            # the Train page's stepper (explorer/ui/stepper.py): the server's step and generation
+            self.stepper = data = json.loads(body.json)
+            stopped = bool(data["done"]) and data["view"] >= (data["final"] or 0)
+            self.status = Status(data["view"], data["last"], stopped, f"Step {data['view']:,} of {data['last']:,}")
         elif kind == "dataframe":
             self.dataframe = body.arrow_data.data
             self.dataframes += 1
@@ -622,7 +629,7 @@ class Session:
     async def open(self, timeout: float) -> float:
         t0 = time.monotonic()
         await self.connect()
-        await self.request(self._rerun(), lambda s: s.status is not None and "step" in s.widget_ids, timeout)
+        await self.request(self._rerun(), lambda s: s.status is not None and _STEPPER in s.widget_ids, timeout)
         return time.monotonic() - t0
 
     async def _act(self, what: str, message, predicate, timeout: float) -> float | None:
@@ -651,10 +658,13 @@ class Session:
         want = self.expected
 
         def message():
-            self._state("w_step_clicks").json_value = json.dumps(
-                {"clicks": {"nonce": self.nonce, "step": self.clicks}}, separators=(",", ":")
+            # the stepper's report of the step it drew (a browser draws it at once, from the steps
+            # it was sent ahead, and reports it; the server follows)
+            report = {"step": want, "seq": self.clicks, "gen": self.stepper["gen"], "epoch": self.stepper["epoch"]}
+            self._state(_STEPPER).json_value = json.dumps(
+                {"at": report | {"held": [], "load": self.nonce}}, separators=(",", ":")
             )
-            return self._rerun(fragment=self.fragments["w_step_clicks"])
+            return self._rerun(fragment=self.fragments[_STEPPER])
 
         latency = await self._act(
             f"{phase} step {want:,}", message, lambda s: s.status is not None and s.status.step >= want, timeout
@@ -705,7 +715,7 @@ class Session:
 
 
 # ---- headless Chromium alongside (a process of its own) ----------------------------------------
-_STATUS_JS = """(n) => [...document.querySelectorAll('p')].some(p => p.innerText.startsWith(`Step ${n.toLocaleString('en-US')} of`))"""
+_STATUS_JS = """(n) => [...document.querySelectorAll('p, .sp-status')].some(p => p.innerText.startsWith(`Step ${n.toLocaleString('en-US')} of`))"""
 _IDLE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     return app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
