@@ -270,12 +270,13 @@ def test_readme_lists_exactly_the_declared_settings_as_the_module_tables_them():
     assert shown == table
 
 
-def test_the_cli_prints_each_setting_in_force_and_where_it_came_from(monkeypatch):
+def test_the_cli_prints_each_setting_in_force_and_where_it_came_from(monkeypatch, tmp_path):
     monkeypatch.setenv("BPE_EXPLORER_STEP_MIB", "2")
     monkeypatch.setenv("BPE_EXPLORER_ROOM_SIZE", "lots")
     monkeypatch.setenv("BPE_EXPLORER_PUBLIC_URL", "http://10.0.0.5:8501")
     monkeypatch.delenv("BPE_EXPLORER_MAX_ROOMS", raising=False)
     monkeypatch.delenv("BPE_EXPLORER_DATA")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))  # the user's data directory, on Linux
     code, out, err = run_cli("settings")
     assert code == 0 and not err
     lines = {line.split()[0]: line for line in out.splitlines()}
@@ -284,7 +285,9 @@ def test_the_cli_prints_each_setting_in_force_and_where_it_came_from(monkeypatch
     assert "100 students  [default (bad value)]" in lines["BPE_EXPLORER_ROOM_SIZE"]
     assert "200 rooms  [default]" in lines["BPE_EXPLORER_MAX_ROOMS"]
     assert "http://10.0.0.5:8501  [environment]" in lines["BPE_EXPLORER_PUBLIC_URL"]
-    assert f"  {data_dir()}  [default]" in lines["BPE_EXPLORER_DATA"]  # the computed default, in force
+    # the computed default in force, as the store finds it
+    assert f"  {tmp_path / 'bpe-explorer'}  [default]" in lines["BPE_EXPLORER_DATA"]
+    assert data_dir() == tmp_path / "bpe-explorer"
 
     code, out, err = run_cli("settings", "--json")
     shown = json.loads(out)
