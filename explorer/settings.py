@@ -43,12 +43,14 @@ __all__ = [
     "number",
     "count",
     "text",
+    "size_bytes",
     "default_number",
     "default_count",
     "default_place",
     "in_force",
     "InForce",
     "table",
+    "shown",
     "APP_FOLDER",
 ]
 
@@ -205,10 +207,17 @@ def _shown(raw: str) -> str:
     return repr(raw[:_SHOWN]) + ("…" if len(raw) > _SHOWN else "")
 
 
-def _number(name: str, kind: Kind, env: Mapping[str, str] | None) -> float:
+def _setting(name: str, kind: Kind) -> Setting:
+    """The declaration of ``name``, which must be of ``kind`` (a reader asking a number for a
+    place is a bug, said at once)."""
     setting = SETTINGS[name]
     if setting.kind != kind:
         raise TypeError(f"{name} is a {setting.kind}, not a {kind}")
+    return setting
+
+
+def _number(name: str, kind: Kind, env: Mapping[str, str] | None) -> float:
+    setting = _setting(name, kind)
     default = setting.default_value()
     assert isinstance(default, int | float)  # a number's default is a number
     raw = _raw(name, env)
@@ -241,15 +250,24 @@ def count(name: str, *, env: Mapping[str, str] | None = None) -> int:
     return int(_number(name, "count", env))
 
 
+def size_bytes(name: str, *, env: Mapping[str, str] | None = None) -> int:
+    """A size setting (in MiB) in bytes, a byte at least (:func:`number`, then converted once here).
+
+    >>> size_bytes("BPE_EXPLORER_STEP_MIB", env={"BPE_EXPLORER_STEP_MIB": "0.5"})
+    524288
+    """
+    if SETTINGS[name].unit != "MiB":
+        raise TypeError(f"{name} is no size in MiB")
+    return int(number(name, env=env) * 2**20)
+
+
 def default_number(name: str) -> float:
     """A number setting's default.
 
     >>> default_number("BPE_EXPLORER_ROOM_HOURS")
     4.0
     """
-    value = SETTINGS[name].default_value()
-    assert isinstance(value, int | float) and SETTINGS[name].kind == "number", name
-    return float(value)
+    return float(_setting(name, "number").default_value() or 0)
 
 
 def default_count(name: str) -> int:
@@ -258,9 +276,7 @@ def default_count(name: str) -> int:
     >>> default_count("BPE_EXPLORER_MAX_ROOMS")
     200
     """
-    value = SETTINGS[name].default_value()
-    assert isinstance(value, int) and SETTINGS[name].kind == "count", name
-    return value
+    return int(_setting(name, "count").default_value() or 0)
 
 
 def text(name: str, *, env: Mapping[str, str] | None = None) -> str | None:
@@ -269,8 +285,7 @@ def text(name: str, *, env: Mapping[str, str] | None = None) -> str | None:
     >>> text("BPE_EXPLORER_PUBLIC_URL", env={"BPE_EXPLORER_PUBLIC_URL": " http://10.0.0.5:8501 "})
     'http://10.0.0.5:8501'
     """
-    if SETTINGS[name].kind != "place":
-        raise TypeError(f"{name} is a {SETTINGS[name].kind}, not a place")
+    _setting(name, "place")
     return _raw(name, env) or None
 
 
@@ -280,8 +295,8 @@ def default_place(name: str) -> str | None:
     >>> default_place("BPE_EXPLORER_STORE"), default_place("BPE_EXPLORER_PUBLIC_URL")
     ('sqlite', None)
     """
-    value = SETTINGS[name].default_value()
-    assert (value is None or isinstance(value, str)) and SETTINGS[name].kind == "place", name
+    value = _setting(name, "place").default_value()
+    assert value is None or isinstance(value, str), name
     return value
 
 
@@ -336,9 +351,25 @@ def in_force(*, env: Mapping[str, str] | None = None) -> Iterator[InForce]:
                 place = _without_password(place)
             yield InForce(setting, place, "environment" if raw else "default")
             continue
-        value = count(setting.name, env=env) if setting.kind == "count" else number(setting.name, env=env)
+        value = _number(setting.name, setting.kind, env)  # the default when unset or bad (logged)
         good = bool(raw) and _read(setting, raw) is not None
         yield InForce(setting, value, "environment" if good else "default (bad value)" if raw else "default")
+
+
+def shown(setting: Setting, value: float | int | str | None) -> str:
+    """A setting's value as the table and the ``settings`` command print it: a number with its
+    unit, a place as it is, "(unset)" for none.
+
+    >>> s = SETTINGS["BPE_EXPLORER_STEP_WORK"]
+    >>> shown(s, 200_000), shown(SETTINGS["BPE_EXPLORER_JOB_MIB"], 2048.0), shown(s, None)
+    ('200,000 positions', '2,048 MiB', '(unset)')
+    """
+    if value is None:
+        return "(unset)"
+    if isinstance(value, str):
+        return value
+    number = f"{value:,g}" if isinstance(value, float) else f"{value:,}"
+    return f"{number} {setting.unit}".rstrip()
 
 
 def _default_shown(setting: Setting) -> str:
@@ -348,10 +379,8 @@ def _default_shown(setting: Setting) -> str:
         return setting.shown
     if setting.default is None:
         return "unset"
-    if isinstance(setting.default, str):
-        return setting.default
-    value = f"{setting.default:,g}" if isinstance(setting.default, float) else f"{setting.default:,}"
-    return f"{value} {setting.unit}"
+    assert not callable(setting.default)  # a default the machine decides is said in words
+    return shown(setting, setting.default)
 
 
 def table() -> str:

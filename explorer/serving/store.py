@@ -1540,7 +1540,7 @@ def default_store() -> Store:
 def _store_from_environment() -> Store:
     """A new store as the environment asks (see :func:`default_store`)."""
     cap_bytes, session_quota, address_quota = (
-        max(1, int(settings.number(f"BPE_EXPLORER_{what}_MIB") * 2**20)) for what in ("STORE", "SESSION", "ADDRESS")
+        settings.size_bytes(f"BPE_EXPLORER_{what}_MIB") for what in ("STORE", "SESSION", "ADDRESS")
     )
     choice = settings.text("BPE_EXPLORER_STORE") or ""
     if choice.lower() in ("", "sqlite"):
