@@ -802,7 +802,7 @@ async def _browsers(urls, specs, results, go, go_at, seconds) -> None:
                 if await page.locator('[data-testid="stException"]').count():
                     out["errors"].append(f"browser {spec.index}: an exception box on the page")
                 shown = await page.evaluate(
-                    "() => ([...document.querySelectorAll('p')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''"
+                    "() => ([...document.querySelectorAll('p, .sp-status')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''"
                 )
                 m = re.match(r"Step ([\d,]+) of", shown)
                 made = int(m.group(1).replace(",", "")) if m else -1

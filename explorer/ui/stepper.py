@@ -150,6 +150,16 @@ function make(component) {
     s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held, load: s.load,
                   playing: s.playing, speed: Number(ui.speed.value)});
   };
+  // a move's report goes after the frame that shows the step (a frame, then a task): sending it
+  // sets Streamlit's own rendering going (the rerun's state), which would otherwise hold that
+  // frame back. A hidden tab draws no frames: the timer sends it there.
+  s.soon = () => {
+    if (s.queued) return;
+    s.queued = true;
+    const send = () => { if (s.queued) { s.queued = false; s.report(); } };
+    requestAnimationFrame(() => setTimeout(send, 0));
+    setTimeout(send, 250);
+  };
   s.html = (e) => e.html || (e.html = e.rows.map((r) => r.map((cell) => cell.map((id) => s.pieces.get(id)).join(""))));
   s.draw = () => {
     const k = s.shown, e = s.entries.get(k), last = s.end();
@@ -187,10 +197,10 @@ function make(component) {
     const top = s.done ? s.final : s.end() + 100;
     k = Math.max(0, Math.min(top, Math.round(k)));
     if (k === s.shown) return;
-    s.shown = k; s.top = Math.max(s.top, k); s.draw(); s.report();
+    s.shown = k; s.top = Math.max(s.top, k); s.draw(); s.soon();
   };
   s.move = (k) => { s.pause(); s.go(k); };
-  s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.report(); } };
+  s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.soon(); } };
   s.tick = () => {
     s.timer = null;
     if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
@@ -205,10 +215,10 @@ function make(component) {
   s.toggle = () => {
     if (s.playing) { s.pause(); return; }
     if (s.done && s.shown >= s.final) return;
-    s.playing = true; s.draw(); s.report();
+    s.playing = true; s.draw(); s.soon();
     s.due = performance.now() + Number(ui.speed.value); s.timer = setTimeout(s.tick, Number(ui.speed.value));
   };
-  ui.speed.addEventListener("change", () => s.report());
+  ui.speed.addEventListener("change", () => s.soon());
   ui.back.addEventListener("click", () => s.move(s.shown - 1));
   ui.step.addEventListener("click", () => s.move(s.shown + 1));
   ui.step10.addEventListener("click", () => s.move(s.shown + 10));
@@ -227,7 +237,7 @@ function make(component) {
     ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
   });
   // leaving the page: the last step shown reaches the server before the tab goes
-  window.addEventListener("pagehide", () => { if (s.reported !== s.shown) { s.inflight = 0; s.report(); } });
+  window.addEventListener("pagehide", () => { if (s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(); } });
   return s;
 }
 function take(s, data) {
@@ -259,7 +269,7 @@ export default function (component) {
   take(s, data || {});
   s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
   s.draw();
-  if (first || (!s.inflight && (s.dirty || s.reported !== s.shown || (data && data.more)))) s.report();
+  if (first || (!s.inflight && (s.dirty || s.reported !== s.shown || (data && data.more)))) s.soon();
 }
 """.replace("__KEEP__", str(KEEP)).replace("__SPEEDS__", repr(SPEEDS).replace("'", '"'))
 
