@@ -4,7 +4,7 @@ through it in the browser.
 Everything a step shows is known before the click (a trainer's records never change), so the
 server renders the steps around the one shown with the page's own helpers (``explorer.ui.render``:
 one display rule, no second renderer in the browser) and sends them ahead; the component moves
-through them at once: Back, Step, +10, +100, the slider (redrawn on every move of a drag), Play
+through them at once: Back, Step, +10, +100 (on the press, not the release), the slider (redrawn on every move of a drag), Play
 and the keys (→ / ← a step, Shift+→ / Shift+← ten, Space play/pause, Home / End). It reports the
 step shown as its state without waiting for an answer, at most one report in flight; the report
 reruns the caller's fragment, whose callback moves the server's view there (so the address bar,
@@ -219,10 +219,19 @@ function make(component) {
     s.due = performance.now() + Number(ui.speed.value); s.timer = setTimeout(s.tick, Number(ui.speed.value));
   };
   ui.speed.addEventListener("change", () => s.soon());
-  ui.back.addEventListener("click", () => s.move(s.shown - 1));
-  ui.step.addEventListener("click", () => s.move(s.shown + 1));
-  ui.step10.addEventListener("click", () => s.move(s.shown + 10));
-  ui.step100.addEventListener("click", () => s.move(s.shown + 100));
+  // the step buttons act on the press (as the keys do on keydown): the step is drawn before the
+  // release, not after it. The click that ends a press moves nothing more; a click with no press
+  // before it (Enter or Space on a focused button, a screen reader) moves as any click does.
+  const press = (button, by) => {
+    button.addEventListener("pointerdown", (ev) => {
+      if (ev.button !== 0 || button.disabled) return;
+      button.__pressed = true; s.move(s.shown + by);
+    });
+    button.addEventListener("click", () => { if (!button.__pressed) s.move(s.shown + by); button.__pressed = false; });
+    // a press released elsewhere sends no click: the next click is one of its own
+    window.addEventListener("pointerup", () => setTimeout(() => { button.__pressed = false; }, 0));
+  };
+  press(ui.back, -1); press(ui.step, 1); press(ui.step10, 10); press(ui.step100, 100);
   ui.play.addEventListener("click", () => s.toggle());
   ui.slider.addEventListener("input", () => s.move(Number(ui.slider.value)));
   ui.root.addEventListener("keydown", (ev) => {
