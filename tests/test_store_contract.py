@@ -10,6 +10,7 @@ prefix of the test's own)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import uuid
@@ -480,6 +481,7 @@ def check_lock(le: Lesson) -> None:
 def check_end(le: Lesson) -> None:
     le.rooms.end(le.code, le.key)
     assert le.rooms.get(le.code).ended and le.rooms.store.holders("s:teacher") == {}  # type: ignore[attr-defined]
+    assert not le.rooms.is_teacher(le.code, le.key)  # its key changes nothing any more
     with pytest.raises(RoomEnded):
         le.rooms.answer(le.code, le.ana, le.qid, 0)
     with pytest.raises(RoomEnded):
@@ -588,6 +590,53 @@ def test_a_room_outlives_its_server_process_on_both_backends(backend, clock):
         assert again.store.holders("s:teacher") == {le.file: [holder(le.code)]}  # type: ignore[attr-defined]
     finally:
         again.close()
+
+
+def test_a_room_kept_in_redis_before_the_rules_moved_out_of_lua_goes_on(redis_url, clock):
+    """What the former Lua scripts left in Redis (cjson's members and answers, a room from before
+    the count of members) is read and changed as the rules' own."""
+    import redis
+
+    backend = Backend("redis", redis_url, f"c{uuid.uuid4().hex[:8]}:")
+    room, now, key = f"{backend.prefix}room:K7QX2M", clock(), "teacher-key-of-the-old-room"
+    question = merge_question()
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    client.hset(
+        room,
+        mapping={
+            "key_hash": hashlib.sha256(key.encode()).hexdigest(),
+            **{"view": '{"corpus": "toy.txt"}', "step": "2", "rev": "4", "tally": "6", "question": "1"},
+            **{"created": repr(now), "active": repr(now), "qids": "1", "top": "50", "starter": "b:t", "locked": "1"},
+        },
+    )  # no "members" field: a room from before the count
+    client.hset(
+        f"{room}:members",
+        mapping={"m1": '{"joined":1800000000,"name":"Ana"}', "m2": '{"hidden":true,"joined":1800000000,"name":"Bo"}'},
+    )
+    client.hset(f"{room}:names", mapping={"ana": "m1", "bo": "m2"})
+    client.hset(f"{room}:questions", "1", dataclasses.replace(question, qid=1, opened=now).to_json())
+    client.hset(f"{room}:answers:1", "m1", '{"at":0.5,"value":1}')
+    client.zadd(f"{backend.prefix}rooms", {"K7QX2M": now})
+    client.close()
+    rooms = backend.rooms(clock)
+    try:
+        got = rooms.get("k7qx2m")
+        assert (got.step, got.rev, got.tally, got.question, got.locked, got.top) == (2, 4, 6, 1, True, 50)
+        assert [(m.id, m.name, m.hidden) for m in rooms.members(got.code)] == [("m1", "Ana", False), ("m2", "Bo", True)]
+        assert [(a.member, a.value, a.at) for a in rooms.answers(got.code, 1)] == [("m1", 1, 0.5)]
+        with pytest.raises(NotTeacher):
+            rooms.lock(got.code, key + "x", False)
+        rooms.lock(got.code, key, False)
+        assert rooms.join(got.code, "ana").name == "ana 2" and rooms.rename(got.code, key, "m2", "Cy").name == "Cy"
+        rooms.answer(got.code, "m2", 1, 0)
+        assert rooms.ask(got.code, key, merge_question()).qid == 2 and rooms.question(got.code, 1).state == "closed"
+        rooms.remove(got.code, key, "m1")
+        assert [a.member for a in rooms.answers(got.code, 1)] == ["m2"] and rooms.removed(got.code, "m1")
+        assert [m.name for m in rooms.members(got.code)] == ["Cy", "ana 2"] and rooms.join(
+            got.code, "Ana"
+        ).name == "Ana"
+    finally:
+        rooms.close()
 
 
 # -- the teacher's key ------------------------------------------------------------------------------
