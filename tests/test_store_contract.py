@@ -126,6 +126,9 @@ def check_put(store: Store, clock: Clock) -> None:
         store.put(data(5), kind="corpus", owner="s:1")  # over the owner's 4 KiB
     with pytest.raises(QuotaError, match="more than the .* store can hold"):
         store.put(data(11), kind="corpus")  # more than the whole store
+    full = store.put(data(4, b"q"), kind="corpus", owner="s:5")  # the whole quota
+    assert store.put(data(4, b"q"), kind="corpus", owner="s:5") == full  # its own file again costs nothing
+    store.forget("s:5")
     store.put(data(3, b"a"), kind="corpus", owner="s:3", address="203.0.113.7")
     with pytest.raises(QuotaError, match="network address"):  # a fresh cookie, the same address: 6 KiB
         store.put(data(4, b"b"), kind="corpus", owner="s:4", address="203.0.113.7")
@@ -153,6 +156,8 @@ def check_touch(store: Store, clock: Clock) -> None:
 def check_evict(store: Store, clock: Clock) -> None:
     a, b, c = (store.put(data(3, f), kind="t") for f in (b"a", b"b", b"c"))
     store.hold("room:HELD", [a], until=clock() + 60)
+    store.touch(b)
+    store.touch(c)  # a, held, is now the least recently used
     assert store.evict(to_bytes=4 * KIB) == 2  # unheld first: b, then c, and the held a stays
     assert [store.has(d) for d in (a, b, c)] == [True, False, False]
     assert store.evict(to_bytes=0) == 1 and store.total_bytes() == 0  # then held ones too
