@@ -15,7 +15,7 @@ from explorer import Trainer, corpus_config
 from explorer.serving.rooms import Limits, SqliteRooms
 from explorer.serving.store import SqliteStore
 from explorer.stages.pipeline import count_words
-from explorer.ui import class_view, storage
+from explorer.ui import class_room, class_view, storage
 from explorer.ui.render import style_of, token_text
 from explorer.ui.state import CorpusChoice
 
@@ -101,7 +101,7 @@ def fresh_rooms(tmp_path, monkeypatch):
     made = SqliteRooms(
         SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24), limits=Limits(rooms=2, members=3, idle_hours=1)
     )
-    monkeypatch.setattr(class_view, "_rooms", [made])
+    monkeypatch.setattr(class_room, "_rooms", [made])
     yield made
     made.close()
 
@@ -282,7 +282,7 @@ def limited_rooms(monkeypatch, tmp_path, limits: Limits) -> SqliteRooms:
     """Rooms of the test's own with ``limits``, kept in the same store as the pages' uploads (as
     the app has them: ``rooms_for(storage.store())``)."""
     made = SqliteRooms(SqliteStore(tmp_path / "limited", cap_bytes=2**24, session_quota=2**24), limits=limits)
-    monkeypatch.setattr(class_view, "_rooms", [made])
+    monkeypatch.setattr(class_room, "_rooms", [made])
     monkeypatch.setattr(storage, "store", lambda: made.store)
     return made
 

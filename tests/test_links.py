@@ -17,6 +17,7 @@ from explorer import Trainer, corpus_config
 from explorer.formats.exporters import export_files
 from explorer.serving.store import default_store
 from explorer.stages.pipeline import count_words
+from explorer.ui.links import count_or, parse_link
 from explorer.ui.state import RECORDED_PAIRS
 
 APP = str(ROOT / "app.py")
@@ -355,3 +356,20 @@ def test_the_corpus_preview_link_keeps_its_start_line_and_refuses_a_bad_one():
     bad.query_params.update({"from_line": "0"})
     bad.switch_page("pages/1_Corpus.py").run()
     assert "from_line='0' in the link is not a whole number" in unescaped(bad.warning[0].value)
+
+
+def test_a_links_counts_are_taken_up_to_their_bounds_and_one_past_is_refused_in_one_sentence():
+    # the bounds are the link format's: a step up to 200,000, a vocabulary of at least 1 token
+    link, problems = parse_link({"corpus": CORPUS, "step": "200000", "vocab": "1"}, samples=[CORPUS])
+    assert problems == [] and link is not None and (link.step, link.config.vocab_size) == (200_000, 1)
+    link, problems = parse_link({"corpus": CORPUS, "step": "200001", "vocab": "0"}, samples=[CORPUS])
+    assert link is not None and link.step == 0 and link.config.vocab_size != 0
+    assert problems == [
+        "vocab='0' in the link is not a whole number from 1 to 200,000",
+        "step='200001' in the link is not a whole number from 0 to 200,000",
+    ]
+    # a page's own count (the Home page's miniature step, 0..high): its highest is taken, one more is not
+    kept: list[str] = []
+    assert count_or({"toy_step": "9"}, "toy_step", kept, low=0, high=9, default=3) == 9 and kept == []
+    assert count_or({"toy_step": "10"}, "toy_step", kept, low=0, high=9, default=3) == 3
+    assert kept == ["toy_step='10' in the link is not a whole number from 0 to 9"]

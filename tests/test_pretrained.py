@@ -41,7 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_oracles import _unicode_table_differences, _version_stable_text
 
-import explorer.formats.pretrained as pretrained_module
+import explorer.formats.bundled as pretrained_module  # where the tables are read and kept
 from explorer import ConfigError, FormatError, Tokenizer, TrainerConfig, load_pretrained
 from explorer.analysis.evaluate import piece_counts, replay
 from explorer.bpe.ranks import recover_merges

@@ -27,7 +27,7 @@ from test_class_page import APP, TIMEOUT, following_step, opened, param, student
 from explorer.serving import store as store_module
 from explorer.serving.rooms import Limits, SqliteRooms
 from explorer.serving.store import SqliteStore, StoreError
-from explorer.ui import class_view
+from explorer.ui import class_room, class_view
 from explorer.ui.class_view import UNREACHABLE
 
 
@@ -36,7 +36,7 @@ def folder(tmp_path, monkeypatch) -> Path:
     """The rooms' data folder (the test's own), in place of the process's rooms."""
     where = tmp_path / "data"
     made = SqliteRooms(SqliteStore(where, cap_bytes=2**24, session_quota=2**24), limits=Limits(rooms=4, members=5))
-    monkeypatch.setattr(class_view, "_rooms", [made])
+    monkeypatch.setattr(class_room, "_rooms", [made])
     assert made.get("AAAAAA") is None  # the folder and its file made
     yield where
     made.close()

@@ -18,7 +18,7 @@ from test_class_page import student as joined
 from explorer import corpus_config
 from explorer.serving.rooms import Limits, SqliteRooms
 from explorer.serving.store import SqliteStore
-from explorer.ui import class_view
+from explorer.ui import class_room
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -128,7 +128,7 @@ def test_the_compare_page_shows_markup_tokens_as_text():
 def rooms(tmp_path, monkeypatch):
     """Rooms of the test's own, in place of the process's."""
     made = SqliteRooms(SqliteStore(tmp_path, cap_bytes=2**24, session_quota=2**24), limits=Limits(rooms=2, members=3))
-    monkeypatch.setattr(class_view, "_rooms", [made])
+    monkeypatch.setattr(class_room, "_rooms", [made])
     yield made
     made.close()
 

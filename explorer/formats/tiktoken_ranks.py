@@ -33,6 +33,7 @@ from ..stages.pretokenizers import TIKTOKEN_PATTERNS
 from ..stages.registry import either
 from ..stages.units import UNICODE_TO_BYTE, byte_alphabet
 from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, dump_json, require
+from .bundled import PRETRAINED, bundled_table, load_pretrained
 from .shared import byte_pipeline_only, one_id_per_token, pretokenizer_of_pattern
 from .zips import OR_THEIR_ZIP
 
@@ -295,12 +296,6 @@ def tokenizer_from_tiktoken(
         raise FormatError(f"{name}: {err}") from None
 
 
-def _bundled(data: bytes) -> str | None:
-    from .pretrained import bundled_table  # pretrained reads its tables with this module
-
-    return bundled_table(data)
-
-
 # ---- the format ---------------------------------------------------------------------------------
 def _named_tiktoken(upload: Upload) -> bool:
     return upload.lower.endswith(".tiktoken")
@@ -322,7 +317,7 @@ def _write(tok: Tokenizer, trace: Mapping) -> Files:
 def _read(found: Found, options: ImportOptions) -> Imported:
     ranks = found["tiktoken"]
     meta = found["tiktoken-meta"].json if "tiktoken-meta" in found else None
-    bundled = _bundled(ranks.data) if meta is None else None
+    bundled = bundled_table(ranks.data) if meta is None else None
     if bundled is None:
         tok = tokenizer_from_tiktoken(
             ranks.data, meta, pretokenizer=options.pretokenizer, pattern=options.pattern, name=ranks.name
@@ -333,8 +328,6 @@ def _read(found: Found, options: ImportOptions) -> Imported:
             if meta is not None
             else [f"{ranks.name} holds no regex: pre-tokenizer {options.pretokenizer}, as chosen"],
         )
-    from .pretrained import PRETRAINED, load_pretrained
-
     tok = load_pretrained(bundled)
     unused = options.pretokenizer not in (None, tok.pipeline.pretokenizer)
     return Imported(
@@ -347,7 +340,7 @@ def _read(found: Found, options: ImportOptions) -> Imported:
 
 
 def _needs_pretokenizer(found: Found) -> bool:
-    return "tiktoken-meta" not in found and _bundled(found["tiktoken"].data) is None
+    return "tiktoken-meta" not in found and bundled_table(found["tiktoken"].data) is None
 
 
 FORMAT = FileFormat(

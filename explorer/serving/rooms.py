@@ -1470,12 +1470,12 @@ class _SqliteTx:
             self.conn.execute(f"UPDATE rooms SET {sets} WHERE code = ?", (*kept.values(), code))
 
     def touch(self, code: str, *, rev: int, tally: int, now: float, lifetime: float) -> None:
-        from .store import _extend_hold
+        from .store import extend_hold
 
         self.conn.execute(
             "UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ? WHERE code = ?", (rev, tally, now, code)
         )
-        _extend_hold(self.conn, holder(code), now + lifetime)
+        extend_hold(self.conn, holder(code), now + lifetime)
 
     def put_question(self, code: str, question: Question) -> None:
         self.conn.execute(
@@ -1516,9 +1516,9 @@ class _SqliteTx:
         )
 
     def release(self, code: str) -> None:
-        from .store import _release
+        from .store import release_hold
 
-        _release(self.conn, holder(code))
+        release_hold(self.conn, holder(code))
 
     def delete_room(self, code: str) -> None:
         for table in _ROOM_TABLES:
@@ -1553,12 +1553,12 @@ class SqliteRooms(_Rules):
 
     def _transact(self, op: Callable[[_Tx], Any], *, write: bool = True) -> Any:
         """``op`` on the store's connection, in one write transaction when it writes."""
-        from .store import _write
+        from .store import write_transaction
 
         def wrapped(conn):
             made_for = (id(conn), self.store._identity)
             if self._ready != made_for:
-                with _write(conn):
+                with write_transaction(conn):
                     for statement in filter(str.strip, _SQL.split(";")):
                         conn.execute(statement)
                     for table, name, kind in _ADDED_COLUMNS:
@@ -1567,7 +1567,7 @@ class SqliteRooms(_Rules):
                 self._ready = made_for
             if not write:
                 return op(_SqliteTx(conn))
-            with _write(conn):
+            with write_transaction(conn):
                 return op(_SqliteTx(conn))
 
         return self.store._run(wrapped)

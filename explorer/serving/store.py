@@ -133,6 +133,9 @@ __all__ = [
     "default_store",
     "recreated_notice",
     "recreated_since",
+    "write_transaction",
+    "extend_hold",
+    "release_hold",
 ]
 
 _log = logging.getLogger(__name__)
@@ -615,7 +618,7 @@ class SqliteStore(_StoreRules):
         """``op`` on the file in one write transaction (BEGIN IMMEDIATE: writers queue)."""
 
         def run(conn: sqlite3.Connection) -> T:
-            with _write(conn):
+            with write_transaction(conn):
                 return op(_SqliteBlobTx(conn))
 
         return self._run(run)
@@ -714,7 +717,7 @@ class SqliteStore(_StoreRules):
         conn.execute("PRAGMA journal_mode = WAL").fetchone()
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute(f"PRAGMA journal_size_limit = {64 * 2**20}")
-        with _write(conn):
+        with write_transaction(conn):
             (version,) = conn.execute("PRAGMA user_version").fetchone()
             if version < _SCHEMA_VERSION:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -732,11 +735,11 @@ class SqliteStore(_StoreRules):
         self._identity = None if self._seen is None else self._seen[:2]
 
 
-# -- SQL helpers ---------------------------------------------------------------------------------
+# -- SQL helpers (write_transaction, extend_hold, release_hold also for the rooms' own transactions) --
 
 
 @contextlib.contextmanager
-def _write(conn: sqlite3.Connection) -> Iterator[None]:
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """A write transaction taken at once (BEGIN IMMEDIATE: waits out other writers through the
     busy timeout, where a read that later writes could fail), rolled back on any error."""
     conn.execute("BEGIN IMMEDIATE")
@@ -823,13 +826,13 @@ class _SqliteBlobTx:
         self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
 
     def set_hold(self, holder: str, until: float) -> None:
-        _extend_hold(self.conn, holder, until, create=True)
+        extend_hold(self.conn, holder, until, create=True)
 
     def drop_hold(self, holder: str) -> None:
         self.conn.execute("DELETE FROM holds WHERE holder = ?", (holder,))
 
 
-def _extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
+def extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
     """Move ``holder``'s deadline to ``until`` (``create``: start holding if it was not). A
     room's activity calls this in its own write transaction (``explorer.serving.rooms``)."""
     if create:
@@ -841,7 +844,7 @@ def _extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create:
         conn.execute("UPDATE holds SET until = ? WHERE holder = ?", (until, holder))
 
 
-def _release(conn: sqlite3.Connection, holder: str) -> int:
+def release_hold(conn: sqlite3.Connection, holder: str) -> int:
     """End ``holder``'s hold (:func:`_release_in`) inside the caller's write transaction (a
     room's end and purge do, in their own); how many blobs went."""
     return _release_in(_SqliteBlobTx(conn), holder)

@@ -31,7 +31,7 @@ import functools
 import html
 import logging
 import time
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
@@ -42,8 +42,8 @@ from ..serving.room_results import results_csv
 from ..serving.rooms import Member, Question, Room, normalize_code
 from ..serving.store import StoreError
 from . import class_model as model
-from . import class_view, follow, projector, render, train_view
-from .class_model import COOKIE_PREFIX, Keys, Session, cookie_name, hidden_names
+from . import class_room, follow, projector, render, train_view
+from .class_model import COOKIE_PREFIX, Keys, RoomRun, Session, cookie_name, hidden_names
 
 __all__ = [
     "COOKIE_PREFIX",
@@ -136,7 +136,7 @@ def write_cookies() -> None:
     """Write this session's rooms' keys into the browser's cookies (and delete the cookies of
     rooms it no longer teaches). Drawn in every teacher's and lobby run: a rerun that comes
     before the browser drew the last one loses nothing."""
-    lifetime = int(class_view.rooms().limits.idle_seconds)
+    lifetime = int(class_room.rooms().limits.idle_seconds)
     cookies = model.cookies(st.session_state.get(_KEYS, {}), st.session_state.get(_GONE, set()), lifetime=lifetime)
     if cookies:
         _cookie_writer(key=Keys.COOKIE, data={"cookies": cookies}, height=0)
@@ -172,6 +172,12 @@ def join_base() -> str:
     """The address students' join links start with (:func:`explorer.serving.addresses.join_base`)."""
     public, _ = _public()
     return addresses.join_base(_browser_url() or "http://localhost:8501", public=public, addresses=_lan())
+
+
+def join_url(code: str) -> str:
+    """The link students open to join (and its QR code shows): the Class page with the room's
+    code, at :func:`join_base`."""
+    return f"{join_base()}/Class?{urlencode({'room': code})}"
 
 
 def _listening() -> str:
@@ -244,21 +250,21 @@ def presenter_url(code: str, key: str) -> str:
     return model.presenter_address(_browser_url(), code, key, projector.link_params())
 
 
-def presenter(room: Room, run: class_view.RoomRun, token: str) -> None:
+def presenter(room: Room, run: RoomRun, token: str) -> None:
     """The projector's view of the room: the room as it is, followed live, without controls."""
     styles()
     st.fragment(_presenter_room)(room.code, run, token)
 
 
-def _presenter_room(code: str, run: class_view.RoomRun, token: str) -> None:
+def _presenter_room(code: str, run: RoomRun, token: str) -> None:
     try:
         _presenter_body(code, run, token)
     except StoreError as err:
-        class_view._store_down(err)
+        class_room.store_down(err)
 
 
-def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
-    rooms = class_view.rooms()
+def _presenter_body(code: str, run: RoomRun, token: str) -> None:
+    rooms = class_room.rooms()
     room = rooms.get(code)
     if room is None or room.ended:
         st.info("The teacher ended the room." if room is not None else "This room has closed.")
@@ -275,20 +281,20 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
         if room.locked:
             st.markdown("**Joining is closed.**")
         else:
-            st.image(class_view._qr_png(class_view.join_url(code)), width=220, caption="Scan to join")
+            st.image(class_room.qr_png(join_url(code)), width=220, caption="Scan to join")
     members = rooms.members(code)
     present = rooms.present(code)
     st.markdown(model.room_status(room.step, len(members), present))
-    live = class_view._room_live(run, room)
+    live = class_room.room_live(run, room)
     style = train_view.token_style(live)
-    current = class_view._current(room)
+    current = class_room.current_question(room)
     quiz, board = st.columns([3, 2], gap="medium")
     with quiz:
         if current is not None:
             answers = rooms.answers(code, current.qid)
             st.markdown(f"**Question {current.qid}:** " + model.question_text(current))
             if current.state == "revealed":
-                rule = class_view._trainer(live).config.tie_break
+                rule = class_room.trainer_of(live).config.tie_break
                 st.html(model.reveal_html(current, answers, style, rule=rule))
                 show_missed(current, answers, style)
             elif current.state == "closed":
@@ -296,8 +302,8 @@ def _presenter_body(code: str, run: class_view.RoomRun, token: str) -> None:
             st.html(model.tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
     with board:
         st.markdown("**Leaderboard**")
-        st.html(model.board_html(class_view._standings(room)))
-    class_view._panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_PRESENTER)
+        st.html(model.board_html(class_room.standings(room)))
+    class_room.panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_PRESENTER)
 
 
 # ---- after a reveal: the wrong answer most chosen ------------------------------------------------
@@ -323,40 +329,40 @@ def _rename(code: str, key: str) -> None:
     member_id = st.session_state.get(_CHOSEN)
     name = str(st.session_state.get(Keys.MOD_NAME, ""))
     if member_id:
-        class_view._attempt(class_view.rooms().rename, code, key, member_id, name)
+        class_room.attempt(class_room.rooms().rename, code, key, member_id, name)
         st.session_state[Keys.MOD_NAME] = ""
 
 
 def _hide(code: str, key: str, hidden: bool) -> None:
     member_id = st.session_state.get(_CHOSEN)
     if member_id:
-        class_view._attempt(class_view.rooms().hide, code, key, member_id, hidden)
+        class_room.attempt(class_room.rooms().hide, code, key, member_id, hidden)
 
 
 def _remove(code: str, key: str) -> None:
     member_id = st.session_state.get(_CHOSEN)
     if member_id:
-        class_view._attempt(class_view.rooms().remove, code, key, member_id)
+        class_room.attempt(class_room.rooms().remove, code, key, member_id)
         st.session_state.pop(_CHOSEN, None)
 
 
 def _lock(code: str, key: str) -> None:
-    class_view._attempt(class_view.rooms().lock, code, key, bool(st.session_state.get(Keys.LOCK)))
+    class_room.attempt(class_room.rooms().lock, code, key, bool(st.session_state.get(Keys.LOCK)))
 
 
 def _end(code: str, key: str) -> None:
     def end() -> None:
-        class_view.rooms().end(code, key)
+        class_room.rooms().end(code, key)
         forget(code)
         st.session_state[Session.NOTICE] = f"Room {code} has ended: its students' pages say so. Start a new room below."
         st.session_state.pop(Keys.END_SURE, None)
         st.query_params.clear()
 
-    class_view._attempt(end)
+    class_room.attempt(end)
 
 
 def _csv(room: Room, style: render.TokenStyle) -> str:
-    rooms = class_view.rooms()
+    rooms = class_room.rooms()
     questions = rooms.questions(room.code)
     answers = {q.qid: rooms.answers(room.code, q.qid) for q in questions}
     return results_csv(
@@ -438,7 +444,7 @@ def _to_lobby() -> None:
 
 def own_room_buttons() -> None:
     """In the lobby: the rooms this browser teaches (their cookies), each a button back to it."""
-    rooms = class_view.rooms()
+    rooms = class_room.rooms()
     mine = []
     for code in own_rooms():
         key = key_for(code)

@@ -19,27 +19,17 @@ trains the room's merges once, in one trainer every session in the room reads
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import datetime
 import functools
 import html
-import io
-import json
 import logging
 import secrets
-import threading
 import time
-import zoneinfo
 from collections.abc import Callable
-from urllib.parse import urlencode
 
 import streamlit as st
 
-from ..analysis.text import example_sentence
-from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
-from ..formats.corpora import decode_bytes
 from ..serving.rooms import (
     MAX_NAME,
     MAX_SENTENCE,
@@ -47,18 +37,30 @@ from ..serving.rooms import (
     NoSuchRoom,
     Question,
     Room,
-    Rooms,
     follow_token,
-    leaderboard,
     name_note,
     normalize_code,
-    rooms_for,
     winners,
 )
-from ..serving.store import QuotaError, StoreError
-from . import charts, class_teacher, data, follow, links, live_view, render, state, storage, train_view
+from ..serving.store import StoreError
 from . import class_model as model
+from . import class_teacher, follow, links, render, state, storage, train_view
 from .class_model import UNREACHABLE, Keys, RoomRun, Session
+from .class_room import (
+    attempt,
+    current_question,
+    panels,
+    qr_png,
+    room_live,
+    room_run,
+    rooms,
+    run_of,
+    said,
+    standings,
+    store_down,
+    trainer_of,
+)
+from .class_teacher import join_url
 
 __all__ = [
     "Keys",
@@ -77,95 +79,12 @@ _log = logging.getLogger(__name__)
 
 _SPEED_S = 1.0  # the teacher's Play: a merge a second
 _SEEN_EVERY_S = 5.0  # a member's presence is written at most this often
-_RETRY_S = 2.0  # while the store cannot be used, a page asks again this often
 
 
 # ---- the process's rooms, and each room's one trainer ------------------------------------------
-_rooms: list[Rooms] = []
-_rooms_lock = threading.Lock()
-
-
-def rooms() -> Rooms:
-    """The rooms, kept where the app's store keeps its files (SQLite file or Redis)."""
-    with _rooms_lock:
-        if not _rooms:
-            _rooms.append(rooms_for(storage.store()))
-        return _rooms[0]
-
-
-def _room_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
-    """The corpus a room's view names: bundled samples, and files read back from the store
-    (decoded as the link says; the reading session's own uploads are left alone)."""
-    samples, restored, pasted = links.stored_parts(names, problems, again="ask the teacher to start the room again")
-    uploads, refs = [], []
-    for blob, decoding in restored:
-        try:
-            text = decode_bytes(blob.data, encoding=decoding or "utf-8").text
-        except ExplorerError as err:
-            problems.append(str(err))
-            continue
-        uploads.append((blob.name or "upload.txt", text))
-        refs.append(links.corpus_ref("upload", blob.digest, decoding))
-    return state.CorpusChoice(tuple(samples), tuple(uploads), pasted, tuple(refs))
-
-
-@st.cache_resource(show_spinner=False, max_entries=16)
-def room_run(code: str, view_json: str) -> RoomRun:
-    """The room's trainer in this process (built once; every session in the room reads it)."""
-    view = json.loads(view_json)
-    link, problems = links.parse_link(view, samples=data.sample_names())
-    if link is None:
-        return RoomRun(None, "the room names no corpus")
-    try:
-        choice = _room_corpus(link.corpus, problems)
-        if problems:
-            return RoomRun(None, "; ".join(problems))
-        mode: state.Mode = "sample" if link.big == "sample" else "step"
-        return RoomRun(state._build(choice, link.preset, link.config, mode), sentence=example_sentence(choice.texts()))
-    except StoreError:
-        raise  # the store out of reach for a moment: not kept as the room's answer
-    except ExplorerError as err:
-        return RoomRun(None, str(err))
-
-
-def _run_of(room: Room) -> RoomRun:
-    return room_run(room.code, json.dumps(room.view, sort_keys=True))
-
-
-def _room_live(run: RoomRun, room: Room) -> state.Live:
-    """This session's view of the shared trainer at the room's step (its caches kept while the
-    room's trainer stays the same)."""
-    trainer = run.at(room.step)
-    kept = st.session_state.get(Session.ROOM_LIVE)
-    if kept is None or kept[0] is not run:
-        kept = (run, state.Live(trainer, f"room:{room.code}", trainer.config))
-        st.session_state[Session.ROOM_LIVE] = kept
-    live = kept[1]
-    live.view = min(room.step, live.trained)
-    return live
 
 
 # ---- addresses -----------------------------------------------------------------------------------
-def _base_url() -> str:
-    """The app's address for students (the join link and its QR code use it): this machine's
-    network address when the browser is on localhost, or ``BPE_EXPLORER_PUBLIC_URL``."""
-    return class_teacher.join_base()
-
-
-def join_url(code: str) -> str:
-    """The link students open to join: the Class page with the room's code."""
-    return f"{_base_url()}/Class?{urlencode({'room': code})}"
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _qr_png(url: str) -> bytes:
-    import segno
-
-    buffer = io.BytesIO()
-    segno.make(url, error="m").save(buffer, kind="png", scale=12, border=2)
-    return buffer.getvalue()
-
-
 _CSS = """
 <style>
 div.cls-code {font-size: 3.4rem; font-weight: 800; letter-spacing: .2em; line-height: 1.1; margin: 0;
@@ -189,74 +108,13 @@ div.cls-code {font-size: 3.4rem; font-weight: 800; letter-spacing: .2em; line-he
 
 
 # ---- the panels, as the Train page draws them, at the room's step --------------------------------
-def _trainer(live: state.Live) -> Trainer:
-    """The trainer a room's view reads (a room's Live always has one)."""
-    assert live.trainer is not None
-    return live.trainer
-
-
-def _panels(live: state.Live, *, quiz: bool, key: str) -> None:
-    """The current merge, then the pair table (hidden in a quiz), history, words and charts."""
-    style = train_view.token_style(live)
-    train_view.current_merge(live, style)
-    state.widget_default("w_top_k", 10)
-    trainer = _trainer(live)
-    # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
-    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
-    words = render.panel(
-        "Words, segmented",
-        train_view._words(live, style),
-        "The most frequent words at this step; the outlined chip is the newest token.",
-    )
-    records = [trainer.records[i] for i in range(live.view)]
-    cols = charts.progress_columns(
-        records,
-        initial_tokens=trainer.initial_tokens,
-        corpus_bytes=trainer.corpus_bytes,
-        corpus_chars=trainer.corpus_chars,
-    )
-    chart = live_view.chart_data(
-        cols, live.view, lengths=train_view._lengths(live, live.view), unit=trainer.config.unit
-    )
-    history = model.history_panel(trainer, live.view, style)
-    live_view.live_view([[pairs, history], [words]], chart, key=key)
 
 
 # ---- the store out of reach: a sentence, and the page heals by itself -----------------------------
-def _said(err: ExplorerError) -> str:
-    """What the page says for an error (:func:`class_model.said`, in the reader's time zone);
-    the store's failure goes to the server's log."""
-    if isinstance(err, StoreError) and not isinstance(err, QuotaError):
-        _log.warning("the class's store failed: %s", err)
-    return model.said(err, _reader_tz())
-
-
-def _store_down(err: StoreError) -> None:
-    """Draw the sentence in place of what needed the store, and a timed fragment that reruns
-    the whole page as soon as the store answers again (no reload)."""
-    _log.warning("the class's store failed: %s", err)
-    if st.session_state.get(Session.ERROR) == UNREACHABLE:
-        st.session_state.pop(Session.ERROR)  # said here instead, and not again once it answers
-    st.warning(UNREACHABLE)
-    # not before the next tick: a store that answers the retry's question but fails the page's
-    # (a partial failure) reruns the page once a tick, not in a loop
-    st.session_state[Session.RETRY_AFTER] = time.monotonic() + _RETRY_S / 2
-    st.fragment(_retry, run_every=_RETRY_S)()
-
-
-def _retry() -> None:
-    """While the store is out of reach: every tick, ask it again; once it answers, rerun the page."""
-    if time.monotonic() < st.session_state.get(Session.RETRY_AFTER, 0.0):
-        return
-    try:
-        rooms().revs("")
-    except ExplorerError:
-        return
-    st.rerun()
 
 
 def _survives_store(draw: Callable[..., None]) -> Callable[..., None]:
-    """``draw``, whose store failures draw :func:`_store_down` instead of an exception (a
+    """``draw``, whose store failures draw :func:`store_down` instead of an exception (a
     fragment's reruns raise outside the page's own try)."""
 
     @functools.wraps(draw)
@@ -264,35 +122,25 @@ def _survives_store(draw: Callable[..., None]) -> Callable[..., None]:
         try:
             draw(*args)
         except StoreError as err:
-            _store_down(err)
+            store_down(err)
 
     return guarded
 
 
 # ---- start or join -------------------------------------------------------------------------------
-def _reader_tz() -> datetime.tzinfo | None:
-    """The browser's time zone (None: unknown, the server's own is used)."""
-    try:
-        name = st.context.timezone
-    except Exception:  # noqa: BLE001 - no request context (AppTest)
-        name = None
-    if isinstance(name, str) and name:
-        with contextlib.suppress(zoneinfo.ZoneInfoNotFoundError, ValueError):
-            return zoneinfo.ZoneInfo(name)
-    return None
 
 
 def _lookup_refused() -> str | None:
     """The sentence when this browser or its address tried too many room codes lately."""
     refused = rooms().refused(browser=storage.owner(), address=storage.address())
-    return None if refused is None else _said(refused)
+    return None if refused is None else said(refused)
 
 
 def _missed() -> str | None:
     """Count a room code (or a member's or teacher's link) that matched nothing; the sentence
     when that was one too many."""
     over = rooms().miss(browser=storage.owner(), address=storage.address())
-    return None if over is None else _said(over)
+    return None if over is None else said(over)
 
 
 def _start_room() -> None:
@@ -316,7 +164,7 @@ def _start_room() -> None:
             holds=holds,
         )
     except ExplorerError as err:
-        st.session_state[Session.ERROR] = _said(err)
+        st.session_state[Session.ERROR] = said(err)
         return
     class_teacher.remember(room.code, key)  # the key stays in the session and a cookie, never in the address
     st.query_params.from_dict({"room": room.code})
@@ -335,7 +183,7 @@ def _join(code: str) -> None:
         st.session_state[Session.ERROR] = _missed() or str(err)
         return
     except ExplorerError as err:
-        st.session_state[Session.ERROR] = _said(err)
+        st.session_state[Session.ERROR] = said(err)
         return
     st.query_params.from_dict({"room": normalize_code(code), "member": member.id})
 
@@ -401,12 +249,6 @@ def _lobby(code: str | None) -> None:
 
 
 # ---- the teacher ---------------------------------------------------------------------------------
-def _attempt(action: Callable[..., object], *args: object) -> None:
-    """A button's action on the room; what the room refuses is said on the next run."""
-    try:
-        action(*args)
-    except ExplorerError as err:
-        st.session_state[Session.ERROR] = _said(err)
 
 
 def _set_step(code: str, key: str, step: int) -> None:
@@ -417,12 +259,12 @@ def _set_step(code: str, key: str, step: int) -> None:
         target = max(0, step)
         room = rooms().get(code)
         if room is not None:
-            run = _run_of(room)
+            run = run_of(room)
             trained = len(run.at(target).records) if run.trainer is not None else None
             target = model.step_target(target, trained=trained, top=room.top)
         rooms().set_step(code, key, target)
 
-    _attempt(move)
+    attempt(move)
 
 
 def _step_by(code: str, key: str, n: int) -> None:
@@ -432,7 +274,7 @@ def _step_by(code: str, key: str, n: int) -> None:
             st.session_state[Session.PLAYING] = False
             _set_step(code, key, room.step + n)  # kept within the room's training
 
-    _attempt(step)
+    attempt(step)
 
 
 def _on_slider(code: str, key: str) -> None:
@@ -456,21 +298,10 @@ def _ask(code: str, key: str, build: Callable[[Room, RoomRun], Question]) -> Non
     def ask() -> None:
         room = rooms().get(code)
         if room is not None:
-            rooms().ask(code, key, build(room, _run_of(room)))
+            rooms().ask(code, key, build(room, run_of(room)))
             st.session_state[Session.PLAYING] = False
 
-    _attempt(ask)
-
-
-def _current(room: Room) -> Question | None:
-    """The room's current question (None before the first)."""
-    return rooms().question(room.code, room.question) if room.question else None
-
-
-def _standings(room: Room):
-    questions = rooms().questions(room.code)
-    answers = {q.qid: rooms().answers(room.code, q.qid) for q in questions if q.state == "revealed"}
-    return leaderboard(model.hidden_names(rooms().members(room.code)), questions, answers)
+    attempt(ask)
 
 
 def _teacher(room: Room, key: str, run: RoomRun) -> None:
@@ -514,7 +345,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
     with qr:
         state.widget_default(Keys.QR, True)
         if st.toggle("Show the join code", key=Keys.QR):
-            st.image(_qr_png(join_url(code)), width=160, caption="Scan to join")
+            st.image(qr_png(join_url(code)), width=160, caption="Scan to join")
     st.fragment(_teacher_room, run_every=_SPEED_S if st.session_state.get(Session.PLAYING) else None)(code, key, run)
 
 
@@ -555,16 +386,16 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
             disabled=bool(st.session_state.get(Session.PLAYING)),
             help="Move the class to any step trained so far (everyone follows).",
         )
-    live = _room_live(run, room)
-    current = _current(room)
+    live = room_live(run, room)
+    current = current_question(room)
     quiz, board = st.columns([3, 2], gap="medium")
     with quiz:
         _teacher_question(room, key, live, current, present)
     with board:
         class_teacher.moderation(room, key, members, train_view.token_style(live))
         st.markdown("**Leaderboard**")
-        st.html(model.board_html(_standings(room)))
-    _panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_TEACHER)
+        st.html(model.board_html(standings(room)))
+    panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_TEACHER)
 
 
 def _teacher_question(room: Room, key: str, live: state.Live, current: Question | None, present: int) -> None:
@@ -580,18 +411,18 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
                 row.button(
                     "Close answers",
                     key=Keys.CLOSE,
-                    on_click=_attempt,
+                    on_click=attempt,
                     args=(rooms().close_question, code, key, current.qid),
                 )
             row.button(
                 "Reveal",
                 key=Keys.REVEAL,
                 type="primary",
-                on_click=_attempt,
+                on_click=attempt,
                 args=(rooms().reveal, code, key, current.qid),
             )
         else:
-            st.html(model.reveal_html(current, answers, style, rule=_trainer(live).config.tie_break))
+            st.html(model.reveal_html(current, answers, style, rule=trainer_of(live).config.tie_break))
             class_teacher.show_missed(current, answers, style)
         st.html(model.tally_html(current, answers, style, present=present, reveal=current.state == "revealed"))
         if current.state != "revealed":
@@ -619,12 +450,12 @@ def _teacher_question(room: Room, key: str, live: state.Live, current: Question 
 
 def _default_sentence(room: Room) -> str:
     """A real sentence of the room's corpus (the first of a fair length), or one of its own."""
-    return model.default_sentence(_run_of(room).sentence)
+    return model.default_sentence(run_of(room).sentence)
 
 
 # ---- a student -----------------------------------------------------------------------------------
 def _answer_count(code: str, member: str, qid: int) -> None:
-    _attempt(rooms().answer, code, member, qid, int(st.session_state.get(Keys.guess(qid), 0)))
+    attempt(rooms().answer, code, member, qid, int(st.session_state.get(Keys.guess(qid), 0)))
 
 
 def _step_ahead(run: RoomRun, room: Room) -> None:
@@ -655,7 +486,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     member = fresh
     follow.watch(code, member=member.id, what="rev", now=room.rev, key=Keys.WATCH_REV)
     mark_seen(code, member.id)
-    current = _current(room)
+    current = current_question(room)
     if model.hides_pairs(current):
         st.session_state.pop(Session.OWN_LIVE, None)  # stepping on would show the answer: back to following
     own = st.session_state.get(Session.OWN_LIVE)
@@ -677,10 +508,10 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         row.button("+10", key=Keys.OWN_STEP10, on_click=own_live.forward, args=(10,))
         row.button("Follow the teacher", key=Keys.FOLLOW, on_click=_follow_again)
     _show_error()
-    live = own_live or _room_live(run, room)
+    live = own_live or room_live(run, room)
     if current is not None:
         _student_question(room, member, current, live)
-    _panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_STUDENT)
+    panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_STUDENT)
 
 
 def _left_room(room: Room, member_id: str | None) -> None:
@@ -711,7 +542,7 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
                         label,
                         key=Keys.option(question.qid, i),
                         type="primary" if mine is not None and mine.value == i else "secondary",
-                        on_click=_attempt,
+                        on_click=attempt,
                         args=(rooms().answer, room.code, member.id, question.qid, i),
                     )
             else:
@@ -740,11 +571,11 @@ def _student_question(room: Room, member: Member, question: Question, live: stat
             st.caption(waiting)
         else:
             won = member.id in winners(question, answers)
-            rule = _trainer(live).config.tie_break
+            rule = trainer_of(live).config.tie_break
             (st.success if won else st.info)(
                 render.md_text(model.result_sentence(question, won=won, style=style, rule=rule))
             )
-            board = _standings(room)
+            board = standings(room)
             st.html(model.board_html(board, me=member.name, limit=5))
 
 
@@ -827,7 +658,7 @@ def class_page() -> None:
         if removed:
             _left_room(room, member_id)
             return
-        run = _run_of(room)
+        run = run_of(room)
         if run.error or run.trainer is None:
             st.error(render.md_text(f"The room's corpus cannot be opened: {run.error}"))
             return
@@ -853,7 +684,7 @@ def class_page() -> None:
             return
         _student(room, member, run)
     except StoreError as err:
-        _store_down(err)
+        store_down(err)
     except ExplorerError as err:
         st.error(render.md_text(str(err)))
 

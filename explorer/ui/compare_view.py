@@ -169,7 +169,7 @@ def request_form() -> Request | None:
             max_selections=MAX_CORPORA,
             help="Bundled texts, and the uploads and pasted text of the Corpus page.",
         )
-        c1, c2, c3, c4, c6, c5 = st.columns([2.1, 1.2, 1, 1.5, 1, 0.9], vertical_alignment="bottom")
+        c1, c2, c3, c4, c6, c5 = st.columns([1.55, 1.15, 0.95, 1.55, 0.95, 1.15], vertical_alignment="bottom")
         c1.radio(
             "Configuration",
             ["train", "pretrained"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import cast
 
 import altair as alt
@@ -16,12 +16,12 @@ from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..stages.normalizers import NORMALIZER_REGISTRY, NORMALIZERS
 from ..stages.pipeline import inspect_str
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
-from . import catalog, data, links, projector, render, state, storage
+from . import catalog, class_room, data, links, projector, render, state, storage
+from .uploads import Upload, session_uploads, unique_name
 
 __all__ = [
     "choose",
     "uploads_panel",
-    "restore_uploads",
     "forget_area",
     "stats",
     "preview_text",
@@ -34,55 +34,19 @@ __all__ = [
 _SIDE_BY_SIDE = ("whitespace", *PATTERNS)  # every pre-tokenizer that cuts text by itself
 
 
-@dataclass(frozen=True)
-class Upload:
-    """A file the session uploaded: its bytes, how to decode them (None: UTF-8 first) and its
-    hash in the store (None when the store refused it: it then stays out of links)."""
-
-    uid: int
-    name: str
-    raw: bytes
-    decoding: str | None = None
-    digest: str | None = None
-
-    @property
-    def ref(self) -> str | None:
-        return None if self.digest is None else links.corpus_ref("upload", self.digest, self.decoding)
-
-
-_UPLOADS = "upload_entries"  # {uid: Upload}, in upload order
 _ROUND = "upload_round"  # bumped to give the uploader a new key, which empties it
 _UPLOAD_ERROR = "upload_error"  # why the store refused the last upload (shown once)
 _FORGOTTEN = "forgotten"  # what "Forget my uploads" did (shown once)
 
 
-def _uploads() -> dict[int, Upload]:
-    return st.session_state.setdefault(_UPLOADS, {})
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    """A file name not yet used in the corpus ("notes.txt", then "notes (2).txt", ...).
-
-    >>> _unique("a.txt", {"a.txt", "a (2).txt"})
-    'a (3).txt'
-    """
-    if name not in taken:
-        return name
-    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
-    n = 2
-    while f"{stem} ({n}){dot}{ext}" in taken:
-        n += 1
-    return f"{stem} ({n}){dot}{ext}"
-
-
 def _on_upload(key: str) -> None:
     """Move the uploader's files into the session's list and empty the uploader: the list, not
     the uploader (which a page switch empties), is what the corpus holds."""
-    entries = _uploads()
+    entries = session_uploads()
     taken = {u.name for u in entries.values()}
     for f in st.session_state.get(key) or []:
         uid = max(entries, default=0) + 1
-        name = _unique(f.name or "upload.txt", taken)
+        name = unique_name(f.name or "upload.txt", taken)
         taken.add(name)
         raw = f.getvalue()
         try:
@@ -94,39 +58,15 @@ def _on_upload(key: str) -> None:
     st.session_state[_ROUND] = st.session_state.get(_ROUND, 0) + 1
 
 
-def restore_uploads(blobs) -> list[tuple[str, str, str | None]]:
-    """Make stored files (``(Blob, decoding)`` pairs, from a link) the session's uploads, as if
-    just uploaded; (name, text, ref) of those that decode (one that does not is listed with its
-    choice of decoding on the Corpus page, as an upload would be)."""
-    entries = _uploads()
-    entries.clear()
-    taken: set[str] = set()
-    out = []
-    for blob, decoding in blobs:
-        uid = max(entries, default=0) + 1
-        name = _unique(blob.name or "upload.txt", taken)
-        taken.add(name)
-        up = entries[uid] = Upload(uid, name, blob.data, decoding, blob.digest)
-        if decoding:
-            st.session_state[f"w_decode_{uid}"] = decoding
-        try:
-            text = decode_bytes(up.raw, encoding=decoding or "utf-8").text
-        except ExplorerError:
-            continue
-        if text.strip():
-            out.append((name, text, up.ref))
-    return out
-
-
 def _set_decoding(uid: int) -> None:
-    entries = _uploads()
+    entries = session_uploads()
     choice = st.session_state.get(f"w_decode_{uid}")
     if uid in entries and choice in DECODINGS:
         entries[uid] = replace(entries[uid], decoding=choice)
 
 
 def _remove(uid: int) -> None:
-    _uploads().pop(uid, None)
+    session_uploads().pop(uid, None)
     st.session_state.pop(f"w_decode_{uid}", None)
 
 
@@ -146,7 +86,7 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
     if _UPLOAD_ERROR in st.session_state:
         st.warning(render.md_text(st.session_state.pop(_UPLOAD_ERROR)))
     out = []
-    for uid, up in list(_uploads().items()):
+    for uid, up in list(session_uploads().items()):
         label = render.user_text(up.name, into="markdown")
         row, remove = st.columns([6, 1], vertical_alignment="center")
         remove.button("Remove", key=f"remove_{uid}", on_click=_remove, args=(uid,))
@@ -180,12 +120,10 @@ def uploads_panel() -> tuple[tuple[str, str, str | None], ...]:
 def _held_sentence(held: list[tuple[str, list[str]]]) -> str:
     """What "Forget my uploads" left in place for the rooms using it (room codes only of the
     rooms this browser started: a shared file must not hand out other classes' codes)."""
-    from . import class_view
-
     me = storage.owner()
     parts = []
     for name, codes in held:
-        mine = [c for c in codes if class_view.rooms().starter(c) == me]
+        mine = [c for c in codes if class_room.rooms().starter(c) == me]
         others = len(codes) - len(mine)
         rooms = [f"your room {c}" for c in mine]
         if others:
@@ -209,7 +147,7 @@ def _forget() -> None:
     except ExplorerError as err:
         st.session_state[_FORGOTTEN] = ("error", f"The server's store could not be changed: {err}")
         return
-    _uploads().clear()
+    session_uploads().clear()
     st.session_state["w_pasted"] = ""
     catalog.forget_imports()
     current = state.corpus_choice()

@@ -19,16 +19,13 @@ spec it is given)::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import altair as alt
 import pandas as pd
 import pyarrow as pa
 
 from .charts import thin_rows
-
-if TYPE_CHECKING:
-    from .fairness_view import Lab, Side
+from .fairness_model import Lab, Side
 
 __all__ = [
     "lab_specs",

@@ -24,9 +24,9 @@ import streamlit as st
 
 from ..bpe.config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpus_config
 from ..errors import ConfigError, ExplorerError
-from ..formats.corpora import DECODINGS
 from ..serving.store import Blob
 from . import data, projector, render, state, storage
+from .uploads import corpus_ref, parse_corpus_ref, restore_uploads
 
 __all__ = [
     "Link",
@@ -108,31 +108,6 @@ def count_or(params: dict[str, str], key: str, problems: list[str], *, low: int,
         problems.append(str(err))
         return default
     return default if value is None else value
-
-
-# ---- corpus refs ---------------------------------------------------------------------------
-def corpus_ref(kind: str, digest: str, decoding: str | None = None) -> str:
-    """How a link names a stored corpus part.
-
-    >>> corpus_ref("upload", "ab" * 32, "latin-1")[:15], corpus_ref("upload", "ab" * 32, "latin-1")[-8:]
-    ('upload:abababab', ':latin-1')
-    """
-    return f"{kind}:{digest}" + (f":{decoding}" if decoding else "")
-
-
-def parse_corpus_ref(ref: str) -> tuple[str, str, str | None] | None:
-    """(kind, digest, decoding) of a stored part's ref, or None when it is not one.
-
-    >>> parse_corpus_ref("pasted:" + "0" * 64)[0], parse_corpus_ref("upload:../x"), parse_corpus_ref("a.txt")
-    ('pasted', None, None)
-    """
-    kind, _, rest = ref.partition(":")
-    if kind not in ("upload", "pasted"):
-        return None
-    digest, _, decoding = rest.partition(":")
-    if not storage.is_digest(digest) or (decoding and (kind != "upload" or decoding not in DECODINGS)):
-        return None
-    return kind, digest, decoding or None
 
 
 def pasted_ref(choice: state.CorpusChoice) -> str | None:
@@ -357,10 +332,8 @@ def stored_parts(
 
 def _restore_corpus(names: tuple[str, ...], problems: list[str]) -> state.CorpusChoice:
     """The corpus a link names, its stored files read back (a missing one is left out, said)."""
-    from . import corpus_view  # the Corpus page lists the uploads it restores
-
     samples, restored, pasted = stored_parts(names, problems)
-    uploads = corpus_view.restore_uploads(restored)
+    uploads = restore_uploads(restored)  # the Corpus page lists them
     choice = state.CorpusChoice(
         tuple(samples), tuple((n, t) for n, t, _ in uploads), pasted, tuple(r for _, _, r in uploads if r is not None)
     )

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_PRESET",
     "CorpusChoice",
     "Live",
+    "build_trainer",
     "corpus_choice",
     "set_corpus_choice",
     "current_config",
@@ -392,7 +393,7 @@ def encoding_of(preset: str | None) -> EncodeOptions:
     return PRESETS[preset].encoding if preset in PRESETS else EncodeOptions()
 
 
-def _build(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode) -> Trainer:
+def build_trainer(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode) -> Trainer:
     """The session's trainer for a corpus and config, under the session's budget (a corpus too
     heavy to step through is refused from its word counts, before it is built: BudgetError; a
     sample is cut small enough); counting a big corpus takes a turn in the heavy lane."""
@@ -436,7 +437,7 @@ def _trained_to(
     the same corpus, settings and step (``corpus_key`` names the texts): thirty students opening
     the teacher's link train once, and each takes a copy (~10x cheaper than training 1,000 merges).
     ``kept``: the pair rows and full records its steps keep (part of what is shared)."""
-    trainer = _build(_choice, preset, config, mode)
+    trainer = build_trainer(_choice, preset, config, mode)
     with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
         with contextlib.suppress(BudgetError):  # a link asking for more than the budget: ``held`` says so
             trainer.advance(steps)
@@ -464,7 +465,7 @@ def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
     """Bring back a released trainer at the step it had reached (training is deterministic, so
     the merges are the same ones)."""
     steps = current.released_at or 0
-    trainer = _build(choice, preset, current.config, current.mode)
+    trainer = build_trainer(choice, preset, current.config, current.mode)
     with server.HEAVY.turn() if steps > 1000 else contextlib.nullcontext():
         with contextlib.suppress(BudgetError):  # the budget was lowered since: ``held`` says so
             trainer.advance(steps)

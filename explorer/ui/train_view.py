@@ -29,6 +29,8 @@ __all__ = [
     "final_run",
     "session_notes",
     "current_merge",
+    "words_rows",
+    "token_lengths",
 ]
 
 _SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
@@ -429,7 +431,7 @@ def _pair_panel(live: state.Live, pairs: tuple[PairStat, ...], style: render.Tok
     return render.panel("Pair counts now", table, caption)
 
 
-def _words(live: state.Live, style: render.TokenStyle) -> str:
+def words_rows(live: state.Live, style: render.TokenStyle) -> str:
     """The most frequent words segmented at the step viewed, as HTML rows."""
     trainer = live.trainer
     assert trainer is not None
@@ -462,7 +464,7 @@ def _words(live: state.Live, style: render.TokenStyle) -> str:
 
 
 def _words_panel(live: state.Live, style: render.TokenStyle, query: str) -> str:
-    body = _words(live, style)
+    body = words_rows(live, style)
     caption = (
         "The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token."
     )
@@ -501,7 +503,7 @@ def _lookup(tok: Tokenizer, query: str, style: render.TokenStyle) -> str:
     return render.panel(f"Look up: {render.isolate(query[:60], into='text')}", body, caption, note=note)
 
 
-def _lengths(live: state.Live, k: int) -> list[int]:
+def token_lengths(live: state.Live, k: int) -> list[int]:
     """The length of each vocabulary token at step k, in bytes or characters (the trainer's
     unit). Each token's length is computed once per trainer (hashing the whole vocabulary as
     a cache key cost more than this)."""
@@ -529,7 +531,7 @@ def _charts(live: state.Live) -> list[dict]:
         corpus_bytes=trainer.corpus_bytes,
         corpus_chars=trainer.corpus_chars,
     )
-    return live_view.chart_data(cols, live.view, lengths=_lengths(live, live.view), unit=trainer.config.unit)
+    return live_view.chart_data(cols, live.view, lengths=token_lengths(live, live.view), unit=trainer.config.unit)
 
 
 _HISTORY_WINDOW = 12

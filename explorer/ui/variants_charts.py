@@ -11,15 +11,11 @@ Frames::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import altair as alt
 import pandas as pd
 
 from .charts import thin_rows
-
-if TYPE_CHECKING:
-    from .variants_view import Lab
+from .variants_model import Lab
 
 __all__ = [
     "MEASURES",

@@ -31,26 +31,25 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from ..analysis.compare import Memo
-from ..analysis.evaluate import Evaluation, evaluate_ids, piece_counts
+from ..analysis.evaluate import evaluate_ids, piece_counts
 from ..analysis.health import HealthReport, TokenNote, scan
 from ..analysis.scaffold import ScaffoldReport, TokenUse, describe, ios_threshold, is_scaffold, scaffold
 from ..analysis.text import superword_ids
 from ..bpe.config import make_config
-from ..bpe.records import RemovalRecord, StepLog
+from ..bpe.records import RemovalRecord
 from ..bpe.tokenizer import Tokenizer
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.pretrained import PRETRAINED
 from . import catalog, data, links, projector, render, server, state
 from . import variants_charts as charts
+from .variants_model import DEFAULT_TAU, Lab, Variant
 
 __all__ = [
     "TABS",
     "TAUS",
     "SESSION",
     "Request",
-    "Variant",
-    "Lab",
     "cut",
     "transition_of",
     "headlines",
@@ -87,7 +86,6 @@ DEFAULT_MERGES, MIN_MERGES, MAX_MERGES = 3_000, 100, 10_000
 SHARES = tuple(range(0, 101, 10))  # the transition, in percent of the budget
 DEFAULT_SHARE = 80
 TAUS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
-DEFAULT_TAU = 0.1
 TABS = ("Superwords", "PickyBPE timeline", "Scaffold tokens", "Token health")
 PRESET = "gpt2"  # byte level, GPT-2's pieces: the pre-tokenizer SuperBPE's authors start from
 SCAFFOLD_ROWS = 40
@@ -143,27 +141,6 @@ def cut(text: str, limit: int) -> str:
 
 
 # ---- superwords ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Variant:
-    """One tokenizer trained to the budget. ``curve[k]``: the training corpus's tokens after k
-    merges (and PickyBPE's removals after merge k); ``superwords``: (id, uses in the held-out
-    encoding), most used first, then in the order learned; ``removals``: PickyBPE's, in the
-    order made, with ``records`` (its merges) for the timeline."""
-
-    name: str
-    tokenizer: Tokenizer
-    transition: int | None  # as configured (None: classical); training may end before it
-    curve: tuple[int, ...]
-    held_out: Evaluation
-    superwords: tuple[tuple[int, int], ...]
-    removals: tuple[RemovalRecord, ...] = ()
-    records: StepLog | None = None  # PickyBPE only: its merges, for the timeline
-
-    @property
-    def merges(self) -> int:
-        return len(self.curve) - 1
-
-
 def tokens_curve(initial: int, after_merges: Iterable[int], removals: Iterable[RemovalRecord]) -> tuple[int, ...]:
     """The corpus's tokens after k merges, PickyBPE's removals after merge k counted in (each
     removal logs the count once it is made; the last one after a merge holds).
@@ -208,25 +185,6 @@ def build_variant(name: str, trainer: Trainer, held_out: str) -> Variant:
         removals,
         trainer.records if trainer.config.picky is not None else None,
     )
-
-
-@dataclass(frozen=True)
-class Lab:
-    """Classical BPE, SuperBPE and PickyBPE on one corpus and vocabulary size."""
-
-    corpus_name: str
-    held_out_name: str
-    corpus_chars: int
-    classical: Variant
-    superbpe: Variant
-    share: int
-    held_out_text: str = ""
-    picky: Variant | None = None
-    tau: float = DEFAULT_TAU
-
-    @property
-    def variants(self) -> tuple[Variant, ...]:
-        return (self.classical, self.superbpe) + ((self.picky,) if self.picky is not None else ())
 
 
 def _saving(tokens: int, base: int) -> str:
