@@ -648,8 +648,8 @@ def test_a_room_kept_in_redis_before_the_rules_moved_out_of_lua_goes_on(redis_ur
 
 
 def forged_keys(le: Lesson) -> tuple[str | None, ...]:
-    """Keys that are not the room's: none, empty, one character off, longer, another case,
-    padded, another room's, the follow token, the hash the room keeps."""
+    """Keys that are not the room's: none, empty, one character off, longer, shorter, another
+    case, padded, the follow token, the hash the room keeps."""
     key = le.key
     other = key[:-1] + ("x" if key[-1] != "x" else "y")
     return (
@@ -719,11 +719,12 @@ def test_a_forged_teacher_key_is_refused_and_changes_nothing_on_both_backends(ba
     rooms = backend.rooms(clock)
     try:
         le = lesson(rooms, clock)
+        _, elsewhere = rooms.create({})  # another room's own key opens nothing here
         op = TEACHER_OPERATIONS[operation]
         if op.prepare is not None:
             op.prepare(le)
         before = state(le)
-        for forged in forged_keys(le):
+        for forged in (*forged_keys(le), elsewhere):
             clock.now += 1  # a write that slipped through would move the room's activity
             with pytest.raises(NotTeacher, match="Only the teacher's link"):
                 op.call(le, forged)
