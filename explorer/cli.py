@@ -747,17 +747,7 @@ def _settings(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     width = max(len(s.setting.name) for s in shown)
     for s in shown:
-        value = (
-            "(unset)"
-            if s.value is None
-            else f"{s.value:,g}"
-            if isinstance(s.value, float)
-            else f"{s.value:,}"
-            if isinstance(s.value, int)
-            else s.value
-        )
-        unit = f" {s.setting.unit}" if s.setting.unit and s.setting.kind != "place" else ""
-        out.write(f"{s.setting.name:<{width}}  {value}{unit}  [{s.source}]  {s.setting.text}\n")
+        out.write(f"{s.setting.name:<{width}}  {settings.shown(s.setting, s.value)}  [{s.source}]  {s.setting.text}\n")
     return 0
 
 

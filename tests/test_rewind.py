@@ -95,6 +95,9 @@ def test_a_bad_merge_k_in_a_link_is_said_in_one_sentence_and_the_table_opens_who
     assert [rewind_box(at, key).value for key in ("cl100k_base", "gpt2")] == [None, None]
     assert dict(at.query_params)["tokenizers"] == "cl100k_base,gpt2"
 
+    at = open_link(PLAYGROUND, {"tokenizers": "gpt2@50000", "text": TEXT})  # its last merge: no refusal
+    assert not at.warning and rewind_box(at, "gpt2").value == 50_000
+
 
 def test_a_rewound_table_is_made_once_per_server_and_a_merge_past_its_last_names_nothing():
     keys = ["cl100k_base@1000", "cl100k_base@100000", "cl100k_base@100001", "gpt2@0"]
@@ -125,8 +128,12 @@ def test_comparings_as_of_merge_box_rewinds_the_pretrained_tokenizer_and_a_merge
     english_bpt = cross[cross["encoded"] == "udhr_en.txt"]["bytes per token"].iloc[0]
     assert english_bpt == pytest.approx(len(english.encode()) / len(cut(oracle, 256 + K).encode_ordinary(english)))
 
-    at.number_input(key="w_cmp_at").set_value(50_001)
+    at.number_input(key="w_cmp_at").set_value(50_000)  # its last merge: the whole table, no refusal
     at.selectbox(key="w_cmp_pretrained").set_value("gpt2")
+    at.button(key=SUBMIT).click().run()
+    assert not at.warning and dict(at.query_params)["compare_tokenizer"] == "gpt2@50000"
+
+    at.number_input(key="w_cmp_at").set_value(50_001)
     at.button(key=SUBMIT).click().run()
     (warning,) = at.warning
     assert unescaped(warning.value).startswith("gpt2 has 50,000 merges: it cannot be rewound to merge 50,001.")

@@ -91,7 +91,6 @@ import logging
 import os
 import re
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -147,7 +146,7 @@ DEFAULT_SESSION_MIB = int(settings.default_number("BPE_EXPLORER_SESSION_MIB"))
 DEFAULT_ADDRESS_MIB = int(settings.default_number("BPE_EXPLORER_ADDRESS_MIB"))
 ADDRESS_OWNER = "a:"  # owners named so only count toward a quota: they keep no file from a forget
 FILE_NAME = "store.sqlite3"
-APP_FOLDER = "bpe-explorer"
+APP_FOLDER = settings.APP_FOLDER
 RECREATED_NOTICE = (
     "The app's store was damaged (or removed) and has been recreated empty: uploads and imported "
     "files kept in it are gone; upload them again."
@@ -1531,17 +1530,9 @@ def data_dir() -> Path:
     ``~/Library/Application Support/bpe-explorer`` on macOS, ``%LOCALAPPDATA%\\bpe-explorer`` on
     Windows).
     """
-    chosen = settings.text("BPE_EXPLORER_DATA")
-    if chosen:
-        return Path(chosen).expanduser()
-    if sys.platform == "win32":
-        local = os.environ.get("LOCALAPPDATA", "").strip()
-        return (Path(local) if local else Path.home() / "AppData" / "Local") / APP_FOLDER
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / APP_FOLDER
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
-    return base / APP_FOLDER
+    chosen = settings.text("BPE_EXPLORER_DATA") or settings.default_place("BPE_EXPLORER_DATA")
+    assert chosen is not None  # the data folder's default is the user's data directory
+    return Path(chosen).expanduser()
 
 
 _STORE_CHOICES = (
@@ -1573,7 +1564,7 @@ def default_store() -> Store:
 def _store_from_environment() -> Store:
     """A new store as the environment asks (see :func:`default_store`)."""
     cap_bytes, session_quota, address_quota = (
-        max(1, int(settings.number(f"BPE_EXPLORER_{what}_MIB") * 2**20)) for what in ("STORE", "SESSION", "ADDRESS")
+        settings.size_bytes(f"BPE_EXPLORER_{what}_MIB") for what in ("STORE", "SESSION", "ADDRESS")
     )
     choice = settings.text("BPE_EXPLORER_STORE") or ""
     if choice.lower() in ("", "sqlite"):

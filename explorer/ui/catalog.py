@@ -82,6 +82,7 @@ __all__ = [
     "picker_help",
     "get",
     "rewind_note",
+    "past_last_merge",
     "imported",
     "add_import",
     "add_hub",
@@ -568,12 +569,22 @@ def restore(key: str) -> str:
     whole = key_of(parts._replace(k=None))
     if parts.kind == "imported":
         _restore_import(whole, parts)  # under the same key: its files' hash and the choice made for them
-    entry = get(whole)
-    if entry is not None and parts.k is not None and parts.k > entry.tokenizer.num_merges:
-        raise ConfigError(
-            f"{entry.label[:90]} has {entry.tokenizer.num_merges:,} merges: it cannot be rewound to merge {parts.k:,}"
-        )
+    past = past_last_merge(key)
+    if past is not None:
+        raise ConfigError(past)
     return key_of(parts)
+
+
+def past_last_merge(key: str) -> str | None:
+    """The sentence for a key that names a table or an import of this session rewound past its
+    last merge; None for any other key (whole, within its merges, or naming nothing here)."""
+    parts = parse(key)
+    if parts is None or parts.kind == "trained" or parts.k is None:
+        return None
+    entry = get(whole_key(key))
+    if entry is None or parts.k <= entry.tokenizer.num_merges:
+        return None
+    return f"{entry.label[:90]} has {entry.tokenizer.num_merges:,} merges: it cannot be rewound to merge {parts.k:,}"
 
 
 def forget_imports() -> None:

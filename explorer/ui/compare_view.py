@@ -236,12 +236,13 @@ def run(request: Request) -> Comparison | None:
         )
         return None
     pretrained = _pretrained(request.pretrained) if request.pretrained else None
-    if request.pretrained and pretrained is None and _past_last_merge(request.pretrained):
-        return None
     if request.pretrained and pretrained is None:
+        past = catalog.past_last_merge(request.pretrained)
         st.warning(
             render.md_text(
-                f"{catalog.label(request.pretrained)} is no longer in this session "
+                f'{past}. Empty the "As of merge" box for the whole of it, or give a smaller merge.'
+                if past
+                else f"{catalog.label(request.pretrained)} is no longer in this session "
                 "(a session keeps the last few imports): import it again on the Playground page, "
                 "or choose another tokenizer."
             )
@@ -263,21 +264,6 @@ def run(request: Request) -> Comparison | None:
         runs = {n: replace(r, tokenizer=pretrained[1]) for n, r in result.runs.items()}
         result = replace(result, runs=runs, pretrained=catalog.label(pretrained[0]))
     return result
-
-
-def _past_last_merge(key: str) -> bool:
-    """Whether ``key`` names a tokenizer of this session rewound past its last merge (the page then
-    says so)."""
-    parts, whole = catalog.parse(key), catalog.get(catalog.whole_key(key))
-    if parts is None or parts.k is None or whole is None:
-        return False
-    st.warning(
-        render.md_text(
-            f"{whole.label} has {whole.tokenizer.num_merges:,} merges: it cannot be rewound to merge {parts.k:,}. "
-            'Empty the "As of merge" box for the whole of it, or give a smaller merge.'
-        )
-    )
-    return True
 
 
 def _in_worker(

@@ -72,7 +72,7 @@ _log = logging.getLogger(__name__)
 def step_limit() -> int:
     """Bytes of corpus a session may step through with full records (``BPE_EXPLORER_STEP_MIB``:
     ``explorer.settings`` reads it and says what a bad value gives)."""
-    return int(settings.number("BPE_EXPLORER_STEP_MIB") * 2**20)
+    return settings.size_bytes("BPE_EXPLORER_STEP_MIB")
 
 
 def idle_seconds() -> float:
@@ -89,10 +89,10 @@ def session_budget() -> Budget:
     (256, 200000)
     """
     return Budget(
-        memory_bytes=int(settings.number("BPE_EXPLORER_SESSION_TRAIN_MIB") * 2**20),
+        memory_bytes=settings.size_bytes("BPE_EXPLORER_SESSION_TRAIN_MIB"),
         seconds=settings.number("BPE_EXPLORER_SESSION_TRAIN_SECONDS"),
         step_work=settings.count("BPE_EXPLORER_STEP_WORK"),
-        ceiling=Ceiling(int(settings.number("BPE_EXPLORER_SERVER_MIB") * 2**20)),
+        ceiling=Ceiling(settings.size_bytes("BPE_EXPLORER_SERVER_MIB")),
         whose="each session",
     )
 
