@@ -907,6 +907,10 @@ class _Tx(Protocol):
     compare-and-set that writes only if what the transaction read is unchanged). ``code`` is
     always a canonical room code."""
 
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """A hint: the room, the member and the question this transaction is about to read (a
+        backend across a network fetches them in one round trip; an embedded one ignores it)."""
+
     def record(self, code: str) -> _Record | None: ...
     def member(self, code: str, member_id: str) -> Member | None: ...
     def members(self, code: str) -> list[Member]: ...
@@ -976,6 +980,7 @@ class _Rules(_Base):
         return record
 
     def _teacher_member(self, tx: _Tx, code: str, key: str | None, member_id: str) -> tuple[_Record, Member]:
+        tx.ahead(normalize_code(code), member=member_id)
         record = self._teacher(tx, code, key)
         member = tx.member(record.room.code, member_id) if member_id else None
         if member is None:
@@ -1067,6 +1072,7 @@ class _Rules(_Base):
         for a missing room and a wrong credential alike."""
 
         def op(tx: _Tx) -> tuple[int, int] | None:
+            tx.ahead(normalize_code(code), member=member or "")
             record = self._found(tx, code)
             if record is None:
                 return None
@@ -1131,6 +1137,7 @@ class _Rules(_Base):
 
     def member(self, code: str, member_id: str) -> Member | None:
         def op(tx: _Tx) -> Member | None:
+            tx.ahead(normalize_code(code), member=member_id)
             record = self._found(tx, code)
             if record is None or not member_id:
                 return None
@@ -1185,6 +1192,7 @@ class _Rules(_Base):
 
     def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
         def op(tx: _Tx) -> None:
+            tx.ahead(normalize_code(code), member=member_id, qid=int(qid))
             record = self._open(tx, code)
             room = record.room
             if not member_id or tx.member(room.code, member_id) is None:
@@ -1376,6 +1384,9 @@ class _SqliteTx:
 
     def __init__(self, conn: Any):
         self.conn = conn
+
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """Nothing: a read of the file costs no round trip."""
 
     def record(self, code: str) -> _Record | None:
         row = self.conn.execute(_RECORD, (code,)).fetchone()
@@ -1656,9 +1667,29 @@ class _RedisTx:
         self.after: list[Callable[[], object]] = []  # once written: the store's own calls
         self._qids: dict[str, int] = {}
         self._names: dict[str, dict[str, str]] = {}
+        # replies read ahead (:meth:`ahead`), each taken once: (command, key, field) -> reply
+        self._ahead: dict[tuple[str, str, str], Any] = {}
 
     def _key(self, code: str, part: str = "") -> str:
-        return self.rooms._key(code, part)
+        # ``code`` is canonical here (the rules normalise it once): a room's keys are many a change
+        return f"{self.rooms.prefix}room:{code}{':' + part if part else ''}"
+
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """One pipelined round trip for the reads the rules are about to make: an answer reads
+        the room, its member and its question, and would wait on three replies in turn."""
+        wanted = [("hgetall", self._key(code), "")]
+        if member:
+            wanted.append(("hget", self._key(code, "members"), member))
+        if qid is not None:
+            wanted.append(("hget", self._key(code, "questions"), str(int(qid))))
+        pipe = self.client.pipeline(transaction=False)
+        for command, key, field in wanted:
+            getattr(pipe, command)(key, *((field,) if field else ()))
+        self._ahead.update(zip(wanted, pipe.execute()))
+
+    def _hget(self, key: str, field: str) -> str | None:
+        read = ("hget", key, field)
+        return self._ahead.pop(read) if read in self._ahead else self.client.hget(key, field)
 
     def _at(self, key: str) -> int:
         return self.keys.setdefault(key, len(self.keys) + 1)
@@ -1679,7 +1710,8 @@ class _RedisTx:
     # -- reads --
     def record(self, code: str) -> _Record | None:
         key = self._key(code)
-        raw = self.client.hgetall(key)
+        read = ("hgetall", key, "")
+        raw = self._ahead.pop(read) if read in self._ahead else self.client.hgetall(key)
         if not raw:
             self._check("exists", key, 0)
             return None
@@ -1707,7 +1739,7 @@ class _RedisTx:
 
     def member(self, code: str, member_id: str) -> Member | None:
         key = self._key(code, "members")
-        body = self.client.hget(key, member_id)
+        body = self._hget(key, member_id)
         self._check("hget", key, member_id, False if body is None else body)
         return None if body is None else _member_of(member_id, body)
 
@@ -1727,7 +1759,7 @@ class _RedisTx:
 
     def question(self, code: str, qid: int) -> Question | None:
         key = self._key(code, "questions")
-        body = self.client.hget(key, str(int(qid)))
+        body = self._hget(key, str(int(qid)))
         self._check("hget", key, str(int(qid)), False if body is None else body)
         return None if body is None else Question.from_json(body)
 
