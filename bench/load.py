@@ -1831,7 +1831,7 @@ async def _class_run(
 
 def class_main(args) -> int:
     from explorer.serving.rooms import Limits, RedisRooms, SqliteRooms
-    from explorer.serving.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, SqliteStore
+    from explorer.serving.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, RedisStore, SqliteStore
 
     t_start = time.monotonic()
     budget = args.deadline if args.deadline is not None else 240 + STEP_GAP * args.steps + args.idle_seconds
@@ -1874,7 +1874,12 @@ def class_main(args) -> int:
                 redis_url = stack.enter_context(redis_server(program))
                 redis_pid = next((c.pid for c in psutil.Process().children() if c.pid not in before), None)
                 env["BPE_EXPLORER_STORE"] = redis_url
-                rooms = RedisRooms(redis_url, limits=limits)
+                rooms = RedisRooms(
+                    RedisStore(
+                        redis_url, cap_bytes=DEFAULT_STORE_MIB * 2**20, session_quota=DEFAULT_SESSION_MIB * 2**20
+                    ),
+                    limits=limits,
+                )
             else:
                 rooms = SqliteRooms(
                     SqliteStore(folder, cap_bytes=DEFAULT_STORE_MIB * 2**20, session_quota=DEFAULT_SESSION_MIB * 2**20),
