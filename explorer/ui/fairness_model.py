@@ -101,6 +101,7 @@ class Keys:
 
     # the settings form, in the sidebar: applied together by "Train both"
     FORM = "w_fair_form"
+    TRAIN = "FormSubmitter:w_fair_form-Train both"  # Streamlit's key of the form's button: the form's and its label
     LANGUAGES = "w_fair_langs"
     PRESET = "w_fair_preset"
     MERGES = "w_fair_merges"
@@ -110,6 +111,7 @@ class Keys:
     GLOBAL = "w_fair_global"
     # the upload form: a language of one's own
     UPLOAD_FORM = "w_fair_up_form"
+    ADD = "FormSubmitter:w_fair_up_form-Add language"
     UPLOAD_NAME = "w_fair_up_name"
     UPLOAD_TRAIN_AT = "fair_up_train_"  # + the form's round (a new round empties the file pickers)
     UPLOAD_DEV_AT = "fair_up_dev_"
@@ -120,15 +122,6 @@ class Keys:
     STEP10 = "fair_step10"
     CLICKS = "w_fair_clicks"  # the component that counts quick clicks on the three buttons
     SLIDER_AT = "fair_slider"  # + "_" and a generation: "fair_slider_3" (clicks.moved_widget)
-
-    @staticmethod
-    def submit(form: str, label: str) -> str:
-        """The key Streamlit gives a form's submit button.
-
-        >>> Keys.submit(Keys.FORM, "Train both")
-        'FormSubmitter:w_fair_form-Train both'
-        """
-        return f"FormSubmitter:{form}-{label}"
 
     @staticmethod
     def upload_part(part: str, round_: int) -> str:
