@@ -206,6 +206,7 @@ def test_a_request_is_refused_with_too_few_or_too_many_languages_or_one_gone():
         "A language you added is no longer in this session: add it again in the sidebar."
     )
     assert model.refusal(Request(("en", "hi")), [en, en]) is None
+    assert model.refusal(Request(tuple(f"l{i}" for i in range(12))), [en] * 12) is None
 
 
 def test_both_sides_train_the_requests_languages_under_its_preset_and_budget():
