@@ -592,11 +592,11 @@ def _open_rooms(args, stack: contextlib.ExitStack, folder: str, limits, env: dic
     """The rooms of ``--store``: SQLite in ``folder``, or a redis-server started on loopback (on
     ``stack``; its URL put in ``env``). Returns the rooms and redis-server's process id."""
     from explorer.serving.rooms import RedisRooms, SqliteRooms
-    from explorer.serving.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, SqliteStore
+    from explorer.serving.store import DEFAULT_SESSION_MIB, DEFAULT_STORE_MIB, RedisStore, SqliteStore
 
+    sizes = {"cap_bytes": DEFAULT_STORE_MIB * 2**20, "session_quota": DEFAULT_SESSION_MIB * 2**20}
     if args.store != "redis":
-        store = SqliteStore(folder, cap_bytes=DEFAULT_STORE_MIB * 2**20, session_quota=DEFAULT_SESSION_MIB * 2**20)
-        return SqliteRooms(store, limits=limits), None
+        return SqliteRooms(SqliteStore(folder, **sizes), limits=limits), None
     from redisserver import redis_server
 
     program = shutil.which(
@@ -608,7 +608,8 @@ def _open_rooms(args, stack: contextlib.ExitStack, folder: str, limits, env: dic
     redis_url = stack.enter_context(redis_server(program))
     redis_pid = next((c.pid for c in psutil.Process().children() if c.pid not in before), None)
     env["BPE_EXPLORER_STORE"] = redis_url
-    return RedisRooms(redis_url, limits=limits), redis_pid
+    # the rooms in the same store the servers open (the default key prefix): a store, not its URL
+    return RedisRooms(RedisStore(redis_url, **sizes), limits=limits), redis_pid
 
 
 def _verdicts(out: Printer, res: ClassResults) -> None:
