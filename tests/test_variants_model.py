@@ -78,6 +78,10 @@ def test_the_training_curve_counts_the_corpus_tokens_after_each_merge_and_remova
     # PickyBPE's removals split tokens back, yet its curve is the corpus's tokens after each step
     assert lab.picky.curve == (90, 80, 75, 70, 65, 60, 55, 50, 45, 40, 35)
     assert [r.tokens_after for r in lab.picky.removals] == [70, 55, 50, 40, 35]
+    # a removal that splits occurrences left alone: the corpus has more tokens after it than after its merge
+    picky = model.build_variant("PickyBPE", train("ab abc ab\n" * 5, config(num_merges=4, picky=1.0)), "ab")
+    assert [(r.after, r.token, r.alone, r.inside, r.tokens_after) for r in picky.removals] == [(2, "ab", 5, 10, 30)]
+    assert picky.curve == (50, 35, 30, 25, 20)  # 10 bytes a line
 
 
 def test_superword_chips_escape_their_tokens_and_say_how_many_are_not_shown(lab):
@@ -92,12 +96,17 @@ def test_superword_chips_escape_their_tokens_and_say_how_many_are_not_shown(lab)
     ]
     many = model.Variant("SuperBPE", sw.tokenizer, 3, sw.curve, sw.held_out, ((14, 2),) * 65)
     assert model.superword_chips(many).endswith('<div class="bpe-freq">5 more superword tokens not shown</div>')
+    assert model.superword_chips(many).count('class="bpe-chip"') == model.SUPERWORD_CHIPS == 60
     assert "more superword" not in model.superword_chips(dataclasses.replace(many, superwords=((14, 2),) * 60))
 
 
 def test_one_held_out_line_is_shown_both_ways_with_each_tokenizers_count(lab):
     line = HELD_OUT.splitlines()[0]
     assert model.example_line(lab.superbpe.tokenizer, HELD_OUT, [14, 15]) == line  # the one line of 50 or more
+    tok = lab.superbpe.tokenizer
+    assert tok.encode("ab abc") == [14]  # a superword
+    assert model.example_line(tok, "the cat\nab abc\nof the\n", [14, 15], min_chars=3) == "ab abc"
+    assert model.example_line(tok, "the cat\nof the\n", [14, 15], min_chars=3) == "the cat"  # none: the first
     heads = re.findall(r'bpe-strip-head"><b>(.*?)</b> · ([\d,]+) tokens', model.both_ways(lab))
     assert heads == [("classical", "37"), ("SuperBPE", "43")]
     assert [len(v.tokenizer.encode(line)) for v in (lab.classical, lab.superbpe)] == [37, 43]
@@ -156,13 +165,14 @@ def test_scaffold_rows_list_scaffold_tokens_and_mark_those_pickybpe_removed_too(
         ("of them PickyBPE (τ = 0.5) removed too", "2"),
     ]
     assert len(model.scaffold_stats(picked, 6, 1.0)) == 3
-    chips = model.removed_chips(tok, 1.0, removed, {12, 15})
+    chips = model.removed_chips(tok, 1.0, removed, {15})  # the scaffold ones first
     assert "Removed by PickyBPE at τ = 1 (3 tokens classical BPE also has)" in chips
     assert re.findall(r'<span class="bpe-chip( var-both)?"[^>]*>([^<]*)</span>', chips) == [
-        (" var-both", "✂ ·ab"),
         (" var-both", "✂ ·t"),
+        ("", "·ab"),
         ("", "·th"),
     ]
+    assert "a scaffold token above too, at this τ (1)." in chips
 
 
 def test_the_scaffold_pickers_labels_and_memo_keys():
