@@ -64,6 +64,7 @@ __all__ = [
     "HERE",
     "HEALTH_KINDS",
     "HEALTH_CAPTION",
+    "DEFAULT_SCAFFOLD",
     "DEFAULT_HEALTH",
     "Variant",
     "Lab",
@@ -157,6 +158,7 @@ SUPERWORD_CHIPS = 60
 TIMELINE_ROWS = 200
 # the tokenizers the Scaffold tab offers first: the two trained here
 HERE = ("classical", "superbpe")
+DEFAULT_SCAFFOLD = HERE[0]  # the Scaffold tab opens on classical BPE (beside PickyBPE's removals)
 DEFAULT_HEALTH = "o200k_base"  # the Token health tab's examples open on it
 
 
@@ -836,7 +838,7 @@ def link_params(values: Mapping[str, object]) -> dict[str, str]:
     if tab == "PickyBPE timeline" and values.get(Keys.TL_ONLY):
         params["var_removals"] = "1"
     if tab == "Scaffold tokens":
-        params["var_tok"] = str(values.get(Keys.SCAFFOLD_TOKENIZER, "classical"))
+        params["var_tok"] = str(values.get(Keys.SCAFFOLD_TOKENIZER, DEFAULT_SCAFFOLD))
         params["var_tau"] = f"{values.get(Keys.TAU, DEFAULT_TAU):g}"
     if tab == "Token health":
         params["var_health"] = str(values.get(Keys.HEALTH_TOKENIZER, DEFAULT_HEALTH))

@@ -29,7 +29,7 @@ from ..formats.pretrained import PRETRAINED
 from . import catalog, data, links, projector, render, server, state
 from . import variants_charts as charts
 from . import variants_model as model
-from .variants_model import DEFAULT_HEALTH, DEFAULT_TAU, Keys, Lab, Request, Session, Variant
+from .variants_model import DEFAULT_HEALTH, DEFAULT_SCAFFOLD, DEFAULT_TAU, Keys, Lab, Request, Session, Variant
 
 __all__ = [
     "settings_form",
@@ -288,10 +288,10 @@ def _uses(key: str, tok: Tokenizer, pieces: Callable[[], dict[str, int]]) -> Sca
 def scaffold_panel(lab: Lab, request: Request) -> None:
     """A tokenizer's scaffold tokens on the lab's corpus (the session's on its own corpus),
     with a τ slider and each token's lineage sentence."""
-    state.widget_default(Keys.SCAFFOLD_TOKENIZER, "classical")
+    state.widget_default(Keys.SCAFFOLD_TOKENIZER, DEFAULT_SCAFFOLD)
     state.widget_default(Keys.TAU, DEFAULT_TAU)
     choices = _scaffold_choices()
-    catalog.keep_choice(Keys.SCAFFOLD_TOKENIZER, choices, "classical")
+    catalog.keep_choice(Keys.SCAFFOLD_TOKENIZER, choices, DEFAULT_SCAFFOLD)
     # looked up, not computed (see the Playground's picker)
     labels = {k: model.scaffold_label(k, catalog.label) for k in choices}
     a, b = st.columns([2, 3], gap="medium")
