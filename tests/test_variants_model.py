@@ -84,7 +84,7 @@ def test_the_training_curve_counts_the_corpus_tokens_after_each_merge_and_remova
     assert picky.curve == (50, 35, 30, 25, 20)  # 10 bytes a line
 
 
-def test_superword_chips_escape_their_tokens_and_say_how_many_are_not_shown(lab):
+def test_superword_chips_show_each_with_its_held_out_count_and_say_how_many_are_not_shown(lab):
     sw = lab.superbpe
     assert [(sw.tokenizer.decode([i]), n) for i, n in sw.superwords] == [("ab abc", 0), ("ab abc\n", 0)]
     chips = model.superword_chips(sw)
@@ -129,7 +129,7 @@ def test_the_timeline_lists_each_merge_then_the_removals_right_after_it(lab):
     assert model.timeline_stats(p, lab.tau) == [
         ("merges", "10"),
         ("removals", "5"),
-        ("live tokens (as classical BPE)", "16"),  # the corpus has no pair left one short of classical's 17
+        ("live tokens (as classical BPE)", "16"),  # one short of classical's 17: no pair left in this corpus
         ("IoS threshold T = 1 / (1 + τ)", "0.500"),
     ]
     assert model.timeline_caption(lab.tau).startswith(
