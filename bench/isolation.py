@@ -3,10 +3,10 @@ opens a 19 MiB upload and trains it to the end (no step records) and another run
 six corpora; the steppers' latency, beside the same steppers on a quiet server measured in the
 same run, and the memory of the server process and of its worker processes.
 
-The sessions speak Streamlit's own protocol (bench/load.py's ``Session``); the big upload is put
-in a fresh store first and opened by its link (``corpus=upload:<sha256>&big=final``), as a
-student's shared link would; the Compare opens in headless Chromium by its link and is timed to
-its headlines.
+The sessions speak Streamlit's own protocol (bench/load.py's ``Session``, in
+``bench/loadgen/client.py``); the big upload is put in a fresh store first and opened by its link
+(``corpus=upload:<sha256>&big=final``), as a student's shared link would; the Compare opens in
+headless Chromium by its link and is timed to its headlines.
 
     python bench/isolation.py [--seconds 60] [--write]
 """
@@ -25,7 +25,9 @@ from pathlib import Path
 
 import psutil
 from _common import ROOT, SAMPLES, Printer, fmt_s, write_section
-from load import STEP_TIMEOUT, Session, pct, session_specs, spread
+from loadgen.client import STEP_TIMEOUT, Session
+from loadgen.report import pct, spread
+from loadgen.specs import session_specs
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import app_process, browser_page, wait_idle  # noqa: E402

@@ -4,6 +4,7 @@ import streamlit as st
 
 from explorer.ui import links, nav
 from explorer.ui import variants_view as view
+from explorer.ui.variants_model import TABS, Keys, describe_request
 
 nav.page(__file__)  # the prologue its line of nav.PAGES declares
 
@@ -21,10 +22,10 @@ lab = view.train(request)
 links.keep_current(view.link_params())
 if lab is None:
     st.stop()
-st.caption(view.describe_request(lab, request))
+st.caption(describe_request(lab, request))
 view.headline_view(lab)  # the answer first: cards, then the three on held-out text
 # only the tab open is drawn: the scans and counts behind the others cost seconds the first time
-tabs = st.tabs(view.TABS, key="w_var_tab", on_change="rerun")
+tabs = st.tabs(TABS, key=Keys.TAB, on_change="rerun")
 draw = (
     lambda: view.superwords_panel(lab),
     lambda: view.timeline_panel(lab),

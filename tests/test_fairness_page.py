@@ -17,14 +17,15 @@ from test_compare_page import headlines as cards  # the headline cards: panel ->
 
 from explorer import Balance, ParityTrainer, corpus_config
 from explorer.formats.parallel import UDHR_LANGUAGES, udhr_split
+from explorer.ui.fairness_model import Keys, Session
 
 APP = str(ROOT / "app.py")
 PAGE = "pages/6_Fairness.py"
 TIMEOUT = 120
 DEFAULT = ("en", "hi", "zh_hans", "ar", "ru")
 NAMES = [UDHR_LANGUAGES[c] for c in DEFAULT]
-TRAIN_BOTH = "FormSubmitter:w_fair_form-Train both"
-ADD = "FormSubmitter:w_fair_up_form-Add language"
+TRAIN_BOTH = Keys.TRAIN
+ADD = Keys.ADD
 
 
 # ---- the engine alone ----------------------------------------------------------------------
@@ -123,7 +124,7 @@ def merge_slider(at: AppTest):
 
 
 def shown_k(at: AppTest) -> int:
-    return int(at.session_state["fair_k"])
+    return int(at.session_state[Session.K])
 
 
 # ---- tests ---------------------------------------------------------------------------------
@@ -189,23 +190,23 @@ def test_the_charts_are_the_engines_counts_with_a_rule_at_the_merge_shown(runs):
 
 def test_back_step_ten_and_the_slider_show_the_sentence_of_that_merge(runs):
     at = fairness_page()
-    at.button(key="fair_back").click().run()
+    at.button(key=Keys.BACK).click().run()
     assert shown_k(at) == 499
     assert sentences(at)[0] == classical_sentence(runs["classical"], 499)
     worst = [k for k, r in enumerate(runs["parity"].records, 1) if r.rule == "worst" and r.served != 0]
     k = worst[len(worst) // 3]
     merge_slider(at).set_value(k - 11).run()
     assert shown_k(at) == k - 11 and rules(at) == [k - 11] * 6
-    at.button(key="fair_step").click().run()
+    at.button(key=Keys.STEP).click().run()
     assert sentences(at)[0] == classical_sentence(runs["classical"], k - 10)
-    at.button(key="fair_step10").click().run()
+    at.button(key=Keys.STEP10).click().run()
     assert shown_k(at) == k
     assert sentences(at) == [classical_sentence(runs["classical"], k), parity_sentence(runs["parity"], k)]
     assert rules(at) == [k] * 6
     assert at.query_params["fair_k"] == str(k)
     merge_slider(at).set_value(0).run()
     assert sentences(at)[0].startswith("No merge yet: Hindi starts with the most tokens")
-    assert at.button(key="fair_back").disabled and not at.button(key="fair_step").disabled
+    assert at.button(key=Keys.BACK).disabled and not at.button(key=Keys.STEP).disabled
 
 
 def test_quick_steps_each_move_one_merge_though_the_page_is_a_run_behind(runs):
@@ -213,13 +214,13 @@ def test_quick_steps_each_move_one_merge_though_the_page_is_a_run_behind(runs):
     # clicks have gone out, so those two carry the slider as it was drawn before (merge 14)
     at = fairness_page({"fair_k": "14"})
     before = as_drawn(at)
-    counted(at, {"fair_step": 1}, before)
+    counted(at, {Keys.STEP: 1}, before)
     assert shown_k(at) == 15
-    counted(at, {"fair_step": 3}, before)  # the second and third clicks, in one run
+    counted(at, {Keys.STEP: 3}, before)  # the second and third clicks, in one run
     assert shown_k(at) == 17
     assert sentences(at)[0] == classical_sentence(runs["classical"], 17)
     assert rules(at) == [17] * 6
-    counted(at, {"fair_step": 3, "fair_back": 1})  # the newest page: one Back
+    counted(at, {Keys.STEP: 3, Keys.BACK: 1})  # the newest page: one Back
     assert shown_k(at) == 16
 
 
@@ -250,11 +251,11 @@ def test_the_window_variant_says_which_language_waited_and_why():
 
 def test_train_both_applies_the_sidebars_settings_and_the_link_rebuilds_the_view():
     at = fairness_page()
-    at.multiselect(key="w_fair_langs").set_value(["en", "ko", "el"])
-    at.selectbox(key="w_fair_preset").set_value("sennrich")
-    at.number_input(key="w_fair_merges").set_value(200)
-    at.radio(key="w_fair_variant").set_value("parity-hybrid")
-    at.number_input(key="w_fair_global").set_value(50)
+    at.multiselect(key=Keys.LANGUAGES).set_value(["en", "ko", "el"])
+    at.selectbox(key=Keys.PRESET).set_value("sennrich")
+    at.number_input(key=Keys.MERGES).set_value(200)
+    at.radio(key=Keys.VARIANT).set_value("parity-hybrid")
+    at.number_input(key=Keys.GLOBAL).set_value(50)
     at.button(key=TRAIN_BOTH).click().run()
     assert not at.exception and shown_k(at) == 200
     merge_slider(at).set_value(73).run()
@@ -270,8 +271,8 @@ def test_train_both_applies_the_sidebars_settings_and_the_link_rebuilds_the_view
     again = fairness_page(link)
     assert not again.warning
     assert sentences(again) == sentences(at) and cards(again) == cards(at)
-    assert again.multiselect(key="w_fair_langs").value == ["en", "ko", "el"]
-    assert again.radio(key="w_fair_variant").value == "parity-hybrid"
+    assert again.multiselect(key=Keys.LANGUAGES).value == ["en", "ko", "el"]
+    assert again.radio(key=Keys.VARIANT).value == "parity-hybrid"
     # hybrid: its first 50 merges are classical ones, chosen over all languages together
     codes = ("en", "ko", "el")
     hybrid = ParityTrainer(
@@ -321,7 +322,7 @@ SWAHILI_DEV = "Hakuna mtu atakayefanywa mtumwa au kutumikishwa.\n" * 6
 
 
 def add_language(at: AppTest, name: str, train=None, dev=None, test=None) -> AppTest:
-    at.text_input(key="w_fair_up_name").input(name)
+    at.text_input(key=Keys.UPLOAD_NAME).input(name)
     for uploader, part in zip(at.file_uploader, (train, dev, test)):
         if part is not None:
             uploader.upload(*part)
@@ -358,7 +359,7 @@ def test_a_bad_upload_says_what_is_wrong_and_adds_nothing(parts, message):
     (error,) = at.error
     assert unescaped(error.value).startswith("Swahili was not added: ")
     assert message in unescaped(error.value)
-    assert not [o for o in at.multiselect(key="w_fair_langs").options if "Swahili" in o]
+    assert not [o for o in at.multiselect(key=Keys.LANGUAGES).options if "Swahili" in o]
 
 
 def test_a_name_taken_or_missing_is_refused():
@@ -386,8 +387,8 @@ def test_an_added_language_trains_beside_the_bundled_ones_shows_escaped_and_trav
     assert "<b>Swa" not in bodies and "&lt;b&gt;Swa*hili*&lt;/b&gt;" in bodies  # legend, sentences, cards
     legend = next(h.proto.body for h in at.get("html") if "fair-legend" in h.proto.body)
     assert "&lt;b&gt;Swa*hili*&lt;/b&gt;" in legend
-    assert f"{name} (no test file)" in at.multiselect(key="w_fair_langs").format_func(
-        at.session_state["w_fair_langs"][-1]
+    assert f"{name} (no test file)" in at.multiselect(key=Keys.LANGUAGES).format_func(
+        at.session_state[Keys.LANGUAGES][-1]
     )
     # no test file: its development text stands in, and the headline says so
     assert f"({name}: development text)" in next(iter(cards(at).values()))[1]

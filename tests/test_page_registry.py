@@ -44,3 +44,22 @@ def test_each_pages_view_is_warmed_at_start_and_has_the_link_function_its_line_n
         if spec.apply is not None:
             assert spec.opens_links and callable(getattr(view, spec.apply)), spec
     assert warmed[:2] == ["explorer.ui.nav", "explorer.ui.links"]
+
+
+def test_the_start_up_warm_up_leaves_the_corpus_pages_first_screen_computed(monkeypatch):
+    # a first visit of the Corpus page draws the default corpus's sizes from the shared cache:
+    # nothing is counted between the visit and its first screen
+    from explorer.ui import corpus_view, data, home_view, server, state
+
+    monkeypatch.setattr(state, "warm_default", lambda: None)  # the trainer and the miniature: other tests'
+    monkeypatch.setattr(home_view, "toy", lambda: None)
+    monkeypatch.setattr(server, "WORKER_MIN_BYTES", 1 << 40)  # counted here, not in a worker process
+    data.corpus_stats.clear()
+    startup._default_corpus()
+
+    def counted(*args, **kwargs):
+        raise AssertionError("the Corpus page's sizes were not computed by the warm-up")
+
+    monkeypatch.setattr(data, "engine_corpus_stats", counted)
+    stats = data.corpus_stats(state.CorpusChoice().texts(), top=corpus_view.TOP_WORDS)
+    assert len(stats.top_words) == corpus_view.TOP_WORDS

@@ -707,10 +707,16 @@ def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
     ref = Trainer.from_texts(toy, make_config("sennrich", num_merges=10)).run()
     for k in (0, 3, 10):
         at.slider(key="w_home_step").set_value(k).run()
-        table = at.dataframe[0].value
-        assert table[["pair", "new token", "count"]].values.tolist() == [
-            [f"{r.left} + {r.right}", r.token, r.count] for r in ref.records[:k]
+        (table,) = [h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body]
+        rows = [
+            [html.unescape(re.sub(r"<[^>]+>", " ", cell)).split() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table)[1:]
         ]
+        assert rows == [
+            [[f"{r.step}"], [r.left, r.right], [r.token], [f"{r.count}"], [f"{r.tokens_after}"]]
+            for r in ref.records[:k]
+        ]
+        assert table.count('class="bpe-now"') == (1 if k else 0)
     assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [
         r.tokens_after for r in ref.records
     ]

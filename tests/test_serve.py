@@ -3,7 +3,7 @@ students join (the ``--public-url`` given); the proxy answers;
 two clients get different servers and each keeps its own for its page, its websocket and its
 uploads (haproxy's cookie); Step and an upload work through it; SIGTERM leaves no server and no
 haproxy running. Without haproxy the command exits 2 with one line. The protocol client is
-bench/load.py's."""
+bench/load.py's (bench/loadgen/client.py)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from explorer.serving.rooms import Limits
 from explorer.serving.serve import COOKIE, SERVED_BY, find_haproxy
 
 sys.path.insert(0, str(ROOT / "bench"))
-import load  # noqa: E402  (bench/load.py: a protocol session, as a browser's frontend speaks it)
+from loadgen.client import Session  # noqa: E402  (bench/load.py's: a protocol session, as a browser's frontend speaks it)
+from loadgen.specs import Spec  # noqa: E402
 
 
 def _haproxy() -> str | None:
@@ -124,7 +125,7 @@ def test_the_proxy_answers_health_and_names_the_server_in_a_cookie(launched):
 def test_two_sessions_get_different_servers_and_each_keeps_its_own(launched):
     errors: list[str] = []
     sessions = [
-        load.Session(load.Spec(i, ("udhr_en.txt",), preset, 50), launched.url, errors, sticky=True)
+        Session(Spec(i, ("udhr_en.txt",), preset, 50), launched.url, errors, sticky=True)
         for i, preset in enumerate(("gpt2", "bytes"))
     ]
 

@@ -19,6 +19,7 @@ from explorer.analysis.health import scan
 from explorer.analysis.scaffold import scaffold
 from explorer.errors import ConfigError
 from explorer.ui.render import token_label
+from explorer.ui.variants_model import Keys
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 300
@@ -91,7 +92,7 @@ def html_with(at: AppTest, marker: str) -> str:
 
 
 def open_tab(at: AppTest, label: str) -> AppTest:
-    at.session_state["w_var_tab"] = label
+    at.session_state[Keys.TAB] = label
     at.run()
     assert not at.exception, at.exception
     return at
@@ -120,7 +121,7 @@ def test_the_default_view_draws_its_headline_charts_and_superwords_without_excep
 
 @pytest.mark.parametrize("share", [80, 50, 100])
 def test_the_transition_slider_gives_the_headline_the_engine_computes(page, classical, share):
-    page.select_slider(key="w_var_share").set_value(share).run()
+    page.select_slider(key=Keys.SHARE).set_value(share).run()
     assert not page.exception, page.exception
     c, s = held_out(classical), held_out(trained(MERGES, MERGES * share // 100))
     head = cards(page)
@@ -154,7 +155,7 @@ def scaffold_shown(at: AppTest) -> tuple[int, list[int]]:
 @pytest.mark.parametrize("tau", [0.1, 0.5, 0.01])
 def test_tau_changes_the_scaffold_list_as_scaffold_says(page, classical, tau):
     open_tab(page, "Scaffold tokens")
-    page.select_slider(key="w_var_tau").set_value(tau).run()
+    page.select_slider(key=Keys.TAU).set_value(tau).run()
     assert not page.exception, page.exception
     report = scaffold(classical.tokenizer(), CORPUS_TEXT, tau=tau)
     count, rows = scaffold_shown(page)
@@ -165,7 +166,7 @@ def test_tau_changes_the_scaffold_list_as_scaffold_says(page, classical, tau):
 
 def test_tau_zero_shows_no_scaffold_token(page):
     open_tab(page, "Scaffold tokens")
-    page.select_slider(key="w_var_tau").set_value(0.0).run()
+    page.select_slider(key=Keys.TAU).set_value(0.0).run()
     assert scaffold_shown(page) == (0, [])
 
 
@@ -202,7 +203,7 @@ def test_the_health_counts_are_scans_of_each_tokenizer(page):
 def test_a_link_opens_its_tab_and_settings_and_a_bad_value_is_said_in_one_line():
     at = variants_page(var_merges=str(MERGES), var_t="50", var_tab="scaffold", var_tau="0.5", var_tok="superbpe")
     assert "SuperBPE at t = 50%" in cards(at)
-    assert at.session_state["w_var_tab"] == "Scaffold tokens" and at.session_state["w_var_tau"] == 0.5
+    assert at.session_state[Keys.TAB] == "Scaffold tokens" and at.session_state[Keys.TAU] == 0.5
     report = scaffold(trained(MERGES, MERGES // 2).tokenizer(), CORPUS_TEXT, tau=0.5)
     assert scaffold_shown(at)[0] == len(report.scaffold)
     bad = variants_page(var_merges=str(MERGES), var_t="55", var_corpus="nope.txt")
@@ -212,7 +213,7 @@ def test_a_link_opens_its_tab_and_settings_and_a_bad_value_is_said_in_one_line()
 
 
 def test_superword_tokens_are_listed_most_used_on_held_out_text_first(page):
-    page.select_slider(key="w_var_share").set_value(50).run()
+    page.select_slider(key=Keys.SHARE).set_value(50).run()
     open_tab(page, "Superwords")
     tok = trained(MERGES, MERGES // 2).tokenizer()
     used = Counter(tok.encode(HELD_OUT_TEXT))
@@ -224,14 +225,14 @@ def test_superword_tokens_are_listed_most_used_on_held_out_text_first(page):
 
 def test_the_session_tokenizer_without_merges_says_to_step_it_first(page):
     open_tab(page, "Scaffold tokens")
-    page.selectbox(key="w_var_scaffold_tok").set_value("trained").run()
+    page.selectbox(key=Keys.SCAFFOLD_TOKENIZER).set_value("trained").run()
     assert not page.exception, page.exception
     assert any("has no merges yet" in i.value for i in page.info)
-    page.selectbox(key="w_var_scaffold_tok").set_value("classical").run()
+    page.selectbox(key=Keys.SCAFFOLD_TOKENIZER).set_value("classical").run()
 
 
 def test_one_held_out_line_is_shown_both_ways_the_line_using_most_superwords(page, classical):
-    page.select_slider(key="w_var_share").set_value(80).run()
+    page.select_slider(key=Keys.SHARE).set_value(80).run()
     open_tab(page, "Superwords")
     superbpe = trained(MERGES, MERGES * 80 // 100).tokenizer()
     superwords = {i for i in superbpe.merged_ids if " " in (t := superbpe.decode([i]))[1:].rstrip(" ") and t.strip()}
@@ -271,7 +272,7 @@ def timeline_rows(at: AppTest) -> list[tuple[str, str, str]]:
 
 @pytest.mark.parametrize("tau", [0.1, 0.5, 0.0])
 def test_the_tau_slider_gives_the_pickybpe_headline_and_bars_the_engine_computes(page, classical, tau):
-    page.select_slider(key="w_var_picky").set_value(tau).run()
+    page.select_slider(key=Keys.PICKY).set_value(tau).run()
     assert not page.exception, page.exception
     picky = picky_trained(MERGES, tau)
     c, p = held_out(classical), held_out(picky)
@@ -306,11 +307,11 @@ def test_the_tau_slider_gives_the_pickybpe_headline_and_bars_the_engine_computes
         # each token removed for good freed a place: more merges for as many live tokens
         assert len(removals) > 0 and len(picky.merges) >= MERGES + len(picky.tokenizer().vocab.removed)
     assert page.query_params["var_picky"] == f"{tau:g}"
-    page.select_slider(key="w_var_picky").set_value(0.1).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.1).run()
 
 
 def test_the_timeline_shows_each_removal_as_a_row_of_its_own_after_its_merge(page):
-    page.select_slider(key="w_var_picky").set_value(0.5).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.5).run()
     open_tab(page, "PickyBPE timeline")
     picky = picky_trained(MERGES, 0.5)
     tok = picky.tokenizer()
@@ -320,7 +321,7 @@ def test_the_timeline_shows_each_removal_as_a_row_of_its_own_after_its_merge(pag
     for r in removals:
         assert r.alone < 0.5 * r.inside
         assert b"".join(tok.token_bytes(i) for i in r.parts) == tok.token_bytes(r.token_id)
-    page.toggle(key="w_var_tl_only").set_value(True).run()
+    page.toggle(key=Keys.TL_ONLY).set_value(True).run()
     assert not page.exception, page.exception
     rows = timeline_rows(page)
     assert [kind for kind, _, _ in rows] == ["removal"] * min(200, len(removals))
@@ -329,8 +330,8 @@ def test_the_timeline_shows_each_removal_as_a_row_of_its_own_after_its_merge(pag
 
     # every step in order, from the first removal's merge: the merge, then its removals
     first = removals[0].after
-    page.toggle(key="w_var_tl_only").set_value(False)
-    page.number_input(key="w_var_tl_from").set_value(first).run()
+    page.toggle(key=Keys.TL_ONLY).set_value(False)
+    page.number_input(key=Keys.TL_FROM).set_value(first).run()
     rows = timeline_rows(page)
     rec = picky.records[first - 1]
     assert rows[0] == (
@@ -344,30 +345,30 @@ def test_the_timeline_shows_each_removal_as_a_row_of_its_own_after_its_merge(pag
     assert rows[1 + len(after_first)][:2] == ("merge", str(first + 1))
     merge_numbers = [int(k) for kind, k, _ in rows if kind == "merge"]
     assert merge_numbers == list(range(first, first + len(merge_numbers)))
-    page.select_slider(key="w_var_picky").set_value(0.1).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.1).run()
 
 
 def test_tau_zero_says_pickybpe_removed_nothing_and_a_late_start_fits_the_merges_made(page):
     open_tab(page, "PickyBPE timeline")
-    page.select_slider(key="w_var_picky").set_value(1.0).run()
-    page.number_input(key="w_var_tl_from").set_value(picky_trained(MERGES, 1.0).records.__len__()).run()
-    page.select_slider(key="w_var_picky").set_value(0.0).run()
+    page.select_slider(key=Keys.PICKY).set_value(1.0).run()
+    page.number_input(key=Keys.TL_FROM).set_value(picky_trained(MERGES, 1.0).records.__len__()).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.0).run()
     assert not page.exception, page.exception
-    assert page.session_state["w_var_tl_from"] == MERGES  # τ = 0 makes fewer merges: the start is kept inside
+    assert page.session_state[Keys.TL_FROM] == MERGES  # τ = 0 makes fewer merges: the start is kept inside
     assert any("removed no token at τ = 0" in c.value for c in page.caption)
-    page.toggle(key="w_var_tl_only").set_value(True).run()
+    page.toggle(key=Keys.TL_ONLY).set_value(True).run()
     assert not page.exception, page.exception
     assert not any("var-timeline" in e.proto.body for e in page.get("html"))
-    page.toggle(key="w_var_tl_only").set_value(False)
-    page.number_input(key="w_var_tl_from").set_value(1)
-    page.select_slider(key="w_var_picky").set_value(0.1).run()
+    page.toggle(key=Keys.TL_ONLY).set_value(False)
+    page.number_input(key=Keys.TL_FROM).set_value(1)
+    page.select_slider(key=Keys.PICKY).set_value(0.1).run()
 
 
 def test_classical_scaffold_rows_mark_the_tokens_pickybpe_removed_too(page, classical):
-    page.select_slider(key="w_var_picky").set_value(0.5).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.5).run()
     open_tab(page, "Scaffold tokens")
-    page.selectbox(key="w_var_scaffold_tok").set_value("classical")
-    page.select_slider(key="w_var_tau").set_value(0.1).run()
+    page.selectbox(key=Keys.SCAFFOLD_TOKENIZER).set_value("classical")
+    page.select_slider(key=Keys.TAU).set_value(0.1).run()
     assert not page.exception, page.exception
     tok = classical.tokenizer()
     picky_tok = picky_trained(MERGES, 0.5).tokenizer()
@@ -382,7 +383,7 @@ def test_classical_scaffold_rows_mark_the_tokens_pickybpe_removed_too(page, clas
     assert f'bpe-stat-value">{len(both):,}</div><div class="bpe-stat-label">of them PickyBPE (τ = 0.5)' in strip
     chips = html_with(page, "var-removed")
     assert f"({len([t for t in gone if tok.token_to_id(t) is not None]):,} tokens classical BPE also has)" in chips
-    page.select_slider(key="w_var_picky").set_value(0.1).run()
+    page.select_slider(key=Keys.PICKY).set_value(0.1).run()
 
 
 @pytest.mark.parametrize("bad", ["abc", "0.3", "-1"])
@@ -391,7 +392,7 @@ def test_a_link_with_a_bad_tau_says_so_in_one_line_and_trains_the_default(bad):
     warning = unescaped(at.warning[0].value)
     assert f"var_picky={bad!r} is not one of 0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1" in warning
     assert "PickyBPE at τ = 0.1" in cards(at)
-    assert at.session_state["w_var_tab"] == "PickyBPE timeline" and at.session_state["w_var_tl_only"] is True
+    assert at.session_state[Keys.TAB] == "PickyBPE timeline" and at.session_state[Keys.TL_ONLY] is True
     assert timeline_rows(at) and all(kind == "removal" for kind, _, _ in timeline_rows(at))
 
 
@@ -405,7 +406,7 @@ def test_a_pickybpe_session_tokenizer_gets_the_engines_reason_in_the_scaffold_ta
     at.query_params.update(var_merges=str(MERGES))
     at.switch_page("pages/7_Variants.py").run()
     open_tab(at, "Scaffold tokens")
-    at.selectbox(key="w_var_scaffold_tok").set_value("trained").run()
+    at.selectbox(key=Keys.SCAFFOLD_TOKENIZER).set_value("trained").run()
     assert not at.exception, at.exception
     live = at.session_state["live"]
     assert live.trainer.removals  # the session's tokenizer removed some
@@ -440,7 +441,7 @@ def test_an_imported_tokenizer_joins_the_health_scan_and_a_link_naming_it_reopen
     key = imported_key(at, "<b>ranks</b>")
     # another session opens a link that names it: read back from the store by its hash
     page = variants_page(var_merges=str(MERGES), var_tab="health", var_health=key)
-    assert page.session_state["w_var_health_tok"] == key
+    assert page.session_state[Keys.HEALTH_TOKENIZER] == key
     rows = dict(re.findall(r'<tr data-name="([^"]+)">(.*?)</tr>', html_with(page, "var-health")))
     assert list(rows) == ["gpt2", "cl100k_base", "o200k_base", key, "trained"]
     assert "<td>imported: &lt;b&gt;ranks&lt;/b&gt; (tiktoken)</td>" in rows[key]  # the name as text

@@ -883,7 +883,455 @@ class _Base:
         return RoomError("This question is closed: the teacher has stopped taking answers.")
 
 
-# ---- SQLite ----------------------------------------------------------------------------------
+# ---- the rules, written once -------------------------------------------------------------------
+# Every rule of a room (the teacher's key, its capacity, its names, its questions and answers, its
+# life and the rate limits) is written here once, as Python over a transaction (:class:`_Tx`):
+# each backend gives the storage primitives only, reads and writes that take effect together.
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A room as its store keeps it: what pages see (``room``) and what only the rules read."""
+
+    room: Room
+    key_hash: str  # sha256 of the teacher's key
+    starter: str | None  # the browser that started it
+    has_members: bool  # whether anyone has joined (a room nobody joined lives a shorter time)
+    ended_at: float | None  # when the teacher ended it
+    qids: int  # the last qid asked (0: none yet)
+
+
+class _Tx(Protocol):
+    """The storage primitives a backend gives the rules, holding no rule themselves: reads, and
+    writes that take effect together or not at all (SQLite: one write transaction; Redis: one
+    compare-and-set that writes only if what the transaction read is unchanged). ``code`` is
+    always a canonical room code."""
+
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """A hint: the room, the member and the question this transaction is about to read (a
+        backend across a network fetches them in one round trip; an embedded one ignores it)."""
+
+    def record(self, code: str) -> _Record | None: ...
+    def member(self, code: str, member_id: str) -> Member | None: ...
+    def members(self, code: str) -> list[Member]: ...
+    def member_count(self, code: str) -> int: ...
+    def names(self, code: str) -> dict[str, str]: ...  # case-folded name -> member id
+    def question(self, code: str, qid: int) -> Question | None: ...
+    def questions(self, code: str) -> list[Question]: ...
+    def answers(self, code: str, qid: int) -> list[Answer]: ...
+    def removed(self, code: str, member_id: str) -> bool: ...
+    def present(self, code: str, since: float) -> int: ...
+    def open_rooms(self) -> list[tuple[str, float, bool]]: ...  # (code, active, has members), not ended
+    def idle_rooms(self, before: float) -> list[tuple[str, float, bool, float | None]]: ...  # and ended ones
+    def hits(self, bucket: str, since: float) -> list[float]: ...  # the hits after ``since``, oldest first
+    def add_room(self, record: _Record) -> None: ...
+    def set_room(self, code: str, **fields: Any) -> None: ...  # step, question, qids, locked
+    def touch(self, code: str, *, rev: int, tally: int, now: float, lifetime: float) -> None: ...
+    def put_question(self, code: str, question: Question) -> None: ...
+    def add_member(self, code: str, member: Member, folded: str) -> None: ...
+    def set_member(self, code: str, member: Member, folded: str | None = None) -> None: ...
+    def drop_member(self, code: str, member_id: str) -> None: ...
+    def put_answer(self, code: str, qid: int, member_id: str, value: int, at: float) -> None: ...
+    def see(self, code: str, member_id: str, now: float) -> None: ...
+    def end(self, code: str, now: float) -> None: ...
+    def release(self, code: str) -> None: ...
+    def delete_room(self, code: str) -> None: ...
+    def add_hit(self, bucket: str, now: float, window: float) -> None: ...
+    def drop_hits(self, before: float) -> None: ...
+
+
+class _Rules(_Base):
+    """The rooms' operations, each one transaction of the backend's (:meth:`_transact`)."""
+
+    def _transact(self, op: Callable[[_Tx], Any], *, write: bool = True) -> Any:
+        """``op`` on a transaction: its writes take effect together after it returns (none if
+        it raises); ``write=False``: it only reads."""
+        raise NotImplementedError
+
+    # -- the checks --
+    def _found(self, tx: _Tx, code: str) -> _Record | None:
+        """The room, while it lives (not idle past its lifetime, nor ended long ago)."""
+        record = tx.record(normalize_code(code))
+        if record is None or self._expired(record.room.active, record.has_members, record.ended_at):
+            return None
+        return record
+
+    def _live(self, tx: _Tx, code: str) -> _Record:
+        record = self._found(tx, code)
+        if record is None:
+            raise self._no_room(code)
+        return record
+
+    def _open(self, tx: _Tx, code: str) -> _Record:
+        """The room, while it has not ended (a student's change)."""
+        record = self._live(tx, code)
+        if record.room.ended:
+            raise self._ended()
+        return record
+
+    def _teacher(self, tx: _Tx, code: str, key: str | None) -> _Record:
+        """The room, for the holder of its key while it has not ended: every teacher's change
+        starts here, in the transaction that makes the change."""
+        record = self._live(tx, code)
+        if not _key_matches(key, record.key_hash):
+            raise self._not_teacher()
+        if record.room.ended:
+            raise self._ended()
+        return record
+
+    def _teacher_member(self, tx: _Tx, code: str, key: str | None, member_id: str) -> tuple[_Record, Member]:
+        tx.ahead(normalize_code(code), member=member_id)
+        record = self._teacher(tx, code, key)
+        member = tx.member(record.room.code, member_id) if member_id else None
+        if member is None:
+            raise self._stranger()
+        return record, member
+
+    def _touch(
+        self, tx: _Tx, record: _Record, *, rev: int = 0, tally: int = 0, has_members: bool | None = None
+    ) -> None:
+        """A change keeps the room alive: its activity, and the deadline of the files it holds."""
+        has = record.has_members if has_members is None else has_members
+        tx.touch(record.room.code, rev=rev, tally=tally, now=self.clock(), lifetime=self.limits.lifetime(has))
+
+    # -- rate limits --
+    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
+        return self._transact(lambda tx: self._take_in(tx, buckets, window, record=record))
+
+    def _take_in(
+        self, tx: _Tx, buckets: list[tuple[str, int]], window: float, *, record: bool
+    ) -> tuple[int, float] | None:
+        """:meth:`_Base._take` in a transaction."""
+        now = self.clock()
+        for index, (bucket, limit) in enumerate(buckets):
+            hits = tx.hits(bucket, now - window)
+            if len(hits) >= limit:  # the next slot frees when the hit that fills it leaves the window
+                return index, hits[len(hits) - limit] + window
+        if record:
+            for bucket, _ in buckets:
+                tx.add_hit(bucket, now, window)
+        return None
+
+    # -- the interface --
+    def create(
+        self,
+        view: dict[str, str],
+        *,
+        step: int = 0,
+        top: int | None = None,
+        starter: str | None = None,
+        address: str | None = None,
+        holds: Sequence[str] = (),
+    ) -> tuple[Room, str]:
+        """A new room and its teacher's key. ``top``: the last step its training reaches;
+        ``starter`` and ``address``: who starts it (each limited to so many starts an hour);
+        ``holds``: the stored files its view names, held while it lives."""
+        key = secrets.token_urlsafe(24)
+        last = self._top(top, step)
+        buckets = self._start_buckets(starter, address)
+
+        def op(tx: _Tx) -> Room:
+            self._purge_in(tx)
+            blocked = self._take_in(tx, buckets, START_WINDOW_S, record=False)
+            if blocked is not None:
+                raise self._too_many_starts(buckets, blocked)
+            now = self.clock()
+            ends = [
+                active + self.limits.lifetime(has)
+                for _, active, has in tx.open_rooms()
+                if not self._expired(active, has)
+            ]
+            if len(ends) >= self.limits.rooms:  # full: say when the first open room expires, if nothing happens in it
+                raise self._full_rooms(min(ends, default=now))
+            while True:
+                code = self._new_code()
+                if tx.record(code) is None:
+                    break
+            room = Room(code, dict(view), int(step), 1, 0, None, now, now, last)
+            record = _Record(room, _hash_key(key), starter, has_members=False, ended_at=None, qids=0)
+            tx.add_room(record)
+            self._touch(tx, record)
+            self._take_in(tx, buckets, START_WINDOW_S, record=True)
+            return room
+
+        room = self._transact(op)
+        if holds:
+            self.store.hold(holder(room.code), list(holds), until=room.active + self.limits.empty_seconds)  # type: ignore[attr-defined]
+        return room, key
+
+    def get(self, code: str) -> Room | None:
+        record = self._transact(lambda tx: self._found(tx, code), write=False)
+        return None if record is None else record.room
+
+    def revs(self, code: str) -> tuple[int, int] | None:
+        room = self.get(code)
+        return None if room is None else (room.rev, room.tally)
+
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
+        """The room's (rev, tally) for one of its members or its teacher (the follow token); None
+        for a missing room and a wrong credential alike."""
+
+        def op(tx: _Tx) -> tuple[int, int] | None:
+            tx.ahead(normalize_code(code), member=member or "")
+            record = self._found(tx, code)
+            if record is None:
+                return None
+            room = record.room
+            if member and tx.member(room.code, member) is not None:
+                return room.rev, room.tally
+            if token and hmac.compare_digest(_token_of(record.key_hash), token):
+                return room.rev, room.tally
+            return None
+
+        return self._transact(op, write=False)
+
+    def starter(self, code: str) -> str | None:
+        """The browser that started the room (None: gone, or not known)."""
+        record = self._transact(lambda tx: self._found(tx, code), write=False)
+        return None if record is None else record.starter
+
+    def is_teacher(self, code: str, key: str | None) -> bool:
+        """Whether ``key`` is the room's, while the room lives and has not ended."""
+
+        def op(tx: _Tx) -> bool:
+            with contextlib.suppress(RoomError):
+                self._teacher(tx, code, key)
+                return True
+            return False
+
+        return self._transact(op, write=False)
+
+    def set_step(self, code: str, key: str, step: int) -> Room:
+        def op(tx: _Tx) -> None:
+            record = self._teacher(tx, code, key)
+            if self._check_step(step, record.room.top) != record.room.step:
+                tx.set_room(record.room.code, step=int(step))
+                self._touch(tx, record, rev=1)
+
+        return self._changed(code, op)
+
+    def _changed(self, code: str, op: Callable[[_Tx], None]) -> Room:
+        """Run a teacher's change ``op``, then read the room as it is."""
+        self._transact(op)
+        room = self.get(code)
+        if room is None:
+            raise self._no_room(code)
+        return room
+
+    def join(self, code: str, name: str) -> Member:
+        name = self._name(name)
+
+        def op(tx: _Tx) -> Member:
+            record = self._open(tx, code)
+            if record.room.locked:
+                raise self._locked()
+            if tx.member_count(record.room.code) >= self.limits.members:
+                raise self._full_room()
+            kept = _suffixed(name, set(tx.names(record.room.code)))
+            member = Member(secrets.token_urlsafe(16), kept, self.clock())
+            tx.add_member(record.room.code, member, kept.casefold())
+            self._touch(tx, record, tally=1, has_members=True)
+            return member
+
+        return self._transact(op)
+
+    def member(self, code: str, member_id: str) -> Member | None:
+        def op(tx: _Tx) -> Member | None:
+            tx.ahead(normalize_code(code), member=member_id)
+            record = self._found(tx, code)
+            if record is None or not member_id:
+                return None
+            return tx.member(record.room.code, member_id)
+
+        return self._transact(op, write=False)
+
+    def members(self, code: str) -> list[Member]:
+        return self._transact(lambda tx: tx.members(self._live(tx, code).room.code), write=False)
+
+    def seen(self, code: str, member_id: str) -> None:
+        def op(tx: _Tx) -> None:
+            canonical = normalize_code(code)
+            if member_id and tx.member(canonical, member_id) is not None:
+                tx.see(canonical, member_id, self.clock())
+
+        self._transact(op)
+
+    def keep(self, code: str) -> bool:
+        """The teacher's page is open: the room is not idle (its activity, and its files' hold,
+        move on; nothing for the pages to redraw). False when the room is gone."""
+
+        def op(tx: _Tx) -> bool:
+            record = self._found(tx, code)
+            if record is None or record.room.ended:
+                return False
+            self._touch(tx, record)
+            return True
+
+        return self._transact(op)
+
+    def present(self, code: str) -> int:
+        return self._transact(lambda tx: tx.present(normalize_code(code), self.clock() - PRESENT_S), write=False)
+
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        self._check_question(question)
+
+        def op(tx: _Tx) -> Question:
+            record = self._teacher(tx, code, key)
+            room = record.room
+            if room.question is not None:  # a question left open is closed unrevealed: it scores nothing
+                old = tx.question(room.code, room.question)
+                if old is not None and old.state == "open":
+                    tx.put_question(room.code, dataclasses.replace(old, state="closed"))
+            asked = dataclasses.replace(question, qid=record.qids + 1, state="open", opened=self.clock())
+            tx.put_question(room.code, asked)
+            tx.set_room(room.code, question=asked.qid, qids=asked.qid)
+            self._touch(tx, record, rev=1, tally=1)
+            return asked
+
+        return self._transact(op)
+
+    def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
+        def op(tx: _Tx) -> None:
+            tx.ahead(normalize_code(code), member=member_id, qid=int(qid))
+            record = self._open(tx, code)
+            room = record.room
+            if not member_id or tx.member(room.code, member_id) is None:
+                raise RoomError("You are not a member of this room: join it again with its code.")
+            question = self._answering(tx.question(room.code, qid), room.question)
+            checked = self._check_value(question, value)
+            tx.put_answer(room.code, question.qid, member_id, checked, round(self.clock() - question.opened, 3))
+            self._touch(tx, record, tally=1)
+
+        self._transact(op)
+
+    def _asked(self, tx: _Tx, record: _Record, qid: int) -> Question:
+        question = tx.question(record.room.code, qid)
+        if question is None:
+            raise self._never_asked()
+        return question
+
+    def close_question(self, code: str, key: str, qid: int) -> Question:
+        def op(tx: _Tx) -> Question:
+            record = self._teacher(tx, code, key)
+            question = self._asked(tx, record, qid)
+            if question.state == "open":
+                question = dataclasses.replace(question, state="closed")
+                tx.put_question(record.room.code, question)
+                self._touch(tx, record, rev=1, tally=1)
+            return question
+
+        return self._transact(op)
+
+    def reveal(self, code: str, key: str, qid: int) -> Room:
+        def op(tx: _Tx) -> None:
+            record = self._teacher(tx, code, key)
+            question, room = self._asked(tx, record, qid), record.room
+            if question.state != "revealed":
+                tx.put_question(room.code, dataclasses.replace(question, state="revealed"))
+                tx.set_room(room.code, step=min(room.top, max(room.step, question.step + question.merges)))
+                self._touch(tx, record, rev=1, tally=1)
+
+        return self._changed(code, op)
+
+    def question(self, code: str, qid: int) -> Question | None:
+        return self._transact(lambda tx: tx.question(normalize_code(code), int(qid)), write=False)
+
+    def questions(self, code: str) -> list[Question]:
+        return self._transact(lambda tx: tx.questions(normalize_code(code)), write=False)
+
+    def answers(self, code: str, qid: int) -> list[Answer]:
+        return self._transact(lambda tx: tx.answers(normalize_code(code), int(qid)), write=False)
+
+    # -- moderation: the teacher's alone --
+    def lock(self, code: str, key: str, locked: bool = True) -> Room:
+        """Close the room to new members (``locked``), or open it again; the room as it is then."""
+
+        def op(tx: _Tx) -> None:
+            record = self._teacher(tx, code, key)
+            if record.room.locked != bool(locked):
+                tx.set_room(record.room.code, locked=bool(locked))
+                self._touch(tx, record, rev=1, tally=1)
+
+        return self._changed(code, op)
+
+    def end(self, code: str, key: str) -> None:
+        """End the room: its students' pages say so (for ``ENDED_KEEP_S``, then it is gone), it
+        counts no more against the server's limit of rooms, and the files it held are let go."""
+
+        def op(tx: _Tx) -> None:
+            record = self._teacher(tx, code, key)
+            tx.end(record.room.code, self.clock())
+            tx.release(record.room.code)
+
+        self._transact(op)
+
+    def remove(self, code: str, key: str, member_id: str) -> None:
+        """Take a member out of the room: its answers leave every tally and the leaderboard, and
+        its page says it was removed (:meth:`removed`)."""
+
+        def op(tx: _Tx) -> None:
+            record, member = self._teacher_member(tx, code, key, member_id)
+            others = tx.member_count(record.room.code) - 1
+            tx.drop_member(record.room.code, member.id)
+            self._touch(tx, record, rev=1, tally=1, has_members=others > 0)
+
+        self._transact(op)
+
+    def rename(self, code: str, key: str, member_id: str, name: str) -> Member:
+        """Give a member another name (cleaned, and suffixed when another member has it)."""
+        wanted = self._name(name)
+
+        def op(tx: _Tx) -> Member:
+            record, member = self._teacher_member(tx, code, key, member_id)
+            taken = {folded for folded, owner in tx.names(record.room.code).items() if owner != member.id}
+            renamed = member._replace(name=_suffixed(wanted, taken))
+            tx.set_member(record.room.code, renamed, renamed.name.casefold())
+            self._touch(tx, record, rev=1, tally=1)
+            return renamed
+
+        return self._transact(op)
+
+    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member:
+        """Hide a member's name on every leaderboard (:data:`HIDDEN_NAME`), or show it again."""
+
+        def op(tx: _Tx) -> Member:
+            record, member = self._teacher_member(tx, code, key, member_id)
+            changed = member._replace(hidden=bool(hidden))
+            tx.set_member(record.room.code, changed)
+            self._touch(tx, record, rev=1, tally=1)
+            return changed
+
+        return self._transact(op)
+
+    def removed(self, code: str, member_id: str) -> bool:
+        """Whether the teacher removed this member from the room (which is still there)."""
+
+        def op(tx: _Tx) -> bool:
+            record = self._found(tx, code)
+            return record is not None and bool(member_id) and tx.removed(record.room.code, member_id)
+
+        return self._transact(op, write=False)
+
+    def purge(self) -> int:
+        """Delete the rooms idle past the limit (a shorter one for rooms nobody joined) or ended
+        a while ago, with their members, questions and answers, and release the files they
+        held; forget the start and lookup counts that no window reaches any more."""
+        return len(self._transact(self._purge_in))
+
+    def _purge_in(self, tx: _Tx) -> list[str]:
+        now = self.clock()
+        gone = [
+            code
+            for code, active, has_members, ended in tx.idle_rooms(now - self.limits.empty_seconds)
+            if self._expired(active, has_members, ended)
+        ]
+        for code in gone:
+            tx.delete_room(code)
+        tx.drop_hits(now - max(START_WINDOW_S, MISS_WINDOW_S))
+        return gone
+
+
+# ---- SQLite: the primitives ----------------------------------------------------------------------
 _SQL = """
 CREATE TABLE IF NOT EXISTS rooms (
     code TEXT PRIMARY KEY, key_hash TEXT NOT NULL, view TEXT NOT NULL, step INTEGER NOT NULL,
@@ -907,7 +1355,6 @@ CREATE TABLE IF NOT EXISTS room_removed (
 CREATE TABLE IF NOT EXISTS room_hits (bucket TEXT NOT NULL, at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS room_hits_bucket ON room_hits (bucket, at);
 """
-_ROOM_COLUMNS = "code, view, step, rev, tally, question, created, active"
 # a store file from before them gets them: (table, column, type)
 _ADDED_COLUMNS = (
     ("rooms", "top", "INTEGER"),
@@ -918,11 +1365,188 @@ _ADDED_COLUMNS = (
 )
 _ROOM_TABLES = ("rooms", "room_members", "room_questions", "room_answers", "room_removed")
 _HAS_MEMBERS = "EXISTS (SELECT 1 FROM room_members m WHERE m.code = rooms.code)"
+_RECORD = (
+    "SELECT code, key_hash, view, step, rev, tally, question, created, active, top, starter, locked, ended, "
+    f"{_HAS_MEMBERS}, (SELECT COALESCE(MAX(qid), 0) FROM room_questions q WHERE q.code = rooms.code) "
+    "FROM rooms WHERE code = ?"
+)
+_SET_COLUMNS: dict[str, Callable[[Any], object]] = {
+    "step": int,
+    "question": lambda qid: qid,
+    "locked": int,
+}  # qids: MAX(qid) of room_questions
 
 
-class SqliteRooms(_Base):
+class _SqliteTx:
+    """The rooms' primitives on a connection to the store's file, inside the caller's write
+    transaction (``BEGIN IMMEDIATE``) when it writes: each write happens at once, and the
+    transaction's commit makes them all visible together."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """Nothing: a read of the file costs no round trip."""
+
+    def record(self, code: str) -> _Record | None:
+        row = self.conn.execute(_RECORD, (code,)).fetchone()
+        if row is None:
+            return None
+        code, key_hash, view, step, rev, tally, question, created, active, top, starter, locked, ended, has, qids = row
+        top = MAX_STEP if top is None else top
+        room = Room(
+            code, json.loads(view), step, rev, tally, question, created, active, top, bool(locked), ended is not None
+        )
+        return _Record(room, key_hash, starter, bool(has), ended, qids)
+
+    def member(self, code: str, member_id: str) -> Member | None:
+        row = self.conn.execute(
+            "SELECT id, name, joined, hidden FROM room_members WHERE code = ? AND id = ?", (code, member_id)
+        ).fetchone()
+        return None if row is None else Member(row[0], row[1], row[2], bool(row[3]))
+
+    def members(self, code: str) -> list[Member]:
+        rows = self.conn.execute(
+            "SELECT id, name, joined, hidden FROM room_members WHERE code = ? ORDER BY joined, name", (code,)
+        ).fetchall()
+        return [Member(i, name, joined, bool(hidden)) for i, name, joined, hidden in rows]
+
+    def member_count(self, code: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM room_members WHERE code = ?", (code,)).fetchone()[0]
+
+    def names(self, code: str) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT folded, id FROM room_members WHERE code = ?", (code,)).fetchall())
+
+    def question(self, code: str, qid: int) -> Question | None:
+        row = self.conn.execute("SELECT body FROM room_questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
+        return None if row is None else Question.from_json(row[0])
+
+    def questions(self, code: str) -> list[Question]:
+        rows = self.conn.execute("SELECT body FROM room_questions WHERE code = ? ORDER BY qid", (code,)).fetchall()
+        return [Question.from_json(body) for (body,) in rows]
+
+    def answers(self, code: str, qid: int) -> list[Answer]:
+        rows = self.conn.execute(
+            "SELECT member, value, at FROM room_answers WHERE code = ? AND qid = ? ORDER BY at, member", (code, qid)
+        ).fetchall()
+        return [Answer(*row) for row in rows]
+
+    def removed(self, code: str, member_id: str) -> bool:
+        found = self.conn.execute("SELECT 1 FROM room_removed WHERE code = ? AND id = ?", (code, member_id))
+        return found.fetchone() is not None
+
+    def present(self, code: str, since: float) -> int:
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM room_members WHERE code = ? AND seen >= ?", (code, since)
+        ).fetchone()[0]
+
+    def open_rooms(self) -> list[tuple[str, float, bool]]:
+        rows = self.conn.execute(f"SELECT code, active, {_HAS_MEMBERS} FROM rooms WHERE ended IS NULL").fetchall()
+        return [(code, active, bool(has)) for code, active, has in rows]
+
+    def idle_rooms(self, before: float) -> list[tuple[str, float, bool, float | None]]:
+        rows = self.conn.execute(
+            f"SELECT code, active, {_HAS_MEMBERS}, ended FROM rooms WHERE active < ? OR ended IS NOT NULL", (before,)
+        ).fetchall()
+        return [(code, active, bool(has), ended) for code, active, has, ended in rows]
+
+    def hits(self, bucket: str, since: float) -> list[float]:
+        rows = self.conn.execute("SELECT at FROM room_hits WHERE bucket = ? AND at > ? ORDER BY at", (bucket, since))
+        return [at for (at,) in rows]
+
+    def add_room(self, record: _Record) -> None:
+        room = record.room
+        self.conn.execute(
+            "INSERT INTO rooms (key_hash, code, view, step, rev, tally, question, created, active, top, starter) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.key_hash,
+                room.code,
+                json.dumps(room.view, sort_keys=True),
+                room.step,
+                room.rev,
+                room.tally,
+                room.question,
+                room.created,
+                room.active,
+                room.top,
+                record.starter,
+            ),
+        )
+
+    def set_room(self, code: str, **fields: Any) -> None:
+        kept = {name: _SET_COLUMNS[name](value) for name, value in fields.items() if name in _SET_COLUMNS}
+        if kept:
+            sets = ", ".join(f"{name} = ?" for name in kept)
+            self.conn.execute(f"UPDATE rooms SET {sets} WHERE code = ?", (*kept.values(), code))
+
+    def touch(self, code: str, *, rev: int, tally: int, now: float, lifetime: float) -> None:
+        from .store import extend_hold
+
+        self.conn.execute(
+            "UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ? WHERE code = ?", (rev, tally, now, code)
+        )
+        extend_hold(self.conn, holder(code), now + lifetime)
+
+    def put_question(self, code: str, question: Question) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO room_questions (code, qid, body) VALUES (?, ?, ?)",
+            (code, question.qid, question.to_json()),
+        )
+
+    def add_member(self, code: str, member: Member, folded: str) -> None:
+        self.conn.execute(
+            "INSERT INTO room_members (code, id, name, folded, joined, seen, hidden) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (code, member.id, member.name, folded, member.joined, member.joined, int(member.hidden)),
+        )
+
+    def set_member(self, code: str, member: Member, folded: str | None = None) -> None:
+        self.conn.execute(
+            "UPDATE room_members SET name = ?, folded = COALESCE(?, folded), hidden = ? WHERE code = ? AND id = ?",
+            (member.name, folded, int(member.hidden), code, member.id),
+        )
+
+    def drop_member(self, code: str, member_id: str) -> None:
+        self.conn.execute("DELETE FROM room_members WHERE code = ? AND id = ?", (code, member_id))
+        self.conn.execute("DELETE FROM room_answers WHERE code = ? AND member = ?", (code, member_id))
+        self.conn.execute("INSERT OR IGNORE INTO room_removed (code, id) VALUES (?, ?)", (code, member_id))
+
+    def put_answer(self, code: str, qid: int, member_id: str, value: int, at: float) -> None:
+        self.conn.execute(
+            "INSERT INTO room_answers (code, qid, member, value, at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (code, qid, member) DO UPDATE SET value = excluded.value, at = excluded.at",
+            (code, qid, member_id, value, at),
+        )
+
+    def see(self, code: str, member_id: str, now: float) -> None:
+        self.conn.execute("UPDATE room_members SET seen = ? WHERE code = ? AND id = ?", (now, code, member_id))
+
+    def end(self, code: str, now: float) -> None:
+        self.conn.execute(
+            "UPDATE rooms SET rev = rev + 1, tally = tally + 1, active = ?, ended = ? WHERE code = ?", (now, now, code)
+        )
+
+    def release(self, code: str) -> None:
+        from .store import release_hold
+
+        release_hold(self.conn, holder(code))
+
+    def delete_room(self, code: str) -> None:
+        for table in _ROOM_TABLES:
+            self.conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
+        self.release(code)
+
+    def add_hit(self, bucket: str, now: float, window: float) -> None:
+        self.conn.execute("DELETE FROM room_hits WHERE bucket = ? AND at <= ?", (bucket, now - window))
+        self.conn.execute("INSERT INTO room_hits (bucket, at) VALUES (?, ?)", (bucket, now))
+
+    def drop_hits(self, before: float) -> None:
+        self.conn.execute("DELETE FROM room_hits WHERE at <= ?", (before,))
+
+
+class SqliteRooms(_Rules):
     """Rooms in the SQLite store's file (:class:`explorer.serving.store.SqliteStore`): its connection, its
-    lock and its recovery from a damaged file; four tables of their own. Every change is one
+    lock and its recovery from a damaged file; six tables of their own. Every change is one
     write transaction (``BEGIN IMMEDIATE``), so processes writing at once queue, and an answer
     is an upsert keyed by (room, question, member): counted once however many arrive together."""
 
@@ -938,8 +1562,8 @@ class SqliteRooms(_Base):
         # the open file's, read when it was opened (rooms ask inside the store's own calls)
         return self.store._generation
 
-    # -- plumbing --
-    def _run(self, op: Callable[[Any], Any], *, write: bool = False) -> Any:
+    def _transact(self, op: Callable[[_Tx], Any], *, write: bool = True) -> Any:
+        """``op`` on the store's connection, in one write transaction when it writes."""
         from .store import write_transaction
 
         def wrapped(conn):
@@ -953,491 +1577,14 @@ class SqliteRooms(_Base):
                             conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
                 self._ready = made_for
             if not write:
-                return op(conn)
+                return op(_SqliteTx(conn))
             with write_transaction(conn):
-                return op(conn)
+                return op(_SqliteTx(conn))
 
         return self.store._run(wrapped)
 
-    def _room_row(self, conn, code: str) -> Room | None:
-        row = conn.execute(
-            f"SELECT {_ROOM_COLUMNS}, top, {_HAS_MEMBERS}, locked, ended FROM rooms WHERE code = ?",
-            (normalize_code(code),),
-        ).fetchone()
-        if row is None or self._expired(row[7], bool(row[9]), row[11]):
-            return None
-        code, view, step, rev, tally, question, created, active, top, _, locked, ended = row
-        return Room(
-            code,
-            json.loads(view),
-            step,
-            rev,
-            tally,
-            question,
-            created,
-            active,
-            MAX_STEP if top is None else top,
-            bool(locked),
-            ended is not None,
-        )
 
-    def _room_for(self, conn, code: str) -> Room:
-        room = self._room_row(conn, code)
-        if room is None:
-            raise self._no_room(code)
-        return room
-
-    def _teacher_room(self, conn, code: str, key: str | None) -> Room:
-        """The room, for the holder of its key while it has not ended."""
-        room = self._room_for(conn, code)
-        (key_hash,) = conn.execute("SELECT key_hash FROM rooms WHERE code = ?", (room.code,)).fetchone()
-        if not _key_matches(key, key_hash):
-            raise self._not_teacher()
-        if room.ended:
-            raise self._ended()
-        return room
-
-    def _open_room(self, conn, code: str) -> Room:
-        """The room, while it has not ended (a student's change)."""
-        room = self._room_for(conn, code)
-        if room.ended:
-            raise self._ended()
-        return room
-
-    def _teacher_member(self, conn, code: str, key: str | None, member_id: str) -> tuple[Room, Member]:
-        """The room and one of its members, for the holder of its key."""
-        room = self._teacher_room(conn, code, key)
-        member = self._member_row(conn, room.code, member_id)
-        if member is None:
-            raise self._stranger()
-        return room, member
-
-    @staticmethod
-    def _member_row(conn, code: str, member_id: str) -> Member | None:
-        row = conn.execute(
-            "SELECT id, name, joined, hidden FROM room_members WHERE code = ? AND id = ?", (code, member_id)
-        ).fetchone()
-        return None if row is None else Member(row[0], row[1], row[2], bool(row[3]))
-
-    def _bump(self, conn, code: str, *, rev: int = 0, tally: int = 0, **columns) -> None:
-        from .store import extend_hold
-
-        sets = ", ".join(f"{name} = ?" for name in columns)
-        now = self.clock()
-        conn.execute(
-            f"UPDATE rooms SET rev = rev + ?, tally = tally + ?, active = ?{', ' + sets if sets else ''} "
-            "WHERE code = ?",
-            (rev, tally, now, *columns.values(), code),
-        )
-        # the files the room holds stay as long as it lives: its activity moves their deadline on
-        (has_members,) = conn.execute("SELECT EXISTS (SELECT 1 FROM room_members WHERE code = ?)", (code,)).fetchone()
-        extend_hold(conn, holder(code), now + self.limits.lifetime(bool(has_members)))
-
-    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
-        return self._run(lambda conn: self._take_in(conn, buckets, window, record=record), write=True)
-
-    def _take_in(
-        self, conn, buckets: list[tuple[str, int]], window: float, *, record: bool
-    ) -> tuple[int, float] | None:
-        """:meth:`_Base._take` inside a write transaction."""
-        now = self.clock()
-        for index, (bucket, limit) in enumerate(buckets):
-            conn.execute("DELETE FROM room_hits WHERE bucket = ? AND at <= ?", (bucket, now - window))
-            hits = [at for (at,) in conn.execute("SELECT at FROM room_hits WHERE bucket = ? ORDER BY at", (bucket,))]
-            if len(hits) >= limit:  # the next slot frees when the hit that fills it leaves the window
-                return index, hits[len(hits) - limit] + window
-        if record:
-            conn.executemany("INSERT INTO room_hits (bucket, at) VALUES (?, ?)", [(b, now) for b, _ in buckets])
-        return None
-
-    def _next_free(self, conn) -> float:
-        """When the first of the open rooms expires, if nothing happens in it."""
-        (at,) = conn.execute(
-            f"SELECT MIN(active + CASE WHEN {_HAS_MEMBERS} THEN ? ELSE ? END) FROM rooms WHERE ended IS NULL",
-            (self.limits.idle_seconds, self.limits.empty_seconds),
-        ).fetchone()
-        return self.clock() if at is None else at
-
-    def _question(self, conn, code: str, qid: int) -> Question | None:
-        row = conn.execute("SELECT body FROM room_questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
-        return None if row is None else Question.from_json(row[0])
-
-    def _put_question(self, conn, code: str, question: Question) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO room_questions (code, qid, body) VALUES (?, ?, ?)",
-            (code, question.qid, question.to_json()),
-        )
-
-    # -- the interface --
-    def create(
-        self,
-        view: dict[str, str],
-        *,
-        step: int = 0,
-        top: int | None = None,
-        starter: str | None = None,
-        address: str | None = None,
-        holds: Sequence[str] = (),
-    ) -> tuple[Room, str]:
-        """A new room and its teacher's key. ``top``: the last step its training reaches;
-        ``starter`` and ``address``: who starts it (each limited to so many starts an hour);
-        ``holds``: the stored files its view names, held while it lives."""
-        key = secrets.token_urlsafe(24)
-        last = self._top(top, step)
-        buckets = self._start_buckets(starter, address)
-
-        def op(conn) -> Room:
-            self._purge(conn)
-            blocked = self._take_in(conn, buckets, START_WINDOW_S, record=False)
-            if blocked is not None:
-                raise self._too_many_starts(buckets, blocked)
-            (live,) = conn.execute("SELECT COUNT(*) FROM rooms WHERE ended IS NULL").fetchone()
-            if live >= self.limits.rooms:
-                raise self._full_rooms(self._next_free(conn))
-            now = self.clock()
-            while True:
-                code = self._new_code()
-                if conn.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
-                    break
-            conn.execute(
-                f"INSERT INTO rooms (key_hash, {_ROOM_COLUMNS}, top, starter) VALUES (?, ?, ?, ?, 1, 0, NULL, ?, ?, ?, ?)",
-                (_hash_key(key), code, json.dumps(view, sort_keys=True), int(step), now, now, last, starter),
-            )
-            self._take_in(conn, buckets, START_WINDOW_S, record=True)
-            return Room(code, dict(view), int(step), 1, 0, None, now, now, last)
-
-        room = self._run(op, write=True)
-        if holds:
-            self.store.hold(holder(room.code), list(holds), until=room.active + self.limits.empty_seconds)
-        return room, key
-
-    def get(self, code: str) -> Room | None:
-        return self._run(lambda conn: self._room_row(conn, code))
-
-    def revs(self, code: str) -> tuple[int, int] | None:
-        room = self.get(code)
-        return None if room is None else (room.rev, room.tally)
-
-    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
-        """The room's (rev, tally) for one of its members or its teacher (the follow token); None
-        for a missing room and a wrong credential alike."""
-
-        def op(conn) -> tuple[int, int] | None:
-            room = self._room_row(conn, code)
-            if room is None:
-                return None
-            if (
-                member
-                and conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?", (room.code, member)).fetchone()
-            ):
-                return room.rev, room.tally
-            (key_hash,) = conn.execute("SELECT key_hash FROM rooms WHERE code = ?", (room.code,)).fetchone()
-            if token and hmac.compare_digest(_token_of(key_hash), token):
-                return room.rev, room.tally
-            return None
-
-        return self._run(op)
-
-    def starter(self, code: str) -> str | None:
-        """The browser that started the room (None: gone, or not known)."""
-
-        def op(conn) -> str | None:
-            if self._room_row(conn, code) is None:
-                return None
-            row = conn.execute("SELECT starter FROM rooms WHERE code = ?", (normalize_code(code),)).fetchone()
-            return row[0] if row else None
-
-        return self._run(op)
-
-    def is_teacher(self, code: str, key: str | None) -> bool:
-        def op(conn) -> bool:
-            with contextlib.suppress(RoomError):
-                self._teacher_room(conn, code, key)
-                return True
-            return False
-
-        return self._run(op)
-
-    def set_step(self, code: str, key: str, step: int) -> Room:
-        def op(conn) -> Room:
-            room = self._teacher_room(conn, code, key)
-            if self._check_step(step, room.top) != room.step:
-                self._bump(conn, room.code, rev=1, step=int(step))
-            return self._room_for(conn, room.code)
-
-        return self._run(op, write=True)
-
-    def join(self, code: str, name: str) -> Member:
-        name = self._name(name)
-
-        def op(conn) -> Member:
-            room = self._open_room(conn, code)
-            if room.locked:
-                raise self._locked()
-            folded = {row[0] for row in conn.execute("SELECT folded FROM room_members WHERE code = ?", (room.code,))}
-            if len(folded) >= self.limits.members:
-                raise self._full_room()
-            kept = _suffixed(name, folded)
-            member = Member(secrets.token_urlsafe(16), kept, self.clock())
-            conn.execute(
-                "INSERT INTO room_members (code, id, name, folded, joined, seen) VALUES (?, ?, ?, ?, ?, ?)",
-                (room.code, member.id, kept, kept.casefold(), member.joined, member.joined),
-            )
-            self._bump(conn, room.code, tally=1)
-            return member
-
-        return self._run(op, write=True)
-
-    def member(self, code: str, member_id: str) -> Member | None:
-        def op(conn) -> Member | None:
-            room = self._room_row(conn, code)
-            if room is None or not member_id:
-                return None
-            return self._member_row(conn, room.code, member_id)
-
-        return self._run(op)
-
-    def members(self, code: str) -> list[Member]:
-        def op(conn) -> list[Member]:
-            room = self._room_for(conn, code)
-            rows = conn.execute(
-                "SELECT id, name, joined, hidden FROM room_members WHERE code = ? ORDER BY joined, name", (room.code,)
-            ).fetchall()
-            return [Member(i, name, joined, bool(hidden)) for i, name, joined, hidden in rows]
-
-        return self._run(op)
-
-    def seen(self, code: str, member_id: str) -> None:
-        self._run(
-            lambda conn: conn.execute(
-                "UPDATE room_members SET seen = ? WHERE code = ? AND id = ?",
-                (self.clock(), normalize_code(code), member_id),
-            ),
-            write=True,
-        )
-
-    def keep(self, code: str) -> bool:
-        """The teacher's page is open: the room is not idle (its activity, and its files' hold,
-        move on; nothing for the pages to redraw). False when the room is gone."""
-
-        def op(conn) -> bool:
-            room = self._room_row(conn, code)
-            if room is None or room.ended:
-                return False
-            self._bump(conn, room.code)
-            return True
-
-        return self._run(op, write=True)
-
-    def present(self, code: str) -> int:
-        return self._run(
-            lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM room_members WHERE code = ? AND seen >= ?",
-                (normalize_code(code), self.clock() - PRESENT_S),
-            ).fetchone()[0]
-        )
-
-    def ask(self, code: str, key: str, question: Question) -> Question:
-        self._check_question(question)
-
-        def op(conn) -> Question:
-            room = self._teacher_room(conn, code, key)
-            (last,) = conn.execute(
-                "SELECT COALESCE(MAX(qid), 0) FROM room_questions WHERE code = ?", (room.code,)
-            ).fetchone()
-            if room.question is not None:  # a question left open is closed unrevealed: it scores nothing
-                old = self._question(conn, room.code, room.question)
-                if old is not None and old.state == "open":
-                    self._put_question(conn, room.code, dataclasses.replace(old, state="closed"))
-            asked = dataclasses.replace(question, qid=last + 1, state="open", opened=self.clock())
-            self._put_question(conn, room.code, asked)
-            self._bump(conn, room.code, rev=1, tally=1, question=asked.qid)
-            return asked
-
-        return self._run(op, write=True)
-
-    def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
-        def op(conn) -> None:
-            room = self._open_room(conn, code)
-            if (
-                conn.execute("SELECT 1 FROM room_members WHERE code = ? AND id = ?", (room.code, member_id)).fetchone()
-                is None
-            ):
-                raise RoomError("You are not a member of this room: join it again with its code.")
-            question = self._answering(self._question(conn, room.code, qid), room.question)
-            checked = self._check_value(question, value)
-            conn.execute(
-                "INSERT INTO room_answers (code, qid, member, value, at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (code, qid, member) DO UPDATE SET value = excluded.value, at = excluded.at",
-                (room.code, qid, member_id, checked, round(self.clock() - question.opened, 3)),
-            )
-            self._bump(conn, room.code, tally=1)
-
-        self._run(op, write=True)
-
-    def close_question(self, code: str, key: str, qid: int) -> Question:
-        def op(conn) -> Question:
-            room = self._teacher_room(conn, code, key)
-            question = self._question(conn, room.code, qid)
-            if question is None:
-                raise self._never_asked()
-            if question.state == "open":
-                question = dataclasses.replace(question, state="closed")
-                self._put_question(conn, room.code, question)
-                self._bump(conn, room.code, rev=1, tally=1)
-            return question
-
-        return self._run(op, write=True)
-
-    def reveal(self, code: str, key: str, qid: int) -> Room:
-        def op(conn) -> Room:
-            room = self._teacher_room(conn, code, key)
-            question = self._question(conn, room.code, qid)
-            if question is None:
-                raise self._never_asked()
-            if question.state != "revealed":
-                self._put_question(conn, room.code, dataclasses.replace(question, state="revealed"))
-                step = min(room.top, max(room.step, question.step + question.merges))
-                self._bump(conn, room.code, rev=1, tally=1, step=step)
-            return self._room_for(conn, room.code)
-
-        return self._run(op, write=True)
-
-    def question(self, code: str, qid: int) -> Question | None:
-        return self._run(lambda conn: self._question(conn, normalize_code(code), qid))
-
-    def questions(self, code: str) -> list[Question]:
-        rows = self._run(
-            lambda conn: conn.execute(
-                "SELECT body FROM room_questions WHERE code = ? ORDER BY qid", (normalize_code(code),)
-            ).fetchall()
-        )
-        return [Question.from_json(body) for (body,) in rows]
-
-    def answers(self, code: str, qid: int) -> list[Answer]:
-        rows = self._run(
-            lambda conn: conn.execute(
-                "SELECT member, value, at FROM room_answers WHERE code = ? AND qid = ? ORDER BY at, member",
-                (normalize_code(code), qid),
-            ).fetchall()
-        )
-        return [Answer(*row) for row in rows]
-
-    # -- moderation: the teacher's alone, each one write transaction --
-    def lock(self, code: str, key: str, locked: bool = True) -> Room:
-        """Close the room to new members (``locked``), or open it again; the room as it is then."""
-
-        def op(conn) -> Room:
-            room = self._teacher_room(conn, code, key)
-            if room.locked != bool(locked):
-                self._bump(conn, room.code, rev=1, tally=1, locked=int(bool(locked)))
-            return self._room_for(conn, room.code)
-
-        return self._run(op, write=True)
-
-    def end(self, code: str, key: str) -> None:
-        """End the room: its students' pages say so (for ``ENDED_KEEP_S``, then it is gone), it
-        counts no more against the server's limit of rooms, and the files it held are let go."""
-        from .store import release_hold
-
-        def op(conn) -> None:
-            room = self._teacher_room(conn, code, key)
-            self._bump(conn, room.code, rev=1, tally=1, ended=self.clock())
-            release_hold(conn, holder(room.code))
-
-        self._run(op, write=True)
-
-    def remove(self, code: str, key: str, member_id: str) -> None:
-        """Take a member out of the room: its answers leave every tally and the leaderboard, and
-        its page says it was removed (:meth:`removed`)."""
-
-        def op(conn) -> None:
-            room, member = self._teacher_member(conn, code, key, member_id)
-            conn.execute("DELETE FROM room_members WHERE code = ? AND id = ?", (room.code, member.id))
-            conn.execute("DELETE FROM room_answers WHERE code = ? AND member = ?", (room.code, member.id))
-            conn.execute("INSERT OR IGNORE INTO room_removed (code, id) VALUES (?, ?)", (room.code, member.id))
-            self._bump(conn, room.code, rev=1, tally=1)
-
-        self._run(op, write=True)
-
-    def rename(self, code: str, key: str, member_id: str, name: str) -> Member:
-        """Give a member another name (cleaned, and suffixed when another member has it)."""
-        wanted = self._name(name)
-
-        def op(conn) -> Member:
-            room, member = self._teacher_member(conn, code, key, member_id)
-            taken = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT folded FROM room_members WHERE code = ? AND id != ?", (room.code, member.id)
-                )
-            }
-            kept = _suffixed(wanted, taken)
-            conn.execute(
-                "UPDATE room_members SET name = ?, folded = ? WHERE code = ? AND id = ?",
-                (kept, kept.casefold(), room.code, member.id),
-            )
-            self._bump(conn, room.code, rev=1, tally=1)
-            return member._replace(name=kept)
-
-        return self._run(op, write=True)
-
-    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member:
-        """Hide a member's name on every leaderboard (:data:`HIDDEN_NAME`), or show it again."""
-
-        def op(conn) -> Member:
-            room, member = self._teacher_member(conn, code, key, member_id)
-            conn.execute(
-                "UPDATE room_members SET hidden = ? WHERE code = ? AND id = ?",
-                (int(bool(hidden)), room.code, member.id),
-            )
-            self._bump(conn, room.code, rev=1, tally=1)
-            return member._replace(hidden=bool(hidden))
-
-        return self._run(op, write=True)
-
-    def removed(self, code: str, member_id: str) -> bool:
-        """Whether the teacher removed this member from the room (which is still there)."""
-
-        def op(conn) -> bool:
-            room = self._room_row(conn, code)
-            return (
-                room is not None
-                and bool(member_id)
-                and conn.execute(
-                    "SELECT 1 FROM room_removed WHERE code = ? AND id = ?", (room.code, member_id)
-                ).fetchone()
-                is not None
-            )
-
-        return self._run(op)
-
-    def purge(self) -> int:
-        return self._run(self._purge, write=True)
-
-    def _purge(self, conn) -> int:
-        """Delete the rooms idle past the limit (a shorter one for rooms nobody joined), with
-        their members, questions and answers, and release the files they held; forget the
-        start and lookup counts that no window reaches any more."""
-        from .store import release_hold
-
-        now = self.clock()
-        gone = [
-            code
-            for (code,) in conn.execute(
-                f"SELECT code FROM rooms WHERE active < ? OR (active < ? AND NOT {_HAS_MEMBERS}) OR ended < ?",
-                (now - self.limits.idle_seconds, now - self.limits.empty_seconds, now - ENDED_KEEP_S),
-            ).fetchall()
-        ]
-        for code in gone:
-            for table in _ROOM_TABLES:
-                conn.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
-            release_hold(conn, holder(code))
-        conn.execute("DELETE FROM room_hits WHERE at <= ?", (now - max(START_WINDOW_S, MISS_WINDOW_S),))
-        return len(gone)
-
-
-# ---- Redis -----------------------------------------------------------------------------------
+# ---- Redis: the primitives -----------------------------------------------------------------------
 # Keys, under the prefix (default "bpe-explorer:"):
 #   rooms                      sorted set: code -> last activity (for the room limit and the purge)
 #   room:CODE                  hash: key_hash, view, step, rev, tally, question, created, active, qids,
@@ -1449,240 +1596,39 @@ class SqliteRooms(_Base):
 #   room:CODE:answers:QID      hash: member id -> {"value", "at"} (JSON)
 #   room:CODE:removed          set: the ids of the members the teacher removed
 #   hits:KIND:HASH             sorted set: one member per room start (or failed lookup) -> when
-# Every write is a Lua script (atomic on the server) that also sets the room's keys to expire a
-# while after the room's idle limit: Redis forgets abandoned rooms by itself. The store's
-# ``holders`` (the files a room holds) gets the room's expiry as its deadline with every change.
+# A transaction reads with plain commands, noting what each decision read, and writes with one
+# script, _LUA_CAS, which checks that all it read is unchanged and only then writes (else the
+# rules run again on what is there now): the script holds no rule. Every change also sets the
+# room's keys to expire a while after the room's idle limit, so Redis forgets abandoned rooms by
+# itself, and moves the deadline of the files the room holds (the store's ``holders``).
 
-# A rate limit's check: the hit logs KEYS[first..first+n-1] (sorted sets of times) with their
-# limits ARGV[at..at+n-1]. nil when each has room for one more hit (then, when record, a hit
-# ``id`` at ``t`` is logged in each); else 'rate:<which, from 1>:<when the first full one frees>'.
-_LUA_TAKE = """
-local function take(first, at, n, window, t, id, record)
-  for i = 0, n - 1 do
-    local key, limit = KEYS[first + i], tonumber(ARGV[at + i])
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', t - window)
-    local count = redis.call('ZCARD', key)
-    if count >= limit then  -- the next slot frees when the hit that fills it leaves the window
-      local hit = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
-      return 'rate:' .. (i + 1) .. ':' .. string.format('%.6f', tonumber(hit[2]) + window)
-    end
-  end
-  if record then
-    for i = 0, n - 1 do
-      redis.call('ZADD', KEYS[first + i], string.format('%.6f', t), id)
-      redis.call('EXPIRE', KEYS[first + i], math.ceil(window) + 1)
-    end
-  end
-  return nil
+# ARGV[1]: [checks, writes] as JSON. A check is [kind, key index, ...]: ["hget", k, field, value or
+# false for none], ["hlen", k, n], ["zcount", k, min, max, n], ["exists", k, 0 or 1]; a write is
+# [command, key index, args...]. 0 when every check held and everything was written; else the
+# index (from 1) of the first check that failed, and nothing is written.
+_LUA_CAS = """
+local doc = cjson.decode(ARGV[1])
+for i, c in ipairs(doc[1]) do
+  local kind, key, found, want = c[1], KEYS[c[2]], nil, nil
+  if kind == 'hget' then found, want = redis.call('HGET', key, c[3]), c[4]
+  elseif kind == 'hlen' then found, want = redis.call('HLEN', key), c[3]
+  elseif kind == 'zcount' then found, want = redis.call('ZCOUNT', key, c[3], c[4]), c[5]
+  elseif kind == 'exists' then found, want = redis.call('EXISTS', key), c[3]
+  else return redis.error_reply('unknown check: ' .. tostring(kind)) end
+  if found ~= want then return i end
 end
-"""
-
-# Every room script: KEYS = the rooms index, the room's hash, the store's holders; ARGV = code,
-# now, the idle seconds of a room nobody joined, of one with members, then its own. It returns
-# "ok" or the word for what stopped it ("gone", "full", "taken", ...).
-_LUA_HEAD = """
-local index, room, holders = KEYS[1], KEYS[2], KEYS[3]
-local code, now, empty_idle, idle = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local room_prefix = string.sub(room, 1, #room - #code)
--- how long a room lives idle: shorter while nobody has joined (a room from before the count: long)
-local function lifetime(key)
-  if redis.call('HGET', key, 'members') == '0' then return empty_idle end
-  return idle
+for _, w in ipairs(doc[2]) do
+  local args = {}
+  for j = 3, #w do args[#args + 1] = w[j] end
+  redis.call(w[1], KEYS[w[2]], unpack(args))
 end
-local function alive()
-  local active = redis.call('HGET', room, 'active')
-  return active and tonumber(now) - tonumber(active) <= lifetime(room)
-end
-local function ended()
-  local at = redis.call('HGET', room, 'ended')
-  return at and at ~= ''
-end
-local function room_keys()
-  local keys = {room, room .. ':members', room .. ':names', room .. ':seen', room .. ':questions', room .. ':removed'}
-  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do keys[#keys + 1] = room .. ':answers:' .. q end
-  return keys
-end
-local function touched(tally)
-  -- a change keeps the room alive: its activity, its place in the index, its keys' expiry, and
-  -- the deadline of the files it holds
-  redis.call('HINCRBY', room, 'tally', tally)
-  redis.call('HSET', room, 'active', now)
-  redis.call('ZADD', index, now, code)
-  local life = lifetime(room)
-  for _, k in ipairs(room_keys()) do redis.call('EXPIRE', k, math.floor(life) + 3600) end
-  redis.call('ZADD', holders, 'XX', string.format('%.6f', tonumber(now) + life), 'room:' .. code)
-  return 'ok'
-end
+return 0
 """
-
-_LUA_CREATE = (
-    _LUA_HEAD
-    + _LUA_TAKE
-    + """
--- ARGV[5..]: key_hash, view, step, max_rooms, top, starter, window, hit id, then the limits of the
--- start logs KEYS[4..] (this browser's, this address's)
-local n = #KEYS - 3
-local blocked = take(4, 13, n, tonumber(ARGV[11]), tonumber(now), ARGV[12], false)
-if blocked then return blocked end
-redis.call('ZREMRANGEBYSCORE', index, '-inf', tonumber(now) - idle)
-for _, other in ipairs(redis.call('ZRANGEBYSCORE', index, '-inf', tonumber(now) - empty_idle)) do
-  if redis.call('HGET', room_prefix .. other, 'members') == '0' then redis.call('ZREM', index, other) end
-end
-if redis.call('ZCARD', index) >= tonumber(ARGV[8]) then
-  -- full: say when the first open room expires, if nothing happens in it
-  local first = nil
-  local listed = redis.call('ZRANGE', index, 0, -1, 'WITHSCORES')
-  for i = 1, #listed, 2 do
-    local ends = tonumber(listed[i + 1]) + lifetime(room_prefix .. listed[i])
-    if first == nil or ends < first then first = ends end
-  end
-  return 'full:' .. string.format('%.6f', first or tonumber(now))
-end
-if redis.call('EXISTS', room) == 1 then return 'taken' end
-redis.call('HSET', room, 'key_hash', ARGV[5], 'view', ARGV[6], 'step', ARGV[7], 'rev', 1, 'tally', 0,
-           'question', '', 'created', now, 'active', now, 'qids', 0, 'members', 0, 'top', ARGV[9],
-           'starter', ARGV[10])
-take(4, 13, n, tonumber(ARGV[11]), tonumber(now), ARGV[12], true)
-return touched(0)
-"""
-)
-
-_LUA_RATE = (
-    _LUA_TAKE
-    + """
--- KEYS: the hit logs; ARGV: window, now, hit id, "1" to log a hit, then each log's limit
-return take(1, 5, #KEYS, tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4] == '1') or 'ok'
-"""
-)
-
-_LUA_JOIN = (
-    _LUA_HEAD
-    + """
--- ARGV[5..]: member id, member json, folded name, max_members
-if not alive() then return 'gone' end
-if ended() then return 'ended' end
-if redis.call('HGET', room, 'locked') == '1' then return 'locked' end
-if redis.call('HLEN', room .. ':members') >= tonumber(ARGV[8]) then return 'full' end
-if redis.call('HSETNX', room .. ':names', ARGV[7], ARGV[5]) == 0 then return 'taken' end
-redis.call('HSET', room .. ':members', ARGV[5], ARGV[6])
-redis.call('HINCRBY', room, 'members', 1)
-redis.call('ZADD', room .. ':seen', now, ARGV[5])
-return touched(1)
-"""
-)
-
-_LUA_ANSWER = (
-    _LUA_HEAD
-    + """
--- ARGV[5..]: member id, qid, value. Answers only the current question while it is open.
-if not alive() then return 'gone' end
-if ended() then return 'ended' end
-if redis.call('HEXISTS', room .. ':members', ARGV[5]) == 0 then return 'stranger' end
-if redis.call('HGET', room, 'question') ~= ARGV[6] then return 'closed' end
-local body = redis.call('HGET', room .. ':questions', ARGV[6])
-if not body then return 'closed' end
-local q = cjson.decode(body)
-if q['state'] ~= 'open' then return 'closed' end
-local at = math.floor((tonumber(now) - q['opened']) * 1000 + 0.5) / 1000
-redis.call('HSET', room .. ':answers:' .. ARGV[6], ARGV[5], cjson.encode({value = tonumber(ARGV[7]), at = at}))
-return touched(1)
-"""
-)
-
-_LUA_TEACH = (
-    _LUA_HEAD
-    + """
--- ARGV[5..]: key_hash, rev, tally, then field/value pairs to set
-if not alive() then return 'gone' end
-if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
-if ended() then return 'ended' end
-for i = 8, #ARGV, 2 do redis.call('HSET', room, ARGV[i], ARGV[i + 1]) end
-redis.call('HINCRBY', room, 'rev', tonumber(ARGV[6]))
-return touched(tonumber(ARGV[7]))
-"""
-)
-
-
-_LUA_KEEP = (
-    _LUA_HEAD
-    + """
-if not alive() or ended() then return 'gone' end
-return touched(0)
-"""
-)
-
-# The teacher's moderation of one member: remove it (its answers, its name and its place go; its
-# id is kept among the removed), rename it (the new folded name must be free), hide or show its name.
-_LUA_MODERATE = (
-    _LUA_HEAD
-    + """
--- ARGV[5..]: key_hash, what ("remove", "rename", "hide", "show"), member id, then for a rename
--- the new name and its folded form
-if not alive() then return 'gone' end
-if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
-if ended() then return 'ended' end
-local what, id, members, names = ARGV[6], ARGV[7], room .. ':members', room .. ':names'
-local body = redis.call('HGET', members, id)
-if not body then return 'stranger' end
-local function drop_names(except)
-  local listed = redis.call('HGETALL', names)
-  for i = 1, #listed, 2 do
-    if listed[i + 1] == id and listed[i] ~= except then redis.call('HDEL', names, listed[i]) end
-  end
-end
-if what == 'remove' then
-  drop_names(nil)
-  redis.call('HDEL', members, id)
-  redis.call('ZREM', room .. ':seen', id)
-  for q = 1, tonumber(redis.call('HGET', room, 'qids') or '0') do redis.call('HDEL', room .. ':answers:' .. q, id) end
-  redis.call('SADD', room .. ':removed', id)
-  redis.call('HINCRBY', room, 'members', -1)
-else
-  local member = cjson.decode(body)
-  if what == 'rename' then
-    if redis.call('HSETNX', names, ARGV[9], id) == 0 and redis.call('HGET', names, ARGV[9]) ~= id then
-      return 'taken'
-    end
-    drop_names(ARGV[9])
-    member['name'] = ARGV[8]
-  else
-    member['hidden'] = (what == 'hide')
-  end
-  redis.call('HSET', members, id, cjson.encode(member))
-end
-redis.call('HINCRBY', room, 'rev', 1)
-return touched(1)
-"""
-)
-
-# The teacher ends the room: its pages are told (rev), it leaves the index (no longer counted
-# against the server's limit of rooms) and its keys expire once its pages have had time to say so.
-_LUA_END = (
-    _LUA_HEAD
-    + """
--- ARGV[5..]: key_hash, seconds the ended room is kept
-if not alive() then return 'gone' end
-if redis.call('HGET', room, 'key_hash') ~= ARGV[5] then return 'key' end
-if ended() then return 'ended' end
-redis.call('HSET', room, 'ended', now)
-redis.call('HINCRBY', room, 'rev', 1)
-redis.call('HINCRBY', room, 'tally', 1)
-redis.call('ZREM', index, code)
-for _, k in ipairs(room_keys()) do redis.call('EXPIRE', k, math.ceil(tonumber(ARGV[6])) + 60) end
-return 'ok'
-"""
-)
-
-_LUA = {
-    "create": _LUA_CREATE,
-    "join": _LUA_JOIN,
-    "answer": _LUA_ANSWER,
-    "teach": _LUA_TEACH,
-    "keep": _LUA_KEEP,
-    "rate": _LUA_RATE,
-    "moderate": _LUA_MODERATE,
-    "end": _LUA_END,
-}
+# the room's fields whose change must make a transaction that read them start again (its
+# activity and tallies move with every answer and are only ever added to, never decided on)
+_DECIDING = ("key_hash", "step", "top", "question", "qids", "locked", "ended", "view", "starter")
+_CAS_TRIES = 200  # a transaction that finds its reads changed this many times in a row gives up
+_ROOM_PARTS = ("members", "names", "seen", "questions", "removed")
 
 
 def _when(raw: str | None) -> float | None:
@@ -1700,26 +1646,285 @@ def _member_of(member_id: str, body: str) -> Member:
     return Member(member_id, raw["name"], float(raw["joined"]), bool(raw.get("hidden")))
 
 
-def _blocked(outcome: str) -> tuple[int, float]:
-    """A rate script's 'rate:<which, from 1>:<when it frees>' as (index, time).
-
-    >>> _blocked("rate:2:1800000060.500000")
-    (1, 1800000060.5)
-    """
-    _, which, frees = outcome.split(":")
-    return int(which) - 1, float(frees)
+def _member_body(member: Member) -> str:
+    """A member's JSON in a room's ``members`` hash."""
+    raw: dict[str, Any] = {"name": member.name, "joined": member.joined}
+    if member.hidden:
+        raw["hidden"] = True
+    return json.dumps(raw, ensure_ascii=False)
 
 
-class RedisRooms(_Base):
-    """Rooms on a Redis server, for app processes on several machines. The checks that decide
-    a write (the room alive, the key, the question open, the name free) run inside the write's
-    Lua script, so two servers answering at once cannot both pass a check the other changes."""
+class _RedisTx:
+    """The rooms' primitives on a Redis client (replies in str): reads go to the server at once
+    and are noted as checks; writes wait for :meth:`commit`, one script that applies them only
+    if every check still holds."""
+
+    def __init__(self, rooms: RedisRooms, client: Any):
+        self.rooms, self.client = rooms, client
+        self.keys: dict[str, int] = {}  # key -> its index in the script's KEYS, from 1
+        self.checks: list[list[Any]] = []
+        self.writes: list[list[Any]] = []
+        self.after: list[Callable[[], object]] = []  # once written: the store's own calls
+        self._qids: dict[str, int] = {}
+        self._names: dict[str, dict[str, str]] = {}
+        # replies read ahead (:meth:`ahead`), each taken once: (command, key, field) -> reply
+        self._ahead: dict[tuple[str, str, str], Any] = {}
+
+    def _key(self, code: str, part: str = "") -> str:
+        # ``code`` is canonical here (the rules normalise it once): a room's keys are many a change
+        return f"{self.rooms.prefix}room:{code}{':' + part if part else ''}"
+
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+        """One pipelined round trip for the reads the rules are about to make: an answer reads
+        the room, its member and its question, and would wait on three replies in turn."""
+        wanted = [("hgetall", self._key(code), "")]
+        if member:
+            wanted.append(("hget", self._key(code, "members"), member))
+        if qid is not None:
+            wanted.append(("hget", self._key(code, "questions"), str(int(qid))))
+        pipe = self.client.pipeline(transaction=False)
+        for command, key, field in wanted:
+            getattr(pipe, command)(key, *((field,) if field else ()))
+        self._ahead.update(zip(wanted, pipe.execute()))
+
+    def _hget(self, key: str, field: str) -> str | None:
+        read = ("hget", key, field)
+        return self._ahead.pop(read) if read in self._ahead else self.client.hget(key, field)
+
+    def _at(self, key: str) -> int:
+        return self.keys.setdefault(key, len(self.keys) + 1)
+
+    def _check(self, kind: str, key: str, *args: Any) -> None:
+        self.checks.append([kind, self._at(key), *args])
+
+    def _write(self, command: str, key: str, *args: object) -> None:
+        self.writes.append([command, self._at(key), *(str(a) for a in args)])
+
+    def commit(self) -> bool:
+        """Apply the writes if nothing read has changed; whether they were applied."""
+        if not self.writes:
+            return True
+        doc = json.dumps([self.checks, self.writes], ensure_ascii=False)
+        return self.rooms._cas(self.client, list(self.keys), doc) == 0
+
+    # -- reads --
+    def record(self, code: str) -> _Record | None:
+        key = self._key(code)
+        read = ("hgetall", key, "")
+        raw = self._ahead.pop(read) if read in self._ahead else self.client.hgetall(key)
+        if not raw:
+            self._check("exists", key, 0)
+            return None
+        for field in _DECIDING:
+            self._check("hget", key, field, raw.get(field, False))
+        qids = int(raw.get("qids") or 0)
+        self._qids[code] = qids
+        room = Room(
+            code,
+            json.loads(raw["view"]),
+            int(raw["step"]),
+            int(raw["rev"]),
+            int(raw["tally"]),
+            int(raw["question"]) if raw.get("question") else None,
+            float(raw["created"]),
+            float(raw["active"]),
+            int(raw["top"]) if raw.get("top") else MAX_STEP,
+            raw.get("locked") == "1",
+            _when(raw.get("ended")) is not None,
+        )
+        # a room from before the count of members is taken for one with members (the long life)
+        return _Record(
+            room, raw["key_hash"], raw.get("starter") or None, raw.get("members") != "0", _when(raw.get("ended")), qids
+        )
+
+    def member(self, code: str, member_id: str) -> Member | None:
+        key = self._key(code, "members")
+        body = self._hget(key, member_id)
+        self._check("hget", key, member_id, False if body is None else body)
+        return None if body is None else _member_of(member_id, body)
+
+    def members(self, code: str) -> list[Member]:
+        raw = self.client.hgetall(self._key(code, "members"))
+        return sorted((_member_of(mid, body) for mid, body in raw.items()), key=lambda m: (m.joined, m.name))
+
+    def member_count(self, code: str) -> int:
+        key = self._key(code, "members")
+        count = int(self.client.hlen(key))
+        self._check("hlen", key, count)
+        return count
+
+    def names(self, code: str) -> dict[str, str]:
+        self._names[code] = dict(self.client.hgetall(self._key(code, "names")))
+        return dict(self._names[code])
+
+    def question(self, code: str, qid: int) -> Question | None:
+        key = self._key(code, "questions")
+        body = self._hget(key, str(int(qid)))
+        self._check("hget", key, str(int(qid)), False if body is None else body)
+        return None if body is None else Question.from_json(body)
+
+    def questions(self, code: str) -> list[Question]:
+        raw = self.client.hvals(self._key(code, "questions"))
+        return sorted((Question.from_json(body) for body in raw), key=lambda q: q.qid)
+
+    def answers(self, code: str, qid: int) -> list[Answer]:
+        raw = self.client.hgetall(self._key(code, f"answers:{int(qid)}"))
+        out = [
+            Answer(mid, int(body["value"]), float(body["at"]))
+            for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
+        ]
+        return sorted(out, key=lambda a: (a.at, a.member))
+
+    def removed(self, code: str, member_id: str) -> bool:
+        return bool(self.client.sismember(self._key(code, "removed"), member_id))
+
+    def present(self, code: str, since: float) -> int:
+        return int(self.client.zcount(self._key(code, "seen"), since, "+inf"))
+
+    def _indexed(self, before: float | str) -> list[tuple[str, float, bool]]:
+        index = self.rooms._index
+        listed = self.client.zrangebyscore(index, "-inf", before, withscores=True)
+        self._check("zcount", index, "-inf", str(before), len(listed))
+        counts = self.client.pipeline(transaction=False)
+        for code, _ in listed:
+            counts.hget(self._key(code), "members")
+        joined = counts.execute() if listed else []
+        return [(code, float(active), has != "0") for (code, active), has in zip(listed, joined)]
+
+    def open_rooms(self) -> list[tuple[str, float, bool]]:
+        return self._indexed("+inf")
+
+    def idle_rooms(self, before: float) -> list[tuple[str, float, bool, float | None]]:
+        # an ended room has left the index: its keys expire by themselves
+        return [(code, active, has, None) for code, active, has in self._indexed(repr(before))]
+
+    def hits(self, bucket: str, since: float) -> list[float]:
+        key = self.rooms._hits(bucket)
+        found = [float(at) for _, at in self.client.zrangebyscore(key, f"({since!r}", "+inf", withscores=True)]
+        self._check("zcount", key, f"({since!r}", "+inf", len(found))
+        return found
+
+    # -- writes --
+    def _room_keys(self, code: str) -> list[str]:
+        answers = [self._key(code, f"answers:{q}") for q in range(1, self._qids.get(code, 0) + 1)]
+        return [self._key(code), *(self._key(code, part) for part in _ROOM_PARTS), *answers]
+
+    def add_room(self, record: _Record) -> None:
+        room = record.room
+        self._write(
+            "HSET",
+            self._key(room.code),
+            *("key_hash", record.key_hash, "view", json.dumps(room.view, sort_keys=True), "step", room.step),
+            *("rev", room.rev, "tally", room.tally, "question", "", "created", repr(room.created)),
+            *("active", repr(room.active), "qids", 0, "members", 0, "top", room.top, "starter", record.starter or ""),
+        )
+        self._qids[room.code] = 0
+
+    def set_room(self, code: str, **fields: Any) -> None:
+        shown: dict[str, Callable[[Any], object]] = {
+            "step": lambda v: int(v),
+            "question": lambda v: "" if v is None else int(v),
+            "qids": lambda v: int(v),
+            "locked": lambda v: "1" if v else "0",
+        }
+        pairs = [item for name, value in fields.items() for item in (name, shown[name](value))]
+        self._write("HSET", self._key(code), *pairs)
+        if "qids" in fields:
+            self._qids[code] = int(fields["qids"])
+
+    def touch(self, code: str, *, rev: int, tally: int, now: float, lifetime: float) -> None:
+        room = self._key(code)
+        if rev:
+            self._write("HINCRBY", room, "rev", rev)
+        self._write("HINCRBY", room, "tally", tally)
+        self._write("HSET", room, "active", repr(now))
+        self._write("ZADD", self.rooms._index, repr(now), code)
+        for key in self._room_keys(code):
+            self._write("EXPIRE", key, math.floor(lifetime) + 3600)
+        self._write("ZADD", self.rooms.store.holders_key, "XX", f"{now + lifetime:.6f}", holder(code))
+
+    def put_question(self, code: str, question: Question) -> None:
+        self._write("HSET", self._key(code, "questions"), question.qid, question.to_json())
+
+    def add_member(self, code: str, member: Member, folded: str) -> None:
+        names = self._key(code, "names")
+        self._check("hget", names, folded, False)
+        self._write("HSET", names, folded, member.id)
+        self._write("HSET", self._key(code, "members"), member.id, _member_body(member))
+        self._write("HINCRBY", self._key(code), "members", 1)
+        self._write("ZADD", self._key(code, "seen"), repr(member.joined), member.id)
+
+    def set_member(self, code: str, member: Member, folded: str | None = None) -> None:
+        if folded is not None:  # a new name: free (or already its own), and its old names let go
+            names, known = self._key(code, "names"), self._names.get(code)
+            if known is None:
+                known = self.names(code)
+            self._check("hget", names, folded, known.get(folded, False))
+            stale = [name for name, owner in known.items() if owner == member.id and name != folded]
+            if stale:
+                self._write("HDEL", names, *stale)
+            self._write("HSET", names, folded, member.id)
+        self._write("HSET", self._key(code, "members"), member.id, _member_body(member))
+
+    def drop_member(self, code: str, member_id: str) -> None:
+        names = self._key(code, "names")
+        stale = [name for name, owner in self.names(code).items() if owner == member_id]
+        if stale:
+            self._write("HDEL", names, *stale)
+        self._write("HDEL", self._key(code, "members"), member_id)
+        self._write("ZREM", self._key(code, "seen"), member_id)
+        for q in range(1, self._qids.get(code, 0) + 1):
+            self._write("HDEL", self._key(code, f"answers:{q}"), member_id)
+        self._write("SADD", self._key(code, "removed"), member_id)
+        self._write("HINCRBY", self._key(code), "members", -1)
+
+    def put_answer(self, code: str, qid: int, member_id: str, value: int, at: float) -> None:
+        self._write("HSET", self._key(code, f"answers:{int(qid)}"), member_id, json.dumps({"value": value, "at": at}))
+
+    def see(self, code: str, member_id: str, now: float) -> None:
+        self._write("ZADD", self._key(code, "seen"), repr(now), member_id)
+
+    def end(self, code: str, now: float) -> None:
+        room = self._key(code)
+        self._write("HSET", room, "ended", repr(now))
+        self._write("HINCRBY", room, "rev", 1)
+        self._write("HINCRBY", room, "tally", 1)
+        self._write("ZREM", self.rooms._index, code)
+        for key in self._room_keys(code):  # kept until its pages have had time to say it ended
+            self._write("EXPIRE", key, math.ceil(ENDED_KEEP_S) + 60)
+
+    def release(self, code: str) -> None:
+        self.after.append(lambda: self.rooms.store.release(holder(code)))
+
+    def delete_room(self, code: str) -> None:
+        qids = int(self.client.hget(self._key(code), "qids") or 0)
+        self._qids[code] = max(qids, self._qids.get(code, 0))
+        for key in self._room_keys(code):
+            self._write("DEL", key)
+        self._write("ZREM", self.rooms._index, code)
+        self.release(code)
+
+    def add_hit(self, bucket: str, now: float, window: float) -> None:
+        key = self.rooms._hits(bucket)
+        self._write("ZREMRANGEBYSCORE", key, "-inf", repr(now - window))
+        self._write("ZADD", key, f"{now:.6f}", secrets.token_hex(8))
+        self._write("EXPIRE", key, math.ceil(window) + 1)
+
+    def drop_hits(self, before: float) -> None:
+        """Nothing: a hit log expires by itself once its window has passed."""
+
+
+class RedisRooms(_Rules):
+    """Rooms on a Redis server, for app processes on several machines. A change reads what its
+    rules need and writes with one compare-and-set script (:data:`_LUA_CAS`): when another
+    server changed what it read in the meantime, nothing is written and the rules run again on
+    what is there now, so two servers answering at once cannot both pass a check the other changes."""
 
     def __init__(self, store, *, limits: Limits | None = None, clock: Callable[[], float] = time.time):
         super().__init__(limits=limits, clock=clock)
         self.store = store  # a RedisStore: its clients, its prefix, its errors (StoreError, no password)
         self.prefix = store.prefix
-        self._scripts: dict[str, Any] = {}
+        self._script: Any = None
 
     def close(self) -> None:
         self.store.close()
@@ -1732,32 +1937,30 @@ class RedisRooms(_Base):
         except StoreError:  # unreachable: say what a missing room usually means
             return None
 
-    # -- plumbing --
-    def _call(self, op: Callable[[Any], Any]) -> Any:
-        """``op`` on the store's client that replies in str."""
-        return self.store._call(lambda client, _: op(client), text=True)
+    def _transact(self, op: Callable[[_Tx], Any], *, write: bool = True) -> Any:
+        """``op`` on a transaction of the store's client that replies in str, run again while
+        what it read changes before its writes."""
+        from .store import StoreError
 
-    def _script(self, name: str, code: str, args: Sequence[object], *, keys: Sequence[str] = ()) -> str:
-        """Run a script on the room: code, now and the idle limits first, then ``args``; its keys
-        the index, the room's and the store's holders, then ``keys``."""
-        head = [normalize_code(code), repr(self.clock()), self.limits.empty_seconds, self.limits.idle_seconds]
-        return self._run_script(name, [self._index, self._key(code), self.store.holders_key, *keys], [*head, *args])
+        def run(client) -> tuple[Any, _RedisTx]:
+            for _ in range(_CAS_TRIES):
+                tx = _RedisTx(self, client)
+                result = op(tx)
+                if not write or tx.commit():
+                    return result, tx
+            raise StoreError(
+                "The app's store is busy (other app processes are changing the room); try again in a moment."
+            )
 
-    def _run_script(self, name: str, keys: Sequence[str], args: Sequence[object]) -> str:
-        def op(client) -> str:
-            if name not in self._scripts:  # a script object is bound to no connection: client= picks one
-                self._scripts[name] = client.register_script(_LUA[name])
-            return self._scripts[name](keys=list(keys), args=[str(a) for a in args], client=client)
+        result, tx = self.store._call(lambda client, _: run(client), text=True)
+        for then in tx.after:
+            then()
+        return result
 
-        return self._call(op)
-
-    def _take(self, buckets: list[tuple[str, int]], window: float, *, record: bool) -> tuple[int, float] | None:
-        outcome = self._run_script(
-            "rate",
-            [self._hits(b) for b, _ in buckets],
-            [window, repr(self.clock()), secrets.token_hex(8), "1" if record else "0", *(n for _, n in buckets)],
-        )
-        return None if outcome == "ok" else _blocked(outcome)
+    def _cas(self, client: Any, keys: list[str], doc: str) -> int:
+        if self._script is None:  # a script object is bound to no connection: client= picks one
+            self._script = client.register_script(_LUA_CAS)
+        return int(self._script(keys=keys, args=[doc], client=client))
 
     def _hits(self, bucket: str) -> str:
         return f"{self.prefix}hits:{bucket}"
@@ -1768,341 +1971,6 @@ class RedisRooms(_Base):
 
     def _key(self, code: str, part: str = "") -> str:
         return f"{self.prefix}room:{normalize_code(code)}{':' + part if part else ''}"
-
-    def _fields(self, code: str) -> dict[str, str] | None:
-        raw = self._call(lambda client: client.hgetall(self._key(code)))
-        if not raw or self._expired(float(raw["active"]), raw.get("members") != "0", _when(raw.get("ended"))):
-            return None
-        return raw
-
-    @staticmethod
-    def _room_of(code: str, raw: dict[str, str]) -> Room:
-        return Room(
-            normalize_code(code),
-            json.loads(raw["view"]),
-            int(raw["step"]),
-            int(raw["rev"]),
-            int(raw["tally"]),
-            int(raw["question"]) if raw.get("question") else None,
-            float(raw["created"]),
-            float(raw["active"]),
-            int(raw["top"]) if raw.get("top") else MAX_STEP,
-            raw.get("locked") == "1",
-            _when(raw.get("ended")) is not None,
-        )
-
-    def _teacher_fields(self, code: str, key: str | None) -> dict[str, str]:
-        """The room's fields, read for the holder of its key while it has not ended."""
-        raw = self._fields(code)
-        if raw is None:
-            raise self._no_room(code)
-        if not _key_matches(key, raw["key_hash"]):
-            raise self._not_teacher()
-        if _when(raw.get("ended")) is not None:
-            raise self._ended()
-        return raw
-
-    def _outcome(self, code: str, outcome: str) -> str:
-        """A script's outcome, its refusals raised as the sentences the SQLite backend gives."""
-        refusals: dict[str, Callable[[], RoomError]] = {
-            "gone": lambda: self._no_room(code),
-            "key": self._not_teacher,
-            "ended": self._ended,
-            "locked": self._locked,
-            "stranger": self._stranger,
-        }
-        if outcome in refusals:
-            raise refusals[outcome]()
-        return outcome
-
-    def _teach(self, code: str, key: str | None, *, rev: int, tally: int, **fields: object) -> None:
-        """A teacher's change: its script checks the room and the key where it writes."""
-        args: list[object] = [_hash_key(key or ""), rev, tally]
-        for name, value in fields.items():
-            args += [name, value]
-        self._outcome(code, self._script("teach", code, args))
-
-    def _teacher_question(self, code: str, key: str | None, qid: int) -> Question:
-        self._teacher_fields(code, key)
-        question = self.question(code, qid)
-        if question is None:
-            raise self._never_asked()
-        return question
-
-    def _put_question(self, code: str, question: Question) -> None:
-        self._call(lambda client: client.hset(self._key(code, "questions"), str(question.qid), question.to_json()))
-
-    # -- the interface --
-    def create(
-        self,
-        view: dict[str, str],
-        *,
-        step: int = 0,
-        top: int | None = None,
-        starter: str | None = None,
-        address: str | None = None,
-        holds: Sequence[str] = (),
-    ) -> tuple[Room, str]:
-        """As :meth:`SqliteRooms.create`."""
-        key = secrets.token_urlsafe(24)
-        last = self._top(top, step)
-        buckets = self._start_buckets(starter, address)
-        while True:
-            code = self._new_code()
-            outcome = self._script(
-                "create",
-                code,
-                [
-                    _hash_key(key),
-                    json.dumps(view, sort_keys=True),
-                    int(step),
-                    self.limits.rooms,
-                    last,
-                    starter or "",
-                    START_WINDOW_S,
-                    secrets.token_hex(8),
-                    *(n for _, n in buckets),
-                ],
-                keys=[self._hits(b) for b, _ in buckets],
-            )
-            if outcome.startswith("rate:"):
-                raise self._too_many_starts(buckets, _blocked(outcome))
-            if outcome.startswith("full:"):
-                raise self._full_rooms(float(outcome.split(":", 1)[1]))
-            if outcome == "ok":
-                room = self._must(code)
-                if holds:
-                    self.store.hold(holder(room.code), list(holds), until=room.active + self.limits.empty_seconds)
-                return room, key
-
-    def get(self, code: str) -> Room | None:
-        raw = self._fields(code)
-        return None if raw is None else self._room_of(code, raw)
-
-    def revs(self, code: str) -> tuple[int, int] | None:
-        rev, tally, active, members, ended = self._call(
-            lambda client: client.hmget(self._key(code), "rev", "tally", "active", "members", "ended")
-        )
-        if rev is None or self._expired(float(active), members != "0", _when(ended)):
-            return None
-        return int(rev), int(tally)
-
-    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
-        """As :meth:`SqliteRooms.revs_for`: None for a missing room and a wrong credential alike."""
-        raw = self._fields(code)
-        if raw is None:
-            return None
-        known = bool(member) and bool(self._call(lambda client: client.hexists(self._key(code, "members"), member)))
-        if known or (token and hmac.compare_digest(_token_of(raw["key_hash"]), token)):
-            return int(raw["rev"]), int(raw["tally"])
-        return None
-
-    def starter(self, code: str) -> str | None:
-        """The browser that started the room (None: gone, or not known)."""
-        raw = self._fields(code)
-        return (raw.get("starter") or None) if raw is not None else None
-
-    def is_teacher(self, code: str, key: str | None) -> bool:
-        raw = self._fields(code)
-        return raw is not None and _key_matches(key, raw["key_hash"])
-
-    def set_step(self, code: str, key: str, step: int) -> Room:
-        raw = self._teacher_fields(code, key)
-        if int(raw["step"]) == self._check_step(step, self._room_of(code, raw).top):
-            return self._room_of(code, raw)
-        self._teach(code, key, rev=1, tally=0, step=int(step))
-        return self._must(code)
-
-    def _must(self, code: str) -> Room:
-        room = self.get(code)
-        if room is None:
-            raise self._no_room(code)
-        return room
-
-    def join(self, code: str, name: str) -> Member:
-        name = self._name(name)
-        if self.get(code) is None:
-            raise self._no_room(code)
-        taken: set[str] = set()
-        while True:
-            taken |= set(self._call(lambda client: client.hkeys(self._key(code, "names"))))
-            kept = _suffixed(name, taken)
-            member = Member(secrets.token_urlsafe(16), kept, self.clock())
-            body = json.dumps({"name": kept, "joined": member.joined}, ensure_ascii=False)
-            outcome = self._outcome(
-                code, self._script("join", code, [member.id, body, kept.casefold(), self.limits.members])
-            )
-            if outcome == "ok":
-                return member
-            if outcome == "full":
-                raise self._full_room()
-            taken.add(kept.casefold())  # taken between our read and the script: try the next suffix
-
-    def member(self, code: str, member_id: str) -> Member | None:
-        if not member_id or self.get(code) is None:
-            return None
-        body = self._call(lambda client: client.hget(self._key(code, "members"), member_id))
-        return None if body is None else _member_of(member_id, body)
-
-    def members(self, code: str) -> list[Member]:
-        if self.get(code) is None:
-            raise self._no_room(code)
-        raw = self._call(lambda client: client.hgetall(self._key(code, "members")))
-        return sorted((_member_of(mid, body) for mid, body in raw.items()), key=lambda m: (m.joined, m.name))
-
-    def seen(self, code: str, member_id: str) -> None:
-        def op(client) -> None:
-            if client.hexists(self._key(code, "members"), member_id):
-                client.zadd(self._key(code, "seen"), {member_id: self.clock()})
-
-        self._call(op)
-
-    def present(self, code: str) -> int:
-        return int(self._call(lambda client: client.zcount(self._key(code, "seen"), self.clock() - PRESENT_S, "+inf")))
-
-    def keep(self, code: str) -> bool:
-        """As :meth:`SqliteRooms.keep`: the room is not idle while its teacher's page is open."""
-        return self._script("keep", code, []) == "ok"
-
-    def ask(self, code: str, key: str, question: Question) -> Question:
-        self._check_question(question)
-        raw = self._teacher_fields(code, key)
-        qid = int(self._call(lambda client: client.hincrby(self._key(code), "qids", 1)))
-        if raw.get("question"):
-            old = self.question(code, int(raw["question"]))
-            if old is not None and old.state == "open":  # closed unrevealed: it scores nothing
-                self._put_question(code, dataclasses.replace(old, state="closed"))
-        asked = dataclasses.replace(question, qid=qid, state="open", opened=self.clock())
-        self._put_question(code, asked)
-        self._teach(code, key, rev=1, tally=1, question=qid)
-        return asked
-
-    def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
-        question = self.question(code, qid)
-        if question is None:
-            if self.get(code) is None:
-                raise self._no_room(code)
-            raise self._closed()
-        checked = self._check_value(question, value)
-        outcome = self._script("answer", code, [member_id, int(qid), checked])
-        if outcome in ("gone", "ended"):
-            self._outcome(code, outcome)
-        if outcome == "stranger":
-            raise RoomError("You are not a member of this room: join it again with its code.")
-        if outcome == "closed":
-            raise self._closed()
-
-    def close_question(self, code: str, key: str, qid: int) -> Question:
-        question = self._teacher_question(code, key, qid)
-        if question.state == "open":
-            # the state is set before the room's rev moves, so an answer's script that runs
-            # after this reads "closed" (it checks the question's own record)
-            question = dataclasses.replace(question, state="closed")
-            self._put_question(code, question)
-            self._teach(code, key, rev=1, tally=1)
-        return question
-
-    def reveal(self, code: str, key: str, qid: int) -> Room:
-        question = self._teacher_question(code, key, qid)
-        room = self._must(code)
-        if question.state != "revealed":
-            self._put_question(code, dataclasses.replace(question, state="revealed"))
-            step = min(room.top, max(room.step, question.step + question.merges))
-            self._teach(code, key, rev=1, tally=1, step=step)
-        return self._must(code)
-
-    def question(self, code: str, qid: int) -> Question | None:
-        body = self._call(lambda client: client.hget(self._key(code, "questions"), str(int(qid))))
-        return None if body is None else Question.from_json(body)
-
-    def questions(self, code: str) -> list[Question]:
-        raw = self._call(lambda client: client.hvals(self._key(code, "questions")))
-        return sorted((Question.from_json(body) for body in raw), key=lambda q: q.qid)
-
-    def answers(self, code: str, qid: int) -> list[Answer]:
-        raw = self._call(lambda client: client.hgetall(self._key(code, f"answers:{int(qid)}")))
-        out = [
-            Answer(mid, int(body["value"]), float(body["at"]))
-            for mid, body in ((mid, json.loads(text)) for mid, text in raw.items())
-        ]
-        return sorted(out, key=lambda a: (a.at, a.member))
-
-    # -- moderation: the teacher's alone, each one script that checks the key where it writes --
-    def lock(self, code: str, key: str, locked: bool = True) -> Room:
-        """As :meth:`SqliteRooms.lock`."""
-        raw = self._teacher_fields(code, key)
-        if (raw.get("locked") == "1") != bool(locked):
-            self._teach(code, key, rev=1, tally=1, locked="1" if locked else "0")
-        return self._must(code)
-
-    def end(self, code: str, key: str) -> None:
-        """As :meth:`SqliteRooms.end`."""
-        self._outcome(code, self._script("end", code, [_hash_key(key or ""), ENDED_KEEP_S]))
-        self.store.release(holder(code))
-
-    def _moderate(self, code: str, key: str | None, what: str, member_id: str, *more: object) -> str:
-        return self._outcome(code, self._script("moderate", code, [_hash_key(key or ""), what, member_id, *more]))
-
-    def remove(self, code: str, key: str, member_id: str) -> None:
-        """As :meth:`SqliteRooms.remove`."""
-        self._moderate(code, key, "remove", member_id)
-
-    def rename(self, code: str, key: str, member_id: str, name: str) -> Member:
-        """As :meth:`SqliteRooms.rename`."""
-        wanted = self._name(name)
-        self._teacher_fields(code, key)
-        taken: set[str] = set()
-        while True:
-            names = self._call(lambda client: client.hgetall(self._key(code, "names")))
-            taken |= {folded for folded, owner in names.items() if owner != member_id}
-            kept = _suffixed(wanted, taken)
-            if self._moderate(code, key, "rename", member_id, kept, kept.casefold()) == "ok":
-                member = self.member(code, member_id)
-                if member is None:
-                    raise self._stranger()
-                return member
-            taken.add(kept.casefold())  # taken between our read and the script: try the next suffix
-
-    def hide(self, code: str, key: str, member_id: str, hidden: bool = True) -> Member:
-        """As :meth:`SqliteRooms.hide`."""
-        self._moderate(code, key, "hide" if hidden else "show", member_id)
-        member = self.member(code, member_id)
-        if member is None:
-            raise self._stranger()
-        return member
-
-    def removed(self, code: str, member_id: str) -> bool:
-        """As :meth:`SqliteRooms.removed`."""
-        if not member_id or self.get(code) is None:
-            return False
-        return bool(self._call(lambda client: client.sismember(self._key(code, "removed"), member_id)))
-
-    def purge(self) -> int:
-        """Forget the rooms idle past the limit (a shorter one for rooms nobody joined), and
-        release the files they held (Redis also expires their keys by itself, and the store lets
-        a hold go at its deadline)."""
-        now = self.clock()
-
-        def op(client) -> list[str]:
-            gone = client.zrangebyscore(self._index, "-inf", now - self.limits.idle_seconds)
-            for code in client.zrangebyscore(self._index, "-inf", now - self.limits.empty_seconds):
-                if code not in gone and client.hget(self._key(code), "members") == "0":
-                    gone.append(code)
-            for code in gone:
-                room = self._key(code)
-                qids = int(client.hget(room, "qids") or 0)
-                client.delete(
-                    room,
-                    *(f"{room}:{part}" for part in ("members", "names", "seen", "questions", "removed")),
-                    *(f"{room}:answers:{q}" for q in range(1, qids + 1)),
-                )
-                client.zrem(self._index, code)
-            return gone
-
-        gone = self._call(op)
-        for code in gone:
-            self.store.release(holder(code))
-        return len(gone)
 
 
 def rooms_for(store) -> Rooms:

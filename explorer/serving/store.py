@@ -63,8 +63,11 @@ served from several machines; its keys, under a prefix (``bpe-explorer:``)::
     generation        hash: stamp, created, replaced (written when missing: a new server, or
                       one that lost its data, which a process that saw the old stamp marks replaced)
 
-Every change touching several keys is one Lua script, so processes on any number of machines
-putting, evicting and forgetting at once keep the total exact. :func:`default_store` picks the
+The rules (the quotas, eviction, a forget, holds and their deadlines) are written once, in
+Python (:class:`_StoreRules`), over each backend's storage primitives: an SQLite write
+transaction, a Redis WATCH/MULTI transaction (written only if nothing it read changed meanwhile,
+else run again), so processes on any number of machines putting, evicting and forgetting at once
+keep the total exact. :func:`default_store` picks the
 backend from ``BPE_EXPLORER_STORE``: SQLite by default, Redis for a ``redis://`` URL.
 
 >>> import tempfile
@@ -304,7 +307,209 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
-class SqliteStore:
+# -- the rules, written once ---------------------------------------------------------------------
+# What the store keeps and drops (the quotas, the least recently used going first, held files
+# last, an address's claim keeping nothing, a hold lapsing at its deadline) is written here once,
+# over a transaction of storage primitives (:class:`_BlobTx`) that each backend gives: SQLite's
+# write transaction, Redis's WATCH/MULTI.
+
+
+class _BlobTx(Protocol):
+    """The storage primitives of the store, holding no rule: reads that see the transaction's own
+    writes, and writes that take effect together or not at all."""
+
+    def exists(self, digest: str) -> bool: ...
+    def size(self, digest: str) -> int: ...  # 0 when not stored
+    def total(self) -> int: ...
+    def claimed(self, owner: str) -> list[str]: ...  # the digests ``owner`` claims
+    def claimants(self, digest: str) -> set[str]: ...
+    def deadlines(self) -> dict[str, float]: ...  # holder -> until
+    def lru(self) -> list[str]: ...  # every stored digest, least recently used first
+    def entries(self, owner: str) -> list[tuple[Entry, float]]: ...  # what it claims, each with its last use
+    def put_blob(self, digest: str, *, kind: str, name: str, meta: str, data: bytes, new: bool) -> None: ...
+    def stamp(self, digest: str) -> None: ...  # now the most recently used
+    def claim(self, owner: str, digest: str) -> None: ...
+    def drop_blob(self, digest: str) -> None: ...  # with every claim on it
+    def drop_claims(self, owner: str) -> None: ...
+    def set_hold(self, holder: str, until: float) -> None: ...
+    def drop_hold(self, holder: str) -> None: ...
+
+
+def _check_quota(tx: _BlobTx, owner: str, digest: str, size: int, quota: int, *, address: bool = False) -> None:
+    """Raise QuotaError if ``owner`` claiming ``digest`` (``size`` bytes) goes over ``quota``
+    (``address``: the owner counts a network address)."""
+    claimed = tx.claimed(owner)
+    if digest in claimed:
+        return
+    kept = sum(tx.size(other) for other in claimed)
+    if kept + size > quota:
+        raise _over_quota(size, kept, quota, address=address)
+
+
+def _forget_in(tx: _BlobTx, owner: str) -> int:
+    """Drop ``owner``'s claims and the blobs no other owner keeps (an address's claim keeps
+    nothing), with every claim on them; how many blobs went."""
+    dropped = 0
+    for digest in tx.claimed(owner):
+        others = tx.claimants(digest) - {owner}
+        if not any(not other.startswith(ADDRESS_OWNER) for other in others) and tx.exists(digest):
+            tx.drop_blob(digest)
+            dropped += 1
+    tx.drop_claims(owner)
+    return dropped
+
+
+def _release_in(tx: _BlobTx, holder: str) -> int:
+    """End ``holder``'s hold: its deadline and claims, then the blobs nobody else keeps; how many blobs went."""
+    tx.drop_hold(holder)
+    return _forget_in(tx, holder)
+
+
+def _sweep_in(tx: _BlobTx, now: float) -> int:
+    """Release the holders whose deadline has passed (a room that expired without a purge); the
+    number of blobs that went with them."""
+    return sum(_release_in(tx, holder) for holder, until in sorted(tx.deadlines().items()) if until < now)
+
+
+def _evict_in(tx: _BlobTx, limit: int, now: float, keep: str | None = None) -> int:
+    """Drop least recently used blobs (never ``keep``) until the total is at most ``limit``:
+    unheld ones first, held ones (a holder whose deadline is not past claims them) only when no
+    unheld one is left; how many went."""
+    total = tx.total()
+    if total <= limit:
+        return 0
+    live = {holder for holder, until in tx.deadlines().items() if until >= now}
+    dropped, spared = 0, list[str]()
+    for held_pass in (False, True):
+        for digest in spared if held_pass else tx.lru():
+            if total <= limit:
+                return dropped
+            if digest == keep:
+                continue
+            if not held_pass and tx.claimants(digest) & live:
+                spared.append(digest)  # held: only when nothing else is left
+                continue
+            total -= tx.size(digest)
+            tx.drop_blob(digest)
+            dropped += 1
+    return dropped
+
+
+class _StoreRules:
+    """The store's operations that decide (a put's quotas and eviction, a forget, a hold), each
+    one transaction of the backend's (:meth:`_transact`)."""
+
+    cap_bytes: int
+    session_quota: int
+    address_quota: int
+    clock: Callable[[], float]
+
+    def _transact(self, op: Callable[[_BlobTx], T]) -> T:
+        raise NotImplementedError
+
+    def put(
+        self,
+        data: bytes,
+        *,
+        kind: str,
+        name: str = "",
+        meta: dict | None = None,
+        owner: str | None = None,
+        address: str | None = None,
+    ) -> str:
+        """Keep ``data``; its SHA-256 hex. The same bytes again store nothing new: the blob takes
+        the latest kind, name and meta, becomes the most recently used, and ``owner`` claims it
+        (and ``address``, an ``a:...`` owner that only counts). Then least recently used blobs
+        (never this one, held ones last) go until the total fits ``cap_bytes``.
+
+        Raises QuotaError when the blob alone is larger than ``cap_bytes``, or when it would bring
+        what ``owner`` claims over ``session_quota`` or what ``address`` claims over ``address_quota``.
+        """
+        data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
+        counted = _address_owner(address)
+
+        def op(tx: _BlobTx) -> str:
+            if owner is not None:
+                _check_quota(tx, owner, digest, size, self.session_quota)
+            if counted is not None:
+                _check_quota(tx, counted, digest, size, self.address_quota, address=True)
+            tx.put_blob(digest, kind=kind, name=name, meta=meta_json, data=data, new=not tx.exists(digest))
+            tx.stamp(digest)
+            for claimant in (owner, counted):
+                if claimant is not None:
+                    tx.claim(claimant, digest)
+            now = self.clock()
+            _sweep_in(tx, now)
+            _evict_in(tx, self.cap_bytes, now, keep=digest)
+            return digest
+
+        return self._transact(op)
+
+    def evict(self, *, to_bytes: int | None = None) -> int:
+        """Remove least recently used blobs (held ones last) until the total is at most
+        ``to_bytes`` (default: ``cap_bytes``); the number removed."""
+        limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
+
+        def op(tx: _BlobTx) -> int:
+            now = self.clock()
+            _sweep_in(tx, now)
+            return _evict_in(tx, limit, now)
+
+        return self._transact(op)
+
+    def forget(self, owner: str) -> int:
+        """Drop everything ``owner`` claims: blobs that no other owner claims are deleted, the
+        others stay for them (an address's claim keeps nothing; a holder's does). The number of
+        blobs deleted."""
+
+        def op(tx: _BlobTx) -> int:
+            _sweep_in(tx, self.clock())
+            return _forget_in(tx, owner)
+
+        return self._transact(op)
+
+    def hold(self, holder: str, digests: list[str], *, until: float) -> int:
+        """``holder`` (a room) claims the stored blobs among ``digests`` and holds them until
+        ``until`` (seconds since the epoch; a later call moves it): eviction spares them while
+        anything else can go, and a forget leaves them. The number of blobs held."""
+        wanted = sorted({d for d in digests if _is_digest(d)})
+
+        def op(tx: _BlobTx) -> int:
+            _sweep_in(tx, self.clock())
+            held = 0
+            for digest in wanted:
+                if tx.exists(digest):
+                    tx.stamp(digest)
+                    tx.claim(holder, digest)
+                    held += 1
+            tx.set_hold(holder, float(until))
+            return held
+
+        return self._transact(op)
+
+    def release(self, holder: str) -> int:
+        """End ``holder``'s hold: its claims go, with the blobs nobody else keeps; how many blobs."""
+        return self._transact(lambda tx: _release_in(tx, holder))
+
+    def holders(self, owner: str) -> dict[str, list[str]]:
+        """The live holders (deadline not passed) of each blob ``owner`` claims, for the blobs
+        that have one: what a forget by ``owner`` would leave in place for them."""
+
+        def op(tx: _BlobTx) -> dict[str, list[str]]:
+            now = self.clock()
+            live = {holder for holder, until in tx.deadlines().items() if until >= now}
+            found = {digest: sorted(tx.claimants(digest) & live) for digest in sorted(tx.claimed(owner))}
+            return {digest: held for digest, held in found.items() if held}
+
+        return self._transact(op)
+
+    def owned(self, owner: str) -> list[Entry]:
+        """What ``owner`` claims (what :meth:`forget` would drop), most recently used first."""
+        rows = self._transact(lambda tx: tx.entries(owner))
+        return [entry for entry, _ in sorted(rows, key=lambda row: (-row[1], row[0].digest))]
+
+
+class SqliteStore(_StoreRules):
     """The store in one SQLite file, ``folder/store.sqlite3``, shared by every process that
     opens the same folder. Thread-safe: one connection per object, behind a lock. Nothing is
     opened or created before the first call that needs it; after :meth:`close` the next call
@@ -346,52 +551,6 @@ class SqliteStore:
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(
-        self,
-        data: bytes,
-        *,
-        kind: str,
-        name: str = "",
-        meta: dict | None = None,
-        owner: str | None = None,
-        address: str | None = None,
-    ) -> str:
-        """Keep ``data``; its SHA-256 hex. The same bytes again store nothing new: the blob takes
-        the latest kind, name and meta, becomes the most recently used, and ``owner`` claims it
-        (and ``address``, an ``a:...`` owner that only counts). Then least recently used blobs
-        (never this one, held ones last) go until the total fits ``cap_bytes``.
-
-        Raises QuotaError when the blob alone is larger than ``cap_bytes``, or when it would bring
-        what ``owner`` claims over ``session_quota`` or what ``address`` claims over ``address_quota``.
-        """
-        data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
-        address = _address_owner(address)
-
-        def op(conn: sqlite3.Connection) -> str:
-            with write_transaction(conn):
-                if owner is not None:
-                    self._check_quota(conn, owner, digest, size)
-                if address is not None:
-                    self._check_quota(conn, address, digest, size, quota=self.address_quota)
-                updated = conn.execute(
-                    f"UPDATE blobs SET kind = ?, name = ?, meta = ?, last_used = {_NEXT_STAMP} WHERE digest = ?",
-                    (kind, name, meta_json, time.time_ns(), digest),
-                ).rowcount
-                if not updated:
-                    conn.execute(
-                        f"INSERT INTO blobs (digest, kind, name, meta, size, last_used, data) "
-                        f"VALUES (?, ?, ?, ?, ?, {_NEXT_STAMP}, ?)",
-                        (digest, kind, name, meta_json, size, time.time_ns(), data),
-                    )
-                for claimant in (owner, address):
-                    if claimant is not None:
-                        conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (claimant, digest))
-                _sweep(conn, self.clock())
-                _evict(conn, self.cap_bytes, self.clock(), keep=digest)
-            return digest
-
-        return self._run(op)
-
     def get(self, digest: str) -> Blob | None:
         """The blob stored under ``digest``, now the most recently used; None when it was never
         stored, has been evicted or forgotten, or ``digest`` is no SHA-256 hex."""
@@ -421,88 +580,6 @@ class SqliteStore:
         if not _is_digest(digest):
             return False
         return self._run(lambda conn: _touch(conn, digest))
-
-    def evict(self, *, to_bytes: int | None = None) -> int:
-        """Remove least recently used blobs until the total is at most ``to_bytes`` (default:
-        ``cap_bytes``); the number removed."""
-        limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
-
-        def op(conn: sqlite3.Connection) -> int:
-            with write_transaction(conn):
-                _sweep(conn, self.clock())
-                return _evict(conn, limit, self.clock())
-
-        return self._run(op)
-
-    def forget(self, owner: str) -> int:
-        """Drop everything ``owner`` claims: blobs that no other owner claims are deleted, the
-        others stay for them (an address's claim keeps nothing; a holder's does). The number of
-        blobs deleted."""
-
-        def op(conn: sqlite3.Connection) -> int:
-            with write_transaction(conn):
-                _sweep(conn, self.clock())
-                return _forget(conn, owner)
-
-        return self._run(op)
-
-    def hold(self, holder: str, digests: list[str], *, until: float) -> int:
-        """``holder`` (a room) claims the stored blobs among ``digests`` and holds them until
-        ``until`` (seconds since the epoch; a later call moves it): eviction spares them while
-        anything else can go, and a forget leaves them. The number of blobs held."""
-        wanted = sorted({d for d in digests if _is_digest(d)})
-
-        def op(conn: sqlite3.Connection) -> int:
-            with write_transaction(conn):
-                _sweep(conn, self.clock())
-                held = 0
-                for digest in wanted:
-                    if _touch(conn, digest):
-                        conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (holder, digest))
-                        held += 1
-                extend_hold(conn, holder, until, create=True)
-                return held
-
-        return self._run(op)
-
-    def release(self, holder: str) -> int:
-        """End ``holder``'s hold: its claims go, with the blobs nobody else keeps; how many blobs."""
-
-        def op(conn: sqlite3.Connection) -> int:
-            with write_transaction(conn):
-                return release_hold(conn, holder)
-
-        return self._run(op)
-
-    def holders(self, owner: str) -> dict[str, list[str]]:
-        """The live holders (deadline not passed) of each blob ``owner`` claims, for the blobs
-        that have one: what a forget by ``owner`` would leave in place for them."""
-
-        def op(conn: sqlite3.Connection) -> dict[str, list[str]]:
-            rows = conn.execute(
-                "SELECT c.digest, h.holder FROM claims c JOIN claims o ON o.digest = c.digest "
-                "JOIN holds h ON h.holder = o.owner WHERE c.owner = ? AND h.until >= ? ORDER BY c.digest, h.holder",
-                (owner, self.clock()),
-            ).fetchall()
-            found: dict[str, list[str]] = {}
-            for digest, holder in rows:
-                found.setdefault(digest, []).append(holder)
-            return found
-
-        return self._run(op)
-
-    def owned(self, owner: str) -> list[Entry]:
-        """What ``owner`` claims (what :meth:`forget` would drop), most recently used first."""
-
-        def op(conn: sqlite3.Connection) -> list[Entry]:
-            rows = conn.execute(
-                "SELECT b.digest, b.kind, b.name, b.meta, b.size FROM claims c JOIN blobs b ON b.digest = c.digest "
-                "WHERE c.owner = ? ORDER BY b.last_used DESC, b.digest",
-                (owner,),
-            ).fetchall()
-            return [Entry(digest, kind, name, _load_meta(meta), size) for digest, kind, name, meta, size in rows]
-
-        return self._run(op)
 
     def total_bytes(self) -> int:
         """The bytes of all stored blobs."""
@@ -536,22 +613,14 @@ class SqliteStore:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
 
-    # -- quota ---------------------------------------------------------------------------------
+    def _transact(self, op: Callable[[_BlobTx], T]) -> T:
+        """``op`` on the file in one write transaction (BEGIN IMMEDIATE: writers queue)."""
 
-    def _check_quota(
-        self, conn: sqlite3.Connection, owner: str, digest: str, size: int, *, quota: int | None = None
-    ) -> None:
-        """Raise QuotaError if ``owner`` claiming ``digest`` (``size`` bytes) goes over its quota
-        (``quota``, by default ``session_quota``)."""
-        if conn.execute("SELECT 1 FROM claims WHERE owner = ? AND digest = ?", (owner, digest)).fetchone():
-            return
-        (claimed,) = conn.execute(
-            "SELECT COALESCE(SUM(b.size), 0) FROM claims c JOIN blobs b ON b.digest = c.digest WHERE c.owner = ?",
-            (owner,),
-        ).fetchone()
-        limit = self.session_quota if quota is None else quota
-        if claimed + size > limit:
-            raise _over_quota(size, claimed, limit, address=quota is not None)
+        def run(conn: sqlite3.Connection) -> T:
+            with write_transaction(conn):
+                return op(_SqliteBlobTx(conn))
+
+        return self._run(run)
 
     # -- the file: opening, checking, recreating ----------------------------------------------
 
@@ -665,7 +734,7 @@ class SqliteStore:
         self._identity = None if self._seen is None else self._seen[:2]
 
 
-# -- SQL helpers (the first three also for the rooms' own transactions: explorer.serving.rooms) ----
+# -- SQL helpers (write_transaction, extend_hold, release_hold also for the rooms' own transactions) --
 
 
 @contextlib.contextmanager
@@ -694,48 +763,72 @@ def _total(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COALESCE(SUM(size), 0) FROM blobs").fetchone()[0]
 
 
-def _evict(conn: sqlite3.Connection, limit: int, now: float, keep: str | None = None) -> int:
-    """Delete least recently used blobs (never ``keep``), and their claims, until the total is
-    at most ``limit``: unheld blobs first, held ones (a live holder claims them) only when no
-    unheld one is left (``now``: seconds since the epoch, for the holders' deadlines); the number
-    deleted. Call inside a write transaction."""
-    total = _total(conn)
-    doomed: list[str] = []
-    if total > limit:
-        rows = conn.execute(
-            "SELECT b.digest, b.size, EXISTS (SELECT 1 FROM claims c JOIN holds h ON h.holder = c.owner "
-            "WHERE c.digest = b.digest AND h.until >= ?) FROM blobs b ORDER BY b.last_used, b.digest",
-            (now,),
-        ).fetchall()
-        for digest, size, _held in sorted(rows, key=lambda row: row[2]):  # a stable sort: unheld first, in LRU order
-            if total <= limit:
-                break
-            if digest != keep:
-                doomed.append(digest)
-                total -= size
-    for digest in doomed:
-        conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,))
-        conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
-    return len(doomed)
+class _SqliteBlobTx:
+    """The store's primitives on a connection, inside the caller's write transaction: each
+    write happens at once (later reads see it), the commit makes them all visible together."""
 
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
 
-def _forget(conn: sqlite3.Connection, owner: str) -> int:
-    """Drop ``owner``'s claims and delete the blobs no other owner keeps (an address's claim
-    keeps nothing), with every claim on them; the number deleted. Call inside a write transaction."""
-    doomed = [
-        digest
-        for (digest,) in conn.execute(
-            "SELECT c.digest FROM claims c WHERE c.owner = ? AND NOT EXISTS (SELECT 1 FROM claims o "
-            "WHERE o.digest = c.digest AND o.owner != ? AND substr(o.owner, 1, 2) != ?)",
-            (owner, owner, ADDRESS_OWNER),
+    def exists(self, digest: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM blobs WHERE digest = ?", (digest,)).fetchone() is not None
+
+    def size(self, digest: str) -> int:
+        row = self.conn.execute("SELECT size FROM blobs WHERE digest = ?", (digest,)).fetchone()
+        return 0 if row is None else row[0]
+
+    def total(self) -> int:
+        return _total(self.conn)
+
+    def claimed(self, owner: str) -> list[str]:
+        return [d for (d,) in self.conn.execute("SELECT digest FROM claims WHERE owner = ? ORDER BY digest", (owner,))]
+
+    def claimants(self, digest: str) -> set[str]:
+        return {o for (o,) in self.conn.execute("SELECT owner FROM claims WHERE digest = ?", (digest,))}
+
+    def deadlines(self) -> dict[str, float]:
+        return dict(self.conn.execute("SELECT holder, until FROM holds").fetchall())
+
+    def lru(self) -> list[str]:
+        return [d for (d,) in self.conn.execute("SELECT digest FROM blobs ORDER BY last_used, digest")]
+
+    def entries(self, owner: str) -> list[tuple[Entry, float]]:
+        rows = self.conn.execute(
+            "SELECT b.digest, b.kind, b.name, b.meta, b.size, b.last_used FROM claims c "
+            "JOIN blobs b ON b.digest = c.digest WHERE c.owner = ?",
+            (owner,),
         ).fetchall()
-    ]
-    deleted = 0
-    for digest in doomed:
-        deleted += conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,)).rowcount
-        conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
-    conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
-    return deleted
+        return [(Entry(d, kind, name, _load_meta(meta), size), used) for d, kind, name, meta, size, used in rows]
+
+    def put_blob(self, digest: str, *, kind: str, name: str, meta: str, data: bytes, new: bool) -> None:
+        if new:
+            self.conn.execute(
+                f"INSERT INTO blobs (digest, kind, name, meta, size, last_used, data) VALUES (?, ?, ?, ?, ?, {_NEXT_STAMP}, ?)",
+                (digest, kind, name, meta, len(data), time.time_ns(), data),
+            )
+        else:
+            self.conn.execute(
+                "UPDATE blobs SET kind = ?, name = ?, meta = ? WHERE digest = ?", (kind, name, meta, digest)
+            )
+
+    def stamp(self, digest: str) -> None:
+        _touch(self.conn, digest)
+
+    def claim(self, owner: str, digest: str) -> None:
+        self.conn.execute("INSERT OR IGNORE INTO claims (owner, digest) VALUES (?, ?)", (owner, digest))
+
+    def drop_blob(self, digest: str) -> None:
+        self.conn.execute("DELETE FROM blobs WHERE digest = ?", (digest,))
+        self.conn.execute("DELETE FROM claims WHERE digest = ?", (digest,))
+
+    def drop_claims(self, owner: str) -> None:
+        self.conn.execute("DELETE FROM claims WHERE owner = ?", (owner,))
+
+    def set_hold(self, holder: str, until: float) -> None:
+        extend_hold(self.conn, holder, until, create=True)
+
+    def drop_hold(self, holder: str) -> None:
+        self.conn.execute("DELETE FROM holds WHERE holder = ?", (holder,))
 
 
 def extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: bool = False) -> None:
@@ -751,17 +844,9 @@ def extend_hold(conn: sqlite3.Connection, holder: str, until: float, *, create: 
 
 
 def release_hold(conn: sqlite3.Connection, holder: str) -> int:
-    """End ``holder``'s hold (its claims, then the blobs nobody else keeps); how many blobs went.
-    Call inside a write transaction (a room's purge does, in its own)."""
-    conn.execute("DELETE FROM holds WHERE holder = ?", (holder,))
-    return _forget(conn, holder)
-
-
-def _sweep(conn: sqlite3.Connection, now: float) -> int:
-    """Release the holders whose deadline has passed (a room that expired without a purge); the
-    number of blobs that went with them. Call inside a write transaction."""
-    lapsed = [h for (h,) in conn.execute("SELECT holder FROM holds WHERE until < ?", (now,)).fetchall()]
-    return sum(release_hold(conn, holder) for holder in lapsed)
+    """End ``holder``'s hold (:func:`_release_in`) inside the caller's write transaction (a
+    room's end and purge do, in their own); how many blobs went."""
+    return _release_in(_SqliteBlobTx(conn), holder)
 
 
 def _address_owner(address: str | None) -> str | None:
@@ -941,140 +1026,26 @@ _REDIS_URL_FORMS = "redis://host:port/db, rediss://host:port/db or unix:///path/
 _REDIS_CONNECT_TIMEOUT_S = 5.0
 # A put carries up to a corpus's 20 MiB and may evict many blobs in the same script.
 _REDIS_TIMEOUT_S = 30.0
+_REDIS_TX_TRIES = 200  # a transaction whose reads keep changing under it gives up after so many
 _REDIS_RETRIES = 2  # a dropped connection (a restarted server) is retried, a dead one soon reported
 _DETAIL_CHARS = 200
 _SCRIPT_PLACE = re.compile(r"\s*script: [0-9a-f]{40}, on @user_script:\d+\.?$")  # where in our Lua
+# which command of a transaction failed, and its arguments (a blob's bytes among them): the log
+# and the page get the server's own error
+_PIPELINE_PLACE = re.compile(r"^Command # \d+ \(.*?\) of pipeline caused error: ", re.DOTALL)
 
-# The code every script starts with. ARGV[1] is the prefix, and the keys are built here from it
-# rather than passed as KEYS, since eviction reaches blobs no caller named: the store wants one
-# Redis server (any number of clients), not a Redis Cluster.
+# The code every script starts with. ARGV[1] is the prefix. The scripts hold no rule (what is
+# kept, what goes and who may put how much are decided in Python, :class:`_StoreRules`): each is
+# one read, or one read with its stamp, done at once on the server.
 _LUA_COMMON = """
 local prefix = ARGV[1]
-local lru, stamps, total, holders = prefix .. 'lru', prefix .. 'stamp', prefix .. 'total', prefix .. 'holders'
+local lru, stamps = prefix .. 'lru', prefix .. 'stamp'
 local function blob_key(digest) return prefix .. 'blob:' .. digest end
-local function claims_key(digest) return prefix .. 'claims:' .. digest end
 local function owner_key(owner) return prefix .. 'owner:' .. owner end
-local function size_of(digest) return tonumber(redis.call('HGET', blob_key(digest), 'size')) or 0 end
 local function stamp(digest) redis.call('ZADD', lru, redis.call('INCR', stamps), digest) end
-
--- remove a blob: its hash, its place in the LRU order, its bytes from the total, every claim on it
-local function drop(digest)
-  local size = size_of(digest)
-  for _, owner in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
-    redis.call('SREM', owner_key(owner), digest)
-  end
-  redis.call('DEL', blob_key(digest), claims_key(digest))
-  redis.call('ZREM', lru, digest)
-  redis.call('DECRBY', total, size)
-end
-
--- whether a holder whose deadline is not past (now: seconds since the epoch) claims the blob
-local function held(digest, now)
-  for _, owner in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
-    local deadline = redis.call('ZSCORE', holders, owner)
-    if deadline and tonumber(deadline) >= now then return true end
-  end
-  return false
-end
-
--- drop least recently used blobs, never keep, until the total is at most limit: unheld ones
--- first, held ones only when no unheld one is left; how many
-local function evict(limit, keep, now)
-  local dropped = 0
-  for pass = 1, 2 do
-    local skipped = 0  -- blobs passed over keep their place at the start of the LRU order
-    while (tonumber(redis.call('GET', total)) or 0) > limit do
-      local victim = redis.call('ZRANGE', lru, skipped, skipped)[1]
-      if victim == nil then break end
-      if victim == keep or (pass == 1 and held(victim, now)) then
-        skipped = skipped + 1
-      else
-        drop(victim)
-        dropped = dropped + 1
-      end
-    end
-  end
-  return dropped
-end
-
--- drop an owner's claims, and the blobs no other owner keeps (an address's claim, 'a:...',
--- keeps nothing); how many blobs went
-local function forget(owner)
-  local dropped = 0
-  for _, digest in ipairs(redis.call('SMEMBERS', owner_key(owner))) do
-    redis.call('SREM', claims_key(digest), owner)
-    local kept = false
-    for _, other in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
-      if string.sub(other, 1, 2) ~= 'a:' then kept = true break end
-    end
-    if not kept and redis.call('EXISTS', blob_key(digest)) == 1 then
-      drop(digest)
-      dropped = dropped + 1
-    end
-  end
-  redis.call('DEL', owner_key(owner))
-  return dropped
-end
-
--- end a hold: the holder's deadline and claims, then the blobs nobody else keeps
-local function release(holder)
-  redis.call('ZREM', holders, holder)
-  return forget(holder)
-end
-
--- release the holders whose deadline has passed (a room that expired on its own)
-local function sweep(now)
-  local dropped = 0
-  for _, holder in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', '(' .. now)) do
-    dropped = dropped + release(holder)
-  end
-  return dropped
-end
 """
 
-# The scripts' own parts; ARGV after the prefix as each comment says.
 _LUA_SCRIPTS = {
-    # digest, kind, name, meta, size, data, owner, "1" if an owner claims it, cap, quota, address
-    # owner ("" if none), its quota, now
-    # -> {1, evicted} or {0, bytes claimed, 1 (the owner) or 2 (the address)} when over a quota
-    # (nothing written)
-    "put": """
-local digest, size, owner, claiming = ARGV[2], tonumber(ARGV[6]), ARGV[8], ARGV[9] == '1'
-local address, now = ARGV[12], tonumber(ARGV[14])
-local function over(who, quota)
-  if redis.call('SISMEMBER', owner_key(who), digest) == 1 then return false end
-  local claimed = 0
-  for _, other in ipairs(redis.call('SMEMBERS', owner_key(who))) do
-    claimed = claimed + size_of(other)
-  end
-  if claimed + size > quota then return claimed end
-  return false
-end
-if claiming then
-  local claimed = over(owner, tonumber(ARGV[11]))
-  if claimed then return {0, claimed, 1} end
-end
-if address ~= '' then
-  local claimed = over(address, tonumber(ARGV[13]))
-  if claimed then return {0, claimed, 2} end
-end
-local key = blob_key(digest)
-if redis.call('EXISTS', key) == 1 then
-  redis.call('HSET', key, 'kind', ARGV[3], 'name', ARGV[4], 'meta', ARGV[5])
-else
-  redis.call('HSET', key, 'kind', ARGV[3], 'name', ARGV[4], 'meta', ARGV[5], 'size', ARGV[6], 'data', ARGV[7])
-  redis.call('INCRBY', total, size)
-end
-stamp(digest)
-for _, who in ipairs({claiming and owner or '', address}) do
-  if who ~= '' then
-    redis.call('SADD', owner_key(who), digest)
-    redis.call('SADD', claims_key(digest), who)
-  end
-end
-sweep(now)
-return {1, evict(tonumber(ARGV[10]), digest, now)}
-""",
     # digest -> {kind, name, meta, size, data}, now the most recently used, or nil
     "get": """
 local fields = redis.call('HMGET', blob_key(ARGV[2]), 'kind', 'name', 'meta', 'size', 'data')
@@ -1087,52 +1058,6 @@ return fields
 if redis.call('EXISTS', blob_key(ARGV[2])) == 0 then return 0 end
 stamp(ARGV[2])
 return 1
-""",
-    # limit, now -> how many blobs were dropped
-    "evict": """
-sweep(tonumber(ARGV[3]))
-return evict(tonumber(ARGV[2]), '', tonumber(ARGV[3]))
-""",
-    # owner, now -> how many blobs were dropped (those nobody else keeps)
-    "forget": """
-sweep(tonumber(ARGV[3]))
-return forget(ARGV[2])
-""",
-    # holder, deadline, now, digests... -> how many blobs it holds (the stored ones, now the most
-    # recently used)
-    "hold": """
-local holder = ARGV[2]
-sweep(tonumber(ARGV[4]))
-local count = 0
-for i = 5, #ARGV do
-  local digest = ARGV[i]
-  if redis.call('EXISTS', blob_key(digest)) == 1 then
-    redis.call('SADD', owner_key(holder), digest)
-    redis.call('SADD', claims_key(digest), holder)
-    stamp(digest)
-    count = count + 1
-  end
-end
-redis.call('ZADD', holders, ARGV[3], holder)
-return count
-""",
-    # holder -> how many blobs went with its hold
-    "release": """
-return release(ARGV[2])
-""",
-    # owner, now -> {digest, holder, ...}: the live holders of what the owner claims
-    "holders": """
-local found = {}
-for _, digest in ipairs(redis.call('SMEMBERS', owner_key(ARGV[2]))) do
-  for _, other in ipairs(redis.call('SMEMBERS', claims_key(digest))) do
-    local deadline = redis.call('ZSCORE', holders, other)
-    if deadline and tonumber(deadline) >= tonumber(ARGV[3]) then
-      found[#found + 1] = digest
-      found[#found + 1] = other
-    end
-  end
-end
-return found
 """,
     # stamp, created, replaced -> {stamp, created, replaced}: the generation, written first if missing
     "generation": """
@@ -1157,7 +1082,162 @@ return entries
 }
 
 
-class RedisStore:
+class _RedisBlobTx:
+    """The store's primitives on a Redis client, in one WATCH/MULTI transaction: every read first
+    watches what it reads and sees the transaction's own writes; the writes are queued and sent
+    together (MULTI/EXEC), which Redis refuses when anything watched changed in the meantime."""
+
+    def __init__(self, store: RedisStore, client: Any, scripts: dict[str, Any]):
+        self.client, self.scripts, self.prefix = client, scripts, store.prefix
+        self.watch_error = store._redis.exceptions.WatchError
+        self.pipe = client.pipeline()
+        self.watched: set[str] = set()
+        self.queued: list[tuple[Any, ...]] = []
+        self._delta = 0  # bytes added to the total by the queued writes
+        self._gone: set[str] = set()  # blobs dropped
+        self._new: dict[str, int] = {}  # blobs made: their sizes
+        self._sizes: dict[str, int] = {}
+        self._added: dict[str, set[str]] = {}  # owner -> the digests it claims now
+        self._cleared: set[str] = set()  # owners whose former claims were dropped
+        self._deadlines: dict[str, float | None] = {}  # holder -> its new deadline (None: released)
+        self._stamped: list[str] = []  # made the most recently used, in this order
+
+    def _read(self, key: str) -> Any:
+        """The pipeline, reading ``key`` at once, having watched it."""
+        if key not in self.watched:
+            self.pipe.watch(key)
+            self.watched.add(key)
+        return self.pipe
+
+    def _queue(self, *command: Any) -> None:
+        self.queued.append(command)
+
+    def commit(self) -> bool:
+        """Send the queued writes in one MULTI/EXEC; False when a watched key had changed (nothing written)."""
+        try:
+            if not self.queued:
+                return True
+            self.pipe.multi()
+            for command in self.queued:
+                self.pipe.execute_command(*command)
+            self.pipe.execute()
+            return True
+        except self.watch_error:
+            return False
+        finally:
+            self.pipe.reset()
+
+    # -- reads --
+    def exists(self, digest: str) -> bool:
+        if digest in self._gone:
+            return False
+        if digest in self._new:
+            return True
+        key = f"{self.prefix}blob:{digest}"
+        return self._read(key).exists(key) == 1
+
+    def size(self, digest: str) -> int:
+        if digest in self._gone:
+            return 0
+        if digest in self._new:
+            return self._new[digest]
+        if digest not in self._sizes:
+            key = f"{self.prefix}blob:{digest}"
+            self._sizes[digest] = int(self._read(key).hget(key, "size") or 0)
+        return self._sizes[digest]
+
+    def total(self) -> int:
+        key = f"{self.prefix}total"
+        return int(self._read(key).get(key) or 0) + self._delta
+
+    def claimed(self, owner: str) -> list[str]:
+        found = set()
+        if owner not in self._cleared:
+            key = f"{self.prefix}owner:{owner}"
+            found = {_text(d) for d in self._read(key).smembers(key)}
+        return sorted((found | self._added.get(owner, set())) - self._gone)
+
+    def claimants(self, digest: str) -> set[str]:
+        if digest in self._gone:
+            return set()
+        key = f"{self.prefix}claims:{digest}"
+        found = {_text(o) for o in self._read(key).smembers(key)} - self._cleared
+        return found | {owner for owner, digests in self._added.items() if digest in digests}
+
+    def deadlines(self) -> dict[str, float]:
+        key = f"{self.prefix}holders"
+        found = {_text(h): float(until) for h, until in self._read(key).zrange(key, 0, -1, withscores=True)}
+        for holder, until in self._deadlines.items():
+            if until is None:
+                found.pop(holder, None)
+            else:
+                found[holder] = until
+        return found
+
+    def lru(self) -> list[str]:
+        # not watched: a blob read meanwhile moves in the order, which changes no total (a blob
+        # dropped, or added, by another process is: its key, or the total, is watched)
+        order = [_text(d) for d in self.client.zrange(f"{self.prefix}lru", 0, -1)]
+        moved = set(self._stamped)
+        return [d for d in order if d not in moved and d not in self._gone] + [
+            d for d in self._stamped if d not in self._gone
+        ]
+
+    def entries(self, owner: str) -> list[tuple[Entry, float]]:
+        rows = self.scripts["owned"](keys=[], args=[self.prefix, owner], client=self.client)
+        # stamps are integers below 2**53, so their float form orders them exactly
+        return [
+            (Entry(_text(digest), _text(kind), _text(name), _load_meta(_text(meta)), int(size)), float(used))
+            for digest, kind, name, meta, size, used in rows
+        ]
+
+    # -- writes --
+    def put_blob(self, digest: str, *, kind: str, name: str, meta: str, data: bytes, new: bool) -> None:
+        key = f"{self.prefix}blob:{digest}"
+        if new:
+            self._queue("HSET", key, "kind", kind, "name", name, "meta", meta, "size", len(data), "data", data)
+            self._queue("INCRBY", f"{self.prefix}total", len(data))
+            self._new[digest], self._delta = len(data), self._delta + len(data)
+        else:
+            self._queue("HSET", key, "kind", kind, "name", name, "meta", meta)
+
+    def stamp(self, digest: str) -> None:
+        # a stamp later than every one given so far (INCR is atomic on its own)
+        self._queue("ZADD", f"{self.prefix}lru", int(self.client.incr(f"{self.prefix}stamp")), digest)
+        self._stamped = [d for d in self._stamped if d != digest] + [digest]
+
+    def claim(self, owner: str, digest: str) -> None:
+        self._queue("SADD", f"{self.prefix}owner:{owner}", digest)
+        self._queue("SADD", f"{self.prefix}claims:{digest}", owner)
+        self._added.setdefault(owner, set()).add(digest)
+
+    def drop_blob(self, digest: str) -> None:
+        size = self.size(digest)
+        for owner in self.claimants(digest):
+            self._queue("SREM", f"{self.prefix}owner:{owner}", digest)
+        self._queue("DEL", f"{self.prefix}blob:{digest}", f"{self.prefix}claims:{digest}")
+        self._queue("ZREM", f"{self.prefix}lru", digest)
+        self._queue("DECRBY", f"{self.prefix}total", size)
+        self._gone.add(digest)
+        self._delta -= size
+
+    def drop_claims(self, owner: str) -> None:
+        for digest in self.claimed(owner):
+            self._queue("SREM", f"{self.prefix}claims:{digest}", owner)
+        self._queue("DEL", f"{self.prefix}owner:{owner}")
+        self._cleared.add(owner)
+        self._added[owner] = set()
+
+    def set_hold(self, holder: str, until: float) -> None:
+        self._queue("ZADD", f"{self.prefix}holders", repr(float(until)), holder)
+        self._deadlines[holder] = float(until)
+
+    def drop_hold(self, holder: str) -> None:
+        self._queue("ZREM", f"{self.prefix}holders", holder)
+        self._deadlines[holder] = None
+
+
+class RedisStore(_StoreRules):
     """The store on a Redis server, shared by every app process, on any machine, that names the
     same server, database and ``prefix``. Thread-safe (redis-py's client keeps a pool of
     connections). Nothing connects before the first call; after a fork, or after :meth:`close`,
@@ -1203,43 +1283,6 @@ class RedisStore:
 
     # -- the interface -------------------------------------------------------------------------
 
-    def put(
-        self,
-        data: bytes,
-        *,
-        kind: str,
-        name: str = "",
-        meta: dict | None = None,
-        owner: str | None = None,
-        address: str | None = None,
-    ) -> str:
-        """As :meth:`SqliteStore.put`: keep ``data`` (once), claimed by ``owner`` (and counted for
-        ``address``), evicting the least recently used other blobs (held ones last) down to
-        ``cap_bytes``; its SHA-256 hex. QuotaError when it is larger than the store or would bring
-        ``owner`` over ``session_quota`` or ``address`` over ``address_quota``."""
-        data, size, digest, meta_json = _prepared(data, meta, self.cap_bytes)
-        kept, claimed, *which = self._script(
-            "put",
-            digest,
-            kind,
-            name,
-            meta_json,
-            size,
-            data,
-            owner or "",
-            "0" if owner is None else "1",
-            self.cap_bytes,
-            self.session_quota,
-            _address_owner(address) or "",
-            self.address_quota,
-            repr(self.clock()),
-        )
-        if not kept:
-            if which == [2]:
-                raise _over_quota(size, int(claimed), self.address_quota, address=True)
-            raise _over_quota(size, int(claimed), self.session_quota)
-        return digest
-
     def get(self, digest: str) -> Blob | None:
         """The blob stored under ``digest``, now the most recently used; None when it is not
         stored or ``digest`` is no SHA-256 hex."""
@@ -1263,49 +1306,28 @@ class RedisStore:
             return False
         return self._script("touch", digest) == 1
 
-    def evict(self, *, to_bytes: int | None = None) -> int:
-        """Remove least recently used blobs until the total is at most ``to_bytes`` (default:
-        ``cap_bytes``); the number removed."""
-        limit = self.cap_bytes if to_bytes is None else max(0, int(to_bytes))
-        return int(self._script("evict", limit, repr(self.clock())))
+    def _transact(self, op: Callable[[_BlobTx], T]) -> T:
+        """``op`` in one WATCH/MULTI transaction, run again while another client changes what it
+        read before its writes go (a bounded number of times)."""
 
-    def forget(self, owner: str) -> int:
-        """Drop everything ``owner`` claims, deleting the blobs no other owner keeps (an
-        address's claim keeps nothing; a holder's does); how many were deleted."""
-        return int(self._script("forget", owner, repr(self.clock())))
+        def run(client: redis.Redis, scripts: dict[str, Any]) -> T:
+            for _ in range(_REDIS_TX_TRIES):
+                tx = _RedisBlobTx(self, client, scripts)
+                try:
+                    result = op(tx)
+                except BaseException:
+                    tx.pipe.reset()
+                    raise
+                if tx.commit():
+                    return result
+            raise StoreError("The app's store is busy (other app processes are writing to it); try again in a moment.")
 
-    def hold(self, holder: str, digests: list[str], *, until: float) -> int:
-        """As :meth:`SqliteStore.hold`: ``holder`` holds the stored blobs among ``digests`` until
-        ``until``; how many it holds."""
-        wanted = sorted({d for d in digests if _is_digest(d)})
-        return int(self._script("hold", holder, repr(float(until)), repr(self.clock()), *wanted))
-
-    def release(self, holder: str) -> int:
-        """End ``holder``'s hold; how many blobs went with it (those nobody else keeps)."""
-        return int(self._script("release", holder))
-
-    def holders(self, owner: str) -> dict[str, list[str]]:
-        """The live holders of each blob ``owner`` claims (for the blobs that have one)."""
-        flat = self._script("holders", owner, repr(self.clock()))
-        found: dict[str, list[str]] = {}
-        for digest, holder in zip(flat[::2], flat[1::2]):
-            found.setdefault(_text(digest), []).append(_text(holder))
-        return {digest: sorted(held) for digest, held in sorted(found.items())}
+        return self._call(run)
 
     @property
     def holders_key(self) -> str:
         """The sorted set of holders' deadlines (a room's scripts move its own deadline)."""
         return f"{self.prefix}holders"
-
-    def owned(self, owner: str) -> list[Entry]:
-        """What ``owner`` claims, most recently used first."""
-        rows = self._script("owned", owner)
-        # Stamps are integers below 2**53, so their float form orders them exactly.
-        rows.sort(key=lambda row: (-float(row[5]), row[0]))
-        return [
-            Entry(_text(digest), _text(kind), _text(name), _load_meta(_text(meta)), int(size))
-            for digest, kind, name, meta, size, _ in rows
-        ]
 
     def total_bytes(self) -> int:
         """The bytes of all stored blobs."""
@@ -1463,7 +1485,9 @@ def _text(raw: bytes | str) -> str:
 def _redis_detail(err: Exception, secrets: tuple[str, ...]) -> str:
     """A redis error's text on one line, without its secrets (passwords), our scripts' SHAs and
     a final period, cut at ``_DETAIL_CHARS`` characters."""
-    detail = _SCRIPT_PLACE.sub("", _scrub(" ".join(str(err).split()) or type(err).__name__, secrets))
+    detail = _SCRIPT_PLACE.sub(
+        "", _scrub(" ".join(_PIPELINE_PLACE.sub("", str(err)).split()) or type(err).__name__, secrets)
+    )
     if len(detail) > _DETAIL_CHARS:
         detail = detail[: _DETAIL_CHARS - 1] + "…"
     return detail.rstrip(".")

@@ -24,6 +24,8 @@ __all__ = [
     "uploads_panel",
     "forget_area",
     "stats",
+    "TOP_WORDS",
+    "warm_default",
     "preview_text",
     "preview",
     "compare_patterns",
@@ -220,9 +222,18 @@ def choose() -> state.CorpusChoice:
     return choice
 
 
+TOP_WORDS = 20  # the most frequent words the page charts
+
+
+def warm_default() -> None:
+    """The default corpus's sizes and words (shared by every session, computed in a worker for a
+    corpus this big), for the server's start-up warm-up: a first visit draws them at once."""
+    data.corpus_stats(state.CorpusChoice().texts(), top=TOP_WORDS)
+
+
 def stats(texts: tuple[str, ...]) -> None:
     try:
-        s = data.corpus_stats(texts, top=20)
+        s = data.corpus_stats(texts, top=TOP_WORDS)
     except ExplorerError as err:  # a worker over its memory budget, or stopped: the rest of the page goes on
         st.error(render.md_text(f"The corpus's statistics could not be computed: {str(err).rstrip('.')}."))
         return

@@ -40,14 +40,9 @@ def miniature() -> None:
         st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
     left, right = st.columns([1, 1])
     with left:
-        # the merge list so far is the tokenizer itself
-        merges = tables.history_rows(trainer.records[:k], k, newest_first=False)
-        st.dataframe(
-            tables.history_table(merges, columns=("step", "pair", "new token", "count")),
-            hide_index=True,
-            height=min(38 + 35 * max(k, 1), 320),
-            width="stretch",
-        )
+        # the merge list so far is the tokenizer itself; drawn as the Train page's history (no data
+        # grid: its script, a megabyte and a half, would hold up the first visit of the app's first page)
+        st.html(tables.history_html(tables.history_rows(trainer.records[:k], k, newest_first=False)))
     with right:
         df = charts.progress_columns(
             trainer.records,

@@ -26,6 +26,7 @@ from ..bpe.config import PRESETS, SEED_REPLAYS, TIE_BREAKS, TrainerConfig, corpu
 from ..errors import ConfigError, ExplorerError
 from ..serving.store import Blob
 from . import data, projector, render, state, storage
+from .params import count_or, count_param  # a link's counts: read by the pages' models too
 from .uploads import corpus_ref, parse_corpus_ref, restore_uploads
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "stored_parts",
 ]
 
-_MAX_STEP = 200_000
 _CHECKED = "link_checked"  # the URL's params were read once, on the session's first run
 _TRAINING_KEYS = ("corpus", "preset", "seed", "step", "merges", "vocab", "tie", "big")
 # settings a link carries when they differ from the preset's (the stop rule and tie-break have
@@ -73,41 +73,6 @@ class Link(NamedTuple):
     seed: str | None = None
     base: str = state.DEFAULT_PRESET
     big: state.Mode | None = None  # "sample" or "final": what to do with a corpus over the limit
-
-
-def count_param(params: dict[str, str], key: str, *, low: int, high: int = _MAX_STEP) -> int | None:
-    """A whole number from the URL (None when absent); ConfigError says what is wrong.
-
-    >>> count_param({"k": "12"}, "k", low=0), count_param({}, "k", low=0)
-    (12, None)
-    >>> count_param({"k": "1e3"}, "k", low=0)
-    Traceback (most recent call last):
-    ...
-    explorer.errors.ConfigError: k='1e3' in the link is not a whole number from 0 to 200,000
-    """
-    raw = params.get(key)
-    if raw is None:
-        return None
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 7) or not low <= int(raw) <= high:
-        raise ConfigError(f"{key}={raw!r} in the link is not a whole number from {low} to {high:,}")
-    return int(raw)
-
-
-def count_or(params: dict[str, str], key: str, problems: list[str], *, low: int, high: int, default: int) -> int:
-    """:func:`count_param` for a page's own link: ``default`` when absent or bad (said in ``problems``).
-
-    >>> problems = []
-    >>> count_or({"k": "x"}, "k", problems, low=0, high=9, default=3), count_or({}, "k", problems, low=0, high=9, default=4)
-    (3, 4)
-    >>> problems
-    ["k='x' in the link is not a whole number from 0 to 9"]
-    """
-    try:
-        value = count_param(params, key, low=low, high=high)
-    except ConfigError as err:
-        problems.append(str(err))
-        return default
-    return default if value is None else value
 
 
 def pasted_ref(choice: state.CorpusChoice) -> str | None:

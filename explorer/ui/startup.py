@@ -74,11 +74,12 @@ def _warm() -> None:
 def _default_corpus() -> None:
     """What a first visit of any page computes before it draws: the default corpus's step-0
     trainer under the default preset (its word counts with it; both shared by every session),
-    and Home's miniature."""
-    from . import home_view, state
+    Home's miniature and the Corpus page's sizes."""
+    from . import corpus_view, home_view, state
 
     state.warm_default()
     home_view.toy()
+    corpus_view.warm_default()
 
 
 def warm_up() -> threading.Thread:
