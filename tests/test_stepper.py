@@ -18,11 +18,11 @@ from explorer.ui.state import CorpusChoice
 APP = str(ROOT / "app.py")
 
 
-def train_page(corpus: str, preset: str) -> AppTest:
+def train_page(corpus: str, preset: str, *, merges: int | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
     at.session_state["preset_name"] = preset
-    at.session_state["config"] = corpus_config(preset)
+    at.session_state["config"] = corpus_config(preset) if merges is None else corpus_config(preset, merges=merges)
     at.run()
     at.switch_page("pages/2_Train.py").run()
     assert not at.exception
@@ -103,6 +103,24 @@ def test_a_report_from_before_the_server_moved_the_view_is_not_followed():
     assert stepper_data(at)["view"] == 0 and at.query_params["step"] == "0"
     reported(at, 5, seq=4)
     assert stepper_data(at)["view"] == 5 and at.query_params["step"] == "5"
+
+
+def test_run_to_end_reaches_the_last_step_when_the_stepper_already_trained_to_it():
+    """A short training the stepper trained to its end ahead of the person (who is at step 1):
+    Run to end is still offered, and goes to the last step, the status saying training stopped
+    (a browser reads it from the stepper's data: ``done``, ``final`` and ``tail``)."""
+    at = train_page("udhr_en.txt", "gpt2", merges=30)
+    reported(at, 0)
+    reported(at, 1, seq=2)
+    data = stepper_data(at)
+    assert data["view"] == 1 and data["last"] == 1 and data["done"] and data["final"] == 30  # trained ahead
+    assert not at.button(key="run").disabled
+    at.button(key="run").click().run()
+    assert not at.exception
+    data = stepper_data(at)
+    assert (data["view"], data["last"], data["final"]) == (30, 30, 30) and data["done"]
+    assert "training stopped: 30 merges done" in data["tail"]
+    assert at.query_params["step"] == "30" and at.button(key="run").disabled
 
 
 def test_a_window_of_steps_travels_as_pieces_that_join_back_to_the_rendered_panels():

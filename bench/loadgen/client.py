@@ -246,9 +246,14 @@ class Session:
                 )
         elif kind == "bidi_component" and body.component_name == "bpe_explorer_stepper":
             # the Train page's stepper (explorer/ui/stepper.py): the server's step and generation
+            # its status line, as the browser draws it: "training stopped" (the tail) once the
+            # session reached the last step there is
             self.stepper = data = json.loads(body.json)
-            stopped = bool(data["done"]) and data["view"] >= (data["final"] or 0)
-            self.status = Status(data["view"], data["last"], stopped, f"Step {data['view']:,} of {data['last']:,}")
+            stopped = bool(data["done"]) and data["last"] >= (data["final"] or 0)
+            tail = data["tail"] if stopped else ""
+            self.status = Status(
+                data["view"], data["last"], stopped, f"Step {data['view']:,} of {data['last']:,}{tail}"
+            )
         elif kind == "dataframe":
             self.dataframe = body.arrow_data.data
             self.dataframes += 1

@@ -100,7 +100,9 @@ def controls(live: state.Live) -> None:
     """Run to end and Reset (the server's to do; the stepper has the rest)."""
     trainer = live.trainer
     assert trainer is not None
-    done = trainer.done
+    # a trainer the stepper trained to its end ahead of the person still has steps to reach:
+    # Run to end goes there (disabled only once the last step is reached)
+    done = trainer.done and live.trained >= live.recorded
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
     row.button("Run to end", key="run", on_click=_start_run, disabled=done)
     row.button("Reset", key="reset", on_click=_reset)
@@ -248,7 +250,9 @@ def run_to_end(live: state.Live) -> None:
         )
     with live.lock:
         live.running = False
-        live.view = live.trained
+        # the end, the steps trained ahead included: a trainer the stepper had already trained
+        # to its end trains nothing here, and its last steps are reached only now
+        live.reach(live.recorded)
     _moved_by_server()
     st.rerun()
 
