@@ -65,32 +65,38 @@ def as_engine_has_it(page, ref: Trainer, *, byte: bool) -> int:
     return k
 
 
+def click(page, button, times: int = 1) -> None:
+    """Click ``button`` ``times`` times in a row as a pointer does (press and release at its
+    middle), none waiting for anything: Playwright's own click waits for the element to hold still
+    before each one, ~0.25 s while the page redraws."""
+    box = button.bounding_box()
+    assert box is not None
+    for _ in range(times):
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
 def test_stepping_scrubbing_keys_and_play_draw_the_engines_step_and_a_refresh_returns_to_it(app_url, new_page):
     ref = engine("english_frankenstein.txt", "gpt2", 400)
     with new_page(width=1280, height=720) as page:
         page.goto(f"{app_url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=0")
         drawn(page, 0)
-        # every control named, the sentence announced
+        # every control named (the accessibility snapshot: role and name), the sentence announced
         bar = page.locator(".sp-root")
-        for name in ("Back", "Step", "+10", "+100", "Play"):
-            expect(bar.get_by_role("button", name=name, exact=True)).to_be_visible()
-        expect(bar.get_by_role("slider", name="Step shown")).to_be_visible()
-        expect(bar.get_by_role("combobox", name="Play speed")).to_be_visible()
+        tree = bar.aria_snapshot()
+        for control in ('button "Back"', 'button "Step"', 'button "+10"', 'button "+100"', 'button "Play"'):
+            assert control in tree, tree
+        assert 'slider "Step shown"' in tree and 'combobox "Play speed"' in tree, tree
         assert page.locator(".sp-sentence").get_attribute("aria-live") == "polite"
-        assert "Step shown" in bar.aria_snapshot() and "Play speed" in bar.aria_snapshot()
 
         step = bar.get_by_role("button", name="Step", exact=True)
-        for _ in range(7):  # quick clicks, none waiting for the server
-            step.click()
+        click(page, step, 7)  # quick clicks, none waiting for the server
         drawn(page, 7)
         as_engine_has_it(page, ref, byte=True)
 
         # keys: Shift+→ ten, → one, ← one, Space plays and pauses; focus is visible
         step.focus()
-        page.keyboard.press("Shift+ArrowRight")
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("ArrowRight")
-        page.keyboard.press("ArrowLeft")
+        for key in ("Shift+ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+            page.keyboard.press(key)
         drawn(page, 18)
         assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
         as_engine_has_it(page, ref, byte=True)
@@ -100,7 +106,7 @@ def test_stepping_scrubbing_keys_and_play_draw_the_engines_step_and_a_refresh_re
         page.evaluate(_RECORD)
         step.focus()
         page.keyboard.press("Space")
-        page.wait_for_function("() => window.__drawn.length >= 25", timeout=WAIT_MS)
+        page.wait_for_function("() => window.__drawn.length >= 12", timeout=WAIT_MS)
         page.keyboard.press("Space")
         played = page.evaluate("() => window.__drawn")
         assert played[0] in (18, 19) and played == list(range(played[0], played[0] + len(played))), played
@@ -113,19 +119,18 @@ def test_stepping_scrubbing_keys_and_play_draw_the_engines_step_and_a_refresh_re
         page.evaluate(_RECORD)
         page.mouse.move(box["x"] + 8, box["y"] + box["height"] / 2)
         page.mouse.down()
-        for i in range(1, 21):
-            page.mouse.move(box["x"] + 8 + i * (box["width"] - 16) * 0.02, box["y"] + box["height"] / 2)
+        for i in range(1, 11):
+            page.mouse.move(box["x"] + 8 + i * (box["width"] - 16) * 0.04, box["y"] + box["height"] / 2)
         page.mouse.up()
-        assert len(set(page.evaluate("() => window.__drawn"))) >= 10  # redrawn along the way
+        assert len(set(page.evaluate("() => window.__drawn"))) >= 5  # redrawn along the way
         as_engine_has_it(page, ref, byte=True)
 
         # random steps, then quick ones; the address bar follows, and a refresh opens the step last drawn
-        for k in random.Random(3).sample(range(1, 60), 3):
+        for k in random.Random(3).sample(range(1, 30), 3):
             slider.fill(str(k))
             drawn(page, k)
             as_engine_has_it(page, ref, byte=True)
-        for _ in range(5):
-            step.click()
+        click(page, step, 5)
         last = shown_step(page)
         expect(page).to_have_url(re.compile(rf"[?&]step={last}(&|$)"), timeout=WAIT_MS)
         page.reload()
