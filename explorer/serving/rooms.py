@@ -1654,6 +1654,12 @@ def _member_body(member: Member) -> str:
     return json.dumps(raw, ensure_ascii=False)
 
 
+def _send(client: Any, read: tuple[str, str, str]) -> Any:
+    """A read (command, key, field; no field for a whole hash) sent on a client or a pipeline."""
+    command, key, field = read
+    return getattr(client, command)(key, *((field,) if field else ()))
+
+
 class _RedisTx:
     """The rooms' primitives on a Redis client (replies in str): reads go to the server at once
     and are noted as checks; writes wait for :meth:`commit`, one script that applies them only
@@ -1683,13 +1689,14 @@ class _RedisTx:
         if qid is not None:
             wanted.append(("hget", self._key(code, "questions"), str(int(qid))))
         pipe = self.client.pipeline(transaction=False)
-        for command, key, field in wanted:
-            getattr(pipe, command)(key, *((field,) if field else ()))
+        for read in wanted:
+            _send(pipe, read)
         self._ahead.update(zip(wanted, pipe.execute()))
 
-    def _hget(self, key: str, field: str) -> str | None:
-        read = ("hget", key, field)
-        return self._ahead.pop(read) if read in self._ahead else self.client.hget(key, field)
+    def _read(self, command: str, key: str, field: str = "") -> Any:
+        """One read (``hgetall`` or ``hget``): its reply read ahead, else from the server now."""
+        read = (command, key, field)
+        return self._ahead.pop(read) if read in self._ahead else _send(self.client, read)
 
     def _at(self, key: str) -> int:
         return self.keys.setdefault(key, len(self.keys) + 1)
@@ -1710,8 +1717,7 @@ class _RedisTx:
     # -- reads --
     def record(self, code: str) -> _Record | None:
         key = self._key(code)
-        read = ("hgetall", key, "")
-        raw = self._ahead.pop(read) if read in self._ahead else self.client.hgetall(key)
+        raw = self._read("hgetall", key)
         if not raw:
             self._check("exists", key, 0)
             return None
@@ -1739,7 +1745,7 @@ class _RedisTx:
 
     def member(self, code: str, member_id: str) -> Member | None:
         key = self._key(code, "members")
-        body = self._hget(key, member_id)
+        body = self._read("hget", key, member_id)
         self._check("hget", key, member_id, False if body is None else body)
         return None if body is None else _member_of(member_id, body)
 
@@ -1759,7 +1765,7 @@ class _RedisTx:
 
     def question(self, code: str, qid: int) -> Question | None:
         key = self._key(code, "questions")
-        body = self._hget(key, str(int(qid)))
+        body = self._read("hget", key, str(int(qid)))
         self._check("hget", key, str(int(qid)), False if body is None else body)
         return None if body is None else Question.from_json(body)
 
