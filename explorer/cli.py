@@ -47,9 +47,9 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from . import settings
 from .analysis.evaluate import curve, evaluate
@@ -57,7 +57,6 @@ from .analysis.fairness import RENYI_ALPHA, check_alpha, gini, parity
 from .analysis.health import scan
 from .bpe.config import (
     ALPHABETS,
-    MAX_PICKY,
     PRESETS,
     SEED_REPLAYS,
     SPECIALS_IN_TEXT,
@@ -68,10 +67,11 @@ from .bpe.config import (
     corpus_config,
 )
 from .bpe.parity import BALANCES, Balance, BalanceName, ParityTrainer
-from .bpe.picky import ios_threshold
 from .bpe.tokenizer import Tokenizer
 from .bpe.trainer import Trainer
-from .errors import ExplorerError
+from .bpe.variant import Variant
+from .bpe.variants import OPTIONS, VARIANTS, variant_of
+from .errors import ConfigError, ExplorerError
 from .formats.corpora import SAMPLE_DIR, read_text_file, require_text
 from .formats.exporters import EXPORT_FORMATS, export_files
 from .formats.hub import is_hub_id
@@ -144,21 +144,15 @@ def _parser() -> argparse.ArgumentParser:
         help="a special token found in the corpus: cut it out of the text (split, default) or refuse the corpus",
     )
     t.add_argument("--top-k", type=int, metavar="K", help="rows of the pair table kept per step")
-    t.add_argument(
-        "--superbpe-transition",
-        type=int,
-        metavar="T",
-        help="SuperBPE: after T merges, train on with the pre-tokenizer's pieces joined across spaces "
-        "(superwords; pre-tokenizer gpt2, cl100k or o200k)",
-    )
-    t.add_argument(
-        "--picky",
-        type=_tau,
-        metavar="TAU",
-        help="PickyBPE: after each merge, remove a merged token of its pair whose occurrences left standing alone "
-        "are under TAU x the merge's count (the paper's IoS threshold T = 1/(1+TAU): 0.11 is T = 0.9; 0 removes "
-        "nothing)",
-    )
+    for variant in VARIANTS.values():  # each variant's one setting, as the variant declares it
+        if variant.flag is not None:
+            t.add_argument(
+                variant.flag,
+                dest=variant.option,
+                type=_option_reader(variant),
+                metavar=variant.metavar,
+                help=variant.help,
+            )
     t.add_argument("--out", required=True, metavar="DIR")
     t.add_argument(
         "--balance",
@@ -374,10 +368,9 @@ def _overrides(args: argparse.Namespace) -> dict:
         "marker",
         "normalizer",
         "specials_in_text",
-        "superbpe_transition",
-        "picky",
+        *OPTIONS.values(),  # a variant without a flag has no attribute here
     ):
-        if getattr(args, name) is not None:
+        if getattr(args, name, None) is not None:
             o[name] = getattr(args, name)
     if args.special is not None:
         o["special_tokens"] = tuple(args.special)
@@ -530,56 +523,44 @@ def _train_balanced(
     return 0
 
 
-def _tau(value: str) -> float:
-    """--picky's τ: a number from 0 to ``MAX_PICKY``, else argparse's one-line error.
+def _option_reader(variant: Variant) -> Callable[[str], Any]:
+    """argparse's ``type`` for a variant's flag: the variant's ``parse``, its ConfigError's
+    sentence (or, for a ValueError, the value) as argparse's one-line error.
 
-    >>> _tau("0.11"), _tau("0")
-    (0.11, 0.0)
-    >>> _tau("-1")
+    >>> _option_reader(VARIANTS["picky"])("-1")
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: τ is from 0 (classical BPE) to 1,000, not -1
     """
-    try:
-        tau = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"τ must be a number (e.g. 0.11, the paper's T = 0.9), not {value!r}"
-        ) from None
-    if not 0 <= tau <= MAX_PICKY:  # NaN too
-        raise argparse.ArgumentTypeError(f"τ is from 0 (classical BPE) to {MAX_PICKY:,g}, not {value}")
-    return tau
+
+    def read(text: str) -> Any:
+        try:
+            return variant.parse(text)
+        except ConfigError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {variant.metavar} value: {text!r}") from None
+
+    return read
 
 
-def _picky_alone(args: argparse.Namespace) -> None:
-    """--picky trains one text with classical BPE's stages: no SuperBPE, no balance."""
-    if args.picky is None:
-        return
-    if args.superbpe_transition is not None:
-        raise ExplorerError("--picky and --superbpe-transition cannot be combined: train PickyBPE or SuperBPE")
-    if args.balance is not None or args.dev:
-        raise ExplorerError("--picky cannot be combined with --balance or --dev: PickyBPE trains one text")
-
-
-def _picky_line(trainer: Trainer) -> str:
-    """What PickyBPE removed, the line after train's summary (that line stays as it is).
-
-    >>> from explorer import make_config, train
-    >>> _picky_line(train("ab ab abc abc abc", make_config("sennrich", num_merges=3, picky=0.5)))
-    'PickyBPE τ 0.5 (IoS threshold T 0.667): 1 token removed (1 removal), vocab 6 live\\n'
-    """
-    tau = trainer.config.picky
-    assert tau is not None
-    n, gone = len(trainer.removals), len(trainer.vocab) - trainer.n_live  # gone: removed and not made again
-    return (
-        f"PickyBPE τ {tau:g} (IoS threshold T {ios_threshold(tau):.3g}): {gone:,} token{'s' * (gone != 1)} removed "
-        f"({n:,} removal{'s' * (n != 1)}), vocab {trainer.n_live:,} live\n"
-    )
+def _variant_alone(args: argparse.Namespace) -> None:
+    """One variant a run (``check_variants`` says so too, in the config's words: this names the
+    flags), and a variant that trains one text takes no --balance or --dev."""
+    given = [VARIANTS[name] for name, option in OPTIONS.items() if getattr(args, option, None) is not None]
+    if len(given) > 1:
+        flags, titles = sorted(str(v.flag) for v in given), sorted(v.title for v in given)
+        raise ExplorerError(f"{' and '.join(flags)} cannot be combined: train {' or '.join(titles)}")
+    for variant in given:
+        if variant.one_text and (args.balance is not None or args.dev):
+            raise ExplorerError(
+                f"{variant.flag} cannot be combined with --balance or --dev: {variant.title} trains one text"
+            )
 
 
 def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _require_files_and_preset(args)
-    _picky_alone(args)
+    _variant_alone(args)
     setup = _train_setup(args)
     balance = _balance(args, setup[0])
     if balance is not None:
@@ -601,8 +582,7 @@ def _train(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"{len(trainer.records)} merges, vocab {len(trainer.vocab)}, stopped: {trainer.stop_reason}; "
         f"tokens {trainer.initial_tokens:,} -> {trainer.tokens:,}; wrote {path}\n"
     )
-    if trainer.config.picky is not None:
-        out.write(_picky_line(trainer))
+    out.write(variant_of(trainer.config).summary(trainer))
     return 0
 
 

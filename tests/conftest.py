@@ -654,3 +654,41 @@ def small_tekken(*, tokens: int = 600, used: int = 550, specials: int = 30) -> b
         "special_tokens": [{"rank": i, "token_str": t, "is_control": True} for i, t in enumerate(listed)],
     }
     return json.dumps(small).encode()
+
+
+# ---- the page models' keys ---------------------------------------------------------------------
+# widgets every page draws through its prologue (nav.page): the projector switch
+PROLOGUE_KEYS = ("projector_",)
+
+
+def widget_keys(*sessions) -> set[str]:
+    """Every widget key the sessions' pages draw (AppTest sessions)."""
+    found: set[str] = set()
+
+    def walk(node) -> None:
+        if getattr(node, "key", None):
+            found.add(node.key)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    for at in sessions:
+        walk(at._tree)
+    return found
+
+
+def constants(group: type) -> dict[str, str]:
+    """A model's named keys (``Keys``, ``Session``): NAME -> key."""
+    return {name: value for name, value in vars(group).items() if name.isupper()}
+
+
+def assert_keys_named(
+    seen: set[str], keys: type, *, foreign: tuple[str, ...] = PROLOGUE_KEYS, prefixes: tuple[str, ...] = ("_AT",)
+) -> None:
+    """Every key ``keys`` names is a widget drawn (a name ending in one of ``prefixes`` is the start
+    of drawn keys), and every widget drawn is named, or another module's (``foreign``)."""
+    starts = {v for k, v in constants(keys).items() if k.endswith(prefixes)}
+    whole = set(constants(keys).values()) - starts
+    assert whole <= seen, f"named but drawn by no widget: {sorted(whole - seen)}"
+    assert all(any(k.startswith(p) for k in seen) for p in starts), f"prefixes no widget starts with: {starts}"
+    unnamed = {k for k in seen - whole if not k.startswith((*starts, *foreign))}
+    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"

@@ -10,7 +10,7 @@ import re
 from zoneinfo import ZoneInfo
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from conftest import assert_keys_named, constants, widget_keys
 from test_class_page import fresh_rooms, opened, student, teacher  # noqa: F401 - fresh_rooms: autouse
 
 from explorer import Trainer, TrainerConfig
@@ -285,26 +285,6 @@ def test_moderation_names_a_hidden_student_and_the_leaderboard_hides_it():
 
 
 # ---- the keys ---------------------------------------------------------------------------------------------
-FOREIGN = ("projector_",)  # the projector switch, drawn on every page
-
-
-def widget_keys(*sessions: AppTest) -> set[str]:
-    """Every widget key the sessions' pages draw."""
-    found: set[str] = set()
-
-    def walk(node) -> None:
-        if getattr(node, "key", None):
-            found.add(node.key)
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    for at in sessions:
-        walk(at._tree)
-    return found
-
-
-def constants(group: type) -> dict[str, str]:
-    return {name: value for name, value in vars(group).items() if name.isupper()}
 
 
 def test_every_key_the_model_names_is_a_widget_of_the_class_page_and_every_widget_is_named():
@@ -332,12 +312,7 @@ def test_every_key_the_model_names_is_a_widget_of_the_class_page_and_every_widge
     t.button(key=Keys.TO_LOBBY).click().run()
     seen |= widget_keys(t)
     assert not (t.exception or s.exception)
-    prefixes = {v for k, v in constants(Keys).items() if k.endswith("_AT")}
-    whole = set(constants(Keys).values()) - prefixes
-    assert whole <= seen, f"named but drawn by no widget: {sorted(whole - seen)}"
-    assert all(any(k.startswith(p) for k in seen) for p in prefixes)
-    unnamed = {k for k in seen - whole if not k.startswith((*prefixes, *FOREIGN))}
-    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
+    assert_keys_named(seen, Keys)
     kept = {
         Session.TEACHER_KEYS,
         Session.CHOSEN,

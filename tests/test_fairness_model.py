@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, assert_keys_named, constants, widget_keys
 from streamlit.testing.v1 import AppTest
 
 from explorer import TrainerConfig
@@ -422,25 +422,6 @@ def test_a_link_with_too_few_languages_trains_the_defaults_beside_them_and_no_mo
 
 
 # ---- the keys ---------------------------------------------------------------------------------------------
-FOREIGN = ("projector_",)  # the projector switch, drawn on every page
-
-
-def widget_keys(at: AppTest) -> set[str]:
-    """Every widget key of the page as drawn."""
-
-    def walk(node) -> None:
-        if getattr(node, "key", None):
-            found.add(node.key)
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    found: set[str] = set()
-    walk(at._tree)
-    return found
-
-
-def constants(group: type) -> dict[str, str]:
-    return {name: value for name, value in vars(group).items() if name.isupper()}
 
 
 def test_every_key_the_model_names_is_a_widget_of_the_fairness_page_and_every_widget_is_named():
@@ -449,12 +430,7 @@ def test_every_key_the_model_names_is_a_widget_of_the_fairness_page_and_every_wi
     at.switch_page("pages/6_Fairness.py").run()  # the settings, the upload form, the controls: all drawn
     seen = widget_keys(at)
     assert not at.exception and at.session_state[Session.REQUEST] == Request(("en", "hi"), "sennrich", 10)
-    prefixes = {v for k, v in constants(Keys).items() if k.endswith("_AT")}
-    whole = set(constants(Keys).values()) - prefixes
-    assert whole <= seen, f"named but drawn by no widget: {sorted(whole - seen)}"
-    assert all(any(k.startswith(p) for k in seen) for p in prefixes)
-    unnamed = {k for k in seen - whole if not k.startswith((*prefixes, *FOREIGN))}
-    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
+    assert_keys_named(seen, Keys)
     # an added language: the next round of file pickers, and every session key the page keeps
     at.text_input(key=Keys.UPLOAD_NAME).input("Kiswahili")
     for uploader, part in zip(at.file_uploader, (b"habari habari dunia", b"habari dunia")):

@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, assert_keys_named, constants, widget_keys
 from streamlit.testing.v1 import AppTest
 from test_hf_json import hf_ids
 from test_hf_sentencepiece import TEXT, hf_text, in_sentencepiece_order, sentencepiece_file
@@ -354,24 +354,6 @@ def test_a_long_text_goes_in_the_link_by_its_digest_once_stored_else_its_start()
 FOREIGN = ("hub_", "import_", "w_hub_", "w_imp_", "projector_")
 
 
-def widget_keys(at: AppTest) -> set[str]:
-    """Every widget key of the page as drawn."""
-
-    def walk(node) -> None:
-        if getattr(node, "key", None):
-            found.add(node.key)
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    found: set[str] = set()
-    walk(at._tree)
-    return found
-
-
-def constants(group: type) -> dict[str, str]:
-    return {name: value for name, value in vars(group).items() if name.isupper()}
-
-
 def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_named():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.session_state["corpus_choice"] = CorpusChoice(samples=("udhr_en.txt",))
@@ -387,12 +369,7 @@ def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_n
         seen |= widget_keys(at)
     at.text_area(key=Keys.TEXT).input("x" * 500).run()  # a long text is stored: the link names it by hash
     assert not at.exception
-    prefixes = {v for k, v in constants(Keys).items() if k.endswith(("_AT", "_OF"))}
-    whole = set(constants(Keys).values()) - prefixes
-    assert whole <= seen, f"named but drawn by no widget: {sorted(whole - seen)}"
-    assert all(any(k.startswith(p) for k in seen) for p in prefixes)
-    unnamed = {k for k in seen - whole if not k.startswith((*prefixes, *FOREIGN))}
-    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
+    assert_keys_named(seen, Keys, foreign=FOREIGN, prefixes=("_AT", "_OF"))
     assert all(key in at.session_state for key in constants(Session).values())
 
 

@@ -570,6 +570,68 @@ def test_answers_from_two_processes_at_once_are_counted_once_each(backend):
     rooms.close()
 
 
+def _commands(url: str) -> dict[str, int]:
+    """How many times the server has run each command (all its clients, and the commands inside
+    scripts: the compare-and-set reads with HGET, never HGETALL)."""
+    client = redis.Redis.from_url(url)
+    try:
+        return {name.removeprefix("cmdstat_"): stat["calls"] for name, stat in client.info("commandstats").items()}
+    finally:
+        client.close()
+
+
+def test_an_answer_right_after_its_members_poll_makes_one_round_trip_and_stays_checked(redis_url):
+    # two servers on one Redis: ``near`` polls and answers, as a student's server does; ``far``
+    # is the teacher's server, whose changes ``near`` has not read
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    near, far = (make_rooms("redis", redis_url, limits=Limits(), prefix=prefix) for _ in range(2))
+    room, key = far.create({})
+    member = far.join(room.code, "Ada").id
+    far.ask(room.code, key, merge_question())
+    near.answer(room.code, member, 1, 0)
+    assert near.revs_for(room.code, member=member) is not None
+    before = _commands(redis_url)
+    near.answer(room.code, member, 1, 1)
+    after = _commands(redis_url)
+    ran = {name: after.get(name, 0) - before.get(name, 0) for name in ("hgetall", "evalsha")}
+    assert ran == {"hgetall": 0, "evalsha": 1}, ran  # the compare-and-set alone: the room not read again
+    assert [a.value for a in far.answers(room.code, 1)] == [1]
+
+    # what ``near`` read a moment ago has changed on ``far``: the check catches it, either way
+    far.close_question(room.code, key, 1)
+    with pytest.raises(RoomError, match="closed"):
+        near.answer(room.code, member, 1, 2)
+    assert [a.value for a in far.answers(room.code, 1)] == [1]
+    with pytest.raises(RoomError):
+        near.answer(room.code, member, 2, 0)  # not asked yet: refused, and what it read kept
+    far.ask(room.code, key, merge_question(1))
+    near.answer(room.code, member, 2, 3)  # refused on the kept replies, then taken on fresh ones
+    assert [a.value for a in far.answers(room.code, 2)] == [3]
+    far.remove(room.code, key, member)
+    with pytest.raises(RoomError, match="not a member"):
+        near.answer(room.code, member, 2, 1)
+    near.close()
+    far.close()
+
+
+def test_a_room_kept_alive_on_another_server_is_not_taken_for_idle_on_a_reply_read_before(redis_url):
+    # ``near`` read the room at noon; ``far`` (the teacher's server) kept it alive at one; at
+    # past two ``near``'s reply says idle for two hours, which only a fresh read can deny
+    prefix, limits = f"t{uuid.uuid4().hex[:8]}:", Limits(idle_hours=2)
+    near_clock, far_clock = Clock(), Clock()
+    near = make_rooms("redis", redis_url, limits=limits, clock=near_clock, prefix=prefix)
+    far = make_rooms("redis", redis_url, limits=limits, clock=far_clock, prefix=prefix)
+    room, _ = far.create({})
+    member = far.join(room.code, "Ada").id
+    assert near.revs_for(room.code, member=member) is not None
+    far_clock.now += 3600
+    assert far.keep(room.code)
+    near_clock.now += 2 * 3600 + 60
+    assert near.keep(room.code)
+    near.close()
+    far.close()
+
+
 def test_thirty_students_joining_at_once_fill_the_room_exactly_and_each_keeps_a_name_of_its_own(backend):
     # six clients of their own (connections, as six app processes have), five joins each, all
     # typing the same name: each join reads the count and the names, then writes; two joins that

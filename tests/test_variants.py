@@ -7,17 +7,20 @@ are called where they say, and that a trainer keeps its variant across a copy or
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
 from conftest import read_sample
+from test_cli import run
 
-from explorer import Balance, ConfigError, ParityTrainer, Tokenizer, Trainer, make_config, train
+from explorer import Balance, ConfigError, ParityTrainer, Tokenizer, Trainer, TrainerConfig, make_config, train
 from explorer.bpe.parity import BALANCE_RULES, BALANCES, BalanceRule
 from explorer.bpe.variant import PAIR_SHIFT, MergeEvent, Variant, VariantConfig
 from explorer.bpe.variants import VARIANTS, variant_of
+from explorer.formats.trace import load_trace
 
 
 class Recording(Variant):
@@ -27,7 +30,7 @@ class Recording(Variant):
     name = "recording"
     title = "Recording"
     description = "classical BPE that notes its hooks"
-    option = "picky"  # stands in for a new variant's own setting
+    option = "recording"
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
@@ -54,9 +57,9 @@ class Recording(Variant):
 
 def test_the_trainer_calls_a_registered_variants_hooks_where_they_say(monkeypatch):
     recording = Recording()
-    monkeypatch.setitem(VARIANTS, "picky", recording)  # registered in PickyBPE's place
+    monkeypatch.setitem(VARIANTS, "recording", recording)
     text = "low low low lower lower newest newest widest"
-    trainer = train(text, make_config("sennrich", num_merges=10, picky=0.5))
+    trainer = train(text, make_config("sennrich", num_merges=10, recording=True))
     classical = train(text, make_config("sennrich", num_merges=4))
     assert trainer.stop_reason == "four made"
     assert trainer.merges == classical.merges  # its hooks change nothing else
@@ -75,6 +78,75 @@ def test_a_config_finds_its_variant_and_each_variant_says_why_it_cannot_train_wi
     for setting, sentence in (({"superbpe_transition": 5}, "no SuperBPE stage"), ({"picky": 0.1}, "removes no tokens")):
         with pytest.raises(ConfigError, match=sentence):
             ParityTrainer(["a b"], ["a b"], make_config("gpt2", **setting))
+
+
+class UntilShare(Variant):
+    """A new variant, declared in one place as README's "Adding a variant" says: classical BPE
+    that stops once merging has brought the corpus down to a share of its tokens."""
+
+    name = "until-share"
+    title = "Until a share"
+    description = "classical BPE until the corpus is down to a share of its tokens"
+    option = "until_share"
+    flag = "--until-share"
+    metavar = "S"
+    help = "stop once the corpus is down to S (0 < S < 1) of the tokens it started with"
+
+    def parse(self, text: str) -> float:
+        return float(text)
+
+    def check(self, config: VariantConfig) -> None:
+        if not 0 < self.setting(config) < 1:
+            raise ConfigError("the share must be between 0 and 1")
+
+    def stop(self, trainer: Any) -> str | None:
+        if trainer.tokens <= self.setting(trainer.config) * trainer.initial_tokens:
+            return "share"
+        return super().stop(trainer)
+
+    def summary(self, trainer: Any) -> str:
+        return f"down to {trainer.tokens / trainer.initial_tokens:.1%} of its tokens\n"
+
+
+UNTIL_SHARE = UntilShare()  # the name a pickled trainer finds its variant by
+
+
+def test_a_variant_registered_in_one_line_is_a_setting_of_the_config_the_command_line_and_trace_json(
+    monkeypatch, tmp_path
+):
+    with pytest.raises(TypeError, match="until_share"):
+        TrainerConfig(until_share=0.5)  # not a setting until its variant is registered
+    monkeypatch.setitem(VARIANTS, UNTIL_SHARE.name, UNTIL_SHARE)
+
+    text = read_sample("english_frankenstein.txt")[:20_000]
+    config = make_config("sennrich", num_merges=2_000, until_share=0.6)
+    assert (config.until_share, variant_of(config), variant_of(config.replace(until_share=None)).name) == (
+        0.6,
+        UNTIL_SHARE,
+        "classical",
+    )
+    trainer = train(text, config)
+    whole = train(text, config.replace(until_share=None))
+    assert trainer.stop_reason == "share" and trainer.merges == whole.merges[: len(trainer.merges)]
+    # the first merge that reaches the share, not one later
+    assert trainer.tokens <= 0.6 * trainer.initial_tokens < whole.records[len(trainer.merges) - 2].tokens_after
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        make_config("sennrich", until_share=1.5)
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    code, out, err = run("train", str(corpus), "--preset", "sennrich", "--until-share", "0.6", "--out", str(tmp_path))
+    assert code == 0, err
+    assert out.splitlines()[1] == f"down to {trainer.tokens / trainer.initial_tokens:.1%} of its tokens"
+    data = json.loads((tmp_path / "trace.json").read_text(encoding="utf-8"))
+    assert (data["training"]["until_share"], data["stop_reason"]) == (0.6, "share")
+    assert TrainerConfig.from_dict(data["config"]).until_share == 0.6
+    tokenizer, _ = load_trace(tmp_path)
+    assert tokenizer.encode(text[:2_000]) == trainer.tokenizer().encode(text[:2_000])
+    code, out, err = run("train", str(corpus), "--preset", "sennrich", "--until-share", "x", "--out", str(tmp_path))
+    assert (code, out, err.count("\n")) == (2, "", 1) and "argument --until-share: invalid S value: 'x'" in err
+    code, out, err = run("train", str(corpus), "--preset", "sennrich", "--until-share", "2", "--out", str(tmp_path))
+    assert (code, out) == (2, "") and "the share must be between 0 and 1" in err
 
 
 @pytest.mark.parametrize("how", ["deepcopy", "pickle"])

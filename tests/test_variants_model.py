@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, assert_keys_named, constants, widget_keys
 from streamlit.testing.v1 import AppTest
 
 from explorer import make_config, train
@@ -321,25 +321,6 @@ def test_each_bad_value_of_a_link_is_said_once_and_its_default_kept():
 
 
 # ---- keys, and no Streamlit ------------------------------------------------------------------------
-FOREIGN = ("projector_",)  # the prologue's widgets (nav.page), on every page
-
-
-def widget_keys(at: AppTest) -> set[str]:
-    """Every widget key of the page as drawn."""
-    found: set[str] = set()
-
-    def walk(node) -> None:
-        if getattr(node, "key", None):
-            found.add(node.key)
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    walk(at._tree)
-    return found
-
-
-def constants(group: type) -> dict[str, str]:
-    return {name: value for name, value in vars(group).items() if name.isupper()}
 
 
 def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_named():
@@ -354,10 +335,7 @@ def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_n
         at.run()
         seen |= widget_keys(at)
     assert not at.exception, at.exception
-    named = set(constants(Keys).values())
-    assert named <= seen, f"named but drawn by no widget: {sorted(named - seen)}"
-    unnamed = {k for k in seen - named if not k.startswith(FOREIGN)}
-    assert not unnamed, f"widgets whose key the model does not name: {sorted(unnamed)}"
+    assert_keys_named(seen, Keys, prefixes=())
     assert all(key in at.session_state for key in constants(Session).values())
     assert model.TRAINED == catalog.TRAINED  # the model names the session's tokenizer as the catalog does
 

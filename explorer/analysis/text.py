@@ -20,9 +20,9 @@ import regex
 from ..bpe.config import TrainerConfig
 from ..bpe.tokenizer import Tokenizer
 from ..stages.pipeline import word_symbols
-from ..stages.pretokenizers import is_superword
 
 __all__ = [
+    "is_superword",
     "superword_ids",
     "TextStats",
     "RoundTrip",
@@ -215,6 +215,16 @@ def twin_configs(config: TrainerConfig, *, merges: int) -> tuple[TrainerConfig, 
     char = config.replace(unit="char", alphabet="present", **shared)
     byte = config.replace(unit="byte", alphabet="full-bytes", **shared)
     return char, byte
+
+
+def is_superword(text: str) -> bool:
+    """Whether a token's text crosses a word boundary, as a superword does: a space after its
+    first character, leading and trailing spaces aside (``" the"`` is one word, ``" of the"`` two).
+
+    >>> [is_superword(t) for t in (" of the", " the", "  ", "the ", ", and")]
+    [True, False, False, False, True]
+    """
+    return " " in text[1:].rstrip(" ") and bool(text.strip())
 
 
 def superword_ids(tokenizer: Tokenizer) -> list[int]:

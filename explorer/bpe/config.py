@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -21,10 +22,8 @@ from ..stages.pipeline import (
     UnitName,
     check_name,
 )
-from .picky import MAX_PICKY  # noqa: F401  # read here by the CLI and the settings
-from .superbpe import superword_config
 from .variant import MAX_VOCAB_SIZE
-from .variants import VARIANTS, check_variants, variant_of
+from .variants import OPTIONS, check_variants, variant_of
 
 __all__ = [
     "AlphabetName",
@@ -51,7 +50,6 @@ __all__ = [
     "DEFAULT_MERGES",
     "corpus_config",
     "char_level_choices",
-    "superword_config",
 ]
 
 # The names a field takes; the stages' own (NormalizerName, SequencesName, UnitName, MarkerName)
@@ -97,7 +95,9 @@ class TrainerConfig:
     setup. Valid once built (ConfigError otherwise).
 
     Built and read flat as well: the stage names (``unit="char"``, ``config.unit``) are the
-    pipeline's, so presets, the CLI, settings and links name every field in one place.
+    pipeline's, and each training variant's setting is named by the variant
+    (``superbpe_transition=t``, ``config.picky``: ``bpe.variants.VARIANTS``, held here in
+    ``variant_options``), so presets, the CLI, settings and links name every field in one place.
 
     >>> cfg = TrainerConfig(pretokenizer="whitespace", unit="char", num_merges=10, vocab_size=None)
     >>> cfg.pipeline.unit, cfg.unit, cfg.replace(marker="eow").pipeline.marker
@@ -118,8 +118,8 @@ class TrainerConfig:
     min_frequency: int
     reuse_ids: bool
     specials_in_text: SpecialsInTextName
-    superbpe_transition: int | None
-    picky: float | None
+    # the variants' settings that are set, in the registry's order: (("picky", 0.1),)
+    variant_options: tuple[tuple[str, Any], ...]
 
     def __init__(
         self,
@@ -140,8 +140,8 @@ class TrainerConfig:
         min_frequency: int = 0,
         reuse_ids: bool = True,
         specials_in_text: SpecialsInTextName = "split",
-        superbpe_transition: int | None = None,
-        picky: float | None = None,
+        variant_options: Iterable[tuple[str, Any]] = (),
+        **options: Any,
     ):
         # a stage name given flat (None: not given) is the pipeline's, over ``pipeline`` if both
         stages: dict[str, Any] = {
@@ -164,12 +164,17 @@ class TrainerConfig:
             "min_frequency": min_frequency,
             "reuse_ids": reuse_ids,
             "specials_in_text": specials_in_text,
-            "superbpe_transition": superbpe_transition,
-            "picky": picky,
+            "variant_options": _variant_options({**dict(variant_options), **options}),
         }
         for name, value in own.items():
             object.__setattr__(self, name, value)
         self._check()
+
+    def __getattr__(self, name: str) -> Any:
+        # a variant's setting read flat (config.picky): None when not set
+        if name in OPTIONS.values():
+            return dict(self.variant_options).get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- the pipeline's fields, read flat ----------------------------------------------------
     @property
@@ -234,7 +239,7 @@ class TrainerConfig:
         >>> TrainerConfig(pretokenizer="regex", pattern="a").replace(pretokenizer="gpt2", pattern=None).pattern is None
         True
         """
-        unknown = set(changes) - set(PIPELINE_FIELDS) - {f.name for f in dataclasses.fields(self)}
+        unknown = set(changes) - set(PIPELINE_FIELDS) - _field_names() - set(OPTIONS.values())
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         stages = {k: changes.pop(k) for k in PIPELINE_FIELDS if k in changes}
@@ -251,12 +256,10 @@ class TrainerConfig:
         >>> list(TrainerConfig().training_dict())[:2]
         ['alphabet', 'alphabet_order']
         """
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "pipeline"}
+        d = {name: getattr(self, name) for name in _field_names() - {"pipeline", "variant_options"}}
         d["special_tokens"] = list(self.special_tokens)
-        for variant in VARIANTS.values():  # variants' options, added later: files without them stay as they were
-            if variant.option is not None and d[variant.option] is None:
-                del d[variant.option]
-        return d
+        # the variants' settings last, flat, and only those set: files without them stay as they were
+        return {**{f.name: d[f.name] for f in dataclasses.fields(self) if f.name in d}, **dict(self.variant_options)}
 
     def to_dict(self) -> dict:
         """Flat: the pipeline's fields, then training's (trace.json's "config", share links).
@@ -275,11 +278,29 @@ class TrainerConfig:
         """
         # unknown keys are ignored: older traces kept here "top_k" (a recording option) and
         # "unk_token" / "dropout_style" (encoding options, see EncodeOptions.from_dict)
-        names = set(PIPELINE_FIELDS) | {f.name for f in dataclasses.fields(cls)} - {"pipeline"}
+        names = set(PIPELINE_FIELDS) | set(OPTIONS.values()) | _field_names() - {"pipeline", "variant_options"}
         kwargs = {k: v for k, v in data.items() if k in names}
         if "special_tokens" in kwargs:
             kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
         return cls(**kwargs)
+
+
+def _field_names() -> set[str]:
+    return {f.name for f in dataclasses.fields(TrainerConfig)}
+
+
+def _variant_options(given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The variants' settings a config holds: those set, in the registry's order (so that two
+    configs asking for the same are equal), a name no variant declares refused as Python
+    refuses an unknown keyword.
+
+    >>> _variant_options({"picky": 0.1, "superbpe_transition": None})
+    (('picky', 0.1),)
+    """
+    unknown = set(given) - set(OPTIONS.values())
+    if unknown:
+        raise TypeError(f"TrainerConfig() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    return tuple((name, given[name]) for name in OPTIONS.values() if given.get(name) is not None)
 
 
 @dataclass(frozen=True, slots=True)

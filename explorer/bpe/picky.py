@@ -418,6 +418,46 @@ class PickyBPE(Variant):
     description = "after each merge, a token left mostly inside the new one is removed (Chizhov et al. 2024)"
     option = "picky"
     not_with_parity = "parity-aware training removes no tokens: leave PickyBPE's τ out"
+    flag = "--picky"
+    metavar = "TAU"
+    help = (
+        "PickyBPE: after each merge, remove a merged token of its pair whose occurrences left standing alone "
+        "are under TAU x the merge's count (the paper's IoS threshold T = 1/(1+TAU): 0.11 is T = 0.9; 0 removes "
+        "nothing)"
+    )
+    one_text = True
+
+    def parse(self, text: str) -> float:
+        """τ from the command line: a number from 0 to ``MAX_PICKY``.
+
+        >>> PICKY.parse("0.11"), PICKY.parse("0")
+        (0.11, 0.0)
+        >>> PICKY.parse("-1")
+        Traceback (most recent call last):
+        ...
+        explorer.errors.ConfigError: τ is from 0 (classical BPE) to 1,000, not -1
+        """
+        try:
+            tau = float(text)
+        except ValueError:
+            raise ConfigError(f"τ must be a number (e.g. 0.11, the paper's T = 0.9), not {text!r}") from None
+        if not 0 <= tau <= MAX_PICKY:  # NaN too
+            raise ConfigError(f"τ is from 0 (classical BPE) to {MAX_PICKY:,g}, not {text}")
+        return tau
+
+    def summary(self, trainer: Any) -> str:
+        """What PickyBPE removed, the line after train's summary (that line stays as it is).
+
+        >>> from explorer import make_config, train
+        >>> PICKY.summary(train("ab ab abc abc abc", make_config("sennrich", num_merges=3, picky=0.5)))
+        'PickyBPE τ 0.5 (IoS threshold T 0.667): 1 token removed (1 removal), vocab 6 live\\n'
+        """
+        tau: float = self.setting(trainer.config)
+        n, gone = len(trainer.removals), len(trainer.vocab) - trainer.n_live  # gone: removed and not made again
+        return (
+            f"PickyBPE τ {tau:g} (IoS threshold T {ios_threshold(tau):.3g}): {gone:,} token{'s' * (gone != 1)} removed "
+            f"({n:,} removal{'s' * (n != 1)}), vocab {trainer.n_live:,} live\n"
+        )
 
     def check(self, config: VariantConfig) -> None:
         tau = self.setting(config)

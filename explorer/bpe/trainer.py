@@ -251,7 +251,6 @@ class Trainer(Stepping[StepRecord]):
         encoding: EncodeOptions = EncodeOptions(),
         alphabet: Sequence[str] | None = None,
         variant_data: object = None,
-        superwords: Mapping[str, int] | None = None,
     ):
         """``top_k``: rows of the pair table each step record keeps (what a view can show; it
         changes no merge, so it is not part of the config). ``full_records``: how many steps keep
@@ -261,8 +260,7 @@ class Trainer(Stepping[StepRecord]):
         when several trainers must share ids (see ``parity``); it must hold every symbol of the
         words (ConfigError otherwise). By default it is built from the words. ``variant_data``:
         what the config's variant read of the texts besides the words (``Variant.count``;
-        SuperBPE: the texts counted as stage two's pieces, see ``from_texts``); ``superwords``
-        is its older name."""
+        SuperBPE: the texts counted as stage two's pieces, see ``from_texts``)."""
         self.config = config
         self.encoding = encoding
         if not 0 <= top_k <= MAX_TOP_K:
@@ -314,7 +312,7 @@ class Trainer(Stepping[StepRecord]):
         self.removals: list[tuple[int, int]] = []  # PickyBPE: (after merge k, id), see bpe.picky
         self.removed: set[int] = set()
         self.initial_tokens = self.tokens = self._index(map(to_ids, seqs))
-        variant.start(self, superwords if variant_data is None else variant_data)
+        variant.start(self, variant_data)
 
     def _index(self, id_seqs: Iterable[Iterable[int]]) -> int:
         """Lay the words (as ids, in the order of ``self._words``) out in the position arrays,

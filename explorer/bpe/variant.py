@@ -19,6 +19,12 @@ merges encodes with) and ``piece_merger(tokenizer)``: the encoder factory's ques
 whether a tokenizer's vocabulary needs the variant's own way of merging a piece (PickyBPE's,
 for a vocabulary with removals) instead of the merge list's ranks.
 
+A variant also declares its one setting, which everything else reads from here: its name
+(``option``: a ``TrainerConfig`` keyword and attribute, a ``trace.json`` key, a link's value),
+the command line's flag for it (``flag``, ``metavar``, ``help``, read through ``parse``),
+whether ``train --balance/--dev`` may take it (``one_text``) and the line ``train`` prints
+after its summary (``summary``). So adding a variant touches its module and one registry line.
+
 A variant holds no state: the trainer keeps what a variant needs between hooks in its
 ``variant_state`` attribute (copied with the trainer).
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from ..errors import ConfigError
 from ..stages.pipeline import Pipeline, PipelineConfig, count_words
 from .merging import Chain
 
@@ -164,7 +171,33 @@ class Variant:
     option: str | None = None
     # the sentence parity-aware training refuses the variant with
     not_with_parity = ""
+    # the command line's flag for the option ("--picky"), its metavar and help; None: no flag
+    flag: str | None = None
+    metavar = ""
+    help = ""
+    # trains one text only: ``train`` refuses it with --balance or --dev
+    one_text = False
     after_merge: Callable[[Training, MergeEvent], None] | None = None
+
+    def parse(self, text: str) -> Any:
+        """The option's value from the command line's text: a whole number by default (a
+        ConfigError for a bad one, its sentence in argparse's own words).
+
+        >>> Variant().parse("12")
+        12
+        >>> Variant().parse("x")
+        Traceback (most recent call last):
+        ...
+        explorer.errors.ConfigError: invalid int value: 'x'
+        """
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"invalid int value: {text!r}") from None
+
+    def summary(self, trainer: Any) -> str:
+        """A line ``train`` prints after its summary for a trainer of this variant ("": none)."""
+        return ""
 
     def is_on(self, config: VariantConfig) -> bool:
         """Whether ``config`` asks for this variant."""

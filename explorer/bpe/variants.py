@@ -14,9 +14,11 @@ from .picky import PICKY
 from .superbpe import SUPERBPE
 from .variant import CLASSICAL, PieceMerger, TokenizerView, Variant, VariantConfig
 
-__all__ = ["VARIANTS", "variant_of", "check_variants", "piece_merger"]
+__all__ = ["OPTIONS", "VARIANTS", "variant_of", "check_variants", "piece_merger"]
 
 VARIANTS: Registry[Variant] = Registry("variant", {v.name: v for v in (CLASSICAL, SUPERBPE, PICKY)})
+# variant name -> the TrainerConfig setting that turns it on (classical BPE has none)
+OPTIONS: dict[str, str] = VARIANTS.view(lambda v: v.option)
 
 
 def _chosen(config: VariantConfig) -> list[Variant]:

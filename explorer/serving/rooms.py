@@ -907,9 +907,11 @@ class _Tx(Protocol):
     compare-and-set that writes only if what the transaction read is unchanged). ``code`` is
     always a canonical room code."""
 
-    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None, checked: bool = False) -> None:
         """A hint: the room, the member and the question this transaction is about to read (a
-        backend across a network fetches them in one round trip; an embedded one ignores it)."""
+        backend across a network fetches them in one round trip; an embedded one ignores it).
+        ``checked``: the change writes only if every read it decides on is unchanged, so a
+        backend may hand it replies it read a moment ago instead of asking again."""
 
     def record(self, code: str) -> _Record | None: ...
     def member(self, code: str, member_id: str) -> Member | None: ...
@@ -1161,6 +1163,7 @@ class _Rules(_Base):
         move on; nothing for the pages to redraw). False when the room is gone."""
 
         def op(tx: _Tx) -> bool:
+            tx.ahead(normalize_code(code), checked=True)
             record = self._found(tx, code)
             if record is None or record.room.ended:
                 return False
@@ -1192,7 +1195,7 @@ class _Rules(_Base):
 
     def answer(self, code: str, member_id: str, qid: int, value: int) -> None:
         def op(tx: _Tx) -> None:
-            tx.ahead(normalize_code(code), member=member_id, qid=int(qid))
+            tx.ahead(normalize_code(code), member=member_id, qid=int(qid), checked=True)
             record = self._open(tx, code)
             room = record.room
             if not member_id or tx.member(room.code, member_id) is None:
@@ -1385,7 +1388,7 @@ class _SqliteTx:
     def __init__(self, conn: Any):
         self.conn = conn
 
-    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None, checked: bool = False) -> None:
         """Nothing: a read of the file costs no round trip."""
 
     def record(self, code: str) -> _Record | None:
@@ -1628,6 +1631,11 @@ return 0
 # activity and tallies move with every answer and are only ever added to, never decided on)
 _DECIDING = ("key_hash", "step", "top", "question", "qids", "locked", "ended", "view", "starter")
 _CAS_TRIES = 200  # a transaction that finds its reads changed this many times in a row gives up
+# how long a reply read ahead may stand in for a new read in a change that checks it (a room's
+# activity, which no check covers, is then at most this old when its idle limit is judged), and
+# how many replies are kept before the stale ones are forgotten
+_RECENT_S = 2.0
+_RECENT_MAX = 10_000
 _ROOM_PARTS = ("members", "names", "seen", "questions", "removed")
 
 
@@ -1654,13 +1662,21 @@ def _member_body(member: Member) -> str:
     return json.dumps(raw, ensure_ascii=False)
 
 
+def _send(client: Any, read: tuple[str, str, str]) -> Any:
+    """A read (command, key, field; no field for a whole hash) sent on a client or a pipeline."""
+    command, key, field = read
+    return getattr(client, command)(key, *((field,) if field else ()))
+
+
 class _RedisTx:
     """The rooms' primitives on a Redis client (replies in str): reads go to the server at once
     and are noted as checks; writes wait for :meth:`commit`, one script that applies them only
     if every check still holds."""
 
-    def __init__(self, rooms: RedisRooms, client: Any):
+    def __init__(self, rooms: RedisRooms, client: Any, *, reuse: bool = False):
         self.rooms, self.client = rooms, client
+        # whether this try may take recent replies (``ahead(checked=True)``), and whether it did
+        self.reuse, self.reused = reuse, False
         self.keys: dict[str, int] = {}  # key -> its index in the script's KEYS, from 1
         self.checks: list[list[Any]] = []
         self.writes: list[list[Any]] = []
@@ -1674,22 +1690,34 @@ class _RedisTx:
         # ``code`` is canonical here (the rules normalise it once): a room's keys are many a change
         return f"{self.rooms.prefix}room:{code}{':' + part if part else ''}"
 
-    def ahead(self, code: str, *, member: str = "", qid: int | None = None) -> None:
+    def ahead(self, code: str, *, member: str = "", qid: int | None = None, checked: bool = False) -> None:
         """One pipelined round trip for the reads the rules are about to make: an answer reads
-        the room, its member and its question, and would wait on three replies in turn."""
+        the room, its member and its question, and would wait on three replies in turn. A
+        ``checked`` change takes them from this process's recent replies when it has them all
+        (none: its compare-and-set checks each it decides on, and a stale one makes it run again
+        on fresh replies)."""
         wanted = [("hgetall", self._key(code), "")]
         if member:
             wanted.append(("hget", self._key(code, "members"), member))
         if qid is not None:
             wanted.append(("hget", self._key(code, "questions"), str(int(qid))))
+        if checked and self.reuse:
+            recent = self.rooms.recent(wanted)
+            if recent is not None:
+                self._ahead.update(zip(wanted, recent))
+                self.reused = True
+                return
         pipe = self.client.pipeline(transaction=False)
-        for command, key, field in wanted:
-            getattr(pipe, command)(key, *((field,) if field else ()))
-        self._ahead.update(zip(wanted, pipe.execute()))
+        for read in wanted:
+            _send(pipe, read)
+        replies = pipe.execute()
+        self._ahead.update(zip(wanted, replies))
+        self.rooms.remember(wanted, replies)
 
-    def _hget(self, key: str, field: str) -> str | None:
-        read = ("hget", key, field)
-        return self._ahead.pop(read) if read in self._ahead else self.client.hget(key, field)
+    def _read(self, command: str, key: str, field: str = "") -> Any:
+        """One read (``hgetall`` or ``hget``): its reply read ahead, else from the server now."""
+        read = (command, key, field)
+        return self._ahead.pop(read) if read in self._ahead else _send(self.client, read)
 
     def _at(self, key: str) -> int:
         return self.keys.setdefault(key, len(self.keys) + 1)
@@ -1710,8 +1738,7 @@ class _RedisTx:
     # -- reads --
     def record(self, code: str) -> _Record | None:
         key = self._key(code)
-        read = ("hgetall", key, "")
-        raw = self._ahead.pop(read) if read in self._ahead else self.client.hgetall(key)
+        raw = self._read("hgetall", key)
         if not raw:
             self._check("exists", key, 0)
             return None
@@ -1739,7 +1766,7 @@ class _RedisTx:
 
     def member(self, code: str, member_id: str) -> Member | None:
         key = self._key(code, "members")
-        body = self._hget(key, member_id)
+        body = self._read("hget", key, member_id)
         self._check("hget", key, member_id, False if body is None else body)
         return None if body is None else _member_of(member_id, body)
 
@@ -1759,7 +1786,7 @@ class _RedisTx:
 
     def question(self, code: str, qid: int) -> Question | None:
         key = self._key(code, "questions")
-        body = self._hget(key, str(int(qid)))
+        body = self._read("hget", key, str(int(qid)))
         self._check("hget", key, str(int(qid)), False if body is None else body)
         return None if body is None else Question.from_json(body)
 
@@ -1925,6 +1952,26 @@ class RedisRooms(_Rules):
         self.store = store  # a RedisStore: its clients, its prefix, its errors (StoreError, no password)
         self.prefix = store.prefix
         self._script: Any = None
+        # replies read ahead lately, (command, key, field) -> (when, reply): an answer runs its
+        # rules on them and its compare-and-set checks them, one round trip instead of two
+        self._recent: dict[tuple[str, str, str], tuple[float, Any]] = {}
+
+    def remember(self, reads: Sequence[tuple[str, str, str]], replies: Sequence[Any]) -> None:
+        """Keep replies just read for a change that checks what it reads (``ahead(checked=True)``)."""
+        now = time.monotonic()
+        if len(self._recent) > _RECENT_MAX:  # rooms and members come and go: forget the stale
+            self._recent = {read: kept for read, kept in self._recent.items() if now - kept[0] < _RECENT_S}
+        self._recent.update((read, (now, reply)) for read, reply in zip(reads, replies))
+
+    def recent(self, reads: Sequence[tuple[str, str, str]]) -> list[Any] | None:
+        """The replies to ``reads`` read in the last ``_RECENT_S`` seconds, if all of them were."""
+        now, out = time.monotonic(), []
+        for read in reads:
+            kept = self._recent.get(read)
+            if kept is None or now - kept[0] >= _RECENT_S:
+                return None
+            out.append(kept[1])
+        return out
 
     def close(self) -> None:
         self.store.close()
@@ -1943,9 +1990,18 @@ class RedisRooms(_Rules):
         from .store import StoreError
 
         def run(client) -> tuple[Any, _RedisTx]:
-            for _ in range(_CAS_TRIES):
-                tx = _RedisTx(self, client)
-                result = op(tx)
+            for attempt in range(_CAS_TRIES):
+                tx = _RedisTx(self, client, reuse=write and attempt == 0)
+                # a try on recent replies stands only once its compare-and-set confirms them: a
+                # refusal, or a result with nothing to write, is decided again on fresh ones
+                try:
+                    result = op(tx)
+                except RoomError:
+                    if tx.reused:
+                        continue
+                    raise
+                if tx.reused and not tx.writes:
+                    continue
                 if not write or tx.commit():
                     return result, tx
             raise StoreError(

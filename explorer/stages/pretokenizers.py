@@ -32,7 +32,7 @@ from typing import ClassVar, NamedTuple
 
 import regex
 
-from ..errors import ConfigError, FormatError
+from ..errors import ConfigError
 from .normalizers import PY_SPACE
 from .registry import Registry
 
@@ -47,10 +47,6 @@ __all__ = [
     "SEQUENCE_MODES",
     "SEQUENCE_REGISTRY",
     "TIKTOKEN_PATTERNS",
-    "Superwords",
-    "superword_twin",
-    "join_superwords",
-    "is_superword",
     "MINBPE_PATTERNS",
     "CustomRegex",
     "NoSplit",
@@ -744,98 +740,6 @@ class CustomRegex(PreTokenizer):
         return hf_split(pattern or "")
 
 
-_NUMBER = regex.compile(r"\p{N}")
-
-
-@dataclass(frozen=True, slots=True)
-class Superwords(PreTokenizer):
-    """SuperBPE's second stage (Liu et al. 2025): the pieces of ``base`` joined, so that merges
-    may cross the spaces between words, except that a piece holding a digit stays on its own
-    (the authors' training script keeps digits apart in both stages). Only a pre-tokenizer
-    whose pieces keep their spaces has a superword twin: joined, they are the text itself. No
-    other tool's file can say this split, so it has no HF, tiktoken or minbpe form.
-
-    >>> Superwords("", "gpt2").piece_texts("By the way, it's 42 days.")
-    ["By the way, it's", ' 42', ' days.']
-    """
-
-    description: str
-    base: str
-
-    def apply(self, text: str, *, pattern: str | None = None) -> list[Piece]:
-        out: list[Piece] = []
-        run: Piece | None = None
-        for piece in _PRETOKENIZER(self.base).apply(text, pattern=pattern):
-            if _NUMBER.search(piece.text):
-                if run is not None:
-                    out.append(run)
-                    run = None
-                out.append(piece)
-            elif run is None:
-                run = piece
-            else:
-                run = Piece(run.text + piece.text, run.start, piece.end)
-        if run is not None:
-            out.append(run)
-        return out
-
-    def piece_texts(self, text: str, *, pattern: str | None = None) -> list[str]:
-        return join_superwords(_PRETOKENIZER(self.base).piece_texts(text, pattern=pattern))
-
-    def to_hf(self, *, pattern: str | None = None) -> dict:
-        # None would mean "no split" there: say so instead of writing a different tokenizer
-        raise FormatError(
-            "SuperBPE's superword pre-tokenizer (pieces joined across spaces) has no form in a Hugging Face "
-            "tokenizer.json"
-        )
-
-
-def join_superwords(pieces: Iterable[str]) -> list[str]:
-    """The base pre-tokenizer's pieces as superwords: runs without a digit joined, a piece with
-    a digit kept on its own (``Superwords``; a trainer that has the pieces already joins them
-    here instead of cutting the text again).
-
-    >>> join_superwords(["By", " the", " way", ",", " 42", " days"])
-    ['By the way,', ' 42', ' days']
-    """
-    out: list[str] = []
-    run: list[str] = []
-    for piece in pieces:
-        if _NUMBER.search(piece):
-            if run:
-                out.append("".join(run))
-                run = []
-            out.append(piece)
-        else:
-            run.append(piece)
-    if run:
-        out.append("".join(run))
-    return out
-
-
-SUPERWORDS_SUFFIX = "-superwords"
-
-
-def is_superword(text: str) -> bool:
-    """Whether a token's text crosses a word boundary, as a superword does: a space after its
-    first character, leading and trailing spaces aside (``" the"`` is one word, ``" of the"`` two).
-
-    >>> [is_superword(t) for t in (" of the", " the", "  ", "the ", ", and")]
-    [True, False, False, False, True]
-    """
-    return " " in text[1:].rstrip(" ") and bool(text.strip())
-
-
-def superword_twin(name: str) -> str | None:
-    """The registry name of a pre-tokenizer's superword twin (None: it has none).
-
-    >>> superword_twin("gpt2"), superword_twin("whitespace")
-    ('gpt2-superwords', None)
-    """
-    twin = name + SUPERWORDS_SUFFIX
-    return twin if twin in PRETOKENIZER_REGISTRY.stages else None
-
-
 PRETOKENIZER_REGISTRY: Registry[PreTokenizer] = Registry(
     "pre-tokenizer",
     {
@@ -854,13 +758,7 @@ PRETOKENIZER_REGISTRY: Registry[PreTokenizer] = Registry(
             "GPT-4o's o200k_base regex: splits camelCase, keeps contractions on the word", O200K_PATTERN
         ),
         "regex": CustomRegex("a custom regex: each match is a piece; text between matches is kept as pieces too"),
-        **{
-            name + SUPERWORDS_SUFFIX: Superwords(
-                f"{name}'s pieces joined into superwords across spaces; digits kept apart (SuperBPE's second stage)",
-                name,
-            )
-            for name in ("gpt2", "cl100k", "o200k")
-        },
+        # a variant may add its own (SuperBPE's superword twins, in bpe.superbpe)
     },
 )
 # name -> ..., each kept in step with the registry

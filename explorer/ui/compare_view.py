@@ -27,6 +27,7 @@ from ..errors import ExplorerError
 from ..formats.parallel import UDHR_LANGUAGES
 from ..formats.pretrained import PRETRAINED
 from . import catalog, data, links, projector, render, server, state
+from .params import choice_or
 
 __all__ = [
     "Request",
@@ -720,10 +721,7 @@ def apply_link(params: dict[str, str]) -> list[str]:
         except ExplorerError as err:
             problems.append(str(err))
             pretrained = "cl100k_base"
-    preset = params.get("compare_preset", "gpt2")
-    if preset not in PRESETS:
-        problems.append(f"compare_preset={preset[:20]!r} is not one of {', '.join(PRESETS)}")
-        preset = "gpt2"
+    preset = choice_or(params, "compare_preset", PRESETS, problems, default="gpt2")
     try:
         merges = links.count_param(params, "compare_merges", low=10, high=20_000) or 1000
     except ExplorerError as err:

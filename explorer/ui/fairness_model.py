@@ -32,7 +32,7 @@ from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import decode_bytes, mib
 from ..formats.parallel import UDHR_LANGUAGES, udhr_split
 from . import render
-from .params import count_or
+from .params import choice_or, count_or
 
 __all__ = [
     "Keys",
@@ -900,14 +900,8 @@ def read_link(params: Mapping[str, str], *, restore: Callable[[str], str | None]
                 problems.append(problem)
         else:
             problems.append(unknown_language(key))
-    preset = params.get("fair_preset", defaults.preset)
-    if preset not in PRESETS:
-        problems.append(f"fair_preset={preset[:20]!r} is not one of {', '.join(PRESETS)}")
-        preset = defaults.preset
-    variant = params.get("fair_variant", defaults.variant)
-    if variant not in VARIANTS:
-        problems.append(f"fair_variant={variant[:20]!r} is not one of {', '.join(VARIANTS)}")
-        variant = defaults.variant
+    preset = choice_or(params, "fair_preset", PRESETS, problems, default=defaults.preset)
+    variant = choice_or(params, "fair_variant", VARIANTS, problems, default=defaults.variant)
 
     def number(key: str, low: int, high: int, default: int) -> int:
         return count_or(params, key, problems, low=low, high=high, default=default)

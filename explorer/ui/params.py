@@ -5,11 +5,11 @@ which may not import Streamlit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_STEP", "count_param", "count_or"]
+__all__ = ["MAX_STEP", "count_param", "count_or", "choice_or"]
 
 MAX_STEP = 200_000  # the furthest step a link may name
 
@@ -47,3 +47,21 @@ def count_or(params: Mapping[str, str], key: str, problems: list[str], *, low: i
         problems.append(str(err))
         return default
     return default if value is None else value
+
+
+def choice_or(params: Mapping[str, str], key: str, options: Iterable[str], problems: list[str], *, default: str) -> str:
+    """A page's own link's choice among ``options``: ``default`` when absent or not one of them
+    (said in ``problems``, the value cut at 20 characters).
+
+    >>> problems = []
+    >>> choice_or({"p": "gpt9"}, "p", ("gpt2", "bytes"), problems, default="gpt2"), choice_or({}, "p", ("gpt2", "bytes"), problems, default="bytes")
+    ('gpt2', 'bytes')
+    >>> problems
+    ["p='gpt9' is not one of gpt2, bytes"]
+    """
+    options = list(options)
+    value = params.get(key, default)
+    if value in options:
+        return value
+    problems.append(f"{key}={value[:20]!r} is not one of {', '.join(options)}")
+    return default
