@@ -707,7 +707,8 @@ def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
     ref = Trainer.from_texts(toy, make_config("sennrich", num_merges=10)).run()
     for k in (0, 3, 10):
         at.slider(key="w_home_step").set_value(k).run()
-        (table,) = [h.proto.body for h in at.get("html") if 'class="bpe-hist"' in h.proto.body]
+        # the miniature's stepper (explorer/ui/stepper.py): its entry at the step the slider set
+        (table,) = [cell for row in stepper_entry(at)["rows"] for cell in row if 'class="bpe-hist"' in cell]
         rows = [
             [html.unescape(re.sub(r"<[^>]+>", " ", cell)).split() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
             for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table)[1:]

@@ -7,15 +7,17 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import ROOT, drawn_step, engine_step, read_sample, reported, stepper_data
+from conftest import ROOT, chart_data, drawn_step, engine_step, read_sample, reported, stepper_data, stepper_entry
 from streamlit.testing.v1 import AppTest
 
-from explorer import Trainer, corpus_config
+from explorer import Trainer, corpus_config, make_config
 from explorer.stages.pipeline import count_words
 from explorer.ui import stepper
+from explorer.ui.explain import explain
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
+BEFORE_ANY_MERGE = "Before any merge every word is its letters plus the end-of-word symbol </w>."
 
 
 def train_page(corpus: str, preset: str, *, merges: int | None = None) -> AppTest:
@@ -132,3 +134,30 @@ def test_a_window_of_steps_travels_as_pieces_that_join_back_to_the_rendered_pane
     assert len(pieces) == 3  # both steps' pieces, each sent once
     pieces, _ = window.pack([stepper.Entry(3, 10, "", "x", "info", rows)], {1})
     assert pieces == {}  # the browser holds step 1, so it holds its pieces
+
+
+def test_the_home_miniature_is_the_stepper_over_the_toys_steps_as_the_engine_makes_them():
+    """The Home page's miniature is drawn by the same stepper: every one of its steps sent at
+    once, each one's words and history as the engine alone has them; a report moves the step,
+    the link and the chart, one from before the server moved the view does not."""
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    toy = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
+    ref = Trainer.from_texts(toy, make_config("sennrich", num_merges=10)).run()
+    data = stepper_data(at)
+    assert (data["view"], data["last"], data["final"], data["done"]) == (3, 10, 10, True)
+    assert sorted(e["step"] for e in data["entries"]) == list(range(11))
+    for k in range(11):
+        entry = stepper_entry(at, k)
+        drawn = drawn_step([cell for row in entry["rows"] for cell in row])
+        engine = engine_step(ref, k, byte=False)
+        assert (drawn["history"], drawn["words"]) == (engine["history"], engine["words"]), k
+        assert len(drawn["words"]) == 4 and (drawn["history"] is None) == (k == 0)
+        assert entry["text"] == (explain(ref.records[k - 1], config=ref.config) if k else BEFORE_ANY_MERGE)
+        assert entry["vocab"] == len(ref.tokenizer(k).vocab)
+    reported(at, 7)
+    assert not at.exception and at.query_params["toy_step"] == "7" and stepper_data(at)["view"] == 7
+    shown_at = chart_data(at, "Tokens in the corpus")
+    assert shown_at.loc[shown_at["shown"], "step"].tolist() == [7]
+    reported(at, 2, gen="toy.earlier", seq=2)  # not this page's generation: nothing moves
+    assert at.query_params["toy_step"] == "7" and stepper_data(at)["view"] == 7
