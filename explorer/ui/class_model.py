@@ -123,6 +123,7 @@ class Keys:
     # the presenter view
     PRESENT_REV = "class_present_rev"
     PRESENT_TALLY = "class_present_tally"
+    PRESENT_STEP = "class_present_step"
     PANELS_PRESENTER = "class_panels_p"
     # a student
     OWN = "class_own"
@@ -133,6 +134,7 @@ class Keys:
     GUESS_AT = "w_class_guess_"  # + question id
     SEND_AT = "class_send_"  # + question id
     WATCH_REV = "class_watch_rev"
+    WATCH_STEP = "class_watch_step"
     PANELS_STUDENT = "class_panels_s"
 
     @staticmethod

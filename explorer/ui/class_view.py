@@ -485,6 +485,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         return
     member = fresh
     follow.watch(code, member=member.id, what="rev", now=room.rev, key=Keys.WATCH_REV)
+    follow.watch(code, member=member.id, what="step", now=room.step, key=Keys.WATCH_STEP)
     mark_seen(code, member.id)
     current = current_question(room)
     if model.hides_pairs(current):
