@@ -17,7 +17,7 @@ refused with a sentence), downloads the results as CSV (checked row by row), and
 (every page says so).
 
 No dialog opens and no script error is raised on any page; the server logs no traceback; an
-idle student's page keeps at most one request to /room-rev waiting. A prober of /room-rev (plain
+idle student's page keeps at most one request to /room-rev waiting per counter it watches. A prober of /room-rev (plain
 HTTP from its own loopback address) learns nothing: a missing room and a wrong member answer
 alike, and a guessing loop is refused (429) past its address's limit. Screenshots of what the
 projector and a laptop show (viewport, not full page) land in test-artifacts/:
@@ -254,11 +254,11 @@ def key_absent(page, key: str) -> None:
     assert key not in page.content(), page.who
 
 
-def room_rev(url: str, code: str, key: str) -> int:
-    """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal), read
-    as the teacher's page does (with the follow token of its key)."""
+def room_counters(url: str, code: str, key: str) -> dict[str, int]:
+    """The room's counters as the server keeps them (rev: a question, a reveal...; tally; step),
+    read as the teacher's page does (with the follow token of its key)."""
     with urllib.request.urlopen(f"{url}/room-rev?code={code}&follow={follow_token(key)}", timeout=10) as r:
-        return json.loads(r.read())["rev"]
+        return json.loads(r.read())
 
 
 def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server, chromium):
@@ -436,7 +436,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert page.locator('img[src="x"], .katex, strong:text-is("bold")').count() == 0, page.who
 
     # ---- a student cannot drive the room -----------------------------------------------------
-    rev = room_rev(url, code, key)
+    counters = room_counters(url, code, key)
     forged_key = secrets.token_hex(16)  # 32 characters, as long as a real key, but not this room's
     assert forged_key != key
     forged = b.page("forged link", context=cyd.context)
@@ -447,7 +447,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert forged.get_by_role("button", name=name, exact=True).count() == 0, name
     assert forged.locator(".cls-code").count() == 0
     forged.close()
-    assert room_rev(url, code, key) == rev  # nothing moved the room
+    assert room_counters(url, code, key) == counters  # nothing moved the room
     teacher.reload()  # F5: the cookie keeps the teacher; the step as the room keeps it
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")), timeout=FIRST_S)
     idle(teacher, settle=0)
@@ -459,9 +459,11 @@ def _lesson(b: Browser, url: str) -> float:
     for page in students:
         visible(page, page.get_by_text(following(4)))
 
-    # an idle page in a room keeps one request to /room-rev waiting (not one more per step)
+    # an idle page in a room keeps one request to /room-rev waiting per counter it watches (not one
+    # more per step): rev (its page's watch) and the step (its stepper's poll)
     for page in students:
-        assert len(page.follow_requests) <= 1, (page.who, [r.url for r in page.follow_requests])
+        watched = [parse_qs(urlparse(r.url).query).get("what", [""])[0] for r in page.follow_requests]
+        assert len(watched) == len(set(watched)) and set(watched) <= {"rev", "step"}, (page.who, watched)
     # every page in the room follows with what lets it (a member's id, the teacher's token): no 404
     for page in (teacher, *students):
         assert page.follow_statuses and set(page.follow_statuses) == {200}, (page.who, page.follow_statuses)
@@ -650,10 +652,10 @@ def test_room_rev_tells_a_prober_nothing_and_refuses_a_guesser(server, private_d
     room = rooms.get(room.code)
     source = "127.0.0.9"
     status, _, body = probe(url, {"code": room.code, "member": ana.id}, source=source)
-    assert status == 200 and set(json.loads(body)) == {"rev", "tally"}
+    assert status == 200 and set(json.loads(body)) == {"rev", "tally", "step"}
     assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
     # the teacher's page asking keeps the room in use (not idle), moving on nothing students redraw
-    assert rooms.get(room.code).active > room.active and rooms.revs(room.code) == (room.rev, 1)
+    assert rooms.get(room.code).active > room.active and rooms.revs(room.code) == (room.rev, 1, room.step)
     missing = next(c for c in ("ZZZZZ2", "ZZZZZ3") if c != room.code)
     probes = [
         {"code": missing, "member": ana.id},
