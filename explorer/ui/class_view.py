@@ -408,6 +408,8 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     # the status and the slider share a row: the question and its tally stay on the first screen
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(model.room_status(room.step, len(members), present))
+    if class_steps.browser():
+        _show_error()  # what the room refused a report of the stepper's (it reruns this fragment alone)
     if len(trainer.records) and not class_steps.browser():  # in a browser: the stepper's slider
         st.session_state[Keys.SLIDER] = room.step
         right.slider(
