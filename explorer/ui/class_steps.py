@@ -25,7 +25,7 @@ import hashlib
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -39,6 +39,19 @@ __all__ = ["Look", "look", "entry", "draw", "follow_url", "browser"]
 _TOKENS = itertools.count(1)  # a number for each trainer a session's stepper shows
 _DRAWN_KEPT = 20_000  # a room's rendered entries kept (a step's are a few KB)
 _WORDS_CAPTION = "The most frequent words at this step; the outlined chip is the newest token."
+# A following student's window: the steps ahead of the room's (the teacher steps forward), and
+# the stepper's NEAR steps behind; it asks for more when the room comes within NEAR of its edge.
+# Small: every student is sent it again when a question hides the pair table.
+FOLLOW_AHEAD = 24
+
+
+@dataclass
+class _Window(stepper.Window):
+    """A stepper's window, and the steps this side sent since the browser last said what it
+    holds (a run for another reason, an answer say, does not send them again)."""
+
+    sent: set[int] = field(default_factory=set)
+    told: tuple = ()  # the (page load, report) last taken as what the browser holds
 
 
 @dataclass(frozen=True)
@@ -107,15 +120,31 @@ def _token(live: state.Live) -> int:
     return token
 
 
-def _window(window_key: str, live: state.Live, how: Look) -> stepper.Window:
+def _window(window_key: str, live: state.Live, how: Look) -> _Window:
     """The session's window for one stepper, its epoch brought up to date (another trainer or
     look: the entries held are dropped)."""
-    window: stepper.Window = st.session_state.setdefault(window_key, stepper.Window())
+    window = st.session_state.get(window_key)
+    if not isinstance(window, _Window):
+        window = st.session_state[window_key] = _Window()
     epoch = hashlib.blake2b(repr((_token(live), how)).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
     if epoch != window.epoch:
         window.epoch = epoch
         window.pieces_of.clear()
+        window.sent.clear()
     return window
+
+
+def _held(window: _Window, report: stepper.Report | None) -> set[int]:
+    """The steps the browser holds as far as this side knows: those its newest report names
+    (trusted alone when it is news: a step sent and lost is then sent again), and those sent
+    since."""
+    if report is None or report.epoch != window.epoch:
+        return set(window.sent) if browser() else set()
+    told = (report.load, report.seq)
+    if told != window.told or not browser():  # no browser (AppTest): what its report names, alone
+        window.told = told
+        window.sent = stepper.held_steps(report.held)
+    return set(window.sent)
 
 
 def _generation(window: stepper.Window, live: state.Live, report: stepper.Report | None, view: int) -> None:
@@ -154,10 +183,14 @@ def draw(
     window = _window(window_key, live, how)
     report = stepper.report_of(key)
     _generation(window, live, report, view)
-    held = stepper.held_steps(report.held) if report is not None and report.epoch == window.epoch else set()
+    held = _held(window, report)
     ended = trainer.done or trainer.held is not None
     last = len(trainer.records) if ended else max(view, len(trainer.records) - 1)
-    steps = stepper.wanted(view, last=last, held=held, far=stepper.AHEAD)
+    if follow_room is not None and follow_room.move:
+        near = stepper.NEAR
+        steps = [k for k in stepper.wanted(view, last=last, held=held, ahead=FOLLOW_AHEAD) if k >= view - near]
+    else:
+        steps = stepper.wanted(view, last=last, held=held, far=stepper.AHEAD)
     entries: list[stepper.Entry] = []
     start = time.perf_counter()
     # a page's first run (no report yet) sends the step shown and its neighbours only: the first
@@ -167,6 +200,7 @@ def draw(
         entries.append(_entry(live, k, how, run))
         if time.perf_counter() - start > budget:
             break
+    window.sent.update(e.step for e in entries if e.final)
     stepper.stepper(
         key=key,
         window=window,

@@ -58,6 +58,7 @@ room's step when the server ran).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -393,6 +394,13 @@ def _digest(piece: str) -> str:
     return hashlib.blake2b(piece.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
+@functools.lru_cache(maxsize=8192)
+def _named_pieces(cell: str) -> tuple[tuple[str, str], ...]:
+    """A panel's pieces and their names, worked out once per panel: a room's steps are sent to
+    every student's stepper, and a session's window sends the same steps again after a new look."""
+    return tuple((_digest(piece), piece) for piece in split_html(cell))
+
+
 @dataclass(frozen=True)
 class Entry:
     """One step as the component draws it: the status line's vocabulary, the step's sentence (plain
@@ -521,8 +529,7 @@ class Window:
                 cells = []
                 for cell in row:
                     ids = []
-                    for piece in split_html(cell):
-                        name = _digest(piece)
+                    for name, piece in _named_pieces(cell):
                         ids.append(name)
                         if name not in there:
                             pieces[name] = piece
