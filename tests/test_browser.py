@@ -262,8 +262,7 @@ HOSTILE = "Hi <script>alert(1)</script> and <img src=x onerror=alert(1)> **bold*
 def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tokenizer(page):
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    pick_corpus(page, "python_stdlib_sample.txt")  # holds every character of HOSTILE: no <unk>
-    nav(page, "Train")
+    nav(page, "Train")  # the default corpus: its preset's full byte alphabet spells any text (no <unk>)
     page.get_by_role("button", name="+10", exact=True).click()
     wait_status(page, r"^Step 10 of 10 trained")
     nav(page, "Playground")
