@@ -430,13 +430,98 @@ def encode_view(at) -> list[Panel]:
     return out
 
 
-# ---- the Train page's charts (one component that draws them; its data is JSON) ---------------
-def live_data(at) -> dict:
-    """What the Train page's live area (one component) was given: rows of panel HTML, charts."""
+# ---- the Train page's live area: the stepper (explorer/ui/stepper.py) and the charts ----------
+def stepper_data(at) -> dict:
+    """What the Train page's stepper (one component) was given last: its entries and pieces."""
     for el in at.get("bidi_component"):
-        if el.proto.component_name == "bpe_explorer_live_view":
+        if el.proto.component_name == "bpe_explorer_stepper":
             return json.loads(el.proto.json)
-    raise AssertionError("the Train page drew no live area")
+    raise AssertionError("the Train page drew no stepper")
+
+
+def stepper_entry(at, step: int | None = None) -> dict:
+    """The stepper's entry for a step (default: the step the server shows), its rows of panels
+    joined from their pieces as the browser joins them."""
+    data = stepper_data(at)
+    step = data["view"] if step is None else step
+    (found,) = [e for e in data["entries"] if e["step"] == step]
+    pieces = data["pieces"]
+    return found | {"rows": [["".join(pieces[i] for i in cell) for cell in row] for row in found["rows"]]}
+
+
+def step_sentence(at) -> str:
+    """The sentence the stepper shows at the step shown, its lead in Markdown's bold as the page
+    once wrote it in a box ("**Step 3.** ‘e’ + ‘s’ → ..."), the rest as plain text."""
+    e = stepper_entry(at)
+    return (f"**{e['lead']}** " if e["lead"] else "") + e["text"]
+
+
+_PAIR_TR = re.compile(r"<tr[^>]*>(.*?)</tr>", re.S)
+_TD = re.compile(r"<td[^>]*>(.*?)</td>", re.S)
+_CHIP = re.compile(r'<span class="bpe-chip[^"]*" style="[^"]*">(.*?)</span>', re.S)
+_WORD_ROW = re.compile(
+    r'<div class="bpe-row[^"]*"><span class="bpe-word">(.*?)</span>(.*?)<span class="bpe-freq">', re.S
+)
+_NOW_ROW = re.compile(r'<tr class="bpe-now"><td class="num">([\d,]+)</td><td>(.*?)</td><td[^>]*>(.*?)</td>', re.S)
+
+
+def drawn_step(panels: list[str]) -> dict:
+    """What a Train step's panels (HTML, as drawn) say: the pair table's rows (left, right,
+    count), the history's highlighted row (step, left, right, new token), the words' chips."""
+    html_all = " ".join(panels)
+    pairs_html = next((p for p in panels if 'class="bpe-pairs"' in p), "")
+    pairs = []
+    for cells in _PAIR_TR.findall(pairs_html.split('class="bpe-pairs">', 1)[-1]):
+        tds = _TD.findall(cells)
+        if tds:
+            chips = lambda cell: html.unescape(_CHIP.findall(cell)[0])  # noqa: E731
+            pairs.append((chips(tds[1]), chips(tds[2]), int(tds[4].replace(",", ""))))
+    now = _NOW_ROW.search(html_all)
+    history = None
+    if now:
+        left, right = (html.unescape(c) for c in _CHIP.findall(now.group(2)))
+        history = (int(now.group(1).replace(",", "")), left, right, html.unescape(_CHIP.findall(now.group(3))[0]))
+    words = {
+        html.unescape(w): [html.unescape(c) for c in _CHIP.findall(chips)] for w, chips in _WORD_ROW.findall(html_all)
+    }
+    return {"pairs": pairs, "history": history, "words": words}
+
+
+def engine_step(trainer, k: int, *, byte: bool, top: int = 10, words: int = 24) -> dict:
+    """What the engine's StepLog and tokenizer say step k shows, written as the pages write
+    tokens (``shown`` for byte-level ones, whitespace made visible for the rest): the rows
+    :func:`drawn_step` reads back."""
+    from explorer.ui.render import visible
+
+    written = shown if byte else visible
+    records = trainer.records
+    pairs = records[k].top_pairs[:top] if k < len(records) else trainer.peek(top)
+    history = None
+    if k:
+        r = records[k - 1]
+        history = (r.step, written(r.left), written(r.right), written(r.token))
+    tok = trainer.tokenizer(k)
+    top_words = sorted(range(len(trainer.words)), key=lambda i: -trainer.freqs[i])[:words]
+    return {
+        "pairs": [(written(p.left), written(p.right), p.count) for p in pairs],
+        "history": history,
+        "words": {
+            visible(trainer.words[i]): [written(t) for t in tok.tokens(tok.encode_piece(trainer.words[i]))]
+            for i in top_words
+        },
+    }
+
+
+def live_data(at) -> dict:
+    """A page's live area at the step shown: rows of panel HTML (on the Train page the stepper's
+    entry), and the charts (the live view's)."""
+    drawn = {el.proto.component_name: el for el in at.get("bidi_component")}
+    if "bpe_explorer_live_view" not in drawn:
+        raise AssertionError("the page drew no live area")
+    data = json.loads(drawn["bpe_explorer_live_view"].proto.json)
+    if "bpe_explorer_stepper" in drawn:  # the Train page; the Class page's panels are the live view's own
+        data["rows"] = stepper_entry(at)["rows"]
+    return data
 
 
 def train_html(at) -> list[str]:
@@ -515,6 +600,25 @@ def counted(at, totals: dict[str, int], drawn=None) -> None:
     value = json.dumps({"clicks": {"nonce": "one page load", **totals}})
     states.widgets.append(WidgetState(id=counter.proto.id, json_value=value))
     at._run(states)
+
+
+def reported(at, step: int, *, gen: str | None = None, held=(), seq: int = 1, load: str = "one page load"):
+    """Rerun as the browser does when the Train page's stepper reports the step it shows (of the
+    generation the page last sent unless ``gen`` says otherwise), holding the steps ``held``
+    (ranges). AppTest has no hand for a component's state: the one private call here sends it."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+
+    data = stepper_data(at)
+    states = WidgetStates()
+    states.CopyFrom(as_drawn(at))
+    component = next(c for c in at.get("bidi_component") if c.proto.component_name == "bpe_explorer_stepper")
+    report = {"step": step, "seq": seq, "gen": data["gen"] if gen is None else gen, "epoch": data["epoch"]}
+    value = json.dumps({"at": report | {"held": [list(r) for r in held], "load": load}})
+    kept = [w for w in states.widgets if w.id != component.proto.id]
+    del states.widgets[:]
+    states.widgets.extend(kept)
+    states.widgets.append(WidgetState(id=component.proto.id, json_value=value))
+    return at._run(states)
 
 
 def view_slider(at):

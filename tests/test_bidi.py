@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import re
 
-from conftest import ROOT, train_html, unescaped
+from conftest import ROOT, step_sentence, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 from test_class_page import start_room
 from test_class_page import student as joined
@@ -141,7 +141,7 @@ def test_the_train_and_playground_pages_set_every_hebrew_token_and_word_apart():
         c.value for c in at.caption
     ]
     record = at.session_state["live"].trainer.records[2]
-    sentence = unescaped(at.info[0].value)
+    sentence = step_sentence(at)  # the stepper's sentence: plain text, drawn as text
     assert sentence.startswith(
         f"**Step 3.** ‘{isolated(record.left)}’ + ‘{isolated(record.right)}’ → ‘{isolated(record.token)}’:"
     ), sentence

@@ -358,11 +358,9 @@ def test_train_page_fits_a_projector_controls_explanation_and_pairs_in_one_scree
 @pytest.mark.load  # a pace measured over twenty seconds: .ci/run's load step, beside the other timing only
 def test_autoplay_at_the_fastest_speed_keeps_going_for_twenty_seconds(page):
     nav(page, "Train")
-    speed = page.get_by_role("combobox", name="Speed")
-    speed.click()
-    page.get_by_role("option", name="fast (0.4 s)").click()
-    expect(speed).to_have_value("fast (0.4 s)", timeout=30_000)
-    wait_idle(page)  # the choice reruns the live area, which draws nothing new: wait_idle sees the rerun start
+    speed = page.get_by_role("combobox", name="Play speed")  # the stepper's (explorer/ui/stepper.py)
+    speed.select_option(label="fast (0.4 s)")
+    expect(speed).to_have_value("400", timeout=30_000)
     start = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
     page.get_by_role("button", name="Play", exact=True).click()
     t0 = time.monotonic()
@@ -390,8 +388,8 @@ def _quick_clicks(page, label: str, n: int, gap_ms: int = 30) -> None:
 
 def test_quick_clicks_queue_five_steps_make_five_merges(page):
     nav(page, "Train")
-    # the click counter's script loads after the page has drawn; clicks before it are Streamlit's own
-    page.wait_for_function("() => window.__bpeClicks && window.__bpeClicks.listening", timeout=30_000)
+    # the stepper's script steps in the browser: each click a step, none waiting for the server
+    page.wait_for_function("() => document.querySelector('.sp-root[data-drawn]')", timeout=30_000)
     for round_ in range(1, 4):
         _quick_clicks(page, "Step", 5)
         wait_status(page, rf"^Step {5 * round_} of {5 * round_} trained")

@@ -117,7 +117,7 @@ def test_arabic_and_hebrew_tokens_are_drawn_in_reading_order_and_back_leaves_the
             see(page, re.compile(rf"^Step {i} of {i} trained"))
         # the step sentence: ‘و’ + ‘ال’ → ‘وال’ (udhr_ar.txt's merge 9), in the sentence's order,
         # and each word it occurs in before its count: "(والحريات×7, والجماعات×2, …"
-        drawn = page.locator('[data-testid="stAlert"]', has_text="Step 9.").evaluate(_DRAWN)
+        drawn = page.locator(".sp-sentence", has_text="Step 9.").evaluate(_DRAWN)
         assert assert_drawn_in_sentence_order(drawn) == "‘\u2067و\u2069’ + ‘\u2067ال\u2069’ → ‘\u2067وال\u2069’"
         assert assert_words_before_their_counts(drawn) >= 3
         # the history's pair and a segmented word: the first token on the right (read right to left)

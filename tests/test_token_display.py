@@ -10,7 +10,7 @@ import html
 import re
 
 import pytest
-from conftest import ROOT, open_tab, train_html, unescaped
+from conftest import ROOT, open_tab, step_sentence, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 from test_class_page import start_room
 from test_class_page import student as joined
@@ -89,7 +89,7 @@ def test_the_train_page_shows_markup_tokens_as_text():
     at = trained()
     # the step sentence (Markdown), the pair table, history and words (HTML)
     assert_shown_literally(at, "Train")
-    assert "$x$" in unescaped(at.info[0].value)  # step 10 merged '$x$' + '</w>'
+    assert "$x$" in step_sentence(at)  # step 10 merged '$x$' + '</w>'
     at.text_input(key="w_word_search").input("<b>x</b> $x$").run()  # the look-up, merge by merge
     assert_shown_literally(at, "Train, look-up")
     at.toggle(key="w_full_history").set_value(True).run()  # the grid shows text as it is

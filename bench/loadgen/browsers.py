@@ -24,7 +24,7 @@ from .specs import Spec
 __all__ = ["browser_worker", "class_browser_worker"]
 
 # ---- headless Chromium alongside (a process of its own) ----------------------------------------
-_STATUS_JS = """(n) => [...document.querySelectorAll('p')].some(p => p.innerText.startsWith(`Step ${n.toLocaleString('en-US')} of`))"""
+_STATUS_JS = """(n) => [...document.querySelectorAll('p, .sp-status')].some(p => p.innerText.startsWith(`Step ${n.toLocaleString('en-US')} of`))"""
 _IDLE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
     return app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
@@ -35,9 +35,7 @@ _FOLLOW_JS = """(n) => [...document.querySelectorAll('p')].some(p => {
     const m = /following the teacher at step ([\\d,]+)/.exec(p.innerText);
     return m !== null && Number(m[1].replace(/,/g, '')) >= n;
 })"""
-_SHOWN_JS = (
-    "() => ([...document.querySelectorAll('p')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''"
-)
+_SHOWN_JS = "() => ([...document.querySelectorAll('p, .sp-status')].find(p => /^Step [\\d,]+ of/.test(p.innerText)) || {}).innerText || ''"
 
 
 # ---- shared: a Chromium run reporting to its parent, a page per context, the proxy's cookie -----

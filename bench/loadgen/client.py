@@ -27,6 +27,7 @@ OPEN_TIMEOUT = 240.0
 _STATUS = re.compile(r"^Step \*\*([\d,]+)\*\* of ([\d,]+) trained")
 _FINISHED_EARLY = 2  # ForwardMsg.ScriptFinishedStatus.FINISHED_EARLY_FOR_RERUN
 _COMPILE_ERROR = 1  # FINISHED_WITH_COMPILE_ERROR
+_STEPPER = "train_stepper"  # the Train page's stepper's key (explorer/ui/train_view.py)
 _CACHE_ENTRIES = 256  # ForwardMsgs a session keeps for the server to refer to
 _HISTORY_COLUMNS = ["step", "left", "right", "new token", "id", "count", "replaced", "tokens after"]
 
@@ -74,6 +75,7 @@ class Session:
         self.states: dict[str, object] = {}  # element id -> WidgetState this session keeps sending
         self.cache: dict[str, object] = {}  # ForwardMsg hash -> message (the frontend's message cache)
         self.status: Status | None = None
+        self.stepper: dict = {}  # what the Train page's stepper was sent last (its generation, epoch)
         self.dataframe: bytes | None = None
         self.dataframes = 0
         self.messages = 0
@@ -242,6 +244,16 @@ class Session:
                     "training stopped" in body.body,
                     body.body,
                 )
+        elif kind == "bidi_component" and body.component_name == "bpe_explorer_stepper":
+            # the Train page's stepper (explorer/ui/stepper.py): the server's step and generation
+            # its status line, as the browser draws it: "training stopped" (the tail) once the
+            # session reached the last step there is
+            self.stepper = data = json.loads(body.json)
+            stopped = bool(data["done"]) and data["last"] >= (data["final"] or 0)
+            tail = data["tail"] if stopped else ""
+            self.status = Status(
+                data["view"], data["last"], stopped, f"Step {data['view']:,} of {data['last']:,}{tail}"
+            )
         elif kind == "dataframe":
             self.dataframe = body.arrow_data.data
             self.dataframes += 1
@@ -342,7 +354,7 @@ class Session:
     async def open(self, timeout: float) -> float:
         t0 = time.monotonic()
         await self.connect()
-        await self.request(self._rerun(), lambda s: s.status is not None and "step" in s.widget_ids, timeout)
+        await self.request(self._rerun(), lambda s: s.status is not None and _STEPPER in s.widget_ids, timeout)
         return time.monotonic() - t0
 
     async def _act(self, what: str, message, predicate, timeout: float) -> float | None:
@@ -371,10 +383,13 @@ class Session:
         want = self.expected
 
         def message():
-            self._state("w_step_clicks").json_value = json.dumps(
-                {"clicks": {"nonce": self.nonce, "step": self.clicks}}, separators=(",", ":")
+            # the stepper's report of the step it drew (a browser draws it at once, from the steps
+            # it was sent ahead, and reports it; the server follows)
+            report = {"step": want, "seq": self.clicks, "gen": self.stepper["gen"], "epoch": self.stepper["epoch"]}
+            self._state(_STEPPER).json_value = json.dumps(
+                {"at": report | {"held": [], "load": self.nonce}}, separators=(",", ":")
             )
-            return self._rerun(fragment=self.fragments["w_step_clicks"])
+            return self._rerun(fragment=self.fragments[_STEPPER])
 
         latency = await self._act(
             f"{phase} step {want:,}", message, lambda s: s.status is not None and s.status.step >= want, timeout

@@ -26,16 +26,16 @@ sessions in turn, or through the launcher's haproxy (``--proxy``). What happens,
 
 Definitions:
 
-- A click is what a browser sends for it. The Train page counts Step clicks in the browser (a
-  small component, ``explorer/ui/clicks.py``) and the button's own event never reaches the
-  server: a click is a fragment rerun (``rerun_script`` with the live area's ``fragment_id``)
-  carrying the counter's new running total as its JSON widget state. Other buttons (Run to
-  end) send a trigger value. Widgets a session never touched are left out of its messages:
+- A click is what a browser sends for it. The Train page's stepper (``explorer/ui/stepper.py``)
+  draws the next step in the browser and reports it: a click is a fragment rerun (``rerun_script``
+  with the live area's ``fragment_id``) carrying the stepper's report (the step now shown, its
+  generation and epoch) as its JSON widget state. Other buttons (Run to end) send a trigger value. Widgets a session never touched are left out of its messages:
   the server keeps their last values, which are what a browser would send back.
 - Step latency: from just before the click's message is written to the websocket until the
   arrival of the first ``script_finished`` (other than "finished early for a rerun") that
-  follows a status line ``Step **K** of ...`` showing the step K the click should lead to.
-  In Chromium: from calling click() until the status paragraph reads ``Step K of``.
+  follows the stepper's data showing the step K the click should lead to (the server's side:
+  its view, address bar and charts follow). In Chromium: from calling click() until the
+  stepper's status reads ``Step K of`` (drawn in the browser, no server round trip).
 - After each step the step shown must be the one expected (one more per click, counted from
   the session's own clicks); any other is an error, as are an exception or error box in any
   delta, a script that fails to compile, a dropped connection, a step not shown within 30 s,

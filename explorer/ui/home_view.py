@@ -1,4 +1,5 @@
-"""The home page's live miniature: Sennrich's toy corpus, merge by merge."""
+"""The home page's live miniature: Sennrich's toy corpus, merge by merge, drawn by the stepper
+(``stepper``: the Train page's component) from its eleven steps, all sent at once."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import streamlit as st
 from ..bpe.config import make_config
 from ..bpe.trainer import Trainer, train
 from ..errors import ExplorerError
-from . import charts, links, projector, render, state, tables
+from . import charts, links, projector, render, state, stepper, tables
 from .explain import explain
 
-__all__ = ["miniature", "home", "params", "apply_params", "toy"]
+__all__ = ["miniature", "home", "params", "apply_params", "toy", "toy_entry"]
 
 TOY = "low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3
 TOY_MERGES = 10
+_STEP = "w_home_step"  # the step shown (the link's toy_step)
+_STEPPER = "home_stepper"
+_WINDOW = "home_stepper_window"  # the session's stepper.Window
 
 
 @st.cache_resource(show_spinner=False)
@@ -22,41 +26,75 @@ def toy() -> Trainer:
     return train(TOY, make_config("sennrich", num_merges=TOY_MERGES))
 
 
-def miniature() -> None:
-    trainer = toy()
-    state.widget_default("w_home_step", 3)
-    k = st.slider("Merges applied", 0, TOY_MERGES, key="w_home_step")
+def toy_entry(trainer: Trainer, k: int) -> stepper.Entry:
+    """Step k of the miniature as the stepper draws it: the words segmented (the new token
+    outlined) beside the merges so far, drawn as the Train page's history."""
     tok = trainer.tokenizer(k)
     new_id = trainer.records[k - 1].token_id if k else -1
-    rows = "".join(
+    words = "".join(
         render.word_row(w, tok.tokens(ids), f, highlight=[i for i, t in enumerate(ids) if t == new_id])
         for w, f in zip(trainer.words, trainer.freqs)
         for ids in [tok.encode_piece(w)]
     )
-    st.html(rows)
+    # the merge list so far is the tokenizer itself; drawn as the Train page's history (no data
+    # grid: its script, a megabyte and a half, would hold up the first visit of the app's first page)
+    history = tables.history_html(tables.history_rows(trainer.records[:k], k, newest_first=False))
     if k:
-        st.info(render.md_text(explain(trainer.records[k - 1], config=trainer.config)))
+        text = explain(trainer.records[k - 1], config=trainer.config)
     else:
-        st.info("Before any merge every word is its letters plus the end-of-word symbol </w>.")
-    left, right = st.columns([1, 1])
-    with left:
-        # the merge list so far is the tokenizer itself; drawn as the Train page's history (no data
-        # grid: its script, a megabyte and a half, would hold up the first visit of the app's first page)
-        st.html(tables.history_html(tables.history_rows(trainer.records[:k], k, newest_first=False)))
-    with right:
-        df = charts.progress_columns(
-            trainer.records,
-            initial_tokens=trainer.initial_tokens,
-            corpus_bytes=trainer.corpus_bytes,
-            corpus_chars=trainer.corpus_chars,
-        )
-        data, spec = charts.tokens_chart(df, k)
-        st.vega_lite_chart(data, projector.chart_spec({**spec, "height": 200}), width="stretch")
+        text = "Before any merge every word is its letters plus the end-of-word symbol </w>."
+    return stepper.Entry(k, len(tok.vocab), "", text, "info", ((words, history),))
+
+
+def _on_report() -> None:
+    """The stepper moved: the step shown (and so the link and the chart) follows."""
+    report = stepper.report_of(_STEPPER)
+    window: stepper.Window | None = st.session_state.get(_WINDOW)
+    if report is not None and window is not None and report.gen == window.gen:
+        st.session_state[_STEP] = min(report.step, TOY_MERGES)
+
+
+def miniature() -> None:
+    """The stepper over the toy's steps, then the tokens chart at the step shown. Where the
+    component's script does not run (AppTest) a slider stands in for its controls."""
+    trainer = toy()
+    state.widget_default(_STEP, 3)
+    window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window(epoch="toy"))
+    window.gen = f"toy.{window.moves}"
+    report = stepper.report_of(_STEPPER)
+    current = report is not None and report.gen == window.gen and report.epoch == window.epoch
+    held = stepper.held_steps(report.held) if current and report is not None else set()
+    k = int(st.session_state[_STEP])
+    stepper.stepper(
+        key=_STEPPER,
+        window=window,
+        view=k,
+        last=TOY_MERGES,
+        done=True,
+        final=TOY_MERGES,
+        tail="",
+        report=report,
+        entries=[toy_entry(trainer, j) for j in range(TOY_MERGES + 1) if j not in held],
+        held=held,
+        more=False,
+        on_report=_on_report,
+    )
+    if not st.context.headers:
+        st.slider("Merges applied", 0, TOY_MERGES, key=_STEP)
+        k = int(st.session_state[_STEP])
+    df = charts.progress_columns(
+        trainer.records,
+        initial_tokens=trainer.initial_tokens,
+        corpus_bytes=trainer.corpus_bytes,
+        corpus_chars=trainer.corpus_chars,
+    )
+    data, spec = charts.tokens_chart(df, k)
+    st.vega_lite_chart(data, projector.chart_spec({**spec, "height": 200}), width="stretch")
 
 
 def params() -> dict[str, str]:
     """The miniature's step, for the page's link."""
-    return {"toy_step": str(st.session_state.get("w_home_step", 3))}
+    return {"toy_step": str(st.session_state.get(_STEP, 3))}
 
 
 def apply_params(params: dict[str, str]) -> list[str]:
@@ -66,7 +104,10 @@ def apply_params(params: dict[str, str]) -> list[str]:
     except ExplorerError as err:
         return [str(err)]
     if k is not None:
-        st.session_state["w_home_step"] = k
+        st.session_state[_STEP] = k
+        window = st.session_state.get(_WINDOW)
+        if window is not None:  # the server moved the view itself: the stepper adopts it
+            window.moves += 1
     return []
 
 

@@ -44,8 +44,8 @@ CHART_TITLE_PX = 18  # chart, axis and legend titles
 # Why each rule: the root size is what every rem-sized text follows; the page's top padding
 # makes room for Streamlit's header, not for text, so it does not grow as much; the sidebar
 # (300 px, or as wide as its reader drags it) grows with the text, and buttons in narrow columns
-# keep their labels whole with less padding; Train's speed menu (170 px wide otherwise) grows with
-# its value; Markdown's inline code (0.75 em) stays at 16 px or more. The Train page's charts are
+# keep their labels whole with less padding (the Train page's stepper is sized in rem: it grows
+# with the text); Markdown's inline code (0.75 em) stays at 16 px or more. The Train page's charts are
 # SVG drawn by the app (``live_view``) in px. On the Class page the answer is the largest text,
 # and after the reveal the bars marked right lead the tally: with eight options the right one
 # could otherwise sit below a 1280x720 screen (the bars keep their labels; only their order on
@@ -56,7 +56,6 @@ html{font-size:clamp(20px, calc(min(0.9375vw, 1.6667vh) + 8px), 32px);}
 .stMainBlockContainer{padding-top:3.5rem;}
 section[data-testid="stSidebar"]{min-width:15rem;}
 .stButton button{padding-left:.5rem;padding-right:.5rem;}
-.st-key-w_speed{width:auto !important;min-width:8.5rem;}
 [data-testid="stMarkdownContainer"] :is(p,li) code{font-size:max(.85em,.8rem);}
 .lc-box svg,.lc-axis text,.lc-label,.lc-legend,.lc-tip{font-size:16px;}
 .lc-title{font-size:18px;}

@@ -136,6 +136,23 @@ APP_CSS = """
 .lc-hover{stroke:#475569;stroke-width:1.5;}
 .lc-tip{display:none;position:absolute;top:22px;background:#0f172aee;color:#f8fafc;font-size:12px;padding:2px 6px;
         border-radius:4px;white-space:nowrap;pointer-events:none;}
+/* the stepper (stepper.py): its controls, status, sentence; the panels as the live area's */
+.sp-bar{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:0 0 .35rem 0;}
+.sp-btn{font:inherit;font-size:1rem;line-height:1.6;padding:.25rem .75rem;border-radius:.5rem;border:1px solid #cbd5e1;
+        background:#fff;color:#31333f;cursor:pointer;min-height:2.5rem;}
+.sp-btn:hover:not(:disabled){border-color:#ff4b4b;color:#ff4b4b;}
+.sp-btn:disabled{color:#94a3b8;cursor:not-allowed;}
+.sp-primary{background:#ff4b4b;border-color:#ff4b4b;color:#fff;}
+.sp-primary:hover:not(:disabled){background:#e03e3e;color:#fff;}
+.sp-primary:disabled{background:#fecaca;border-color:#fecaca;color:#fff;}
+.sp-speed{font:inherit;font-size:1rem;padding:.3rem .4rem;border-radius:.5rem;border:1px solid #cbd5e1;min-height:2.5rem;background:#fff;}
+.sp-slider{flex:1 1 14rem;min-width:10rem;accent-color:#ff4b4b;height:2rem;}
+.sp-root :focus-visible{outline:3px solid #1d4ed8;outline-offset:2px;}
+.sp-status{font-size:1rem;margin:.1rem 0 .35rem 0;font-variant-numeric:tabular-nums;}
+.sp-sentence{border-radius:.5rem;padding:.6rem .9rem;margin:0 0 .6rem 0;font-size:1rem;line-height:1.5;}
+.sp-info{background:#e0f2fe;color:#0c4a6e;}
+.sp-warning{background:#fef9c3;color:#713f12;}
+.sp-waiting .sp-panels,.sp-waiting .sp-sentence{opacity:.45;}
 .bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
 .bpe-strip-head{color:#334155;font-size:.95rem;}
 </style>

@@ -163,6 +163,9 @@ class Live:
     # stepped through whole
     held: str | None = None
     last_used: float = field(default_factory=time.monotonic)
+    # the steps the session has reached when its trainer holds more, trained ahead for a stepper
+    # that steps in the browser (``train_ahead``); None: every step trained was reached
+    reached: int | None = None
     _tokenizers: dict = field(default_factory=dict, repr=False)
     _top_words: dict = field(default_factory=dict, repr=False)
     # what the panels derive from this trainer and keep for the next step (token lengths, say)
@@ -173,9 +176,24 @@ class Live:
 
     @property
     def trained(self) -> int:
+        """The steps trained as far as the session is concerned: those it reached (its
+        trainer may hold a few more, trained ahead for the stepper, see :attr:`recorded`)."""
         if self.trainer is None:
             return self.released_at or 0
-        return len(self.trainer.records)
+        done = len(self.trainer.records)
+        return done if self.reached is None else min(done, self.reached)
+
+    @property
+    def recorded(self) -> int:
+        """The steps the trainer holds, those trained ahead included."""
+        return 0 if self.trainer is None else len(self.trainer.records)
+
+    def reach(self, step: int) -> None:
+        """Show step ``step`` of those the trainer holds (trained ahead or not): it counts as reached."""
+        with self.lock:
+            self.view = max(0, min(step, self.recorded))
+            if self.reached is not None:
+                self.reached = max(self.reached, self.view)
 
     def release(self) -> bool:
         """Let the trainer go (an idle session), keeping the step count and the view; False
@@ -195,6 +213,7 @@ class Live:
     def set_trainer(self, trainer: Trainer | None) -> None:
         """Put another trainer in place (or none), forgetting what was derived from the last one."""
         self.trainer = trainer
+        self.reached = None
         self._tokenizers.clear()
         self._top_words.clear()
         self.memo.clear()
@@ -208,6 +227,12 @@ class Live:
             cache[n] = sorted(range(len(freqs)), key=lambda i: -freqs[i])[:n]
         return cache[n]
 
+    @property
+    def big(self) -> bool:
+        """Whether the trainer is big enough that each tokenizer derived from it (a copy of its
+        vocabulary's text) weighs on the server: few are kept, and fewer steps are rendered ahead."""
+        return self.trainer is not None and self.trainer.footprint >= _BIG_TRAINER
+
     def tokenizer(self, k: int):
         """The tokenizer as of step k, cached (a few steps around the view are asked for; two
         when the trainer is big: each tokenizer holds its own copy of the vocabulary's text)."""
@@ -215,7 +240,7 @@ class Live:
         tok = cache.get(k)
         if tok is None:
             assert self.trainer is not None  # asked for only by panels drawn once there is a trainer
-            kept = 8 if self.trainer.footprint < _BIG_TRAINER else 2
+            kept = 2 if self.big else 8
             while len(cache) >= kept:
                 cache.pop(next(iter(cache)))
             tok = cache[k] = self.trainer.tokenizer(k)
@@ -227,16 +252,28 @@ class Live:
         if self.trainer is None:
             return 0
         with self.lock:
-            short = self.view + n - self.trained
+            short = self.view + n - self.recorded
             if short > 0:
                 self.train(short)
-            moved = min(self.view + n, self.trained) - self.view
-            self.view += moved
+            moved = min(self.view + n, self.recorded) - self.view
+            self.reach(self.view + moved)
             return moved
 
     def train(self, n: int) -> bool:
         """Train up to n more merges within the session's budget; False (and ``held`` says why)
-        when the budget stopped it first."""
+        when the budget stopped it first. Training (Run to end) reaches every step trained ahead."""
+        with self.lock:
+            self.reached = None
+            return self._advance(n)
+
+    def train_ahead(self, n: int) -> bool:
+        """Train up to n merges past those reached without reaching them (``train`` reaches them)."""
+        with self.lock:
+            if self.reached is None:
+                self.reached = self.recorded
+            return self._advance(n)
+
+    def _advance(self, n: int) -> bool:
         assert self.trainer is not None
         with self.lock:
             try:

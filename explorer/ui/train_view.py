@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
+import itertools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from ..bpe.trainer import PairStat, Trainer, train_words_to_end
 from ..errors import ExplorerError
 from ..formats.corpora import mib
 from ..stages.units import display_to_bytes
-from . import charts, clicks, interop_view, links, live_view, render, server, state, tables
+from . import charts, clicks, interop_view, links, live_view, render, server, state, stepper, tables
 from .explain import byte_legend, explain, tie_rule_sentence
 
 __all__ = [
@@ -29,29 +31,39 @@ __all__ = [
     "final_run",
     "session_notes",
     "current_merge",
+    "sentence",
+    "entry",
     "words_rows",
     "token_lengths",
 ]
 
-_SPEEDS = {"slow (2 s)": 2.0, "normal (1 s)": 1.0, "fast (0.4 s)": 0.4}
 _RUN_CHUNK_S = 0.15  # progress redraws this often during "Run to end"
-_MAX_CATCH_UP = 3  # steps one autoplay tick may take when ticks were dropped
 _WORDS = 24
-_STEP_BUTTONS = {"step": 1, "step10": 10, "step100": 100}  # widget key -> steps per click
 _WORD_CHARS = 1_000
 
 
 # ---- controls --------------------------------------------------------------------------
-# The slider's key: this and a generation ("view_slider_3", clicks.moved_widget): a new slider
-# each time a button or a tick moves the step, so that the browser's late value of the slider
-# it replaced (sent with the next quick click) does not move the step back.
+# Step, +10, +100, Back, Play and the slider are the stepper's (``stepper``: they move through
+# steps the browser already holds). The script keeps its own Step / +10 / +100 and slider for
+# sessions with no browser, where no component's script runs (AppTest). The slider's key: this
+# and a generation ("view_slider_3", clicks.moved_widget), so that a late value of a slider it
+# replaced moves nothing.
 _SLIDER = "view_slider"
+_SCRIPT_CONTROLS = "train_script_controls"
 
 
 def _forward(n: int) -> None:
     live = state.live()
     live.playing = False
     live.forward(n)
+
+
+def _moved_by_server() -> None:
+    """The server moved the view itself: the stepper adopts it (a new generation)."""
+    window = st.session_state.get(_WINDOW)
+    if window is not None:
+        window.moves += 1
+    st.session_state[_PLAYING] = False
 
 
 def _start_run() -> None:
@@ -70,98 +82,71 @@ def _stop_run() -> None:
             )
         live.running = False
         live.view = live.trained
+    _moved_by_server()
 
 
 def _reset() -> None:
     state.live(reset=True)
+    st.session_state[_PLAYING] = False
 
 
 def _on_slider(key: str) -> None:
-    live = state.live()
-    if live.playing or not clicks.is_current(key):
-        # the browser's value from before a Step or a timer tick moved the step (the slider is
-        # disabled while playing): it must neither rewind the step nor stop the play
-        return
-    live.view = int(st.session_state[key])
-
-
-def _set_playing(playing: bool) -> None:
-    # idempotent (not a toggle): a click that lands during a tick's rerun cannot flip it back
-    live = state.live()
-    live.playing = playing
-    live.last_tick = time.monotonic()
-
-
-def _take_queued_clicks() -> None:
-    """Step clicks counted in the browser since the last run (see ``clicks``), all of them."""
-    queued = clicks.counted_clicks(list(_STEP_BUTTONS), key="w_step_clicks")
-    if queued:
-        _forward(sum(_STEP_BUTTONS[k] * n for k, n in queued.items()))
-
-
-_BUTTONS = "train_buttons_drawn"  # what the buttons were drawn for: (at the end, training done, playing)
-
-
-def _buttons_state(live: state.Live) -> tuple[bool, bool, bool]:
-    trainer = live.trainer
-    assert trainer is not None
-    return trainer.done and live.view == live.trained, trainer.done, live.playing
+    if not clicks.is_current(key):
+        return  # the value of a slider the page has replaced since
+    state.live().view = int(st.session_state[key])
 
 
 def controls(live: state.Live) -> None:
-    """Step / +10 / +100 / Run to end / Reset, Play-Pause with a speed. Drawn by the page, not by
-    the fragment a Step reruns: a Step's clicks are counted in the browser (``clicks``), so the
-    buttons need not be redrawn with each step, only when their state changes (the fragment asks
-    for a full run then)."""
+    """Run to end and Reset (the server's to do; the stepper has the rest)."""
     trainer = live.trainer
     assert trainer is not None
-    at_end, done, _ = st.session_state[_BUTTONS] = _buttons_state(live)
-    # a row that wraps rather than squeezing a label into "S…" (narrow screens, 150% zoom)
+    # a trainer the stepper trained to its end ahead of the person still has steps to reach:
+    # Run to end goes there (disabled only once the last step is reached)
+    done = trainer.done and live.trained >= live.recorded
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-    row.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
-    row.button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end)
-    row.button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end)
     row.button("Run to end", key="run", on_click=_start_run, disabled=done)
     row.button("Reset", key="reset", on_click=_reset)
-    if live.playing:
-        row.button("Pause", key="pause", on_click=_set_playing, args=(False,))
-    else:
-        row.button("Play", key="play", on_click=_set_playing, args=(True,), disabled=at_end)
-    state.widget_default("w_speed", "normal (1 s)")
-    row.selectbox("Speed", list(_SPEEDS), key="w_speed", label_visibility="collapsed", width=170)
+
+
+def script_controls(live: state.Live) -> None:
+    """The script's own Step / +10 / +100, status and slider, for sessions where the stepper's
+    script does not run (AppTest)."""
+    trainer = live.trainer
+    assert trainer is not None
+    at_end = trainer.done and live.view == live.trained
+    hidden = st.container(key=_SCRIPT_CONTROLS)
+    buttons = hidden.container(horizontal=True, gap="small")
+    buttons.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
+    buttons.button("+10", key="step10", on_click=_forward, args=(10,), disabled=at_end)
+    buttons.button("+100", key="step100", on_click=_forward, args=(100,), disabled=at_end)
+    with hidden:
+        status(live)
 
 
 def status(live: state.Live) -> None:
-    """The step shown and the slider that moves it (redrawn by every Step)."""
+    """The step shown and the slider that moves it, as Streamlit elements (the script's own; the
+    browser's are the stepper's)."""
     trainer = live.trainer
     assert trainer is not None
-    status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {_vocab_at(live):,}"
-    if trainer.done:
-        status += f" · training stopped: {_stop_reason(trainer)}"
+    status = f"Step **{live.view:,}** of {live.trained:,} trained · vocabulary {_vocab_at(live):,}{_status_tail(live)}"
     if not live.trained:
         st.markdown(status)
         return
-    # the status and the slider share a row: the pair table's top stays on the first screen
-    left, right = st.columns([1, 1], vertical_alignment="center")
-    left.markdown(status)
+    st.markdown(status)
     key = clicks.moved_widget(_SLIDER, live.view)
-    right.slider(
-        "Step shown",
-        0,
-        live.trained,
-        key=key,
-        on_change=_on_slider,
-        args=(key,),
-        label_visibility="collapsed",
-        disabled=live.playing,
-        help="Jump to any step already trained (pause first while playing); the panels show the corpus as it was then.",
-    )
+    st.slider("Step shown", 0, live.trained, key=key, on_change=_on_slider, args=(key,))
 
 
-def _vocab_at(live: state.Live) -> int:
-    """The vocabulary of the step shown, not of the last step trained (with id reuse a merge
-    can leave it as it was)."""
-    return len(live.tokenizer(live.view).vocab)
+def _status_tail(live: state.Live) -> str:
+    trainer = live.trainer
+    assert trainer is not None
+    return f" · training stopped: {_stop_reason(trainer)}" if trainer.done else ""
+
+
+def _vocab_at(live: state.Live, k: int | None = None) -> int:
+    """The vocabulary at step k (default: the step shown), not of the last step trained (with id
+    reuse a merge can leave it as it was)."""
+    return len(live.tokenizer(live.view if k is None else k).vocab)
 
 
 def _stop_reason(trainer: Trainer) -> str:
@@ -265,7 +250,10 @@ def run_to_end(live: state.Live) -> None:
         )
     with live.lock:
         live.running = False
-        live.view = live.trained
+        # the end, the steps trained ahead included: a trainer the stepper had already trained
+        # to its end trains nothing here, and its last steps are reached only now
+        live.reach(live.recorded)
+    _moved_by_server()
     st.rerun()
 
 
@@ -305,38 +293,6 @@ def _run_in_worker(live: state.Live, bar) -> None:
         live.view = live.trained
 
 
-_ARMED = "autoplay_armed"  # the timer interval the live area was registered with (None: no timer)
-
-
-def _wanted_interval(live: state.Live) -> float | None:
-    return _SPEEDS[st.session_state.get("w_speed", "normal (1 s)")] if live.playing else None
-
-
-def _arm_autoplay_if_changed(live: state.Live) -> None:
-    """Play/Pause and the speed are set inside the live fragment, but its timer is registered by
-    a full page run: when the two disagree, rerun the whole page."""
-    if _wanted_interval(live) != st.session_state.get(_ARMED):
-        st.rerun(scope="app")
-
-
-def _autoplay_step(live: state.Live) -> None:
-    """The steps due since the last one, on each timer tick. The fragment also reruns for clicks
-    and full page runs; the clock tells a tick from those. A redraw slower than the interval
-    makes the browser drop timer ticks, so a tick takes every step that fell due (a few at
-    most): the play keeps the pace its speed promises."""
-    interval = st.session_state.get(_ARMED)
-    if not live.playing or interval is None:
-        return
-    now = time.monotonic()
-    due = int((now - live.last_tick) / interval + 0.2)
-    if due < 1:
-        return
-    due = min(due, _MAX_CATCH_UP)
-    live.last_tick = max(live.last_tick + due * interval, now - interval)
-    if live.forward(due) == 0:
-        live.playing = False
-
-
 # ---- panels ----------------------------------------------------------------------------
 # A step's panels are computed first and drawn after, in one go: the browser redraws the page
 # for each batch of elements that arrives, so elements sent over 50 ms of computing cost several
@@ -344,17 +300,6 @@ def _autoplay_step(live: state.Live) -> None:
 # caption), and the widgets that a Step does not change (pairs shown, the searches, the full
 # history switch, the download) sit in the sidebar, outside the fragment a Step reruns: every
 # element a Step redraws costs the browser a few milliseconds.
-@dataclass(frozen=True)
-class _View:
-    """Everything the live area shows at the step viewed, computed before any of it is drawn."""
-
-    style: render.TokenStyle
-    pairs_panel: str
-    history_panel: str
-    words_panel: str
-    charts: list[dict]  # the four charts' data (live_view.chart_data)
-
-
 def token_style(live: state.Live) -> render.TokenStyle:
     """How the page writes the trainer's tokens: as text (bytes that are part of a character in
     hex), or, when the sidebar's view setting asks for it, as GPT-2's characters."""
@@ -362,55 +307,56 @@ def token_style(live: state.Live) -> render.TokenStyle:
     return render.style_of(live.trainer.config.unit, gpt2_chars=bool(st.session_state.get(state.GPT2_CHARS)))
 
 
-def _prepare(live: state.Live) -> _View:
-    state.widget_default("w_top_k", 10)
-    style = token_style(live)
-    pairs = _next_table(live)[: st.session_state["w_top_k"]]
-    return _View(
-        style,
-        _pair_panel(live, pairs, style),
-        _history_panel(live, st.session_state.get("w_history_search", ""), style),
-        _words_panel(live, style, st.session_state.get("w_word_search", "")),
-        _charts(live),
-    )
-
-
-def current_merge(live: state.Live, style: render.TokenStyle) -> None:
+def sentence(live: state.Live, style: render.TokenStyle, *, step: int | None = None) -> tuple[str, str, str]:
+    """What step ``step`` (default: the one shown) says about itself, as plain text: (lead in bold,
+    the sentence, "info" or "warning")."""
     trainer = live.trainer
     assert trainer is not None
-    if live.view == 0:
+    k = live.view if step is None else step
+    if k == 0:
         unit = " (bytes)" if trainer.config.unit == "byte" else ""
         if trainer.done and not trainer.records:
             # Step is disabled: say why instead of inviting a click
-            st.warning(
+            return (
+                "",
                 f"No merge can be made: {_stop_reason(trainer)}. Every word stays as its characters{unit}; "
-                "raise the number of merges or choose another corpus."
+                "raise the number of merges or choose another corpus.",
+                "warning",
             )
-        else:
-            st.info(
-                f"Nothing merged yet: every word is still its characters{unit}. Press **Step** to make the first merge."
-            )
-        return
-    record = trainer.records[live.view - 1]
-    st.info(f"**Step {record.step}.** " + render.md_text(explain(record, config=trainer.config, style=style)))
+        return (
+            "",
+            f"Nothing merged yet: every word is still its characters{unit}. Press Step to make the first merge.",
+            "info",
+        )
+    record = trainer.records[k - 1]
+    return f"Step {record.step}.", explain(record, config=trainer.config, style=style), "info"
 
 
-def _next_table(live: state.Live) -> tuple[PairStat, ...]:
+def current_merge(live: state.Live, style: render.TokenStyle) -> None:
+    """The step shown's sentence as a Streamlit box (the Class page's; the Train page's is in its stepper)."""
+    lead, text, tone = sentence(live, style)
+    body = (f"**{lead}** " if lead else "") + render.md_text(text)
+    if live.view == 0:
+        body = body.replace("Press Step", "Press **Step**")
+    (st.warning if tone == "warning" else st.info)(body)
+
+
+def _next_table(live: state.Live, k: int) -> tuple[PairStat, ...]:
     trainer = live.trainer
     assert trainer is not None
-    if live.view < live.trained:
-        return trainer.records[live.view].top_pairs
+    if k < live.recorded:
+        return trainer.records[k].top_pairs
     return () if trainer.done else trainer.peek()
 
 
-def _pair_panel(live: state.Live, pairs: tuple[PairStat, ...], style: render.TokenStyle) -> str:
+def _pair_panel(live: state.Live, k: int, pairs: tuple[PairStat, ...], style: render.TokenStyle) -> str:
     trainer = live.trainer
     assert trainer is not None
     if not pairs:
         done = f'<div class="bpe-done">Training finished: {html.escape(_stop_reason(trainer))}.</div>'
         return render.panel("Pair counts now", done)
     table = render.pair_rows(pairs, style=style)
-    if live.view < live.trained and trainer.records[live.view].compact:
+    if k < live.recorded and trainer.records[k].compact:
         return render.panel(
             "Pair counts now",
             table,
@@ -431,13 +377,14 @@ def _pair_panel(live: state.Live, pairs: tuple[PairStat, ...], style: render.Tok
     return render.panel("Pair counts now", table, caption)
 
 
-def words_rows(live: state.Live, style: render.TokenStyle) -> str:
-    """The most frequent words segmented at the step viewed, as HTML rows."""
+def words_rows(live: state.Live, style: render.TokenStyle, *, step: int | None = None) -> str:
+    """The most frequent words segmented at step ``step`` (default: the step viewed), as HTML rows."""
     trainer = live.trainer
     assert trainer is not None
-    now = live.tokenizer(live.view)
-    before = live.tokenizer(live.view - 1) if live.view else now
-    new_id = trainer.records[live.view - 1].token_id if live.view else -1
+    k = live.view if step is None else step
+    now = live.tokenizer(k)
+    before = live.tokenizer(k - 1) if k else now
+    new_id = trainer.records[k - 1].token_id if k else -1
     rows = []
     for i in live.top_words(_WORDS):
         word = trainer.words[i]
@@ -448,7 +395,7 @@ def words_rows(live: state.Live, style: render.TokenStyle) -> str:
             note = f"the first {_WORD_CHARS:,} of {len(word):,} characters, segmented on their own"
             word = word[:_WORD_CHARS]
         ids = now.encode_piece(word)
-        changed = live.view > 0 and ids != before.encode_piece(word)
+        changed = k > 0 and ids != before.encode_piece(word)
         rows.append(
             render.word_row(
                 word,
@@ -463,12 +410,12 @@ def words_rows(live: state.Live, style: render.TokenStyle) -> str:
     return "".join(rows)
 
 
-def _words_panel(live: state.Live, style: render.TokenStyle, query: str) -> str:
-    body = words_rows(live, style)
+def _words_panel(live: state.Live, k: int, style: render.TokenStyle, query: str) -> str:
+    body = words_rows(live, style, step=k)
     caption = (
         "The most frequent words at this step; yellow rows changed with this merge, the outlined chip is the new token."
     )
-    found = _lookup(live.tokenizer(live.view), query, style) if query.strip() else ""
+    found = _lookup(live.tokenizer(k), query, style) if query.strip() else ""
     return render.panel("Words, segmented", body, caption) + found
 
 
@@ -531,14 +478,16 @@ def _charts(live: state.Live) -> list[dict]:
         corpus_bytes=trainer.corpus_bytes,
         corpus_chars=trainer.corpus_chars,
     )
+    cols = {name: values[: live.trained + 1] for name, values in cols.items()}  # not the steps trained ahead
     return live_view.chart_data(cols, live.view, lengths=token_lengths(live, live.view), unit=trainer.config.unit)
 
 
 _HISTORY_WINDOW = 12
+_HISTORY_AHEAD = 2  # trained steps past the one shown that the history shows (greyed)
 _HISTORY_MATCHES = 60
 
 
-def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> str:
+def _history_panel(live: state.Live, k: int, query: str, style: render.TokenStyle) -> str:
     """The merges around the step viewed (newest first, current highlighted), or the latest of
     those matching the sidebar's search."""
     trainer = live.trainer
@@ -546,15 +495,15 @@ def _history_panel(live: state.Live, query: str, style: render.TokenStyle) -> st
     records = trainer.records
     shown: Sequence[StepRecord]
     if query.strip():
-        found = tables.matching(records, query, style)
+        found = tables.matching(records[: live.trained], query, style)  # not the steps trained ahead
         caption = (
             f"{len(found):,} of {live.trained:,} merges match {render.isolate(repr(query.strip()[:60]), into='text')}"
         )
         shown = found[-_HISTORY_MATCHES:]
     else:
-        shown = tables.recent(records, live.view, window=_HISTORY_WINDOW, ahead=2)
-        caption = f"{live.trained:,} merges trained; the highlighted row is the step shown"
-    body = tables.history_html(tables.history_rows(shown, live.view), style=style) if shown else ""
+        shown = tables.recent(records, k, window=_HISTORY_WINDOW, ahead=_HISTORY_AHEAD)
+        caption = "The merges around the step shown (highlighted), newest first"
+    body = tables.history_html(tables.history_rows(shown, k), style=style) if shown else ""
     return render.panel("Merge history", body, caption)
 
 
@@ -564,7 +513,7 @@ def _full_history(live: state.Live, style: render.TokenStyle) -> None:
     trainer = live.trainer
     assert trainer is not None
     if st.session_state.get("w_full_history"):
-        found = tables.matching(trainer.records, st.session_state.get("w_history_search", ""), style)
+        found = tables.matching(trainer.records[: live.trained], st.session_state.get("w_history_search", ""), style)
         df = tables.history_table(tables.history_rows(found, live.view), style=style)
         st.dataframe(tables.style_history(df), hide_index=True, width="stretch", height=320)
 
@@ -589,35 +538,185 @@ def view_tools(live: state.Live) -> None:
 
 
 def live_area() -> None:
-    """The controls, then the status and panels in a fragment: Step, the slider and the play
-    timer rerun only the fragment. While playing, it also reruns on a timer and steps, so
-    autoplay redraws only this part too, at the speed chosen."""
+    """Run to end and Reset, then the stepper and the charts in a fragment: the stepper moves
+    through the steps in the browser and reports the step shown, which reruns only the fragment
+    (the view, the address bar and the charts follow, and the steps ahead are sent)."""
     live = state.live()
-    if live.trainer is not None:
-        controls(live)
-    interval = _wanted_interval(live)
-    st.session_state[_ARMED] = interval
-    st.fragment(_live_area, run_every=interval)()
+    if live.trainer is None:
+        return
+    controls(live)
+    st.fragment(_live_area)()
 
 
 def _live_area() -> None:
     live = state.live()
     if live.trainer is None:
         return
-    _autoplay_step(live)
-    _take_queued_clicks()
-    _arm_autoplay_if_changed(live)
-    if live.running or _buttons_state(live) != st.session_state.get(_BUTTONS):
-        # "Run to end" runs at page level (only a full-page run can be interrupted by Stop), and
-        # buttons whose state changed (the last step reached, say) are redrawn by the page
-        st.rerun(scope="app")
-    view = _prepare(live)
-    status(live)
+    if live.running:
+        st.rerun(scope="app")  # "Run to end" runs at page level (only a full-page run can be interrupted by Stop)
+    style = token_style(live)
+    _draw_stepper(live, style)
+    if not st.context.headers:
+        # no browser behind the session (AppTest, which runs no component's script): the script's
+        # own step controls stand in for the stepper's
+        script_controls(live)
     links.keep_current(note=True)
-    current_merge(live, view.style)
-    # one element for all the panels and charts (the full history's grid, when asked for, under it)
-    rows = [[view.pairs_panel, view.history_panel], [view.words_panel]]
-    if view.style.byte_level:
-        rows.insert(0, [render.caption(byte_legend(view.style))])
-    live_view.live_view(rows, view.charts, key="w_live")
-    _full_history(live, view.style)
+    live_view.live_view([], _charts(live), key="w_live")
+    _full_history(live, style)
+
+
+# ---- the stepper: the steps around the one shown, rendered here, drawn in the browser ----------
+_STEPPER = "train_stepper"
+_WINDOW = "train_stepper_window"  # the session's stepper.Window
+_PLAYING, _SPEED = "train_stepper_playing", "train_stepper_speed"  # as the stepper last reported
+_TOKENS = itertools.count(1)  # a number for each trainer a session's stepper shows
+
+
+@dataclass(frozen=True)
+class _Look:
+    """What an entry's look depends on besides its step: the sidebar's view settings."""
+
+    style: render.TokenStyle
+    top_k: int
+    history_query: str
+    word_query: str
+
+
+def _look(live: state.Live, style: render.TokenStyle) -> _Look:
+    state.widget_default("w_top_k", 10)
+    return _Look(
+        style,
+        int(st.session_state["w_top_k"]),
+        st.session_state.get("w_history_search", ""),
+        st.session_state.get("w_word_search", ""),
+    )
+
+
+def entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
+    """Step k as the stepper draws it: its sentence, the pair table, the merge history and the
+    words, rendered by the same helpers as every other view of a step (``render``, ``tables``)."""
+    trainer = live.trainer
+    assert trainer is not None
+    style = look.style
+    pairs = _next_table(live, k)[: look.top_k]
+    rows: list[tuple[str, ...]] = [
+        (_pair_panel(live, k, pairs, style), _history_panel(live, k, look.history_query, style)),
+        (_words_panel(live, k, style, look.word_query),),
+    ]
+    if style.byte_level:
+        rows.insert(0, (render.caption(byte_legend(style)),))
+    lead, text, tone = sentence(live, style, step=k)
+    # the history shows trained steps just past k, the pair table at the last step trained is a
+    # look ahead: such a step is sent again once training moved on (or stopped)
+    final = trainer.done or k + _HISTORY_AHEAD <= live.recorded
+    return stepper.Entry(k, _vocab_at(live, k), lead, text, tone, tuple(rows), final=final)
+
+
+def _window(live: state.Live, look: _Look) -> stepper.Window:
+    """The session's stepper window, its generation and epoch brought up to date: a new trainer
+    (Reset, a link, other settings) is a new generation; a new look, a new epoch."""
+    window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window())
+    token = _token(live)
+    window.gen = _generation(live, window)
+    # a history search lists matches among all merges trained: its entries follow training
+    searched = live.trained if look.history_query.strip() else 0
+    epoch = hashlib.blake2b(repr((token, look, searched)).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    if epoch != window.epoch:
+        window.epoch = epoch
+        window.pieces_of.clear()
+    return window
+
+
+def _token(live: state.Live) -> int:
+    """A number for the session's trainer (its memo goes with it)."""
+    token = live.memo.get("stepper_token")
+    if token is None:
+        token = live.memo["stepper_token"] = next(_TOKENS)
+    return token
+
+
+def _generation(live: state.Live, window: stepper.Window) -> str:
+    """The view's generation: the trainer, and how often the server moved the view itself."""
+    return f"{_token(live)}.{window.moves}"
+
+
+def _on_report() -> None:
+    """The stepper moved (its report arrives before the fragment reruns): the server's view
+    follows it, training up to it when the browser went past the steps trained."""
+    report = stepper.report_of(_STEPPER)
+    window: stepper.Window | None = st.session_state.get(_WINDOW)
+    live: state.Live | None = st.session_state.get("live")
+    # the generation as of now: a callback that ran before this one in the same run (Stop) may
+    # have moved the view itself
+    if report is None or window is None or live is None or live.trainer is None:
+        return
+    if report.gen != _generation(live, window):
+        return  # a report for another trainer, or from before the server moved the view itself
+    st.session_state[_PLAYING] = report.playing  # a page left while playing plays on when it comes back
+    if report.speed is not None:
+        st.session_state[_SPEED] = report.speed
+    with live.lock:
+        live.reach(report.step)  # a step trained ahead is reached now
+        if report.step > live.recorded:
+            live.forward(min(report.step, live.recorded + stepper.AHEAD) - live.view)
+        live.playing = False
+        _train_ahead(live)
+
+
+def _train_ahead(live: state.Live) -> None:
+    """Train the steps a browser stepping by itself may reach next (its window ahead), before it asks."""
+    trainer = live.trainer
+    assert trainer is not None
+    if not trainer.done and not live.held:
+        short = live.view + stepper.AHEAD + _HISTORY_AHEAD - live.recorded
+        if short > 0:
+            live.train_ahead(short)
+
+
+def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
+    """Send the steps the browser lacks around the step shown (training ahead first, once the
+    browser's script runs), for about ``stepper.BATCH_S`` of rendering a run; the rest next run."""
+    trainer = live.trainer
+    assert trainer is not None
+    look = _look(live, style)
+    window = _window(live, look)
+    report = stepper.report_of(_STEPPER)
+    current = report is not None and report.gen == window.gen and report.epoch == window.epoch
+    held = stepper.held_steps(report.held) if current and report is not None else set()
+    if report is not None:  # a browser that steps by itself: the steps ahead are trained before it asks
+        _train_ahead(live)
+    end = trainer.done or bool(live.held)
+    # the steps trained ahead are sent too, but the slider and the status end at the step reached
+    steps = stepper.wanted(live.view, last=live.recorded, held=held)
+    if live.big:
+        # each step rendered derives a tokenizer or two, each a copy of a big trainer's vocabulary
+        # (tens of MB when its tokens are long, three sessions of them past the server's ceiling
+        # at once): the step shown only, the browser says "training…" for the next until it comes
+        steps = steps[:1]
+    entries: list[stepper.Entry] = []
+    start = time.perf_counter()
+    # a page's first run (no report yet) sends the step shown and its neighbours only: the first
+    # screen comes first, the rest with the browser's first report
+    budget = stepper.BATCH_S if report is not None else 0.0
+    for k in steps[: None if report is not None else 3]:
+        entries.append(entry(live, k, look))
+        if time.perf_counter() - start > budget:
+            break
+    more = len(entries) < len(steps)
+    tail = _status_tail(live) + (f" · {live.held}" if live.held else "")
+    stepper.stepper(
+        key=_STEPPER,
+        window=window,
+        view=live.view,
+        last=live.trained,
+        done=end,
+        final=live.recorded,
+        tail=tail,
+        report=report,
+        entries=entries,
+        held=held,
+        more=more,
+        playing=bool(st.session_state.get(_PLAYING)),
+        speed=st.session_state.get(_SPEED),
+        on_report=_on_report,
+    )

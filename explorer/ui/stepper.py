@@ -1,0 +1,494 @@
+"""Stepping without a rerun: one component that holds a window of rendered steps and moves
+through it in the browser.
+
+Everything a step shows is known before the click (a trainer's records never change), so the
+server renders the steps around the one shown with the page's own helpers (``explorer.ui.render``:
+one display rule, no second renderer in the browser) and sends them ahead; the component moves
+through them at once: Back, Step, +10, +100 (on the press, not the release), the slider (redrawn on every move of a drag), Play
+and the keys (→ / ← a step, Shift+→ / Shift+← ten, Space play/pause, Home / End). It reports the
+step shown as its state without waiting for an answer, at most one report in flight; the report
+reruns the caller's fragment, whose callback moves the server's view there (so the address bar,
+F5, other pages and the store stay true) and whose run sends the steps the component does not
+hold yet, nearest first, before the user reaches the edge. Outrun the window and it says
+"training…" until they arrive.
+
+A step's panels travel as pieces (:func:`split_html`: a table row or a word row each), named by
+their digest, and each piece is sent once: neighbouring steps share most of their rows, so a
+window of hundreds of steps costs the wire little more than its distinct rows. The browser joins
+an entry's pieces back into exactly the HTML the server rendered.
+
+What the server sends (``data``)::
+
+    {"epoch": "…",       # what the entries were rendered for: a new one drops those held
+     "gen": "…",         # changes when the server moves the view itself (Reset, Run to end, a link)
+     "view": 12,         # the server's step, adopted when ``gen`` changed
+     "last": 76,         # the last step the session reached (the slider's end)
+     "done": false,      # training stopped: no step after ``final`` will come
+     "final": null,      # then, the last step there is (the server may have trained past ``last``)
+     "tail": "",         # said after "Step k of N trained · vocabulary V" once ``final`` is reached
+     "ack": 9,           # the report this run answered
+     "more": false,      # steps of the window are still to come: report again
+     "playing": false, "speed": 1000,   # as last reported: taken up by a new page load
+     "pieces": {"9f…": "<tr>…</tr>", …},
+     "entries": [{"step": 12, "vocab": 268, "lead": "Step 12.", "text": "…", "tone": "info",
+                  "final": true, "rows": [[["9f…", "03…"], …], …]}, …]}
+
+and what the component reports (state ``at``)::
+
+    {"step": 14, "seq": 10, "gen": "…", "epoch": "…", "held": [[0, 80]], "load": "…",
+     "playing": false, "speed": 1000}
+
+the step shown, a counter, the generation and epoch it holds, the ranges of steps it holds
+(final entries only), its page load, and whether it plays at which speed (milliseconds a step:
+a page left while playing plays on when it comes back, at the speed chosen). Where the script does not run (AppTest) the component
+reports nothing and the caller's own widgets move the step.
+
+The Train page is its first user (``train_view``); an entry is anything a caller renders for a
+step, so the Class, Fairness and Home steppers can send theirs through the same component.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+__all__ = [
+    "Entry",
+    "Report",
+    "Window",
+    "split_html",
+    "wanted",
+    "held_steps",
+    "parse_report",
+    "stepper",
+    "SPEEDS",
+    "AHEAD",
+]
+
+AHEAD = 64  # steps sent (and trained) ahead of the one shown, and as many behind
+NEAR = 8  # of those, the steps either side sent first
+FAR = 600  # once those are held, steps further behind are sent too (a long scrub flows)
+BATCH_S = 0.08  # a run renders entries for about this long, then asks for the rest next run
+KEEP = 2_000  # the most entries the browser keeps (the farthest from the step shown go first)
+
+# Play's speeds in the browser: label -> milliseconds a step
+SPEEDS = {"slow (2 s)": 2000, "normal (1 s)": 1000, "fast (0.4 s)": 400, "fastest (0.04 s)": 40}
+
+_JS = r"""
+const KEEP = __KEEP__, SPEEDS = __SPEEDS__;
+function h(tag, attrs, parent, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+const fmt = (n) => Number(n).toLocaleString("en-US");
+function build(box) {
+  const root = h("div", {class: "sp-root", role: "group", "aria-label": "Step through the merges"}, box);
+  const bar = h("div", {class: "sp-bar"}, root);
+  const ui = {root};
+  const btn = (name, hint, keys, cls) => h("button", {type: "button", class: "sp-btn" + (cls || ""), title: hint,
+                                                      "aria-keyshortcuts": keys}, bar, name);
+  ui.back = btn("Back", "Back one step (←; Shift+← ten)", "ArrowLeft");
+  ui.step = btn("Step", "One merge forward (→)", "ArrowRight", " sp-primary");
+  ui.step10 = btn("+10", "Ten merges forward (Shift+→)", "Shift+ArrowRight");
+  ui.step100 = btn("+100", "A hundred merges forward");
+  ui.play = btn("Play", "Play or pause (Space)", "Space");
+  ui.speed = h("select", {class: "sp-speed", "aria-label": "Play speed"}, bar);
+  for (const [label, ms] of Object.entries(SPEEDS)) {
+    const o = h("option", {value: ms}, ui.speed, label);
+    if (ms === 1000) o.selected = true;
+  }
+  ui.slider = h("input", {type: "range", class: "sp-slider", min: 0, max: 0, step: 1, value: 0,
+                          "aria-label": "Step shown", "aria-keyshortcuts": "Home End"}, bar);
+  ui.status = h("div", {class: "sp-status"}, root);
+  ui.sentence = h("div", {class: "sp-sentence", role: "status", "aria-live": "polite", "aria-atomic": "true"}, root);
+  ui.panels = h("div", {class: "lv-panels sp-panels"}, root);
+  return ui;
+}
+function panels(root, rows, end) {
+  // one div a row, one cell a panel; a cell's HTML is set again only when it (or the last step
+  // reached) changed. The history's greyed rows past the step shown are only those reached: the
+  // server trains a few steps ahead of the person, and those are not to be seen before stepped to.
+  while (root.children.length > rows.length) root.lastChild.remove();
+  rows.forEach((cells, r) => {
+    const row = root.children[r] || h("div", {class: "lv-row"}, root);
+    row.style.gridTemplateColumns = `repeat(${cells.length}, minmax(0, 1fr))`;
+    while (row.children.length > cells.length) row.lastChild.remove();
+    cells.forEach((html, c) => {
+      const cell = row.children[c] || h("div", {class: "lv-cell"}, row);
+      if (cell.__html === html && cell.__end === end) return;
+      cell.innerHTML = html; cell.__html = html; cell.__end = end;
+      for (const tr of cell.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
+        if (Number(tr.cells[0].textContent.replace(/,/g, "")) > end) tr.remove();
+      }
+    });
+  });
+}
+function make(component) {
+  const s = {ui: build(component.parentElement), entries: new Map(), pieces: new Map(), epoch: null, gen: null,
+             shown: 0, top: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
+             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2)};
+  const ui = s.ui;
+  s.held = () => {  // the ranges of final entries held, [[lo, hi], ...]
+    const steps = [...s.entries.values()].filter((e) => e.final).map((e) => e.step).sort((a, b) => a - b);
+    const out = [];
+    for (const k of steps) {
+      if (out.length && out[out.length - 1][1] === k - 1) out[out.length - 1][1] = k; else out.push([k, k]);
+    }
+    return out;
+  };
+  s.report = () => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
+    if (s.inflight && performance.now() - s.inflight < 1500) { s.dirty = true; return; }
+    s.dirty = false; s.inflight = performance.now(); s.reported = s.shown;
+    const held = s.held();
+    s.send("at", {step: s.shown, seq: ++s.seq, gen: s.gen, epoch: s.epoch, held, load: s.load,
+                  playing: s.playing, speed: Number(ui.speed.value)});
+  };
+  // a move's report goes after the frame that shows the step (a frame, then a task): sending it
+  // sets Streamlit's own rendering going (the rerun's state), which would otherwise hold that
+  // frame back. A hidden tab draws no frames: the timer sends it there.
+  s.soon = () => {
+    if (s.queued) return;
+    s.queued = true;
+    const send = () => { if (s.queued) { s.queued = false; s.report(); } };
+    requestAnimationFrame(() => setTimeout(send, 0));
+    setTimeout(send, 250);
+  };
+  s.html = (e) => e.html || (e.html = e.rows.map((r) => r.map((cell) => cell.map((id) => s.pieces.get(id)).join(""))));
+  s.draw = () => {
+    const k = s.shown, e = s.entries.get(k), last = s.end();
+    ui.slider.max = last; ui.slider.value = k;
+    ui.slider.setAttribute("aria-valuetext", `step ${fmt(k)} of ${fmt(last)}`);
+    const atEnd = s.done && k >= s.final;
+    ui.step.disabled = ui.step10.disabled = ui.step100.disabled = atEnd;
+    ui.back.disabled = k <= 0;
+    ui.play.textContent = s.playing ? "Pause" : "Play";
+    ui.play.disabled = atEnd && !s.playing;
+    ui.root.dataset.step = k;
+    if (!e) {
+      ui.root.dataset.drawn = "";
+      ui.status.textContent = `Step ${fmt(k)} · training…`;
+      ui.root.classList.add("sp-waiting");
+      return;
+    }
+    ui.root.classList.remove("sp-waiting");
+    ui.status.textContent = "";
+    const tail = s.done && last >= s.final ? s.tail : "";  // "training stopped", once the person got there
+    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${tail}`);
+    if (ui.sentence.__step !== k || ui.sentence.__text !== e.text) {
+      ui.sentence.__step = k; ui.sentence.__text = e.text;
+      ui.sentence.textContent = "";
+      if (e.lead) ui.sentence.append(h("strong", {}, null, e.lead), " ");
+      ui.sentence.append(e.text);
+    }
+    ui.sentence.className = "sp-sentence sp-" + e.tone;
+    panels(ui.panels, s.html(e), last);
+    ui.root.dataset.drawn = k;
+    ui.root.dataset.draws = ++s.draws;
+  };
+  s.end = () => Math.max(s.last, s.top);  // the last step reached (the server's, or further here)
+  s.go = (k) => {
+    const top = s.done ? s.final : s.end() + 100;
+    k = Math.max(0, Math.min(top, Math.round(k)));
+    if (k === s.shown) return;
+    s.shown = k; s.top = Math.max(s.top, k); s.draw(); s.soon();
+  };
+  s.move = (k) => { s.pause(); s.go(k); };
+  s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.soon(); } };
+  s.tick = () => {
+    s.timer = null;
+    if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
+    if (s.done && s.shown >= s.final) { s.pause(); return; }
+    const next = s.entries.get(s.shown + 1), now = performance.now();
+    // the next step not here yet: wait for it (no step is skipped), asking for it
+    if (next) s.go(s.shown + 1); else if (!s.inflight) s.report();
+    // on a steady beat: the time a step takes to draw is not added to the pause between steps
+    s.due = next ? Math.max(now, (s.due || now) + Number(ui.speed.value)) : now + 30;
+    s.timer = setTimeout(s.tick, Math.max(0, s.due - performance.now()));
+  };
+  s.toggle = () => {
+    if (s.playing) { s.pause(); return; }
+    if (s.done && s.shown >= s.final) return;
+    s.playing = true; s.draw(); s.soon();
+    s.due = performance.now() + Number(ui.speed.value); s.timer = setTimeout(s.tick, Number(ui.speed.value));
+  };
+  ui.speed.addEventListener("change", () => s.soon());
+  // the step buttons act on the press (as the keys do on keydown): the step is drawn before the
+  // release, not after it. The click that ends a press moves nothing more; a click with no press
+  // before it (Enter or Space on a focused button, a screen reader) moves as any click does.
+  const press = (button, by) => {
+    button.addEventListener("pointerdown", (ev) => {
+      if (ev.button !== 0 || button.disabled) return;
+      button.__pressed = true; s.move(s.shown + by);
+    });
+    button.addEventListener("click", () => { if (!button.__pressed) s.move(s.shown + by); button.__pressed = false; });
+    // a press released elsewhere sends no click: the next click is one of its own
+    window.addEventListener("pointerup", () => setTimeout(() => { button.__pressed = false; }, 0));
+  };
+  press(ui.back, -1); press(ui.step, 1); press(ui.step10, 10); press(ui.step100, 100);
+  ui.play.addEventListener("click", () => s.toggle());
+  ui.slider.addEventListener("input", () => s.move(Number(ui.slider.value)));
+  ui.root.addEventListener("keydown", (ev) => {
+    if (ev.target === ui.speed || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const by = ev.shiftKey ? 10 : 1;
+    if (ev.key === "ArrowRight" || ev.key === "ArrowUp") s.move(s.shown + by);
+    else if (ev.key === "ArrowLeft" || ev.key === "ArrowDown") s.move(s.shown - by);
+    else if (ev.key === "Home") s.move(0);
+    else if (ev.key === "End") s.move(s.done ? s.final : s.end());
+    else if (ev.key === " " || ev.key === "Spacebar") s.toggle();
+    else return;
+    ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
+  });
+  // leaving the page: the last step shown reaches the server before the tab goes
+  window.addEventListener("pagehide", () => { if (s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(); } });
+  return s;
+}
+function take(s, data) {
+  if (data.epoch !== s.epoch) { s.epoch = data.epoch; s.entries.clear(); s.pieces.clear(); }
+  for (const [id, html] of Object.entries(data.pieces || {})) s.pieces.set(id, html);
+  for (const e of data.entries || []) {
+    if (e.rows.every((r) => r.every((cell) => cell.every((id) => s.pieces.has(id))))) s.entries.set(e.step, e);
+  }
+  if (s.entries.size > KEEP) {
+    const far = [...s.entries.keys()].sort((a, b) => Math.abs(b - s.shown) - Math.abs(a - s.shown));
+    far.slice(0, s.entries.size - KEEP).forEach((k) => s.entries.delete(k));
+  }
+  s.last = data.last; s.done = data.done; s.final = data.final; s.tail = data.tail || "";
+  if (s.gen === null && data.speed) s.ui.speed.value = String(data.speed);  // as the session last chose
+  if (data.gen !== s.gen) {  // the server moved the view itself (or this is the first data)
+    const resume = s.gen === null && data.playing;  // playing when the page was left: it goes on
+    s.gen = data.gen; s.shown = data.view; s.top = data.view; s.reported = data.view;
+    if (s.playing) { s.playing = false; clearTimeout(s.timer); }
+    if (resume) { s.playing = true; s.due = 0; s.timer = setTimeout(s.tick, Number(s.ui.speed.value)); }
+  }
+  if (s.done && s.shown > s.final) s.shown = s.final;  // training stopped short of where the person went
+  if (data.ack === s.seq) s.inflight = 0;
+}
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  const s = (parentElement.__stepper ??= make(component));
+  s.send = setStateValue;
+  const first = s.seq === 0;
+  take(s, data || {});
+  s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
+  s.draw();
+  if (first || (!s.inflight && (s.dirty || s.reported !== s.shown || (data && data.more)))) s.soon();
+}
+""".replace("__KEEP__", str(KEEP)).replace("__SPEEDS__", repr(SPEEDS).replace("'", '"'))
+
+# its styles live in render.APP_CSS (sent once per page run, not with every step's element)
+_component = st.components.v2.component("bpe_explorer_stepper", js=_JS, isolate_styles=False)
+
+_PIECE = re.compile(r'(?=<tr[ >])|(?=<div class="bpe-row)')
+
+
+def split_html(html: str) -> list[str]:
+    """A panel's HTML in pieces that join back to it, cut before each table row and each word
+    row: the pieces neighbouring steps share are sent once.
+
+    >>> split_html('<div><table><tr><th>a</th></tr><tr class="x"><td>1</td></tr></table></div>')
+    ['<div><table>', '<tr><th>a</th></tr>', '<tr class="x"><td>1</td></tr></table></div>']
+    >>> "".join(split_html('<div class="bpe-row">a</div><div class="bpe-row">b</div>'))
+    '<div class="bpe-row">a</div><div class="bpe-row">b</div>'
+    """
+    return [p for p in _PIECE.split(html) if p]
+
+
+def _digest(piece: str) -> str:
+    return hashlib.blake2b(piece.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One step as the component draws it: the status line's vocabulary, the step's sentence (plain
+    text: ``lead`` in bold, then ``text``; ``tone`` "info" or "warning") and rows of panels (HTML
+    from ``render``). ``final``: it will not change (a step whose look depends on training still
+    to come is sent again)."""
+
+    step: int
+    vocab: int
+    lead: str
+    text: str
+    tone: str
+    rows: tuple[tuple[str, ...], ...]
+    final: bool = True
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the component said last: the step it shows, for which generation and epoch, the
+    steps it holds, and which report this is (``seq``) in which page load (``load``)."""
+
+    step: int
+    seq: int
+    gen: str | None
+    epoch: str | None
+    held: tuple[tuple[int, int], ...]
+    load: str
+    playing: bool = False
+    speed: int | None = None
+
+
+def parse_report(value: object) -> Report | None:
+    """The component's report, or None when there is none or it is malformed (the browser's
+    message is not trusted further than its shape).
+
+    >>> parse_report({"step": 3, "seq": 1, "gen": "g", "epoch": "e", "held": [[0, 9]], "load": "x"})
+    Report(step=3, seq=1, gen='g', epoch='e', held=((0, 9),), load='x', playing=False, speed=None)
+    >>> parse_report({"step": -1}), parse_report(None), parse_report({"step": 2, "held": "x"})
+    (None, None, None)
+    """
+    if not isinstance(value, dict):
+        return None
+    step, seq, held = value.get("step"), value.get("seq"), value.get("held") or []
+    if not (isinstance(step, int) and step >= 0 and isinstance(seq, int) and isinstance(held, list)):
+        return None
+    ranges = []
+    for pair in held[:10_000]:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, int) for v in pair)):
+            return None
+        ranges.append((pair[0], pair[1]))
+    gen, epoch, speed = value.get("gen"), value.get("epoch"), value.get("speed")
+    return Report(
+        step,
+        seq,
+        gen if isinstance(gen, str) else None,
+        epoch if isinstance(epoch, str) else None,
+        tuple(ranges),
+        str(value.get("load", "")),
+        value.get("playing") is True,
+        speed if isinstance(speed, int) and speed in SPEEDS.values() else None,
+    )
+
+
+def held_steps(ranges: Iterable[tuple[int, int]]) -> set[int]:
+    """The steps the component holds, from its ranges.
+
+    >>> sorted(held_steps([(0, 2), (5, 5)]))
+    [0, 1, 2, 5]
+    """
+    return {k for lo, hi in ranges for k in range(lo, min(hi, lo + 100_000) + 1)}
+
+
+def wanted(view: int, *, last: int, held: set[int], ahead: int = AHEAD, far: int = FAR, near: int = NEAR) -> list[int]:
+    """The steps to send: the step shown, ``near`` steps forward then as many back (what the
+    next clicks need first), the rest of the ``ahead`` steps forward, then back, then the steps
+    further back up to ``far``; in runs, so that each step's neighbour was just rendered (the
+    tokenizers of both are reused); never past ``last``, never one held.
+
+    >>> wanted(5, last=8, held={5, 6}, ahead=3, far=4, near=1)
+    [4, 7, 8, 3, 2, 1]
+    >>> wanted(0, last=0, held=set())
+    [0]
+    """
+    order = [view]
+    order += [view + d for d in range(1, near + 1)] + [view - d for d in range(1, near + 1)]
+    order += [view + d for d in range(near + 1, ahead + 1)] + [view - d for d in range(near + 1, ahead + 1)]
+    order += [view - d for d in range(ahead + 1, far + 1)]
+    return [k for k in order if 0 <= k <= last and k not in held]
+
+
+@dataclass
+class Window:
+    """What the server knows of one component: the pieces the browser holds (those of the entries
+    it reported holding, as far as this side remembers them) and each rendered step's pieces."""
+
+    epoch: str = ""
+    gen: str = ""
+    moves: int = 0
+    pieces_of: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    seen: tuple = ()  # what the generation was derived from last (see ``train_view``)
+
+    def pack(self, entries: Sequence[Entry], held: set[int]) -> tuple[dict[str, str], list[dict]]:
+        """The entries as the component takes them, and the pieces they need that the browser
+        does not hold yet (those of the steps it holds are known to be there)."""
+        there: set[str] = set()
+        for k in held:
+            there.update(self.pieces_of.get(k, ()))
+        pieces: dict[str, str] = {}
+        out = []
+        for e in entries:
+            ids_of_rows = []
+            names: list[str] = []
+            for row in e.rows:
+                cells = []
+                for cell in row:
+                    ids = []
+                    for piece in split_html(cell):
+                        name = _digest(piece)
+                        ids.append(name)
+                        if name not in there:
+                            pieces[name] = piece
+                    names += ids
+                    cells.append(ids)
+                ids_of_rows.append(cells)
+            if e.final:
+                self.pieces_of[e.step] = tuple(names)
+            out.append(
+                {
+                    "step": e.step,
+                    "vocab": e.vocab,
+                    "lead": e.lead,
+                    "text": e.text,
+                    "tone": e.tone,
+                    "final": e.final,
+                    "rows": ids_of_rows,
+                }
+            )
+        return pieces, out
+
+
+def stepper(
+    *,
+    key: str,
+    window: Window,
+    view: int,
+    last: int,
+    done: bool,
+    final: int,
+    tail: str,
+    report: Report | None,
+    entries: Sequence[Entry],
+    held: set[int],
+    more: bool,
+    playing: bool = False,
+    speed: int | None = None,
+    on_report: Callable[[], None],
+) -> None:
+    """Draw the stepper with these entries (and the pieces they need), the server's view and
+    generation; ``on_report`` runs before the script when the component reports (read the report
+    with ``parse_report(st.session_state[key]["at"])``)."""
+    pieces, packed = window.pack(entries, held)
+    data = {
+        "epoch": window.epoch,
+        "gen": window.gen,
+        "view": view,
+        "last": last,
+        "done": done,
+        "final": final if done else None,
+        "tail": tail,
+        "ack": report.seq if report else None,
+        "more": more,
+        "playing": playing,
+        "speed": speed,
+        "pieces": pieces,
+        "entries": packed,
+    }
+    _component(key=key, data=data, default={"at": None}, on_at_change=on_report, height="content")
+
+
+def report_of(key: str) -> Report | None:
+    """The component's last report (None before its script ran: AppTest, a first run)."""
+    value = st.session_state.get(key)
+    if value is None:
+        return None
+    try:
+        return parse_report(value["at"])
+    except (KeyError, TypeError):
+        return None

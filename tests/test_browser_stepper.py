@@ -1,0 +1,155 @@
+"""The Train page's stepper in headless Chromium: clicks, a drag of the slider, keys and Play move
+through the steps without a rerun, and the step drawn is the engine's (its pair table, history
+and words read back from the page and compared with the StepLog and tokenizer at that step); a
+refresh after fast stepping opens the step last drawn; every control has a name and the step's
+sentence is announced."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from appserver import require_chromium
+from conftest import drawn_step, engine_step, read_sample
+
+from explorer import Trainer, corpus_config
+from explorer.stages.pipeline import count_words
+
+pytestmark = pytest.mark.browser
+
+require_chromium()
+
+from playwright.sync_api import expect  # noqa: E402
+
+WAIT_MS = 60_000
+
+# The step the stepper drew last ("" while it waits for a step it does not hold yet).
+_DRAWN = "() => { const r = document.querySelector('.sp-root'); return r ? r.dataset.drawn : null; }"
+# Every step drawn from now on, in order, each once (a MutationObserver on the stepper's root).
+_RECORD = """() => {
+  const root = document.querySelector('.sp-root');
+  window.__drawn = [];
+  new MutationObserver(() => {
+    const k = Number(root.dataset.drawn), seen = window.__drawn;
+    if (root.dataset.drawn && seen[seen.length - 1] !== k) seen.push(k);  // each step once (data arriving redraws it)
+  })
+    .observe(root, {attributes: true, attributeFilter: ['data-draws']});
+}"""
+_PANELS = "() => [...document.querySelectorAll('.sp-panels .lv-cell')].map((c) => c.innerHTML)"
+
+
+def engine(corpus: str, preset: str, merges: int) -> Trainer:
+    config = corpus_config(preset)
+    trainer = Trainer(count_words((read_sample(corpus),), config), config)
+    trainer.advance(merges)
+    return trainer
+
+
+def drawn(page, step: int) -> None:
+    """Wait (bounded) until the stepper has drawn ``step`` from an entry it holds."""
+    page.wait_for_function(f"() => ({_DRAWN})() === '{step}'", timeout=WAIT_MS)
+
+
+def shown_step(page) -> int:
+    page.wait_for_function(f"() => !!({_DRAWN})()", timeout=WAIT_MS)
+    return int(page.evaluate(_DRAWN))
+
+
+def as_engine_has_it(page, ref: Trainer, *, byte: bool) -> int:
+    """The step drawn now, checked against the engine: its pair table, history and words."""
+    k = shown_step(page)
+    assert drawn_step(page.evaluate(_PANELS)) == engine_step(ref, k, byte=byte), k
+    sentence = page.locator(".sp-sentence")
+    assert sentence.inner_text().startswith(f"Step {k}.") if k else "Nothing merged yet" in sentence.inner_text()
+    return k
+
+
+def click(page, button, times: int = 1) -> None:
+    """Click ``button`` ``times`` times in a row as a pointer does (press and release at its
+    middle), none waiting for anything: Playwright's own click waits for the element to hold still
+    before each one, ~0.25 s while the page redraws."""
+    box = button.bounding_box()
+    assert box is not None
+    for _ in range(times):
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+
+
+def test_stepping_scrubbing_keys_and_play_draw_the_engines_step_and_a_refresh_returns_to_it(app_url, new_page):
+    ref = engine("english_frankenstein.txt", "gpt2", 400)
+    with new_page(width=1280, height=720) as page:
+        page.goto(f"{app_url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=0")
+        drawn(page, 0)
+        # every control named (the accessibility snapshot: role and name), the sentence announced
+        bar = page.locator(".sp-root")
+        tree = bar.aria_snapshot()
+        for control in ('button "Back"', 'button "Step"', 'button "+10"', 'button "+100"', 'button "Play"'):
+            assert control in tree, tree
+        assert 'slider "Step shown"' in tree and 'combobox "Play speed"' in tree, tree
+        assert page.locator(".sp-sentence").get_attribute("aria-live") == "polite"
+
+        step = bar.get_by_role("button", name="Step", exact=True)
+        click(page, step, 7)  # quick clicks, none waiting for the server
+        drawn(page, 7)
+        as_engine_has_it(page, ref, byte=True)
+
+        # keys: Shift+→ ten, → one, ← one, Space plays and pauses; focus is visible
+        step.focus()
+        for key in ("Shift+ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
+            page.keyboard.press(key)
+        drawn(page, 18)
+        assert page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle") != "none"
+        as_engine_has_it(page, ref, byte=True)
+
+        # Play at the fastest speed: every step drawn in turn, none skipped
+        bar.get_by_role("combobox", name="Play speed").select_option(label="fastest (0.04 s)")
+        page.evaluate(_RECORD)
+        step.focus()
+        page.keyboard.press("Space")
+        page.wait_for_function("() => window.__drawn.length >= 12", timeout=WAIT_MS)
+        page.keyboard.press("Space")
+        played = page.evaluate("() => window.__drawn")
+        assert played[0] in (18, 19) and played == list(range(played[0], played[0] + len(played))), played
+        as_engine_has_it(page, ref, byte=True)
+
+        # a drag of the slider redraws as it goes, and stops on a step drawn as the engine has it
+        slider = bar.get_by_role("slider", name="Step shown")
+        box = slider.bounding_box()
+        assert box is not None
+        page.evaluate(_RECORD)
+        page.mouse.move(box["x"] + 8, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        for i in range(1, 11):
+            page.mouse.move(box["x"] + 8 + i * (box["width"] - 16) * 0.04, box["y"] + box["height"] / 2)
+        page.mouse.up()
+        assert len(set(page.evaluate("() => window.__drawn"))) >= 5  # redrawn along the way
+        as_engine_has_it(page, ref, byte=True)
+
+        # random steps, then quick ones; the address bar follows, and a refresh opens the step last drawn
+        for k in random.Random(3).sample(range(1, 30), 3):
+            slider.fill(str(k))
+            drawn(page, k)
+            as_engine_has_it(page, ref, byte=True)
+        click(page, step, 5)
+        last = shown_step(page)
+        expect(page).to_have_url(re.compile(rf"[?&]step={last}(&|$)"), timeout=WAIT_MS)
+        page.reload()
+        drawn(page, last)
+        as_engine_has_it(page, ref, byte=True)
+
+
+def test_a_character_level_preset_on_a_hindi_corpus_draws_the_engines_steps(app_url, new_page):
+    ref = engine("udhr_hi.txt", "sennrich", 120)
+    with new_page(width=1280, height=720) as page:
+        page.goto(f"{app_url}/Train?corpus=udhr_hi.txt&preset=sennrich&step=30")
+        drawn(page, 30)
+        as_engine_has_it(page, ref, byte=False)
+        page.locator(".sp-root").get_by_role("button", name="Back", exact=True).focus()
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("Shift+ArrowRight")
+        page.keyboard.press("ArrowLeft")
+        drawn(page, 49)
+        as_engine_has_it(page, ref, byte=False)
+        page.keyboard.press("Home")
+        drawn(page, 0)
+        as_engine_has_it(page, ref, byte=False)
