@@ -681,8 +681,7 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
     look = _look(live, style)
     window = _window(live, look)
     report = stepper.report_of(_STEPPER)
-    current = report is not None and report.gen == window.gen and report.epoch == window.epoch
-    held = stepper.held_steps(report.held) if current and report is not None else set()
+    held = window.held_by(report)
     if report is not None:  # a browser that steps by itself: the steps ahead are trained before it asks
         _train_ahead(live)
     end = trainer.done or bool(live.held)
