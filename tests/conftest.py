@@ -55,6 +55,10 @@ HOSTILE_SCRIPTS = (
 # recorded run measured (tests/durations.json, seconds of each file's tests, written by
 # `python -m pytest --record-durations`; the ratios matter, not the machine), or for a file not
 # recorded yet, an estimate from its tests' markers. pytest.ini turns xdist's own reordering off.
+# The files whose tests drive Chromium go first (longest first among them), then the others: a
+# worker keeps its Chromium from one browser file to the next, where a file without browser tests
+# between two stopped it (a restart of Playwright and Chromium costs ~2.5 s of CPU, ~10 a run when
+# the two kinds were interleaved by length). The tail is made of short files either way.
 DURATIONS = Path(__file__).with_name("durations.json")
 _TEST_COST = {"slow": 30.0, "browser": 10.0}  # rough seconds; an unmarked test ~0.3 s
 
@@ -85,13 +89,22 @@ def _file_cost(file: str, items: list[pytest.Item], recorded: dict[str, float]) 
     return sum(max((_TEST_COST.get(m.name, 0.3) for m in item.iter_markers()), default=0.3) for item in items)
 
 
+def _uses_chromium(items: list[pytest.Item]) -> bool:
+    """Whether any of a file's tests asks for the test process's Chromium (directly or through a
+    fixture such as ``new_page``)."""
+    return any("chromium" in getattr(item, "fixturenames", ()) for item in items)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files in order of cost, longest first; tests keep their order in their file."""
+    """The files that use Chromium, then the others, each group in order of cost, longest first;
+    tests keep their order in their file."""
     recorded = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    ordered = sorted(files, key=lambda file: _file_cost(file, files[file], recorded), reverse=True)
+    ordered = sorted(
+        files, key=lambda file: (not _uses_chromium(files[file]), -_file_cost(file, files[file], recorded))
+    )
     items[:] = [item for file in ordered for item in files[file]]
 
 

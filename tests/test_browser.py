@@ -228,14 +228,14 @@ def test_an_undecodable_upload_gets_a_choice_survives_a_page_switch_and_can_be_r
 
 
 def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
-    # The 'bytes' preset does not pre-tokenize: the 1.1 MB text is one sequence and 200,000 merges
-    # take tens of seconds on any machine, so Stop lands mid-run however fast the machine is.
-    pick_corpus(page, "english_tiny_shakespeare.txt")
+    # The 'bytes' preset does not pre-tokenize: the default corpus (0.4 MB) is one sequence and
+    # 150,000 of its merges take minutes (the first 5,000 alone seconds), so Stop lands mid-run
+    # however fast the machine is.
     nav(page, "Train")
     preset = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
     preset.locator("input").click()
     page.get_by_role("option", name="bytes (seed 002)").click()
-    wait_idle(page, until=re.compile(r"^english_tiny_shakespeare\.txt · bytes · "))  # the settings line under the title
+    wait_idle(page, until=re.compile(r"^english_frankenstein\.txt · bytes · "))  # the settings line under the title
     merges = page.get_by_role("spinbutton", name="Merges", exact=True)
     merges.fill("200000")
     merges.press("Enter")
@@ -262,8 +262,7 @@ HOSTILE = "Hi <script>alert(1)</script> and <img src=x onerror=alert(1)> **bold*
 def test_playground_shows_hostile_text_literally_with_cl100k_and_the_trained_tokenizer(page):
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    pick_corpus(page, "python_stdlib_sample.txt")  # holds every character of HOSTILE: no <unk>
-    nav(page, "Train")
+    nav(page, "Train")  # the default corpus: its preset's full byte alphabet spells any text (no <unk>)
     page.get_by_role("button", name="+10", exact=True).click()
     wait_status(page, r"^Step 10 of 10 trained")
     nav(page, "Playground")

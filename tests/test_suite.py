@@ -11,6 +11,7 @@ import contextlib
 import http.server
 import importlib
 import inspect
+import json
 import re
 import shlex
 import threading
@@ -123,6 +124,26 @@ def test_the_class_rooms_load_run_is_a_load_measurement():
 def test_thirty_seconds_of_autoplay_is_a_load_measurement():
     browser = pytest.importorskip("test_browser", reason="the browser tests skip themselves without Chromium")
     assert "load" in marks(browser.test_autoplay_at_the_fastest_speed_keeps_going_for_twenty_seconds)
+
+
+# ---- the order files are handed out in (tests/conftest.py) -----------------------------------------
+def test_the_files_that_drive_chromium_are_handed_out_first_each_kind_longest_first(request):
+    """In the order this process collected (every file of the run, as each xdist worker collects
+    them all): no file with a Chromium test after one without, and each kind by its recorded or
+    estimated seconds, longest first."""
+    import conftest
+
+    files: dict[str, list[pytest.Item]] = {}
+    for item in request.session.items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    kinds = [conftest._uses_chromium(items) for items in files.values()]
+    if len(set(kinds)) < 2:
+        pytest.skip("one kind of file collected: run with a browser test file and another")
+    assert kinds == sorted(kinds, reverse=True), [f for f, b in zip(files, kinds) if b]
+    recorded = json.loads(conftest.DURATIONS.read_text()) if conftest.DURATIONS.exists() else {}
+    for kind in (True, False):
+        costs = [conftest._file_cost(f, items, recorded) for (f, items), b in zip(files.items(), kinds) if b == kind]
+        assert costs == sorted(costs, reverse=True), kind
 
 
 # ---- the test process's Chromium: shared by consecutive browser tests, stopped after them -----

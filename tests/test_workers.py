@@ -47,6 +47,21 @@ def hoards(mib: int) -> int:
     return len(block)
 
 
+_KEPT: list = []
+
+
+def fills_memory_to_the_last_byte() -> None:
+    """Takes every byte the budget allows and keeps it, so that even the worker's message that
+    it ran out cannot be sent (Python needs memory to say anything)."""
+    for size in (2**20, 2**12, 2**6):
+        try:
+            while True:
+                _KEPT.append(bytearray(size))
+        except MemoryError:
+            pass
+    raise MemoryError
+
+
 @pytest.fixture
 def pool():
     p = Pool(workers=1, memory_mib=400)
@@ -119,6 +134,12 @@ def test_a_job_over_its_memory_budget_is_stopped_with_a_message(pool):
         pool.run(hoards, 2000)
     assert pool.run(hoards, 20) == 20  # a fresh worker, with the same budget
     assert pool.replaced == 1
+
+
+def test_a_worker_out_of_memory_to_its_last_byte_is_still_said_to_be_over_budget(pool):
+    with pytest.raises(JobError, match="needed more memory than a worker may use"):
+        pool.run(fills_memory_to_the_last_byte)
+    assert pool.run(add, 2, 3) == 5
 
 
 def test_a_trainer_sent_to_a_worker_comes_back_trained_with_the_same_merges(pool):

@@ -239,7 +239,13 @@ class TrainerConfig:
         >>> TrainerConfig(pretokenizer="regex", pattern="a").replace(pretokenizer="gpt2", pattern=None).pattern is None
         True
         """
-        unknown = set(changes) - set(PIPELINE_FIELDS) - _field_names() - set(OPTIONS.values())
+        unknown = (
+            set(changes)
+            - set(PIPELINE_FIELDS)
+            - _TRAINING_FIELDS
+            - {"pipeline", "variant_options"}
+            - set(OPTIONS.values())
+        )
         if unknown:
             raise ConfigError(f"unknown setting(s): {', '.join(sorted(unknown))}")
         stages = {k: changes.pop(k) for k in PIPELINE_FIELDS if k in changes}
@@ -256,10 +262,10 @@ class TrainerConfig:
         >>> list(TrainerConfig().training_dict())[:2]
         ['alphabet', 'alphabet_order']
         """
-        d = {name: getattr(self, name) for name in _field_names() - {"pipeline", "variant_options"}}
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name in _TRAINING_FIELDS}
         d["special_tokens"] = list(self.special_tokens)
         # the variants' settings last, flat, and only those set: files without them stay as they were
-        return {**{f.name: d[f.name] for f in dataclasses.fields(self) if f.name in d}, **dict(self.variant_options)}
+        return {**d, **dict(self.variant_options)}
 
     def to_dict(self) -> dict:
         """Flat: the pipeline's fields, then training's (trace.json's "config", share links).
@@ -278,15 +284,16 @@ class TrainerConfig:
         """
         # unknown keys are ignored: older traces kept here "top_k" (a recording option) and
         # "unk_token" / "dropout_style" (encoding options, see EncodeOptions.from_dict)
-        names = set(PIPELINE_FIELDS) | set(OPTIONS.values()) | _field_names() - {"pipeline", "variant_options"}
+        names = set(PIPELINE_FIELDS) | set(OPTIONS.values()) | _TRAINING_FIELDS
         kwargs = {k: v for k, v in data.items() if k in names}
         if "special_tokens" in kwargs:
             kwargs["special_tokens"] = tuple(kwargs["special_tokens"])
         return cls(**kwargs)
 
 
-def _field_names() -> set[str]:
-    return {f.name for f in dataclasses.fields(TrainerConfig)}
+# the fields a config's training dict holds by name (the pipeline's are flat; the variants' are
+# their own settings, by name)
+_TRAINING_FIELDS = frozenset(f.name for f in dataclasses.fields(TrainerConfig)) - {"pipeline", "variant_options"}
 
 
 def _variant_options(given: dict[str, Any]) -> tuple[tuple[str, Any], ...]:

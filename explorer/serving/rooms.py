@@ -1975,7 +1975,8 @@ class RedisRooms(_Rules):
         """Keep replies just read for a change that checks what it reads (``ahead(checked=True)``)."""
         now = time.monotonic()
         if len(self._recent) > _RECENT_MAX:  # rooms and members come and go: forget the stale
-            self._recent = {read: kept for read, kept in self._recent.items() if now - kept[0] < _RECENT_S}
+            # a copy of the items first: another session's thread may add to the dict meanwhile
+            self._recent = {read: kept for read, kept in list(self._recent.items()) if now - kept[0] < _RECENT_S}
         self._recent.update((read, (now, reply)) for read, reply in zip(reads, replies))
 
     def recent(self, reads: Sequence[tuple[str, str, str]]) -> list[Any] | None:

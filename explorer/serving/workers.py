@@ -28,6 +28,7 @@ import importlib
 import itertools
 import logging
 import multiprocessing
+import os
 import queue
 import resource
 import signal
@@ -36,7 +37,7 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from ..errors import ExplorerError
 from ..settings import SETTINGS
@@ -57,6 +58,9 @@ _PROGRESS_EVERY_S = 0.05
 _POLL_S = 0.05
 _log = logging.getLogger(__name__)
 _OVER_BUDGET = "the job needed more memory than a worker may use on this server; try a smaller corpus or fewer merges"
+# a worker's exit status after it ran out of memory: the "fatal" message it tries to send first
+# may itself not fit (the job's objects are still held while the MemoryError is handled)
+_EXIT_OVER_BUDGET = 3
 
 
 class JobError(ExplorerError):
@@ -135,9 +139,7 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
         except (EOFError, OSError):
             return
         except MemoryError:  # the job's own arguments do not fit the budget
-            with contextlib.suppress(Exception):
-                conn.send(("fatal", JobError(_OVER_BUDGET)))
-            return
+            _over_budget(conn)
         last = [0.0]
 
         def progress(fraction: float, text: str = "") -> None:
@@ -150,15 +152,21 @@ def _worker_main(conn: Connection, memory_bytes: int | None) -> None:
             fn = getattr(importlib.import_module(module), name)
             value = fn(*args, **(dict(kwargs, progress=progress) if wants_progress else kwargs))
             conn.send(("done", value, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
-        except MemoryError:
-            with contextlib.suppress(Exception):
-                conn.send(("fatal", JobError(_OVER_BUDGET)))
-            return  # a worker that ran out of memory may be in a bad way: a fresh one replaces it
+        except MemoryError:  # a worker that ran out of memory may be in a bad way: a fresh one replaces it
+            _over_budget(conn)
         except ExplorerError as err:
             conn.send(("error", err))
         except Exception as err:  # noqa: BLE001 - any failure of the job is its session's message
             _log.warning("job %s.%s failed:\n%s", module, name, traceback.format_exc())
             conn.send(("error", JobError(f"the job failed: {type(err).__name__}: {err}")))
+
+
+def _over_budget(conn: Connection) -> NoReturn:
+    """Say the job was over budget, if that still fits, and end the worker with the status that
+    says so too."""
+    with contextlib.suppress(BaseException):
+        conn.send(("fatal", JobError(_OVER_BUDGET)))
+    os._exit(_EXIT_OVER_BUDGET)
 
 
 # ---- in the parent ---------------------------------------------------------------------------
@@ -190,7 +198,8 @@ def _last_word(worker: _Worker) -> JobError | None:
             message = worker.conn.recv()
             if message[0] == "fatal":
                 return message[1]
-    return None
+    worker.process.join(1)
+    return JobError(_OVER_BUDGET) if worker.process.exitcode == _EXIT_OVER_BUDGET else None
 
 
 class Pool:
@@ -310,7 +319,9 @@ class Pool:
                 how = f"was killed (signal {-code})" if code is not None and code < 0 else f"stopped (exit code {code})"
                 job._finish(
                     "failed",
-                    error=JobError(
+                    error=JobError(_OVER_BUDGET)
+                    if code == _EXIT_OVER_BUDGET
+                    else JobError(
                         f"the worker process running this job {how} before it finished; a new worker has taken its place, "
                         "so trying again may work"
                     ),

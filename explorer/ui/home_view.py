@@ -62,8 +62,7 @@ def miniature() -> None:
     window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window(epoch="toy"))
     window.gen = f"toy.{window.moves}"
     report = stepper.report_of(_STEPPER)
-    current = report is not None and report.gen == window.gen and report.epoch == window.epoch
-    held = stepper.held_steps(report.held) if current and report is not None else set()
+    held = window.held_by(report)
     k = int(st.session_state[_STEP])
     stepper.stepper(
         key=_STEPPER,

@@ -227,6 +227,12 @@ class Live:
             cache[n] = sorted(range(len(freqs)), key=lambda i: -freqs[i])[:n]
         return cache[n]
 
+    @property
+    def big(self) -> bool:
+        """Whether the trainer is big enough that each tokenizer derived from it (a copy of its
+        vocabulary's text) weighs on the server: few are kept, and fewer steps are rendered ahead."""
+        return self.trainer is not None and self.trainer.footprint >= _BIG_TRAINER
+
     def tokenizer(self, k: int):
         """The tokenizer as of step k, cached (a few steps around the view are asked for; two
         when the trainer is big: each tokenizer holds its own copy of the vocabulary's text)."""
@@ -234,7 +240,7 @@ class Live:
         tok = cache.get(k)
         if tok is None:
             assert self.trainer is not None  # asked for only by panels drawn once there is a trainer
-            kept = 8 if self.trainer.footprint < _BIG_TRAINER else 2
+            kept = 2 if self.big else 8
             while len(cache) >= kept:
                 cache.pop(next(iter(cache)))
             tok = cache[k] = self.trainer.tokenizer(k)

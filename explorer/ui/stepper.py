@@ -514,6 +514,19 @@ class Window:
     pieces_of: dict[int, tuple[str, ...]] = field(default_factory=dict)
     seen: tuple = ()  # what the generation was derived from last (see ``train_view``)
 
+    def held_by(self, report: Report | None) -> set[int]:
+        """The steps the component holds by its report, if the report is of this window's
+        generation and epoch (else none: what it holds is to be sent again).
+
+        >>> w = Window(epoch="e", gen="g")
+        >>> r = Report(3, 1, "g", "e", ((0, 2),), "x")
+        >>> sorted(w.held_by(r)), w.held_by(Report(3, 1, "old", "e", ((0, 2),), "x")), w.held_by(None)
+        ([0, 1, 2], set(), set())
+        """
+        if report is None or report.gen != self.gen or report.epoch != self.epoch:
+            return set()
+        return held_steps(report.held)
+
     def pack(self, entries: Sequence[Entry], held: set[int]) -> tuple[dict[str, str], list[dict]]:
         """The entries as the component takes them, and the pieces they need that the browser
         does not hold yet (those of the steps it holds are known to be there)."""

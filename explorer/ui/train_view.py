@@ -681,13 +681,17 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
     look = _look(live, style)
     window = _window(live, look)
     report = stepper.report_of(_STEPPER)
-    current = report is not None and report.gen == window.gen and report.epoch == window.epoch
-    held = stepper.held_steps(report.held) if current and report is not None else set()
+    held = window.held_by(report)
     if report is not None:  # a browser that steps by itself: the steps ahead are trained before it asks
         _train_ahead(live)
     end = trainer.done or bool(live.held)
     # the steps trained ahead are sent too, but the slider and the status end at the step reached
     steps = stepper.wanted(live.view, last=live.recorded, held=held)
+    if live.big:
+        # each step rendered derives a tokenizer or two, each a copy of a big trainer's vocabulary
+        # (tens of MB when its tokens are long, three sessions of them past the server's ceiling
+        # at once): the step shown only, the browser says "training…" for the next until it comes
+        steps = steps[:1]
     entries: list[stepper.Entry] = []
     start = time.perf_counter()
     # a page's first run (no report yet) sends the step shown and its neighbours only: the first
