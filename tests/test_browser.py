@@ -169,25 +169,29 @@ def test_play_advances_pauses_on_a_page_switch_resumes_on_return_and_run_to_end_
     """One session's Train page through play, a page switch, pause and run to end (each of these
     opened a page and trained from step 0 in a test of its own)."""
     nav(page, "Train")
+    speed = page.get_by_role("combobox", name="Play speed")  # the session keeps it across pages
+    speed.select_option(label="fast (0.4 s)")
+    expect(speed).to_have_value("400", timeout=30_000)
     play, pause = (page.get_by_role("button", name=label, exact=True) for label in ("Play", "Pause"))
     play.click()
     wait_status(page, r"^Step [3-9]\d* of")
-    # a page switch pauses autoplay; the return resumes it, at "normal (1 s)"
+    # a page switch pauses autoplay; the return resumes it, at the speed chosen
     nav(page, "Corpus")
-    page.wait_for_timeout(2500)
     nav(page, "Train")
     assert becomes_visible(pause)
     first = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
-    page.wait_for_timeout(3000)
-    later = int(re.match(r"Step ([\d,]+) of", status_text(page)).group(1).replace(",", ""))
-    assert later >= first + 2 and pause.is_visible()
-    # Pause stops it: a step already on its way lands, none follows
+    # two more steps drawn while nobody clicks (waited for, not timed: a slow machine only takes longer)
+    page.wait_for_function(
+        "n => Number(document.querySelector('.sp-root[data-drawn]')?.dataset.step) >= n", arg=first + 2, timeout=30_000
+    )
+    assert pause.is_visible()
+    # Pause stops it: a step already on its way lands, none follows (at 0.4 s a step, 1.5 s is
+    # three steps' time)
     pause.click()
     wait_idle(page, until=play)
-    page.wait_for_timeout(1500)
     wait_idle(page, settle=0)  # no new action: only let a run still going end
     paused = status_text(page)
-    page.wait_for_timeout(3000)
+    page.wait_for_timeout(1500)
     assert status_text(page) == paused and play.is_visible()
     # Run to end from there: the last merge and the final charts
     page.get_by_role("button", name="Run to end").click()
@@ -392,10 +396,9 @@ def test_quick_clicks_queue_five_steps_make_five_merges(page):
     page.wait_for_function("() => document.querySelector('.sp-root[data-drawn]')", timeout=30_000)
     for round_ in range(1, 4):
         _quick_clicks(page, "Step", 5)
+        # an extra merge of this round would show in the next round's count (the last round's
+        # is waited for below)
         wait_status(page, rf"^Step {5 * round_} of {5 * round_} trained")
-        page.wait_for_timeout(1500)  # any extra merge would land by now
-        wait_idle(page, settle=0)  # no new action: only let a run still going end
-        assert status_text(page).startswith(f"Step {5 * round_} of {5 * round_} trained")
     _quick_clicks(page, "+10", 3)
     wait_status(page, r"^Step 45 of 45 trained")
     page.wait_for_timeout(1500)
