@@ -16,8 +16,12 @@ text. Then the teacher moderates: renames the hostile name, hides another, remov
 refused with a sentence), downloads the results as CSV (checked row by row), and ends the room
 (every page says so).
 
+The steppers: the teacher steps with its stepper (clicks and keys) and a student's page draws the
+room's step (the engine's pair table, history and words) from the window its stepper holds,
+without a run of the page.
+
 No dialog opens and no script error is raised on any page; the server logs no traceback; an
-idle student's page keeps at most one request to /room-rev waiting. A prober of /room-rev (plain
+idle student's page keeps at most one request to /room-rev waiting per counter it watches. A prober of /room-rev (plain
 HTTP from its own loopback address) learns nothing: a missing room and a wrong member answer
 alike, and a guessing loop is refused (429) past its address's limit. Screenshots of what the
 projector and a laptop show (viewport, not full page) land in test-artifacts/:
@@ -45,11 +49,13 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlparse
 
 import pytest
 from appserver import ARTIFACTS, follow_runs, look_until, require_chromium, wait_idle
-from conftest import log_since
+from conftest import drawn_step, engine_step, log_since, read_sample
 
+from explorer import Trainer, corpus_config
 from explorer.serving.addresses import lan_addresses
 from explorer.serving.rooms import HIDDEN_NAME, Limits, SqliteRooms, follow_token
 from explorer.serving.store import SqliteStore
+from explorer.stages.pipeline import count_words
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -254,11 +260,11 @@ def key_absent(page, key: str) -> None:
     assert key not in page.content(), page.who
 
 
-def room_rev(url: str, code: str, key: str) -> int:
-    """The room's ``rev`` as the server keeps it (bumped by a step, a question, a reveal), read
-    as the teacher's page does (with the follow token of its key)."""
+def room_counters(url: str, code: str, key: str) -> dict[str, int]:
+    """The room's counters as the server keeps them (rev: a question, a reveal...; tally; step),
+    read as the teacher's page does (with the follow token of its key)."""
     with urllib.request.urlopen(f"{url}/room-rev?code={code}&follow={follow_token(key)}", timeout=10) as r:
-        return json.loads(r.read())["rev"]
+        return json.loads(r.read())
 
 
 def test_a_class_follows_the_teacher_answers_and_sees_the_winners(server, chromium):
@@ -436,7 +442,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert page.locator('img[src="x"], .katex, strong:text-is("bold")').count() == 0, page.who
 
     # ---- a student cannot drive the room -----------------------------------------------------
-    rev = room_rev(url, code, key)
+    counters = room_counters(url, code, key)
     forged_key = secrets.token_hex(16)  # 32 characters, as long as a real key, but not this room's
     assert forged_key != key
     forged = b.page("forged link", context=cyd.context)
@@ -447,7 +453,7 @@ def _lesson(b: Browser, url: str) -> float:
         assert forged.get_by_role("button", name=name, exact=True).count() == 0, name
     assert forged.locator(".cls-code").count() == 0
     forged.close()
-    assert room_rev(url, code, key) == rev  # nothing moved the room
+    assert room_counters(url, code, key) == counters  # nothing moved the room
     teacher.reload()  # F5: the cookie keeps the teacher; the step as the room keeps it
     visible(teacher, teacher.get_by_text(re.compile(r"^Step 4 · 3 joined, 3 present$")), timeout=FIRST_S)
     idle(teacher, settle=0)
@@ -459,9 +465,11 @@ def _lesson(b: Browser, url: str) -> float:
     for page in students:
         visible(page, page.get_by_text(following(4)))
 
-    # an idle page in a room keeps one request to /room-rev waiting (not one more per step)
+    # an idle page in a room keeps one request to /room-rev waiting per counter it watches (not one
+    # more per step): rev (its page's watch) and the step (its stepper's poll)
     for page in students:
-        assert len(page.follow_requests) <= 1, (page.who, [r.url for r in page.follow_requests])
+        watched = [parse_qs(urlparse(r.url).query).get("what", [""])[0] for r in page.follow_requests]
+        assert len(watched) == len(set(watched)) and set(watched) <= {"rev", "step"}, (page.who, watched)
     # every page in the room follows with what lets it (a member's id, the teacher's token): no 404
     for page in (teacher, *students):
         assert page.follow_statuses and set(page.follow_statuses) == {200}, (page.who, page.follow_statuses)
@@ -650,10 +658,10 @@ def test_room_rev_tells_a_prober_nothing_and_refuses_a_guesser(server, private_d
     room = rooms.get(room.code)
     source = "127.0.0.9"
     status, _, body = probe(url, {"code": room.code, "member": ana.id}, source=source)
-    assert status == 200 and set(json.loads(body)) == {"rev", "tally"}
+    assert status == 200 and set(json.loads(body)) == {"rev", "tally", "step"}
     assert probe(url, {"code": room.code, "follow": follow_token(key)}, source=source)[0] == 200
     # the teacher's page asking keeps the room in use (not idle), moving on nothing students redraw
-    assert rooms.get(room.code).active > room.active and rooms.revs(room.code) == (room.rev, 1)
+    assert rooms.get(room.code).active > room.active and rooms.revs(room.code) == (room.rev, 1, room.step)
     missing = next(c for c in ("ZZZZZ2", "ZZZZZ3") if c != room.code)
     probes = [
         {"code": missing, "member": ana.id},
@@ -693,3 +701,59 @@ def set_visibility(page, state: str) -> None:
         }""",
         state,
     )
+
+
+# ---- the steppers: the teacher steps in the browser, a student's page follows without a rerun -----
+_STEPPER = "() => { const r = document.querySelector('.sp-root'); return r ? {...r.dataset} : null; }"
+_PANELS = "() => [...document.querySelectorAll('.sp-panels .lv-cell')].map((c) => c.innerHTML)"
+
+
+def stepper_drawn(page, step: int, *, holding: int = 0) -> None:
+    """Wait (bounded) until the page's stepper has drawn ``step`` from a step it holds, and holds
+    every step from 0 to ``holding``."""
+    page.wait_for_function(
+        f"""() => {{
+            const d = ({_STEPPER})();
+            return !!d && d.drawn === '{step}' && JSON.parse(d.held || '[]').some(([a, b]) => a <= 0 && b >= {holding});
+        }}""",
+        timeout=FOLLOW_S * 1000,
+    )
+
+
+def test_a_student_follows_the_teachers_stepper_without_a_rerun(server, new_page, private_data_dir):
+    """The teacher steps with its stepper (clicks, keys): the room's step moves by its reports; a
+    student's page draws the room's step from the window its stepper holds (the engine's pair
+    table, history and words at that step) and the student's page does not rerun for it (no run
+    begins: the server announces every run, a fragment's too, over the page's websocket)."""
+    url = server[0].url
+    view = {"corpus": "udhr_en.txt", "preset": "gpt2"}
+    rooms = SqliteRooms(SqliteStore(private_data_dir, cap_bytes=2**24, session_quota=2**24), limits=Limits())
+    room, key = rooms.create(view)
+    ana = rooms.join(room.code, "Ana")
+    config = corpus_config("gpt2")
+    ref = Trainer(count_words((read_sample("udhr_en.txt"),), config), config)
+    ref.advance(20)
+    with new_page(width=1280, height=720, isolated=True) as teacher, new_page(isolated=True) as student:
+        teacher.goto(f"{url}/Class?room={room.code}&key={key}")  # the key is taken once, then kept off the address
+        stepper_drawn(teacher, 0, holding=20)
+        student.goto(f"{url}/Class?room={room.code}&member={ana.id}")
+        stepper_drawn(student, 0, holding=20)  # the steps around the room's, sent ahead
+        visible(student, following(0))
+        wait_idle(student, settle=0)
+        runs = student.app_runs.started
+        bar = teacher.locator(".sp-root")
+        step = bar.get_by_role("button", name="Step", exact=True)
+        for _ in range(3):  # none waits for the server (the page around may still be moving: the QR code)
+            step.click()
+        step.focus()
+        for key_name in ("Shift+ArrowRight", "ArrowRight", "ArrowLeft"):  # +10, +1, -1
+            teacher.keyboard.press(key_name)
+        stepper_drawn(teacher, 13)
+        stepper_drawn(student, 13)  # the room's step, polled by the student's stepper
+        visible(student, following(13))
+        assert drawn_step(student.evaluate(_PANELS)) == engine_step(ref, 13, byte=True)
+        assert student.locator(".sp-sentence").inner_text().startswith("Step 13.")
+        assert rooms.get(room.code).step == 13  # the store holds it: F5 and the other pages see it
+        assert student.app_runs.started == runs, "the student's page reran to follow a step"
+        assert not student.errors and not teacher.errors, (student.errors, teacher.errors)
+    rooms.close()

@@ -8,7 +8,7 @@ import html
 import re
 
 import pytest
-from conftest import ROOT, read_sample, train_html, unescaped
+from conftest import ROOT, read_sample, reported, step_sentence, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
@@ -214,6 +214,30 @@ def test_a_token_count_question_reveals_after_its_merges_with_the_engines_count(
     assert class_view.rooms().get(code).step == 7
     s.run()
     assert f"The answer: {truth} tokens" in unescaped(s.success[0].value)
+
+
+def test_the_teachers_stepper_moves_the_room_by_its_report_and_nothing_else_does():
+    t, code, _ = teacher()
+    s = student(code, "Ana")
+    t.run()
+    reported(t, 7, seq=1)  # the teacher's stepper showed step 7 (its browser stepped there by itself)
+    assert not t.exception and class_view.rooms().get(code).step == 7
+    assert step_sentence(t).startswith("**Step 7.**")  # the server's view followed: step 7's entry
+    record = engine().records[6]
+    s.run()
+    assert following_step(s) == 7 and step_sentence(s).startswith("**Step 7.**")
+    assert f"→ ‘{token_text(record.token, style_of('byte'))}’" in step_sentence(s)
+    reported(s, 20, seq=1)  # a student's stepper reports too: it asks for steps, it moves nothing
+    assert class_view.rooms().get(code).step == 7
+    reported(t, 9, seq=2, gen="an older generation")  # from before the server moved the step itself
+    assert class_view.rooms().get(code).step == 7
+    keys = dict(t.session_state["class_teacher_keys"])
+    for seq, forged in enumerate(({code: keys[code][:-2] + "xx"}, {}), 3):  # a forged key, then none at all
+        t.session_state["class_teacher_keys"] = keys
+        t.run()  # the teacher's page, its stepper drawn; then its key is not the room's when it reports
+        t.session_state["class_teacher_keys"] = forged
+        reported(t, 9, seq=seq)
+        assert not t.exception and class_view.rooms().get(code).step == 7
 
 
 def test_a_forged_teacher_link_drives_nothing():

@@ -10,7 +10,7 @@ from explorer.ui import follow
 
 
 def test_a_waiting_request_is_answered_when_its_counter_moves_and_not_before():
-    counters = {"ROOM01": (3, 10)}
+    counters = {"ROOM01": (3, 10, 0)}
     reads = []
 
     def read(codes):
@@ -21,14 +21,17 @@ def test_a_waiting_request_is_answered_when_its_counter_moves_and_not_before():
         waiters = follow.Waiters(read)
         rev = asyncio.create_task(waiters.moved("ROOM01", "rev", 3, timeout=10))
         tally = asyncio.create_task(waiters.moved("ROOM01", "tally", 10, timeout=10))
+        step = asyncio.create_task(waiters.moved("ROOM01", "step", 0, timeout=10))
         await asyncio.sleep(0.5)
-        assert not rev.done() and not tally.done()  # nothing moved: both still wait
-        counters["ROOM01"] = (3, 11)  # an answer: the tally moves, the students' rev does not
+        assert not (rev.done() or tally.done() or step.done())  # nothing moved: all still wait
+        counters["ROOM01"] = (3, 11, 0)  # an answer: the tally moves, the students' rev does not
         await asyncio.wait_for(tally, 2)
+        counters["ROOM01"] = (3, 11, 1)  # the teacher steps: the step moves, rev does not
+        await asyncio.wait_for(step, 2)
         await asyncio.sleep(0.3)
         assert not rev.done()
         t0 = time.monotonic()
-        counters["ROOM01"] = (4, 11)  # the teacher steps
+        counters["ROOM01"] = (4, 11, 1)  # a question
         await asyncio.wait_for(rev, 2)
         answered = time.monotonic() - t0
         assert waiters.waiting == {}
@@ -43,7 +46,7 @@ def test_a_gone_room_ends_the_wait_and_a_quiet_room_times_out():
     async def scenario():
         gone = follow.Waiters(lambda codes: {code: None for code in codes})
         await asyncio.wait_for(gone.moved("ROOM02", "rev", 1, timeout=10), 2)
-        quiet = follow.Waiters(lambda codes: {code: (1, 1) for code in codes})
+        quiet = follow.Waiters(lambda codes: {code: (1, 1, 1) for code in codes})
         t0 = time.monotonic()
         await quiet.moved("ROOM03", "rev", 1, timeout=0.4)
         return time.monotonic() - t0, quiet.waiting

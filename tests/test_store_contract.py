@@ -327,11 +327,13 @@ def check_get(le: Lesson) -> None:
 
 
 def check_revs(le: Lesson) -> None:
-    rev, tally = le.rooms.revs(le.code)
+    rev, tally, step = le.rooms.revs(le.code)
     le.rooms.answer(le.code, le.bo, le.qid, 0)
-    assert le.rooms.revs(le.code) == (rev, tally + 1)  # an answer moves the tally alone
+    assert le.rooms.revs(le.code) == (rev, tally + 1, step)  # an answer moves the tally alone
     le.rooms.set_step(le.code, le.key, 4)
-    assert le.rooms.revs(le.code) == (rev + 1, tally + 1)
+    assert le.rooms.revs(le.code) == (rev, tally + 1, 4)  # a step moves the step alone: no page reruns
+    le.rooms.lock(le.code, le.key)
+    assert le.rooms.revs(le.code) == (rev + 1, tally + 2, 4)  # what students redraw moves rev
     assert le.rooms.revs("ZZZZZZ") is None
 
 

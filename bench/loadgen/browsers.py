@@ -31,7 +31,7 @@ _IDLE_JS = """() => {
         && app.getAttribute('data-test-script-state') === 'notRunning'
         && !document.querySelector('[data-testid="stSkeleton"]');
 }"""
-_FOLLOW_JS = """(n) => [...document.querySelectorAll('p')].some(p => {
+_FOLLOW_JS = """(n) => [...document.querySelectorAll('p, .sp-status')].some(p => {
     const m = /following the teacher at step ([\\d,]+)/.exec(p.innerText);
     return m !== null && Number(m[1].replace(/,/g, '')) >= n;
 })"""

@@ -20,7 +20,11 @@ __all__ = ["FOLLOW_TIMEOUT", "POLL_TIMEOUT", "STEP_GAP", "YOUR_ANSWER", "ClassSe
 STEP_GAP = 2.0  # seconds between the teacher's steps
 FOLLOW_TIMEOUT = 15.0  # a student not showing a step (or the question) by then is an error
 POLL_TIMEOUT = 40.0  # one /room-rev request (the server holds one up to follow.LONG_POLL_S; haproxy gives up at 60 s)
-_FOLLOWING = re.compile(r"following the teacher at step \*\*([\d,]+)\*\*")
+_STEPPERS = (
+    "class_stepper_t",
+    "class_stepper_s",
+)  # the teacher's and a following student's (explorer/ui/class_view.py)
+_NEAR = 8  # the steps either side a following stepper wants held (explorer.ui.stepper.NEAR)
 _TEACHER_STATUS = re.compile(r"^Step \*\*([\d,]+)\*\* \S (\d+) joined, (\d+) present")
 _TALLY = re.compile(r"<b>(\d+)</b> answers in / <b>(\d+)</b> students present")
 _QUESTION = re.compile(r"^\*\*Question (\d+):\*\*")
@@ -101,7 +105,14 @@ class ClassSession(Session):
     with the number it watches and the one seen (through the proxy, with the session's cookie;
     the server holds the request until the number moves, up to 15 s), and ask again; when the
     answer differs from the number last seen (or drawn: the component's ``now``), send the
-    component's new state ``{"rev": value}`` as a rerun of the fragment it sits in."""
+    component's new state ``{"rev": value}`` as a rerun of the fragment it sits in.
+
+    The pages' steppers (``explorer/ui/stepper.py``) as their script does it: the teacher steps
+    by sending its stepper's report of the step shown (the server moves the room there); a
+    following student's stepper long-polls the room's step (``what=step``) on a connection of its
+    own and shows a step it holds at once (no rerun: the step counts as shown when the poll's
+    answer arrives), reporting (a rerun of its fragment) only when the step or one of the steps
+    either side is not held, as its script does."""
 
     PAGE = "Class"
 
@@ -127,6 +138,18 @@ class ClassSession(Session):
         self.poll_reruns = 0
         self.http: Http | None = None
         self._poller: asyncio.Task | None = None
+        # the page's stepper: what it was sent last, the steps it holds (their epoch), its reports
+        self.stepper_key = _STEPPERS[0] if teacher else _STEPPERS[1]
+        self.held: set[int] = set()
+        self.epoch: str | None = None
+        self.sent_view: int | None = None  # the room's step as the server last sent it
+        self.reports = 0  # the stepper's reports sent (each a rerun of its fragment)
+        self.window_reruns = 0  # of those, a following student's asking for steps it lacked
+        self.step_polls = 0
+        self.step_http: Http | None = None
+        self._step_poller: asyncio.Task | None = None
+        self._inflight = 0.0  # when the report in flight left (0: none): one at a time, as the script
+        self._dirty: int | None = None  # a step to report once the one in flight is answered
 
     def _element(self, kind: str, body, wid: str, now: float) -> None:
         if kind == "markdown":
@@ -137,13 +160,8 @@ class ClassSession(Session):
                     self.room_step = int(m.group(1).replace(",", ""))
                     self.joined, self.present = int(m.group(2)), int(m.group(3))
                     self.step_at.setdefault(self.room_step, now)
-            else:
-                m = _FOLLOWING.search(text)
-                if m:
-                    self.room_step = int(m.group(1).replace(",", ""))
-                    self.step_at.setdefault(self.room_step, now)
-                elif text.startswith(YOUR_ANSWER):
-                    self.your_answer = text
+            elif text.startswith(YOUR_ANSWER):
+                self.your_answer = text
             m = _QUESTION.match(text)
             if m:
                 self.qid = int(m.group(1))
@@ -153,6 +171,8 @@ class ClassSession(Session):
                 self.tally = (int(m.group(1)), int(m.group(2)))
                 self.tally_at.setdefault(self.tally[0], now)
                 self.tallies += 1
+        elif kind == "bidi_component" and wid.endswith("-" + self.stepper_key):
+            self._stepper_data(json.loads(body.json), now)
         elif kind == "bidi_component" and wid.endswith("-" + self.watch_key):
             data = json.loads(body.json)
             # as the script: the number drawn is the one seen, unless a newer one was seen already
@@ -168,6 +188,136 @@ class ClassSession(Session):
             if m:
                 self.options.setdefault(int(m.group(1)), {})[int(m.group(2))] = wid.split("-", 2)[-1]
                 self.options_at.setdefault(int(m.group(1)), now)
+
+    # -- the stepper, as its script does it --
+    def _stepper_data(self, data: dict, now: float) -> None:
+        """The stepper's new data: the steps it holds now (final entries, of this epoch); a
+        following student's shows the server's step when it is news (and held), and asks for the
+        steps it lacks; its step poll starts with the first data."""
+        if data.get("epoch") != self.epoch:
+            self.epoch, self.held = data.get("epoch"), set()
+        self.held |= {e["step"] for e in data.get("entries", ()) if e.get("final")}
+        self.stepper = data
+        if data.get("ack") == self.reports:
+            self._inflight = 0.0
+        first = self.sent_view is None
+        if self.teacher:
+            if first:
+                self.sent_view = data["view"]
+                self._report_soon(data["view"])  # the script's first report: the window comes with its answer
+            elif data.get("more"):
+                self._report_soon(self.room_step if self.room_step is not None else data["view"])
+            return
+        if data["view"] != self.sent_view:
+            self.sent_view = data["view"]
+            self.room_step = data["view"]
+        if self.room_step in self.held:
+            self.step_at.setdefault(self.room_step, now)
+        if first or data.get("more") or self._needs(self.room_step) or self._dirty is not None:
+            self._report_soon(self.room_step)
+        follow = data.get("follow")
+        if follow and self._step_poller is None and not self.closing:
+            self._step_poller = asyncio.get_running_loop().create_task(self._poll_steps(follow["url"]))
+
+    def _needs(self, k: int | None) -> bool:
+        """Whether the stepper lacks step ``k`` or one of the ``_NEAR`` steps either side (up to the
+        last step the server has)."""
+        if k is None:
+            return False
+        last = self.stepper.get("last", k)
+        return any(j not in self.held for j in range(max(0, k - _NEAR), k + _NEAR + 1) if j <= last or j == k)
+
+    def _held_ranges(self) -> list[list[int]]:
+        out: list[list[int]] = []
+        for k in sorted(self.held):
+            if out and out[-1][1] == k - 1:
+                out[-1][1] = k
+            else:
+                out.append([k, k])
+        return out
+
+    def _report_soon(self, step: int | None) -> None:
+        """Send the stepper's report of ``step`` (at most one in flight, as its script: another
+        waits for the answer, or 1.5 s)."""
+        if step is None or self.closing or self.dead:
+            return
+        if self._inflight and time.monotonic() - self._inflight < 1.5:
+            self._dirty = step
+            return
+        self._dirty = None
+        self._inflight = time.monotonic()
+        asyncio.get_running_loop().create_task(self._report(step))
+
+    async def _report(self, step: int) -> None:
+        try:
+            self.reports += 1
+            report = {
+                "step": step,
+                "seq": self.reports,
+                "gen": self.stepper.get("gen"),
+                "epoch": self.epoch,
+                "held": self._held_ranges(),
+                "load": self.nonce,
+            }
+            self._state(self.stepper_key).json_value = json.dumps({"at": report}, separators=(",", ":"))
+            await self._send(self._rerun(fragment=self.fragments.get(self.stepper_key, "")))
+        except ConnectionError:
+            self._inflight = 0.0
+
+    async def step_to(self, want: int, timeout: float) -> float | None:
+        """The teacher's stepper shows step ``want`` (a Step or a key): its report, and the wait
+        until the teacher's page shows the room at that step."""
+        self.reports += 1
+        report = {
+            "step": want,
+            "seq": self.reports,
+            "gen": self.stepper.get("gen"),
+            "epoch": self.epoch,
+            "held": self._held_ranges(),
+            "load": self.nonce,
+        }
+
+        def message():
+            self._state(self.stepper_key).json_value = json.dumps({"at": report}, separators=(",", ":"))
+            return self._rerun(fragment=self.fragments.get(self.stepper_key, ""))
+
+        return await self._act(
+            f"step to {want}", message, lambda s: s.room_step is not None and s.room_step >= want, timeout
+        )
+
+    async def _poll_steps(self, url: str) -> None:
+        """A following student's stepper's poll of the room's step (its own connection, as the
+        browser's fetch would take another of its six): a step it holds is shown at once; one it
+        lacks is asked for (a report)."""
+        self.step_http = http = Http(self.base_url, self.server)
+        try:
+            while not (self.closing or self.dead):
+                seen = self.room_step
+                path = f"{url}&what=step&seen={'null' if seen is None else seen}"
+                try:
+                    status, _headers, body = await asyncio.wait_for(http.get(path), POLL_TIMEOUT)
+                except Exception as exc:  # noqa: BLE001 - the script asks again; here it is an error
+                    http.close()
+                    if not (self.closing or self.dead):
+                        self.error(f"GET {path} failed: {exc!r}")
+                    await asyncio.sleep(1.0)
+                    continue
+                self.step_polls += 1
+                if status != 200:
+                    await asyncio.sleep(2.0)
+                    continue
+                step = json.loads(body).get("step")
+                if isinstance(step, int) and step != self.room_step and not (self.closing or self.dead):
+                    self.room_step = step
+                    if step in self.held:
+                        self.step_at.setdefault(step, time.monotonic())
+                    if self._needs(step):
+                        self.window_reruns += 1
+                        self._report_soon(step)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a poller that stops is an error
+            self.error(f"the step poller stopped: {exc!r}")
 
     async def _poll(self) -> None:
         """The poller's task: its loop, a failure recorded as an error."""
@@ -229,21 +379,20 @@ class ClassSession(Session):
     async def close(self) -> None:
         """Stop the poller and its connection, then the websocket."""
         self.closing = True
-        if self._poller is not None:
-            self._poller.cancel()
-        if self.http is not None:
-            self.http.close()
+        for task in (self._poller, self._step_poller):
+            if task is not None:
+                task.cancel()
+        for http in (self.http, self.step_http):
+            if http is not None:
+                http.close()
         await super().close()
 
     async def open(self, timeout: float) -> float:
-        """Connect and run the page until it shows the room's step and its poller (the teacher's:
-        its Step button too); the seconds it took."""
+        """Connect and run the page until it shows the room's step, its poller and its stepper;
+        the seconds it took."""
         t0 = time.monotonic()
         await self.connect()
-        if self.teacher:
-            ready = lambda s: s.room_step is not None and "class_step" in s.widget_ids and s.watch is not None  # noqa: E731
-        else:
-            ready = lambda s: s.room_step is not None and s.watch is not None  # noqa: E731
+        ready = lambda s: s.room_step is not None and s.stepper_key in s.widget_ids and s.watch is not None  # noqa: E731
         await self.request(self._rerun(), ready, timeout)
         if not self.fragments.get(self.watch_key):
             self.error(

@@ -14,11 +14,18 @@ members are made directly in the same store (``explorer.serving.rooms``). Then:
    student: ``rev``; the teacher: ``tally``) and the one it has seen (the server holds the
    request until that number moves, up to 15 s), asks again at once, and when the answer differs
    from the number last seen or drawn, sends the component's state ``{"rev": value}`` as a rerun
-   of the fragment the poller sits in. The Chromium pages run the script itself.
-2. Follow: the teacher clicks Step ``--steps`` times, 2 s apart. A student's latency for step K:
-   from just before the teacher's click is written to its websocket until the first delta of
-   the student's page reading "following the teacher at step **K**" (Chromium: until the text
-   shows). Target: p95 <= 1 s over every student and step.
+   of the fragment the poller sits in. Each page's stepper (``explorer/ui/stepper.py``) too, as
+   its script does it: the teacher's reports the step it shows; a student's polls the room's
+   step (``what=step``, on a connection of its own) and shows a step it holds at once, asking for
+   the steps it lacks with a report (a rerun of its fragment). The Chromium pages run the
+   scripts themselves.
+2. Follow: the teacher steps ``--steps`` times, 2 s apart (its stepper's report of the next
+   step, as a Step click sends it). A student's latency for step K: from just before the
+   teacher's report is written to its websocket until the student's stepper shows K: the answer
+   of its step poll when it holds K, else the delta that brings K (Chromium: until "following
+   the teacher at step K" shows). Target: p95 <= 1 s over every student and step. Reported
+   beside: the servers' CPU a step, and the students' fragment reruns (on a rev poll, or for
+   steps their stepper lacked): a step reruns no student's page.
 3. Quiz: the teacher clicks "Ask: which pair merges next?"; when every student shows the
    question's options, the protocol students each click one (a button trigger in their
    fragment), all within 0.5 s. The store must then hold exactly one answer per student, each the
@@ -230,15 +237,14 @@ class _ClassRun:
         base = self.room.room.step
         teacher_lat: list[float] = []
         reruns0 = sum(s.poll_reruns for s in pupils)
+        reports0 = sum(s.reports for s in pupils)
         c0 = self.monitor.cpu()
         start = time.monotonic() + 0.5
         for n in range(1, args.steps + 1):
             await asyncio.sleep(max(0.0, start + (n - 1) * STEP_GAP - time.monotonic()))
             want = base + n
             self.clicks[want] = time.monotonic()
-            latency = await teacher.click(
-                "class_step", lambda s, w=want: s.room_step is not None and s.room_step >= w, self.left(STEP_TIMEOUT)
-            )
+            latency = await teacher.step_to(want, self.left(STEP_TIMEOUT))
             if latency is None:
                 return False
             if teacher.room_step != want:
@@ -252,16 +258,18 @@ class _ClassRun:
         late = self._follow_latencies()
         lat = self.lat
         redraws = sum(s.poll_reruns for s in pupils) - reruns0
+        windows = sum(s.reports for s in pupils) - reports0
         self.out(
-            f"follow: the teacher stepped {args.steps} times, {fmt_s(STEP_GAP)} apart (click to the teacher's own page "
-            f"showing it: {spread(teacher_lat)}); {len(pupils)} protocol students, click to their page showing "
-            f"'following the teacher at step K': {spread(lat)}; never shown {late}"
+            f"follow: the teacher stepped {args.steps} times, {fmt_s(STEP_GAP)} apart (its stepper's report to the "
+            f"teacher's own page showing it: {spread(teacher_lat)}); {len(pupils)} protocol students, report to their "
+            f"stepper showing 'following the teacher at step K': {spread(lat)}; never shown {late}"
         )
         self.res.follow_p95 = pct(lat, 0.95) if lat else float("inf")
         self.out(
             f"follow: server CPU {fmt_s(follow_cpu.server)} over {fmt_s(follow_cpu.wall)} ({100 * follow_cpu.cores(follow_cpu.server):.0f}% "
-            f"of a core), {redraws} student fragment reruns on a poll ({redraws / max(1, len(pupils) * args.steps):.2f} per "
-            f"student per step): {fmt_s(follow_cpu.server / max(1, redraws))} of server CPU per rerun, polls included"
+            f"of a core), {fmt_s(follow_cpu.server / max(1, args.steps))} a step; student fragment reruns: {redraws} on "
+            f"a rev poll, {windows} for steps their stepper lacked "
+            f"({(redraws + windows) / max(1, len(pupils) * args.steps):.2f} per student per step)"
         )
         return True
 

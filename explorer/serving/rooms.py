@@ -9,7 +9,9 @@ the data folder for the processes of one machine, Redis for several machines.
 What a room holds (both backends keep the same records)::
 
     room      code "K7QX2M", key_hash sha256(teacher key), view {"corpus": "...", "preset": ...},
-              step 12, rev 7 (bumped by what students must redraw: step, question),
+              step 12 (watched on its own: a student's stepper moves to it in the browser),
+              rev 7 (bumped by what students must redraw besides the step: a question, a
+              lock, a rename, a removal, the end),
               tally 31 (bumped by joins and answers: what the teacher's tally redraws),
               question 3 (the current one, or None), created, active (seconds since the epoch),
               top (the last step its training can reach), starter (the browser that started it)
@@ -90,6 +92,7 @@ __all__ = [
     "Member",
     "Question",
     "Room",
+    "Revs",
     "RoomError",
     "NoSuchRoom",
     "NotTeacher",
@@ -230,7 +233,7 @@ class Room:
     code: str
     view: dict[str, str]  # the link's params of the corpus and settings (no step)
     step: int
-    rev: int  # bumped when what a student sees changes (the step, a question)
+    rev: int  # bumped when what a student sees changes besides the step (a question, a lock, a name, the end)
     tally: int  # bumped when a member joins or answers (what the teacher's tally shows)
     question: int | None  # the current question's qid
     created: float
@@ -238,6 +241,15 @@ class Room:
     top: int = MAX_STEP  # the last step its training can reach: set_step refuses any past it
     locked: bool = False  # the teacher closed it to new members
     ended: bool = False  # the teacher ended it: its pages say so, nothing changes it any more
+
+
+class Revs(NamedTuple):
+    """The counters a page following a room watches (``/room-rev``): ``rev`` (what students
+    redraw besides the step), ``tally`` (joins and answers: the teacher's tally) and the step."""
+
+    rev: int
+    tally: int
+    step: int
 
 
 class Member(NamedTuple):
@@ -655,8 +667,8 @@ class Rooms(Protocol):
         holds: Sequence[str] = (),
     ) -> tuple[Room, str]: ...
     def get(self, code: str) -> Room | None: ...
-    def revs(self, code: str) -> tuple[int, int] | None: ...
-    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None: ...
+    def revs(self, code: str) -> Revs | None: ...
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> Revs | None: ...
     def refused(self, *, browser: str | None = None, address: str | None = None) -> Wait | None: ...
     def miss(self, *, browser: str | None = None, address: str | None = None) -> Wait | None: ...
     def starter(self, code: str) -> str | None: ...
@@ -1065,24 +1077,24 @@ class _Rules(_Base):
         record = self._transact(lambda tx: self._found(tx, code), write=False)
         return None if record is None else record.room
 
-    def revs(self, code: str) -> tuple[int, int] | None:
+    def revs(self, code: str) -> Revs | None:
         room = self.get(code)
-        return None if room is None else (room.rev, room.tally)
+        return None if room is None else Revs(room.rev, room.tally, room.step)
 
-    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> tuple[int, int] | None:
-        """The room's (rev, tally) for one of its members or its teacher (the follow token); None
-        for a missing room and a wrong credential alike."""
+    def revs_for(self, code: str, *, member: str | None = None, token: str | None = None) -> Revs | None:
+        """The room's counters (rev, tally, step) for one of its members or its teacher (the follow
+        token); None for a missing room and a wrong credential alike."""
 
-        def op(tx: _Tx) -> tuple[int, int] | None:
+        def op(tx: _Tx) -> Revs | None:
             tx.ahead(normalize_code(code), member=member or "")
             record = self._found(tx, code)
             if record is None:
                 return None
             room = record.room
             if member and tx.member(room.code, member) is not None:
-                return room.rev, room.tally
+                return Revs(room.rev, room.tally, room.step)
             if token and hmac.compare_digest(_token_of(record.key_hash), token):
-                return room.rev, room.tally
+                return Revs(room.rev, room.tally, room.step)
             return None
 
         return self._transact(op, write=False)
@@ -1104,11 +1116,14 @@ class _Rules(_Base):
         return self._transact(op, write=False)
 
     def set_step(self, code: str, key: str, step: int) -> Room:
+        """Move the class to ``step``. The step is a counter of its own (:class:`Revs`): ``rev``
+        is left alone, so the students' pages move to the step in the browser, without a rerun."""
+
         def op(tx: _Tx) -> None:
             record = self._teacher(tx, code, key)
             if self._check_step(step, record.room.top) != record.room.step:
                 tx.set_room(record.room.code, step=int(step))
-                self._touch(tx, record, rev=1)
+                self._touch(tx, record)
 
         return self._changed(code, op)
 

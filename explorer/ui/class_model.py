@@ -108,6 +108,7 @@ class Keys:
     ASK_COUNT = "class_ask_count"
     WATCH_TALLY = "class_watch_tally"
     PANELS_TEACHER = "class_panels_t"
+    STEPPER_TEACHER = "class_stepper_t"  # the stepper (explorer.ui.stepper): the class's step, in the browser
     # moderation
     MOD_MEMBER = "w_class_mod_member"
     MOD_NAME = "w_class_mod_name"
@@ -123,6 +124,7 @@ class Keys:
     # the presenter view
     PRESENT_REV = "class_present_rev"
     PRESENT_TALLY = "class_present_tally"
+    PRESENT_STEP = "class_present_step"
     PANELS_PRESENTER = "class_panels_p"
     # a student
     OWN = "class_own"
@@ -134,6 +136,8 @@ class Keys:
     SEND_AT = "class_send_"  # + question id
     WATCH_REV = "class_watch_rev"
     PANELS_STUDENT = "class_panels_s"
+    STEPPER_STUDENT = "class_stepper_s"  # following the teacher: the room's step, polled by the stepper itself
+    STEPPER_OWN = "class_stepper_o"  # stepping ahead on its own
 
     @staticmethod
     def option(qid: int, i: int) -> str:
@@ -175,6 +179,10 @@ class Session:
     TEACHER_ROOM = "class_teacher_room"  # the room this session teaches (the sidebar brings it back)
     TEACHER_GONE = "class_teacher_gone"  # room codes whose cookie is to be deleted
     CHOSEN = "class_mod_member"  # the student the moderation tools act on (a member id)
+    # each stepper's stepper.Window: what its browser holds, its generation and epoch
+    WINDOW_TEACHER = "class_window_t"
+    WINDOW_STUDENT = "class_window_s"
+    WINDOW_OWN = "class_window_o"
 
 
 FALLBACK_SENTENCE = "the lowest newest widest"  # a count question's sentence when the corpus has none
@@ -205,6 +213,9 @@ class RoomRun:
     error: str | None = None
     sentence: str = ""  # a sentence of the corpus: the token-count question's default
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # the steps' entries as the steppers draw them, by (step, look): rendered once for the room,
+    # every session's stepper sends them (a step's panels are the same for every student)
+    drawn: dict = field(default_factory=dict, repr=False)
 
     def at(self, step: int) -> Trainer:
         """The trainer, trained at least to ``step`` + 1 (or to its end, or as far as the server's

@@ -128,19 +128,15 @@ def trainer_of(live: state.Live) -> Trainer:
     return live.trainer
 
 
-def panels(live: state.Live, *, quiz: bool, key: str) -> None:
-    """The current merge, then the pair table (hidden in a quiz), history, words and charts."""
+def panels(live: state.Live, *, quiz: bool, key: str, steps: Callable[[], None] | None = None) -> None:
+    """The current merge, then the pair table (hidden in a quiz), history, words and charts;
+    with ``steps`` (which draws a stepper: ``explorer.ui.class_steps``) the stepper draws the
+    merge and the panels, and only the charts are drawn here (and the current merge, where no
+    component's script runs: AppTest)."""
     style = train_view.token_style(live)
-    train_view.current_merge(live, style)
-    state.widget_default("w_top_k", 10)
+    if steps is None or not st.context.headers:
+        train_view.current_merge(live, style)
     trainer = trainer_of(live)
-    # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
-    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
-    words = render.panel(
-        "Words, segmented",
-        train_view.words_rows(live, style),
-        "The most frequent words at this step; the outlined chip is the newest token.",
-    )
     records = [trainer.records[i] for i in range(live.view)]
     cols = charts.progress_columns(
         records,
@@ -150,6 +146,18 @@ def panels(live: state.Live, *, quiz: bool, key: str) -> None:
     )
     chart = live_view.chart_data(
         cols, live.view, lengths=train_view.token_lengths(live, live.view), unit=trainer.config.unit
+    )
+    if steps is not None:
+        steps()
+        live_view.live_view([], chart, key=key)
+        return
+    state.widget_default("w_top_k", 10)
+    # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
+    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
+    words = render.panel(
+        "Words, segmented",
+        train_view.words_rows(live, style),
+        "The most frequent words at this step; the outlined chip is the newest token.",
     )
     history = model.history_panel(trainer, live.view, style)
     live_view.live_view([[pairs, history], [words]], chart, key=key)

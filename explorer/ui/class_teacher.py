@@ -269,8 +269,10 @@ def _presenter_body(code: str, run: RoomRun, token: str) -> None:
     if room is None or room.ended:
         st.info("The teacher ended the room." if room is not None else "This room has closed.")
         return
-    # students redraw on "rev" (steps, questions), the teacher's tally on "tally": the projector on both
+    # students redraw on "rev" (questions, names, the end) and move to the "step" in the browser,
+    # the teacher's tally on "tally": the projector redraws on all three
     follow.watch(code, token=token, what="rev", now=room.rev, key=Keys.PRESENT_REV)
+    follow.watch(code, token=token, what="step", now=room.step, key=Keys.PRESENT_STEP)
     follow.watch(code, token=token, what="tally", now=room.tally, key=Keys.PRESENT_TALLY)
     st.html('<div class="cls-present"></div>')
     head, qr = st.columns([5, 2], vertical_alignment="top")

@@ -44,7 +44,7 @@ from ..serving.rooms import (
 )
 from ..serving.store import StoreError
 from . import class_model as model
-from . import class_teacher, follow, links, render, state, storage, train_view
+from . import class_steps, class_teacher, follow, links, render, state, stepper, storage, train_view
 from .class_model import UNREACHABLE, Keys, RoomRun, Session
 from .class_room import (
     attempt,
@@ -304,6 +304,52 @@ def _ask(code: str, key: str, build: Callable[[Room, RoomRun], Question]) -> Non
     attempt(ask)
 
 
+def _script_controls(row, room: Room, key: str, *, at_end: bool) -> None:
+    """The page's own Step / +10 / Back / Play, where the stepper's script does not run (AppTest):
+    in a browser the stepper has them."""
+    code = room.code
+    row.button("Step", key=Keys.STEP, type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
+    row.button("+10", key=Keys.STEP10, on_click=_step_by, args=(code, key, 10), disabled=at_end)
+    row.button("Back", key=Keys.BACK, on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)
+    if st.session_state.get(Session.PLAYING):
+        row.button("Pause", key=Keys.PAUSE, on_click=lambda: st.session_state.update({Session.PLAYING: False}))
+    else:
+        row.button(
+            "Play",
+            key=Keys.PLAY,
+            disabled=at_end,
+            on_click=lambda: st.session_state.update({Session.PLAYING: True}),
+        )
+
+
+def _on_teacher_report(code: str) -> None:
+    """The teacher's stepper showed another step (its report arrives before the fragment
+    reruns): the class moves there, by the same rules as the buttons (kept within the room's
+    training, and only with this browser's key)."""
+    report = stepper.report_of(Keys.STEPPER_TEACHER)
+    window = st.session_state.get(Session.WINDOW_TEACHER)
+    if report is None or window is None or report.gen != window.gen:
+        return  # a report from before the server moved the step itself
+    st.session_state[Session.PLAYING] = False
+    _set_step(code, class_teacher.key_for(code) or "", report.step)
+
+
+def _teacher_steps(room: Room, run: RoomRun, live: state.Live, *, quiz: bool) -> None:
+    """The teacher's stepper: the room's steps around its step, drawn in the browser."""
+    if stepper.report_of(Keys.STEPPER_TEACHER) is not None:
+        # a browser that steps by itself: the room's steps ahead are trained before it asks
+        run.at(room.step + stepper.AHEAD)
+    class_steps.draw(
+        live,
+        key=Keys.STEPPER_TEACHER,
+        window_key=Session.WINDOW_TEACHER,
+        how=class_steps.look(live, quiz=quiz),
+        view=live.view,
+        run=run,
+        on_report=functools.partial(_on_teacher_report, room.code),
+    )
+
+
 def _teacher(room: Room, key: str, run: RoomRun) -> None:
     code = room.code
     class_teacher.styles()
@@ -322,19 +368,8 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         at_end = model.at_end(trainer, room.step)
         if trainer.held is not None and room.step >= len(trainer.records):
             st.warning(render.md_text(trainer.held))
-        row.button("Step", key=Keys.STEP, type="primary", on_click=_step_by, args=(code, key, 1), disabled=at_end)
-        row.button("+10", key=Keys.STEP10, on_click=_step_by, args=(code, key, 10), disabled=at_end)
-        row.button("Back", key=Keys.BACK, on_click=_step_by, args=(code, key, -1), disabled=room.step == 0)
-        playing = bool(st.session_state.get(Session.PLAYING))
-        if playing:
-            row.button("Pause", key=Keys.PAUSE, on_click=lambda: st.session_state.update({Session.PLAYING: False}))
-        else:
-            row.button(
-                "Play",
-                key=Keys.PLAY,
-                disabled=at_end,
-                on_click=lambda: st.session_state.update({Session.PLAYING: True}),
-            )
+        if not class_steps.browser():
+            _script_controls(row, room, key, at_end=at_end)
         row.link_button(
             "Presenter view",
             class_teacher.presenter_url(code, key),
@@ -373,7 +408,9 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     # the status and the slider share a row: the question and its tally stay on the first screen
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(model.room_status(room.step, len(members), present))
-    if len(trainer.records):
+    if class_steps.browser():
+        _show_error()  # what the room refused a report of the stepper's (it reruns this fragment alone)
+    if len(trainer.records) and not class_steps.browser():  # in a browser: the stepper's slider
         st.session_state[Keys.SLIDER] = room.step
         right.slider(
             "Step",
@@ -395,7 +432,8 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
         class_teacher.moderation(room, key, members, train_view.token_style(live))
         st.markdown("**Leaderboard**")
         st.html(model.board_html(standings(room)))
-    panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_TEACHER)
+    hidden = model.hides_pairs(current)
+    panels(live, quiz=hidden, key=Keys.PANELS_TEACHER, steps=lambda: _teacher_steps(room, run, live, quiz=hidden))
 
 
 def _teacher_question(room: Room, key: str, live: state.Live, current: Question | None, present: int) -> None:
@@ -484,6 +522,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
         _left_room(room, member.id)
         return
     member = fresh
+    # a question, a name, the end: the fragment reruns; the step: the stepper moves by itself
     follow.watch(code, member=member.id, what="rev", now=room.rev, key=Keys.WATCH_REV)
     mark_seen(code, member.id)
     current = current_question(room)
@@ -492,8 +531,10 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     own = st.session_state.get(Session.OWN_LIVE)
     own_live = own[1] if own is not None and own[0] == code else None
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
+    script = not class_steps.browser()  # in a browser, the stepper says the status and steps
     if own_live is None:
-        row.markdown(model.student_status(code, member, room.step))
+        if script:
+            row.markdown(model.student_status(code, member, room.step))
         row.button(
             "Step ahead on my own",
             key=Keys.OWN,
@@ -503,15 +544,98 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
             help="Your own copy of the room's training to step through; not while a question is open.",
         )
     else:
-        row.markdown(model.student_status(code, member, room.step, own=own_live.view))
-        row.button("Step", key=Keys.OWN_STEP, type="primary", on_click=own_live.forward, args=(1,))
-        row.button("+10", key=Keys.OWN_STEP10, on_click=own_live.forward, args=(10,))
+        if script:
+            row.markdown(model.student_status(code, member, room.step, own=own_live.view))
+            row.button("Step", key=Keys.OWN_STEP, type="primary", on_click=own_live.forward, args=(1,))
+            row.button("+10", key=Keys.OWN_STEP10, on_click=own_live.forward, args=(10,))
         row.button("Follow the teacher", key=Keys.FOLLOW, on_click=_follow_again)
     _show_error()
     live = own_live or room_live(run, room)
     if current is not None:
         _student_question(room, member, current, live)
-    panels(live, quiz=model.hides_pairs(current), key=Keys.PANELS_STUDENT)
+    quiz = model.hides_pairs(current)
+    panels(
+        live,
+        quiz=quiz,
+        key=Keys.PANELS_STUDENT,
+        steps=lambda: _student_steps(room, member, run, live, own=own_live is not None, quiz=quiz),
+    )
+
+
+def _student_steps(room: Room, member: Member, run: RoomRun, live: state.Live, *, own: bool, quiz: bool) -> None:
+    """A student's stepper: following the teacher (no controls; it polls the room's step and
+    moves to it in the browser), or stepping its own copy (the controls; the room's step said)."""
+    code = room.code
+    head = [
+        ("Room ", False),
+        (code, True),
+        (" · you are ", False),
+        (render.user_text(member.name, into="text"), True),
+        (" · ", False),
+    ]
+    how = class_steps.look(live, quiz=quiz)
+    url = class_steps.follow_url(code, member.id)
+    if not own:
+        if stepper.report_of(Keys.STEPPER_STUDENT) is not None:
+            # a browser following by itself: the room's steps ahead are trained (once a process,
+            # the room's trainer is shared) before the teacher gets there
+            run.at(room.step + stepper.AHEAD)
+        class_steps.draw(
+            live,
+            key=Keys.STEPPER_STUDENT,
+            window_key=Session.WINDOW_STUDENT,
+            how=how,
+            view=live.view,
+            run=run,
+            on_report=_window_asked,
+            controls=False,
+            status=[*head, ("following the teacher at step ", False), ("{step}", True)],
+            follow_room=stepper.Follow(url, room.step),
+        )
+        return
+    if stepper.report_of(Keys.STEPPER_OWN) is not None:
+        _own_ahead(live)
+    class_steps.draw(
+        live,
+        key=Keys.STEPPER_OWN,
+        window_key=Session.WINDOW_OWN,
+        how=how,
+        view=live.view,
+        run=None,
+        on_report=functools.partial(_on_own_report, code),
+        status=[*head, ("on your own at step ", False), ("{step}", True), (" (the teacher is at ", False)]
+        + [("{room}", False), (")", False)],
+        follow_room=stepper.Follow(url, room.step, move=False),
+    )
+
+
+def _window_asked() -> None:
+    """A following student's stepper reported: it lacks steps around the room's; the fragment's
+    run sends them (nothing to change before it)."""
+
+
+def _own_ahead(live: state.Live) -> None:
+    """Train a student's own copy the steps its stepper may reach next, before it asks."""
+    trainer = live.trainer
+    if trainer is not None and not trainer.done and not live.held:
+        short = live.view + stepper.AHEAD - live.recorded
+        if short > 0:
+            live.train_ahead(short)
+
+
+def _on_own_report(code: str) -> None:
+    """A student stepping on its own moved: its copy's view follows (training up to it)."""
+    report = stepper.report_of(Keys.STEPPER_OWN)
+    window = st.session_state.get(Session.WINDOW_OWN)
+    own = st.session_state.get(Session.OWN_LIVE)
+    if report is None or window is None or own is None or own[0] != code or report.gen != window.gen:
+        return
+    live: state.Live = own[1]
+    with live.lock:
+        if report.step > live.recorded:
+            live.forward(min(report.step, live.recorded + stepper.AHEAD) - live.view)
+        else:
+            live.reach(report.step)
 
 
 def _left_room(room: Room, member_id: str | None) -> None:

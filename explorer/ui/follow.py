@@ -10,10 +10,12 @@ not held, so background tabs leave the browser's six connections to the visible 
 nothing but a slot on the server's event loop; one task per process reads the counters of the
 rooms being waited on every ``CHECK_S`` and answers the requests whose number moved. So a
 teacher's step reaches a student within about ``CHECK_S`` plus a rerun, and an idle class costs a
-few reads a second::
+few reads a second. The step is watched on its own (``what=step``): a teacher's step bumps no
+``rev``, so it reruns no student's page; a student's stepper (:mod:`explorer.ui.stepper`) polls
+the step itself and moves to it in the browser::
 
-    GET /room-rev?code=K7QX2M&member=<id>|follow=<token>[&what=rev|tally&seen=7]
-        -> {"rev": 7, "tally": 31}        (at once, or when the watched number is no longer 7)
+    GET /room-rev?code=K7QX2M&member=<id>|follow=<token>[&what=rev|tally|step&seen=7]
+        -> {"rev": 7, "tally": 31, "step": 12}   (at once, or when the watched number is no longer 7)
         -> 404 {"gone": true}             (no such room, it expired, or the member or token is not its)
         -> 429 {"error": ...}             (too many of those 404s from this address in the last minute)
 
@@ -35,13 +37,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-__all__ = ["watch", "Waiters", "ROUTE", "LONG_POLL_S", "CHECK_S"]
+__all__ = ["watch", "Waiters", "ROUTE", "LONG_POLL_S", "CHECK_S", "WATCHED"]
 
 ROUTE = "/room-rev"
 # the longest a request is held: well under the 10 s a stopping server is given (a server waits
 # for the requests it holds before it exits), and the proxy's 60 s server timeout
 LONG_POLL_S = 5.0
 CHECK_S = 0.1  # how often the waited-on rooms' counters are read
+WATCHED = ("rev", "tally", "step")  # the counters a page can wait on, in the order the store reads them
 
 _JS = r"""
 export default function (component) {
@@ -92,19 +95,19 @@ _poller = st.components.v2.component("bpe_explorer_room_poll", js=_JS)
 
 class Waiters:
     """Requests waiting for a room's counter to move, answered by one task per event loop that
-    reads the counters (``read(codes) -> {code: (rev, tally) or None}``, run in a thread) every
+    reads the counters (``read(codes) -> {code: (rev, tally, step) or None}``, run in a thread) every
     ``CHECK_S``; the task ends when nobody waits."""
 
-    def __init__(self, read: Callable[[list[str]], dict[str, tuple[int, int] | None]]):
+    def __init__(self, read: Callable[[list[str]], dict[str, tuple[int, ...] | None]]):
         self.read = read
         self.waiting: dict[str, list[tuple[int, int, asyncio.Future]]] = {}
         self._task: asyncio.Task | None = None
 
     async def moved(self, code: str, what: str, seen: int, *, timeout: float = LONG_POLL_S) -> None:
-        """Return when the room's ``what`` ("rev" or "tally") is no longer ``seen``, when the
-        room is gone, or after ``timeout`` seconds."""
+        """Return when the room's ``what`` (one of :data:`WATCHED`) is no longer ``seen``, when
+        the room is gone, or after ``timeout`` seconds."""
         loop = asyncio.get_running_loop()
-        entry = (0 if what == "rev" else 1, seen, loop.create_future())
+        entry = (WATCHED.index(what), seen, loop.create_future())
         self.waiting.setdefault(code, []).append(entry)
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._check())
@@ -139,7 +142,7 @@ class Waiters:
 def watch(
     code: str, *, member: str | None = None, token: str | None = None, what: str = "rev", now: int, key: str
 ) -> None:
-    """Rerun the enclosing fragment when the room's ``what`` ("rev" or "tally") differs from
+    """Rerun the enclosing fragment when the room's ``what`` ("rev", "tally" or "step") differs from
     ``now`` (the value this run drew); -1 when the room is gone. ``member`` (a student) or
     ``token`` (the teacher's follow token) is what lets the page follow the room."""
     credential = {"member": member} if member else {"follow": token} if token else {}

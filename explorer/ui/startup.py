@@ -151,8 +151,8 @@ def client_address(request) -> str | None:
 
 
 async def _room_rev_route(request):
-    """A room's counters for the pages that follow it (``explorer.ui.follow``): at once, or, with
-    ``what`` and ``seen``, when the watched counter is no longer ``seen``. The request names a
+    """A room's counters (rev, tally, step) for the pages that follow it (``explorer.ui.follow``):
+    at once, or, with ``what`` and ``seen``, when the watched counter is no longer ``seen``. The request names a
     member of the room or the teacher's follow token; a missing room and a wrong credential get
     the same 404, and past the address's limit of those a minute, 429."""
     from starlette.concurrency import run_in_threadpool
@@ -165,7 +165,7 @@ async def _room_rev_route(request):
     what, seen = query.get("what"), query.get("seen", "")
     address = client_address(request)
 
-    def read() -> tuple[int, int] | None:
+    def read() -> tuple[int, int, int] | None:
         revs = class_view.rooms().revs_for(code, member=member or None, token=token or None)
         if revs is not None and member:
             class_view.mark_seen(code, member)
@@ -177,9 +177,9 @@ async def _room_rev_route(request):
         revs = await run_in_threadpool(read)
         if (
             revs is not None
-            and what in ("rev", "tally")
+            and what in follow.WATCHED
             and re.fullmatch(r"-?[0-9]{1,15}", seen)
-            and revs[0 if what == "rev" else 1] == int(seen)
+            and revs[follow.WATCHED.index(what)] == int(seen)
         ):
             if not _waiters:
                 _waiters.append(follow.Waiters(lambda codes: {c: class_view.rooms().revs(c) for c in codes}))
@@ -197,7 +197,7 @@ async def _room_rev_route(request):
         )
     if revs is None:  # no such room, or not this member's or teacher's: one answer for both
         return JSONResponse({"gone": True}, status_code=404, headers={"Cache-Control": "no-store"})
-    return JSONResponse({"rev": revs[0], "tally": revs[1]}, headers={"Cache-Control": "no-store"})
+    return JSONResponse(dict(zip(follow.WATCHED, revs, strict=True)), headers={"Cache-Control": "no-store"})
 
 
 def _routes() -> list:

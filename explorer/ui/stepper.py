@@ -45,10 +45,20 @@ reports nothing and the caller's own widgets move the step.
 
 The Train page is its first user (``train_view``); an entry is anything a caller renders for a
 step, so the Class, Fairness and Home steppers can send theirs through the same component.
+
+Following a room (the Class page's students, :class:`Follow`): the component polls the room's
+step itself (``/room-rev``, ``what=step``, held until the step moves, as ``explorer.ui.follow``
+does) and moves to it from the steps it holds, with no control of its own and no rerun; it
+reports (and so reruns its fragment) only when the step, or one of the ``NEAR`` steps either
+side, is not held: the server then sends the window around the room's step. Three more fields
+of ``data`` say so: ``controls`` (false: no buttons, slider or keys), ``status`` (the caller's
+status line, parts ``[text, bold]``) and ``follow`` (``{"url": …, "move": true}``; ``room``: the
+room's step when the server ran).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -58,6 +68,7 @@ import streamlit as st
 
 __all__ = [
     "Entry",
+    "Follow",
     "Report",
     "Window",
     "split_html",
@@ -78,8 +89,9 @@ KEEP = 2_000  # the most entries the browser keeps (the farthest from the step s
 # Play's speeds in the browser: label -> milliseconds a step
 SPEEDS = {"slow (2 s)": 2000, "normal (1 s)": 1000, "fast (0.4 s)": 400, "fastest (0.04 s)": 40}
 
-_JS = r"""
-const KEEP = __KEEP__, SPEEDS = __SPEEDS__;
+_JS = (
+    r"""
+const KEEP = __KEEP__, SPEEDS = __SPEEDS__, NEAR = __NEAR__;
 function h(tag, attrs, parent, text) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -91,7 +103,7 @@ const fmt = (n) => Number(n).toLocaleString("en-US");
 function build(box) {
   const root = h("div", {class: "sp-root", role: "group", "aria-label": "Step through the merges"}, box);
   const bar = h("div", {class: "sp-bar"}, root);
-  const ui = {root};
+  const ui = {root, bar};
   const btn = (name, hint, keys, cls) => h("button", {type: "button", class: "sp-btn" + (cls || ""), title: hint,
                                                       "aria-keyshortcuts": keys}, bar, name);
   ui.back = btn("Back", "Back one step (←; Shift+← ten)", "ArrowLeft");
@@ -133,7 +145,8 @@ function panels(root, rows, end) {
 function make(component) {
   const s = {ui: build(component.parentElement), entries: new Map(), pieces: new Map(), epoch: null, gen: null,
              shown: 0, top: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
-             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2)};
+             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2),
+             follow: null, room: null, status: null, polling: false, stopped: false, sent: null};
   const ui = s.ui;
   s.held = () => {  // the ranges of final entries held, [[lo, hi], ...]
     const steps = [...s.entries.values()].filter((e) => e.final).map((e) => e.step).sort((a, b) => a - b);
@@ -171,6 +184,7 @@ function make(component) {
     ui.play.textContent = s.playing ? "Pause" : "Play";
     ui.play.disabled = atEnd && !s.playing;
     ui.root.dataset.step = k;
+    ui.root.dataset.room = s.room === null ? "" : s.room;
     if (!e) {
       ui.root.dataset.drawn = "";
       ui.status.textContent = `Step ${fmt(k)} · training…`;
@@ -180,7 +194,8 @@ function make(component) {
     ui.root.classList.remove("sp-waiting");
     ui.status.textContent = "";
     const tail = s.done && last >= s.final ? s.tail : "";  // "training stopped", once the person got there
-    ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${tail}`);
+    if (s.status) s.say(k);
+    else ui.status.append("Step ", h("strong", {}, null, fmt(k)), ` of ${fmt(last)} trained · vocabulary ${fmt(e.vocab)}${tail}`);
     if (ui.sentence.__step !== k || ui.sentence.__text !== e.text) {
       ui.sentence.__step = k; ui.sentence.__text = e.text;
       ui.sentence.textContent = "";
@@ -193,6 +208,53 @@ function make(component) {
     ui.root.dataset.draws = ++s.draws;
   };
   s.end = () => Math.max(s.last, s.top);  // the last step reached (the server's, or further here)
+  // the caller's own status line: parts [text, bold], "{step}" the step shown, "{room}" the room's
+  s.say = (k) => {
+    ui.status.textContent = "";
+    for (const [text, bold] of s.status) {
+      const t = text === "{step}" ? fmt(k) : text === "{room}" ? fmt(s.room === null ? k : s.room) : text;
+      if (bold) ui.status.append(h("strong", {}, null, t)); else ui.status.append(t);
+    }
+  };
+  // Following a room (``follow``): the room's step, long-polled from the server (as follow.py's
+  // poller does: held until the step moves; a hidden tab asks every 2 s, unheld), is drawn from
+  // the steps held at once; the server is asked (a report) only for steps it does not hold yet.
+  // With ``move`` false (a student stepping on its own) the room's step only goes in the status.
+  s.needs = (k) => {
+    for (let d = -NEAR; d <= NEAR; d++) {
+      const j = k + d;
+      if (j >= 0 && (j <= s.last || d === 0) && !s.entries.has(j)) return true;
+    }
+    return false;
+  };
+  s.toRoom = (k) => {
+    s.room = k;
+    if (!s.follow.move) { if (s.status) s.draw(); return; }
+    s.shown = k; s.top = Math.max(s.top, k); s.reported = k; s.draw();
+    if (s.needs(k)) s.soon();
+  };
+  s.poll = async () => {
+    if (s.polling) return;
+    s.polling = true;
+    while (s.follow && !s.stopped && ui.root.isConnected) {
+      const hidden = document.visibilityState === "hidden";
+      const ctl = (s.abort = new AbortController());
+      let pause = hidden ? 2000 : 0;
+      try {
+        const sep = s.follow.url.includes("?") ? "&" : "?";
+        const wait = hidden || s.room === null ? "" : `${sep}what=step&seen=${s.room}`;
+        const r = await fetch(s.follow.url + wait, {cache: "no-store", credentials: "same-origin", signal: ctl.signal});
+        const j = await r.json();
+        if (r.ok && Number.isInteger(j.step)) { if (j.step !== s.room && s.follow) s.toRoom(j.step); }
+        else pause = 2000;  // gone or refused: the page's own watch (rev) says why
+      } catch (e) { if (!ctl.signal.aborted) pause = 1000; /* the server restarting: ask again in a moment */ }
+      if (pause) await new Promise((done) => { s.wake = done; setTimeout(done, pause); });
+    }
+    s.polling = false;
+  };
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && s.wake) s.wake();
+  });
   s.go = (k) => {
     const top = s.done ? s.final : s.end() + 100;
     k = Math.max(0, Math.min(top, Math.round(k)));
@@ -235,7 +297,7 @@ function make(component) {
   ui.play.addEventListener("click", () => s.toggle());
   ui.slider.addEventListener("input", () => s.move(Number(ui.slider.value)));
   ui.root.addEventListener("keydown", (ev) => {
-    if (ev.target === ui.speed || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if (ui.bar.hidden || ev.target === ui.speed || ev.altKey || ev.ctrlKey || ev.metaKey) return;
     const by = ev.shiftKey ? 10 : 1;
     if (ev.key === "ArrowRight" || ev.key === "ArrowUp") s.move(s.shown + by);
     else if (ev.key === "ArrowLeft" || ev.key === "ArrowDown") s.move(s.shown - by);
@@ -246,7 +308,9 @@ function make(component) {
     ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
   });
   // leaving the page: the last step shown reaches the server before the tab goes
-  window.addEventListener("pagehide", () => { if (s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(); } });
+  window.addEventListener("pagehide", () => {
+    if (!(s.follow && s.follow.move) && s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(); }
+  });
   return s;
 }
 function take(s, data) {
@@ -260,6 +324,24 @@ function take(s, data) {
     far.slice(0, s.entries.size - KEEP).forEach((k) => s.entries.delete(k));
   }
   s.last = data.last; s.done = data.done; s.final = data.final; s.tail = data.tail || "";
+  s.status = data.status || null;
+  s.ui.bar.hidden = data.controls === false;
+  const was = s.follow;
+  s.follow = data.follow || null;
+  if (s.follow && s.follow.move) {
+    // following: the server's step is news only when it changed since the server last said it
+    // (a newer one may have come by the poll); the poll then asks from there (aborted and asked
+    // again: the answer to "not 12 any more" is no use once the page shows 13)
+    s.gen = data.gen;
+    if (!was || data.view !== s.sent) {
+      s.sent = data.view; s.room = data.view; s.shown = data.view; s.top = Math.max(s.top, data.view);
+      s.reported = data.view;
+      if (s.abort) s.abort.abort();
+    }
+    if (data.ack === s.seq) s.inflight = 0;
+    return;
+  }
+  if (s.follow && data.room !== undefined && data.room !== s.sent) { s.sent = data.room; s.room = data.room; }
   if (s.gen === null && data.speed) s.ui.speed.value = String(data.speed);  // as the session last chose
   if (data.gen !== s.gen) {  // the server moved the view itself (or this is the first data)
     const resume = s.gen === null && data.playing;  // playing when the page was left: it goes on
@@ -278,9 +360,17 @@ export default function (component) {
   take(s, data || {});
   s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
   s.draw();
-  if (first || (!s.inflight && (s.dirty || s.reported !== s.shown || (data && data.more)))) s.soon();
+  const following = s.follow && s.follow.move;
+  const behind = following ? s.needs(s.shown) : s.reported !== s.shown;
+  if (first || (!s.inflight && (s.dirty || behind || (data && data.more)))) s.soon();
+  s.stopped = false;
+  if (s.follow) s.poll();
+  return () => { s.stopped = true; if (s.abort) s.abort.abort(); };
 }
-""".replace("__KEEP__", str(KEEP)).replace("__SPEEDS__", repr(SPEEDS).replace("'", '"'))
+""".replace("__KEEP__", str(KEEP))
+    .replace("__SPEEDS__", repr(SPEEDS).replace("'", '"'))
+    .replace("__NEAR__", str(NEAR))
+)
 
 # its styles live in render.APP_CSS (sent once per page run, not with every step's element)
 _component = st.components.v2.component("bpe_explorer_stepper", js=_JS, isolate_styles=False)
@@ -302,6 +392,13 @@ def split_html(html: str) -> list[str]:
 
 def _digest(piece: str) -> str:
     return hashlib.blake2b(piece.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+@functools.lru_cache(maxsize=8192)
+def _named_pieces(cell: str) -> tuple[tuple[str, str], ...]:
+    """A panel's pieces and their names, worked out once per panel: a room's steps are sent to
+    every student's stepper, and a session's window sends the same steps again after a new look."""
+    return tuple((_digest(piece), piece) for piece in split_html(cell))
 
 
 @dataclass(frozen=True)
@@ -394,6 +491,18 @@ def wanted(view: int, *, last: int, held: set[int], ahead: int = AHEAD, far: int
     return [k for k in order if 0 <= k <= last and k not in held]
 
 
+@dataclass(frozen=True)
+class Follow:
+    """A room the component follows: ``url`` (``/room-rev`` with the page's credential) answers
+    the room's ``step``, long-polled (``what=step``). ``move``: the component shows that step (a
+    student following the teacher; ``view`` is the room's step as the server read it), or only
+    says it in the status (``{room}``: a student stepping on its own)."""
+
+    url: str
+    step: int
+    move: bool = True
+
+
 @dataclass
 class Window:
     """What the server knows of one component: the pieces the browser holds (those of the entries
@@ -433,8 +542,7 @@ class Window:
                 cells = []
                 for cell in row:
                     ids = []
-                    for piece in split_html(cell):
-                        name = _digest(piece)
+                    for name, piece in _named_pieces(cell):
                         ids.append(name)
                         if name not in there:
                             pieces[name] = piece
@@ -473,10 +581,16 @@ def stepper(
     playing: bool = False,
     speed: int | None = None,
     on_report: Callable[[], None],
+    controls: bool = True,
+    status: Sequence[tuple[str, bool]] | None = None,
+    follow: Follow | None = None,
 ) -> None:
     """Draw the stepper with these entries (and the pieces they need), the server's view and
     generation; ``on_report`` runs before the script when the component reports (read the report
-    with ``parse_report(st.session_state[key]["at"])``)."""
+    with ``parse_report(st.session_state[key]["at"])``). ``controls``: the buttons, slider and
+    keys (none: the status and the panels only); ``status``: the caller's status line instead of
+    "Step k of N trained" (plain-text parts, bold or not; "{step}" is the step shown, "{room}"
+    the followed room's); ``follow``: the room whose step the component polls (:class:`Follow`)."""
     pieces, packed = window.pack(entries, held)
     data = {
         "epoch": window.epoch,
@@ -492,6 +606,10 @@ def stepper(
         "speed": speed,
         "pieces": pieces,
         "entries": packed,
+        "controls": controls,
+        "status": [[text, bold] for text, bold in status] if status is not None else None,
+        "follow": {"url": follow.url, "move": follow.move} if follow is not None else None,
+        "room": follow.step if follow is not None else None,
     }
     _component(key=key, data=data, default={"at": None}, on_at_change=on_report, height="content")
 
