@@ -1,8 +1,9 @@
 """The Fairness page in Chromium at 1280x720 (a projector, sidebar open) and 1920x1080: the
 answer (headline cards, both sides' sentences, curves and served-language strips) on the first
-screen with nothing cut short; Back, Step, +10 and the slider each change both
-sentences to the merge they name (checked against the engine alone), and three quick Steps
-move three merges (the controls walked at 1280x720; at 1920x1080, Back and the page as drawn). Screenshots land in
+screen with nothing cut short; the stepper's Back, Step, +10 and keys each change both
+sentences to the merge they name at once in the browser (checked against the engine alone), the
+charts and the languages' table follow its report, and three quick Steps move three merges
+(the controls walked at 1280x720; at 1920x1080, Back and the page as drawn). Screenshots land in
 test-artifacts/fairness_*.png (the README's is tests/screenshots/fairness_page.png, copied from
 the 1280x720 one).
 
@@ -70,7 +71,14 @@ def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(
             assert cut_by_box(page, _CUT) == []
             full_screenshot(page, ARTIFACTS / f"fairness_{name}_full.png")
             return
-        slider = page.get_by_role("slider", name="Merge shown")
+        # both sides' sentences are announced (the stepper's live region), not drawn twice
+        live = page.locator('.sp-sentence[aria-live="polite"]')
+        expect(live).to_contain_text(classical_sentence(classical, 499))
+        box = live.bounding_box()
+        assert box is not None and box["height"] <= 1 and box["width"] <= 1, box
+        # the charts and the table below follow the stepper's report
+        expect(page.get_by_text("Each language at merge 499 ")).to_be_visible(timeout=WAIT * 1000)
+        slider = page.get_by_role("slider", name="Step shown")
         slider.focus()
         page.keyboard.press("Home")  # the slider to merge 0
         expect(page.locator(".fair-say").nth(0)).to_contain_text("No merge yet", timeout=WAIT * 1000)
@@ -81,14 +89,15 @@ def test_the_fairness_page_answers_on_the_first_screen_and_steps_merge_by_merge(
         says(page, 4, classical)
         page.get_by_role("button", name="+10", exact=True).click()
         says(page, 14, classical)
-        # three quick Steps, 30 ms apart: the second and third go out before the first one's
-        # answer has arrived, carrying the slider as drawn before it; each still moves one merge
-        page.wait_for_function("() => window.__bpeClicks && window.__bpeClicks.listening", timeout=30_000)
+        # three quick Steps, 30 ms apart, each drawn in the browser at once: three merges, and the
+        # server's merge shown (its reports) ends there too
         quick_clicks(page, "Step", 3)
         says(page, 17, classical)
+        expect(page.get_by_text("Each language at merge 17 ")).to_be_visible(timeout=WAIT * 1000)
         page.wait_for_timeout(1500)  # a merge too many, or one taken back, would land by now
         wait_idle(page, timeout=WAIT, settle=0)
         says(page, 17, classical)
+        expect(page.get_by_text("Each language at merge 17 ")).to_be_visible()
         assert page.locator('[data-testid="stException"]').count() == 0
         assert cut_by_box(page, _CUT) == []
         page.screenshot(path=str(ARTIFACTS / f"fairness_{name}_merge_17.png"))

@@ -25,7 +25,7 @@ from ..errors import ExplorerError
 from ..formats.corpora import decode_bytes
 from ..serving.rooms import Question, Room, Rooms, leaderboard, rooms_for
 from ..serving.store import QuotaError, StoreError
-from . import charts, data, links, live_view, render, state, storage, train_view
+from . import charts, data, links, live_view, render, state, stepper, storage, train_view
 from . import class_model as model
 from .class_model import UNREACHABLE, RoomRun, Session
 
@@ -134,7 +134,7 @@ def panels(live: state.Live, *, quiz: bool, key: str, steps: Callable[[], None] 
     merge and the panels, and only the charts are drawn here (and the current merge, where no
     component's script runs: AppTest)."""
     style = train_view.token_style(live)
-    if steps is None or not st.context.headers:
+    if steps is None or not stepper.browser():
         train_view.current_merge(live, style)
     trainer = trainer_of(live)
     records = [trainer.records[i] for i in range(live.view)]

@@ -34,7 +34,7 @@ from . import class_model as model
 from . import follow, render, state, stepper, train_view
 from .class_model import RoomRun
 
-__all__ = ["Look", "look", "entry", "draw", "follow_url", "browser"]
+__all__ = ["Look", "look", "entry", "draw", "follow_url"]
 
 _TOKENS = itertools.count(1)  # a number for each trainer a session's stepper shows
 _DRAWN_KEPT = 20_000  # a room's rendered entries kept (a step's are a few KB)
@@ -68,12 +68,6 @@ def look(live: state.Live, *, quiz: bool) -> Look:
     """The look of this session's entries: the quiz, the Train page's "Pairs shown" setting."""
     state.widget_default("w_top_k", 10)
     return Look(quiz, int(st.session_state["w_top_k"]), train_view.token_style(live))
-
-
-def browser() -> bool:
-    """Whether a browser is behind the session (the component's script runs and reports);
-    AppTest has none, and the page's own buttons stand in."""
-    return bool(st.context.headers)
 
 
 def entry(live: state.Live, k: int, how: Look) -> stepper.Entry:
@@ -139,9 +133,9 @@ def _held(window: _Window, report: stepper.Report | None) -> set[int]:
     (trusted alone when it is news: a step sent and lost is then sent again), and those sent
     since."""
     if report is None or report.epoch != window.epoch:
-        return set(window.sent) if browser() else set()
+        return set(window.sent) if stepper.browser() else set()
     told = (report.load, report.seq)
-    if told != window.told or not browser():  # no browser (AppTest): what its report names, alone
+    if told != window.told or not stepper.browser():  # no browser (AppTest): what its report names, alone
         window.told = told
         window.sent = stepper.held_steps(report.held)
     return set(window.sent)

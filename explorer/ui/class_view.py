@@ -368,7 +368,7 @@ def _teacher(room: Room, key: str, run: RoomRun) -> None:
         at_end = model.at_end(trainer, room.step)
         if trainer.held is not None and room.step >= len(trainer.records):
             st.warning(render.md_text(trainer.held))
-        if not class_steps.browser():
+        if not stepper.browser():
             _script_controls(row, room, key, at_end=at_end)
         row.link_button(
             "Presenter view",
@@ -408,9 +408,9 @@ def _teacher_room(code: str, key: str, run: RoomRun) -> None:
     # the status and the slider share a row: the question and its tally stay on the first screen
     left, right = st.columns([1, 1], vertical_alignment="center")
     left.markdown(model.room_status(room.step, len(members), present))
-    if class_steps.browser():
+    if stepper.browser():
         _show_error()  # what the room refused a report of the stepper's (it reruns this fragment alone)
-    if len(trainer.records) and not class_steps.browser():  # in a browser: the stepper's slider
+    if len(trainer.records) and not stepper.browser():  # in a browser: the stepper's slider
         st.session_state[Keys.SLIDER] = room.step
         right.slider(
             "Step",
@@ -531,7 +531,7 @@ def _student_room(code: str, member: Member, run: RoomRun) -> None:
     own = st.session_state.get(Session.OWN_LIVE)
     own_live = own[1] if own is not None and own[0] == code else None
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-    script = not class_steps.browser()  # in a browser, the stepper says the status and steps
+    script = not stepper.browser()  # in a browser, the stepper says the status and steps
     if own_live is None:
         if script:
             row.markdown(model.student_status(code, member, room.step))

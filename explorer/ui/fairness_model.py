@@ -122,6 +122,7 @@ class Keys:
     STEP10 = "fair_step10"
     CLICKS = "w_fair_clicks"  # the component that counts quick clicks on the three buttons
     SLIDER_AT = "fair_slider"  # + "_" and a generation: "fair_slider_3" (clicks.moved_widget)
+    STEPPER = "fair_stepper"  # the stepper component (explorer.ui.stepper): its report
 
     @staticmethod
     def upload_part(part: str, round_: int) -> str:
@@ -139,6 +140,7 @@ class Session:
 
     REQUEST = "fair_request"  # the Request trained and shown
     K = "fair_k"  # the merge shown (None: the last)
+    WINDOW = "fair_stepper_window"  # the stepper's stepper.Window: what the browser holds
     UPLOADS = "fair_uploads"  # {key: Language} the session added
     UPLOAD_NOTE = "fair_upload_note"  # ("error" | "success", text): what the last "Add" did, said once
     UPLOAD_ROUND = "fair_upload_round"  # bumped to empty the upload form's file pickers

@@ -9,6 +9,9 @@ does not train again) and every step afterwards only reads the records.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import time
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -20,7 +23,7 @@ from ..bpe.parity import BALANCES, Balance
 from ..errors import ConfigError, ExplorerError
 from ..formats.corpora import mib
 from ..formats.parallel import UDHR_LANGUAGES
-from . import clicks, links, projector, render, server, storage
+from . import clicks, links, projector, render, server, stepper, storage
 from . import fairness_charts as charts
 from . import fairness_model as model
 from .fairness_model import (
@@ -57,6 +60,7 @@ __all__ = [
     "controls",
     "step_view",
     "step_area",
+    "entry",
     "describe",
     "link_params",
     "apply_link",
@@ -302,7 +306,8 @@ def _on_slider(key: str) -> None:
 
 def controls(lab: Lab) -> int:
     """Back, Step, +10 and a slider for the merge shown; the merge k they settle on. Quick clicks
-    all count (``clicks``): five clicks on Step move five merges."""
+    all count (``clicks``): five clicks on Step move five merges. The stepper has these in a
+    browser; they stand in where its script does not run (AppTest)."""
     queued = clicks.counted_clicks(list(BUTTONS), key=Keys.CLICKS)
     if queued:
         _move(sum(BUTTONS[key] * n for key, n in queued.items()), lab)
@@ -335,17 +340,19 @@ def controls(lab: Lab) -> int:
     return k
 
 
-def step_view(lab: Lab, k: int) -> None:
-    """The answer at merge k (headline cards), then each side's sentence, development-text curves
-    and served-language strip, then the Gini coefficient and global cost over merges."""
-    st.html(render.headline_cards(model.lab_headlines(lab, k)))
+def step_view(lab: Lab, k: int, *, answer: bool = True) -> None:
+    """The answer at merge k (headline cards) and each side's sentence (``answer``: where the
+    stepper does not draw them), the development-text curves and served-language strips, the
+    languages' table, then the Gini coefficient and global cost over merges."""
+    if answer:
+        st.html(render.headline_cards(model.lab_headlines(lab, k)))
     st.html(model.legend_html(lab.names, charts.colours(len(lab.names))))
     specs = _specs(lab)
     sides = ((lab.classical, "classical"), (lab.variant, "variant"))
-    # a row of columns each: the charts start level whichever sentence is longer
-    for col, (side, _) in zip(st.columns(2, gap="medium"), sides):
-        sentence = model.merge_sentence(side, k, lab.names, reference=lab.reference, style=lab.style)
-        col.html(model.side_html(model.SIDE_TITLES[side.mode], sentence))
+    if answer:
+        # a row of columns each: the charts start level whichever sentence is longer
+        for col, (side, _) in zip(st.columns(2, gap="medium"), sides):
+            col.html(model.side_html(model.SIDE_TITLES[side.mode], _sentence(lab, side, k)))
     for chart in ("curves", "strip"):
         for col, (_, name) in zip(st.columns(2, gap="medium"), sides):
             col.vega_lite_chart(
@@ -360,12 +367,103 @@ def step_view(lab: Lab, k: int) -> None:
         st.caption(render.escape(stopped, into="markdown"))
 
 
+def _sentence(lab: Lab, side: Side, k: int) -> str:
+    return model.merge_sentence(side, k, lab.names, reference=lab.reference, style=lab.style)
+
+
+# ---- the stepper: the lab's merges drawn in the browser ------------------------------------
+def entry(lab: Lab, k: int) -> stepper.Entry:
+    """Merge k of both sides as the stepper draws it: the headline cards, then each side's
+    sentence, by the helpers the page drew them with. The stepper's sentence, announced to a
+    screen reader at each step and not shown twice, reads both sides' sentences."""
+    sides = (lab.classical, lab.variant)
+    said = [_sentence(lab, side, k) for side in sides]
+    rows = (
+        (render.headline_cards(model.lab_headlines(lab, k)),),
+        tuple(model.side_html(model.SIDE_TITLES[side.mode], text) for side, text in zip(sides, said)),
+    )
+    text = " ".join(f"{model.SIDE_TITLES[side.mode]}: {line}" for side, line in zip(sides, said))
+    # the status line is the page's ("Merge k of n"): no vocabulary in it
+    return stepper.Entry(k, 0, "", text, "hidden", rows)
+
+
+def _window(lab: Lab) -> stepper.Window:
+    """The session's stepper window: a new lab is a new epoch (its entries are another run's)."""
+    window = st.session_state.get(Session.WINDOW)
+    if not isinstance(window, stepper.Window):
+        window = st.session_state[Session.WINDOW] = stepper.Window()
+    epoch = hashlib.blake2b(lab.key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    if epoch != window.epoch:
+        window.epoch = epoch
+        window.pieces_of.clear()
+    window.gen = f"{epoch}.{window.moves}"
+    return window
+
+
+def _moved_here() -> None:
+    """The server moved the merge shown itself (a link, the script's own buttons): the stepper
+    adopts it."""
+    window = st.session_state.get(Session.WINDOW)
+    if isinstance(window, stepper.Window):
+        window.moves += 1
+
+
+def _on_report(merges: int) -> None:
+    """The stepper showed another merge (its report arrives before the fragment reruns): the
+    merge shown follows, and with it the charts, the table and the link."""
+    report = stepper.report_of(Keys.STEPPER)
+    window = st.session_state.get(Session.WINDOW)
+    if report is not None and isinstance(window, stepper.Window) and report.gen == window.gen:
+        st.session_state[Session.K] = max(0, min(report.step, merges))
+
+
+def _draw_stepper(lab: Lab, k: int) -> None:
+    """Send the merges the browser lacks around k, for about ``stepper.BATCH_S`` of rendering
+    a run (a page's first run: k and its neighbours; the rest with the browser's reports)."""
+    window = _window(lab)
+    report = stepper.report_of(Keys.STEPPER)
+    held = window.held_by(report)
+    steps = stepper.wanted(k, last=lab.merges, held=held)
+    entries: list[stepper.Entry] = []
+    start = time.perf_counter()
+    budget = stepper.BATCH_S if report is not None else 0.0
+    for j in steps[: None if report is not None else 3]:
+        entries.append(entry(lab, j))
+        if time.perf_counter() - start > budget:
+            break
+    stepper.stepper(
+        key=Keys.STEPPER,
+        window=window,
+        view=k,
+        last=lab.merges,
+        done=True,
+        final=lab.merges,
+        tail="",
+        report=report,
+        entries=entries,
+        held=held,
+        more=len(entries) < len(steps),
+        on_report=functools.partial(_on_report, lab.merges),
+        status=[("Merge ", False), ("{step}", True), (f" of {lab.merges:,}", False)],
+    )
+
+
 def step_area(lab: Lab) -> None:
-    """The controls and everything they move (the page runs it as a fragment: a Step redraws
-    only this part, not the sidebar's forms)."""
-    k = controls(lab)
+    """The stepper and everything it moves (the page runs it as a fragment: a report reruns
+    only this part, not the sidebar's forms). The stepper draws the cards and sentences of each
+    merge at once in the browser; the charts and the table follow its report. Where the
+    stepper's script does not run (AppTest) the page's own buttons and slider stand in."""
+    browser = stepper.browser()
+    if browser:
+        k = _shown(lab)
+    else:
+        before = st.session_state.get(Session.K)
+        k = controls(lab)
+        if k != before:
+            _moved_here()
+    _draw_stepper(lab, k)
     links.keep_current(link_params())
-    step_view(lab, k)
+    step_view(lab, k, answer=not browser)
 
 
 # ---- the page's link ---------------------------------------------------------------------
@@ -398,4 +496,5 @@ def apply_link(params: dict[str, str]) -> list[str]:
     st.session_state[Session.REQUEST] = link.request
     _widgets_from(link.request)
     st.session_state[Session.K] = link.k
+    _moved_here()
     return link.problems

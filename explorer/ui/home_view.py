@@ -78,7 +78,7 @@ def miniature() -> None:
         more=False,
         on_report=_on_report,
     )
-    if not st.context.headers:
+    if not stepper.browser():
         st.slider("Merges applied", 0, TOY_MERGES, key=_STEP)
         k = int(st.session_state[_STEP])
     df = charts.progress_columns(

@@ -152,6 +152,8 @@ APP_CSS = """
 .sp-sentence{border-radius:.5rem;padding:.6rem .9rem;margin:0 0 .6rem 0;font-size:1rem;line-height:1.5;}
 .sp-info{background:#e0f2fe;color:#0c4a6e;}
 .sp-warning{background:#fef9c3;color:#713f12;}
+/* a sentence announced at each step but drawn by the caller's panels (Fairness: both sides' sentences) */
+.sp-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0;}
 .sp-waiting .sp-panels,.sp-waiting .sp-sentence{opacity:.45;}
 .bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
 .bpe-strip-head{color:#334155;font-size:.95rem;}

@@ -69,6 +69,7 @@ import streamlit as st
 __all__ = [
     "Entry",
     "Follow",
+    "browser",
     "Report",
     "Window",
     "split_html",
@@ -404,7 +405,8 @@ def _named_pieces(cell: str) -> tuple[tuple[str, str], ...]:
 @dataclass(frozen=True)
 class Entry:
     """One step as the component draws it: the status line's vocabulary, the step's sentence (plain
-    text: ``lead`` in bold, then ``text``; ``tone`` "info" or "warning") and rows of panels (HTML
+    text: ``lead`` in bold, then ``text``; ``tone`` "info", "warning", or "hidden": announced to a
+    screen reader, not shown, where the panels say it) and rows of panels (HTML
     from ``render``). ``final``: it will not change (a step whose look depends on training still
     to come is sent again)."""
 
@@ -612,6 +614,12 @@ def stepper(
         "room": follow.step if follow is not None else None,
     }
     _component(key=key, data=data, default={"at": None}, on_at_change=on_report, height="content")
+
+
+def browser() -> bool:
+    """Whether a browser is behind the session, so the component's script runs and reports;
+    AppTest has none (no request headers), and a page's own buttons stand in."""
+    return bool(st.context.headers)
 
 
 def report_of(key: str) -> Report | None:

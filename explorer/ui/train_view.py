@@ -556,7 +556,7 @@ def _live_area() -> None:
         st.rerun(scope="app")  # "Run to end" runs at page level (only a full-page run can be interrupted by Stop)
     style = token_style(live)
     _draw_stepper(live, style)
-    if not st.context.headers:
+    if not stepper.browser():
         # no browser behind the session (AppTest, which runs no component's script): the script's
         # own step controls stand in for the stepper's
         script_controls(live)
