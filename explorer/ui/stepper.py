@@ -146,7 +146,7 @@ function panels(root, rows, end) {
 function make(component) {
   const s = {ui: build(component.parentElement), entries: new Map(), pieces: new Map(), epoch: null, gen: null,
              shown: 0, top: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
-             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2),
+             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2), leaving: false,
              follow: null, room: null, status: null, polling: false, stopped: false, sent: null};
   const ui = s.ui;
   s.held = () => {  // the ranges of final entries held, [[lo, hi], ...]
@@ -157,7 +157,8 @@ function make(component) {
     }
     return out;
   };
-  s.report = () => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
+  s.report = (leaving) => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
+    if (s.leaving && !leaving) return;
     if (s.inflight && performance.now() - s.inflight < 1500) { s.dirty = true; return; }
     s.dirty = false; s.inflight = performance.now(); s.reported = s.shown;
     const held = s.held();
@@ -266,6 +267,7 @@ function make(component) {
   s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.soon(); } };
   s.tick = () => {
     s.timer = null;
+    if (s.leaving) return;  // still playing as far as the server knows: the page's return resumes it
     if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
     if (s.done && s.shown >= s.final) { s.pause(); return; }
     const next = s.entries.get(s.shown + 1), now = performance.now();
@@ -310,8 +312,20 @@ function make(component) {
   });
   // leaving the page: the last step shown reaches the server before the tab goes
   window.addEventListener("pagehide", () => {
-    if (!(s.follow && s.follow.move) && s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(); }
+    if (!(s.follow && s.follow.move) && s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(true); }
   });
+  // another page of the app opened by a link (the sidebar's, a page link): nothing more is sent
+  // from here. A report sent between the click and the new page's run asks Streamlit to rerun
+  // this page's fragment, which the new page has not got; that request preempts the new page's
+  // run in progress, which can leave it blank. (The step drawn last may go unreported: coming
+  // back shows the one reported before it.) The server's next run of this stepper lifts it.
+  document.addEventListener("click", (ev) => {
+    const a = ev.target instanceof Element ? ev.target.closest("a[href]") : null;
+    if (!a || a.origin !== location.origin || a.target === "_blank" || ev.button !== 0) return;
+    if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;  // a new tab or window: this one stays
+    s.leaving = true; s.queued = false;
+    if (s.timer) { clearTimeout(s.timer); s.timer = null; }
+  }, true);
   return s;
 }
 function take(s, data) {
@@ -358,6 +372,8 @@ export default function (component) {
   const s = (parentElement.__stepper ??= make(component));
   s.send = setStateValue;
   const first = s.seq === 0;
+  const left = s.leaving;
+  s.leaving = false;  // drawn by a run of its page: it is on the page shown
   take(s, data || {});
   s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
   s.draw();
@@ -365,6 +381,7 @@ export default function (component) {
   const behind = following ? s.needs(s.shown) : s.reported !== s.shown;
   if (first || (!s.inflight && (s.dirty || behind || (data && data.more)))) s.soon();
   s.stopped = false;
+  if (left && s.playing && !s.timer) s.timer = setTimeout(s.tick, Number(s.ui.speed.value));  // a link to this same page
   if (s.follow) s.poll();
   return () => { s.stopped = true; if (s.abort) s.abort.abort(); };
 }
