@@ -69,6 +69,19 @@ def nav(page, title: str, *, timeout: float = 60.0) -> None:
     wait_idle(page, timeout=timeout, until=heading(page, title))
 
 
+def settled(page) -> None:
+    """Wait until the Train page's stepper holds the steps sent after its first report (the
+    page's first run sends the step shown and its neighbours only; the report reruns the page's
+    fragment): a sidebar widget changed while that rerun is on its way was seen lost, once, in
+    a loaded run."""
+    page.wait_for_function(
+        "() => { const r = document.querySelector('.sp-root[data-drawn]');"
+        " return !!r && JSON.parse(r.dataset.held || '[]').some(([lo, hi]) => hi >= 3); }",
+        timeout=60_000,
+    )
+    wait_idle(page, settle=0)
+
+
 def becomes_visible(locator, *, timeout: float = 30.0) -> bool:
     """``locator.is_visible()``, retried until it is true or ``timeout`` (seconds) runs out."""
     try:
@@ -236,6 +249,7 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     # 150,000 of its merges take minutes (the first 5,000 alone seconds), so Stop lands mid-run
     # however fast the machine is.
     nav(page, "Train")
+    settled(page)
     preset = page.locator('[data-testid="stSelectbox"]').filter(has_text="Preset")
     preset.locator("input").click()
     page.get_by_role("option", name="bytes (seed 002)").click()

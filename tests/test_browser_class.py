@@ -627,7 +627,13 @@ def _moderate(b: Browser, url: str, teacher, presenter, code: str, students, nam
     for page in (hostile, cyd):
         visible(page, page.get_by_text(f"The teacher ended the room {code}. Thank you for taking part!"))
     visible(presenter, presenter.get_by_text("The teacher ended the room."))
-    assert f"bpe_teacher_{code}" not in {c["name"] for c in teacher.context.cookies()}  # its cookie deleted
+    # its cookie deleted (by the cookie component's script, after the run that said so)
+    teacher.wait_for_function(
+        "name => !document.cookie.split('; ').some((c) => c.startsWith(name + '='))",
+        arg=f"bpe_teacher_{code}",
+        timeout=FOLLOW_S * 1000,
+    )
+    assert f"bpe_teacher_{code}" not in {c["name"] for c in teacher.context.cookies()}
 
 
 def probe(url: str, query: dict[str, str], *, source: str) -> tuple[int, dict[str, str], bytes]:
