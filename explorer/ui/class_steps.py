@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
@@ -185,15 +184,7 @@ def draw(
         steps = [k for k in stepper.wanted(view, last=last, held=held, ahead=FOLLOW_AHEAD) if k >= view - near]
     else:
         steps = stepper.wanted(view, last=last, held=held, far=stepper.AHEAD)
-    entries: list[stepper.Entry] = []
-    start = time.perf_counter()
-    # a page's first run (no report yet) sends the step shown and its neighbours only: the first
-    # screen comes first, the rest with the browser's first report
-    budget = stepper.BATCH_S if report is not None else 0.0
-    for k in steps[: None if report is not None else 3]:
-        entries.append(_entry(live, k, how, run))
-        if time.perf_counter() - start > budget:
-            break
+    entries = stepper.rendered(steps, lambda k: _entry(live, k, how, run), report=report)
     window.sent.update(e.step for e in entries if e.final)
     stepper.stepper(
         key=key,

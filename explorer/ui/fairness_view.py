@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import time
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -424,13 +423,7 @@ def _draw_stepper(lab: Lab, k: int) -> None:
     report = stepper.report_of(Keys.STEPPER)
     held = window.held_by(report)
     steps = stepper.wanted(k, last=lab.merges, held=held)
-    entries: list[stepper.Entry] = []
-    start = time.perf_counter()
-    budget = stepper.BATCH_S if report is not None else 0.0
-    for j in steps[: None if report is not None else 3]:
-        entries.append(entry(lab, j))
-        if time.perf_counter() - start > budget:
-            break
+    entries = stepper.rendered(steps, lambda j: entry(lab, j), report=report)
     stepper.stepper(
         key=Keys.STEPPER,
         window=window,

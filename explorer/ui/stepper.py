@@ -61,6 +61,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -70,6 +71,7 @@ __all__ = [
     "Entry",
     "Follow",
     "browser",
+    "rendered",
     "Report",
     "Window",
     "split_html",
@@ -631,6 +633,29 @@ def stepper(
         "room": follow.step if follow is not None else None,
     }
     _component(key=key, data=data, default={"at": None}, on_at_change=on_report, height="content")
+
+
+def rendered(steps: Sequence[int], make: Callable[[int], Entry], *, report: Report | None) -> list[Entry]:
+    """The entries of ``steps``, in their order, for about ``BATCH_S`` of rendering (the rest
+    next run). A page's first run (no report yet) renders the first alone, the step shown: the
+    first screen comes first, the rest with the browser's first report.
+
+    >>> make = lambda k: Entry(k, 0, "", "", "info", ())
+    >>> [e.step for e in rendered([5, 6, 4, 7, 3], make, report=None)]
+    [5]
+    >>> report = parse_report({"step": 5, "seq": 1, "gen": "g", "epoch": "e", "held": [], "load": "x"})
+    >>> [e.step for e in rendered([5, 6, 4, 7, 3], make, report=report)]  # well within BATCH_S
+    [5, 6, 4, 7, 3]
+    """
+    if report is None:
+        return [make(k) for k in steps[:1]]
+    entries: list[Entry] = []
+    start = time.perf_counter()
+    for k in steps:
+        entries.append(make(k))
+        if time.perf_counter() - start > BATCH_S:
+            break
+    return entries
 
 
 def browser() -> bool:

@@ -692,15 +692,7 @@ def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
         # (tens of MB when its tokens are long, three sessions of them past the server's ceiling
         # at once): the step shown only, the browser says "training…" for the next until it comes
         steps = steps[:1]
-    entries: list[stepper.Entry] = []
-    start = time.perf_counter()
-    # a page's first run (no report yet) sends the step shown and its neighbours only: the first
-    # screen comes first, the rest with the browser's first report
-    budget = stepper.BATCH_S if report is not None else 0.0
-    for k in steps[: None if report is not None else 3]:
-        entries.append(entry(live, k, look))
-        if time.perf_counter() - start > budget:
-            break
+    entries = stepper.rendered(steps, lambda k: entry(live, k, look), report=report)
     more = len(entries) < len(steps)
     tail = _status_tail(live) + (f" · {live.held}" if live.held else "")
     stepper.stepper(
