@@ -93,7 +93,8 @@ def still_steps(page) -> list[str]:
     before = int(STEP_STATUS.match(status.inner_text()).group(1).replace(",", ""))
     page.get_by_role("button", name="Step", exact=True).click()
     try:
-        wait_idle(page, timeout=60, until=page.get_by_text(re.compile(rf"^Step {before + 1:,} of")))
+        # the stepper draws the step in the browser: no rerun to wait for
+        wait_idle(page, timeout=60, settle=0, until=page.get_by_text(re.compile(rf"^Step {before + 1:,} of")))
     except Exception:  # noqa: BLE001
         return [f"after the inputs the session did not step from {before}"]
     return []
