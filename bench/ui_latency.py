@@ -51,7 +51,8 @@ TARGET_STEPPER_RATIO = 0.5  # Step (or a key) p95 / one-button click p95
 TARGET_PLAY = 20  # merges drawn per second at Play's fastest speed
 TARGET_DRAG = 30  # redraws per second while the slider is dragged
 TARGET_LINK_RATIO = 1.3  # a link to step 500 drawn / one-button page load
-TARGET_FIRST_VISIT = 1.5
+TARGET_FIRST_VISIT = 1.5  # seconds (the first visits' own target)
+TARGET_FIRST_VISIT_RATIO = 1.3  # a first visit / the one-button page's first load (issue 36)
 TARGET_COMPARE = 1.5
 
 # Resolves with the milliseconds until ``test`` (a predicate over the document) holds, polled
@@ -224,7 +225,8 @@ def first_visits(out: Printer, ref_load: float) -> None:
             seconds = first_visit(page, url + path, ready)
         out(
             f"ui first visit {name:<10} after a server start (warmed up in {fmt_s(warm)}): {fmt_s(seconds)}  "
-            f"one-button page {fmt_s(ref_load)}  (target <= {fmt_s(TARGET_FIRST_VISIT)}: {met(seconds <= TARGET_FIRST_VISIT)})"
+            f"one-button page {fmt_s(ref_load)}  (target <= {fmt_s(TARGET_FIRST_VISIT)}: {met(seconds <= TARGET_FIRST_VISIT)}); "
+            f"ratio {seconds / ref_load:.2f}  (target <= {TARGET_FIRST_VISIT_RATIO}: {met(seconds <= TARGET_FIRST_VISIT_RATIO * ref_load)})"
         )
 
 
