@@ -616,11 +616,7 @@ def _window_asked() -> None:
 
 def _own_ahead(live: state.Live) -> None:
     """Train a student's own copy the steps its stepper may reach next, before it asks."""
-    trainer = live.trainer
-    if trainer is not None and not trainer.done and not live.held:
-        short = live.view + stepper.AHEAD - live.recorded
-        if short > 0:
-            live.train_ahead(short)
+    live.train_past_view(stepper.AHEAD)
 
 
 def _on_own_report(code: str) -> None:

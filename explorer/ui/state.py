@@ -266,6 +266,15 @@ class Live:
             self.reached = None
             return self._advance(n)
 
+    def train_past_view(self, n: int) -> None:
+        """Train (without reaching them) the merges up to ``n`` past the view, unless training
+        ended or is held: a stepper's browser may step there next without asking."""
+        trainer = self.trainer
+        if trainer is not None and not trainer.done and not self.held:
+            short = self.view + n - self.recorded
+            if short > 0:
+                self.train_ahead(short)
+
     def train_ahead(self, n: int) -> bool:
         """Train up to n merges past those reached without reaching them (``train`` reaches them)."""
         with self.lock:

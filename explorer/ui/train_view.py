@@ -665,12 +665,7 @@ def _on_report() -> None:
 
 def _train_ahead(live: state.Live) -> None:
     """Train the steps a browser stepping by itself may reach next (its window ahead), before it asks."""
-    trainer = live.trainer
-    assert trainer is not None
-    if not trainer.done and not live.held:
-        short = live.view + stepper.AHEAD + _HISTORY_AHEAD - live.recorded
-        if short > 0:
-            live.train_ahead(short)
+    live.train_past_view(stepper.AHEAD + _HISTORY_AHEAD)
 
 
 def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
