@@ -194,7 +194,8 @@ def browser_page(*, width: int = 1400, height: int = 1000, browser=None, profile
         page.errors = []
         page.on("pageerror", lambda e: page.errors.append(str(e)))
         follow_runs(page)
-        yield page
+        with shot_on_failure(page):
+            yield page
     finally:
         context.close()
 
@@ -214,6 +215,26 @@ def _left_as_found(page, listeners: dict[str, int], origins: set[str]) -> bool:
         )
     except Exception:  # noqa: BLE001 - Playwright's inside changed: close the tab, as before
         return False
+
+
+@contextlib.contextmanager
+def shot_on_failure(page) -> Iterator[None]:
+    """A test that fails with ``page`` open leaves a screenshot of it in the artifacts folder,
+    ``FAILED-<test>-<time>.png``, and its address and step in the failure's text (what a flaky
+    browser test saw is otherwise gone with the page)."""
+    try:
+        yield
+    except BaseException as failure:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "test").split(" ")[0].split("::")[-1]
+        name = re.sub(r"[^\w.-]+", "_", test)[:120]
+        path = ARTIFACTS / f"FAILED-{name}-{time.strftime('%H%M%S')}.png"
+        with contextlib.suppress(Exception):  # a closed or crashed page has nothing to show
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(path), full_page=True, timeout=5000)
+            steppers = page.evaluate("() => [...document.querySelectorAll('.sp-root')].map((r) => ({...r.dataset}))")
+            if isinstance(failure, Exception) and hasattr(failure, "add_note"):
+                failure.add_note(f"the page at {page.url} when it failed: {path.name}; its steppers: {steppers}")
+        raise
 
 
 @contextlib.contextmanager
@@ -249,7 +270,8 @@ def _profile_page(profile, *, width: int, height: int):
     for event, listener in ours.items():
         page.on(event, listener)
     try:
-        yield page
+        with shot_on_failure(page):
+            yield page
     finally:
         profile.bpe_busy = False
         with contextlib.suppress(Exception):  # a page on no origin has no storage to clear

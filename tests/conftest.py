@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 import pytest
-from appserver import SharedChromium, app_process, browser_page, require_chromium
+from appserver import SharedChromium, app_process, browser_page, require_chromium, shot_on_failure
 from hypothesis import settings
 
 # ---- hypothesis: one profile for every @given test -------------------------------------------
@@ -294,6 +294,17 @@ def new_page(chromium):
         return browser_page(width=width, height=height, **where)
 
     return open_page
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test whose ``page`` fixture is a browser tab: a failure leaves its screenshot (the
+    tabs a test opens itself with ``new_page`` do so in :func:`appserver.browser_page`)."""
+    page = item.funcargs.get("page") if hasattr(item, "funcargs") else None
+    if page is None or not hasattr(page, "screenshot"):
+        return (yield)
+    with shot_on_failure(page):
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -103,6 +103,44 @@ function h(tag, attrs, parent, text) {
   return e;
 }
 const fmt = (n) => Number(n).toLocaleString("en-US");
+// Leaving for another page of the app. A stepper's report asks Streamlit to rerun its page's
+// fragment with the page Streamlit's frontend still calls current; between a click on a link to
+// another page and that page's first run, a report (or a late answer to one that draws the
+// stepper and so sends the next) gets that rerun run *after* the new page's: Streamlit then
+// switches its idea of the page back, forgets the new page's widget values, finds no fragment
+// ("Couldn't find fragment") and the new page can stay blank. So a stepper reports only while
+// the address is its own page's and no link away from that page was clicked in the last
+// LEAVE_MS (a click that led nowhere: the stepper speaks again after that). One listener for
+// all steppers: a stepper's element is made anew each time its page is opened.
+const LEAVE_MS = 10000;  // longer than a page switch takes on a loaded server
+const away = {from: null, at: 0};
+const samePath = (p, q) => p.replace(/\/+$/, "") === q.replace(/\/+$/, "");
+const steppers = new Set();
+const live = () => { for (const s of steppers) if (!s.ui.root.isConnected) steppers.delete(s); return steppers; };
+document.addEventListener("click", (ev) => {
+  const a = ev.target instanceof Element ? ev.target.closest("a[href]") : null;
+  if (!a || a.origin !== location.origin || a.target === "_blank" || ev.button !== 0) return;
+  if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;  // a new tab or window: this one stays
+  if (samePath(a.pathname, location.pathname)) return;  // this page again (other settings): a rerun of it
+  away.from = location.pathname; away.at = performance.now();
+}, true);
+// leaving the tab: the last step shown reaches the server before it goes
+window.addEventListener("pagehide", () => {
+  for (const s of live()) {
+    if (!(s.follow && s.follow.move) && s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(true); }
+  }
+});
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") for (const s of live()) if (s.wake) s.wake();
+});
+// a press released off its button sends no click: the next click there is one of its own. Done
+// at once, not on a timer: on a busy machine the browser runs input before timers, and a timer
+// left by one quick click's release ran after the next click's press, which then stepped twice.
+window.addEventListener("pointerup", (ev) => {
+  for (const s of live()) {
+    for (const b of [s.ui.back, s.ui.step, s.ui.step10, s.ui.step100]) if (!b.contains(ev.target)) b.__pressed = false;
+  }
+}, true);
 function build(box) {
   const root = h("div", {class: "sp-root", role: "group", "aria-label": "Step through the merges"}, box);
   const bar = h("div", {class: "sp-bar"}, root);
@@ -148,9 +186,13 @@ function panels(root, rows, end) {
 function make(component) {
   const s = {ui: build(component.parentElement), entries: new Map(), pieces: new Map(), epoch: null, gen: null,
              shown: 0, top: 0, last: 0, done: false, tail: "", playing: false, timer: null, seq: 0, inflight: 0,
-             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2), leaving: false,
+             reported: null, dirty: false, draws: 0, load: String(Math.random()).slice(2), page: location.pathname,
              follow: null, room: null, status: null, polling: false, stopped: false, sent: null};
   const ui = s.ui;
+  steppers.add(s);
+  // this page is being left (see LEAVE_MS), or is not the one shown any more (the browser's Back)
+  s.leaving = () => !samePath(location.pathname, s.page)
+    || (away.from !== null && samePath(away.from, s.page) && performance.now() - away.at < LEAVE_MS);
   s.held = () => {  // the ranges of final entries held, [[lo, hi], ...]
     const steps = [...s.entries.values()].filter((e) => e.final).map((e) => e.step).sort((a, b) => a - b);
     const out = [];
@@ -159,8 +201,8 @@ function make(component) {
     }
     return out;
   };
-  s.report = (leaving) => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
-    if (s.leaving && !leaving) return;
+  s.report = (force) => {  // the step shown to the server; one report in flight (a late answer frees it after 1.5 s)
+    if (!force && s.leaving()) { s.dirty = true; return; }
     if (s.inflight && performance.now() - s.inflight < 1500) { s.dirty = true; return; }
     s.dirty = false; s.inflight = performance.now(); s.reported = s.shown;
     const held = s.held();
@@ -256,9 +298,6 @@ function make(component) {
     }
     s.polling = false;
   };
-  document.addEventListener("visibilitychange", () => {
-    if (document.visibilityState === "visible" && s.wake) s.wake();
-  });
   s.go = (k) => {
     const top = s.done ? s.final : s.end() + 100;
     k = Math.max(0, Math.min(top, Math.round(k)));
@@ -269,8 +308,10 @@ function make(component) {
   s.pause = () => { if (s.playing) { s.playing = false; clearTimeout(s.timer); s.draw(); s.soon(); } };
   s.tick = () => {
     s.timer = null;
-    if (s.leaving) return;  // still playing as far as the server knows: the page's return resumes it
     if (!s.playing || !ui.root.isConnected) { s.playing = false; return; }
+    // still playing as far as the server knows (a return to the page resumes it); a click that
+    // led nowhere lets it go on
+    if (s.leaving()) { s.timer = setTimeout(s.tick, 250); return; }
     if (s.done && s.shown >= s.final) { s.pause(); return; }
     const next = s.entries.get(s.shown + 1), now = performance.now();
     // the next step not here yet: wait for it (no step is skipped), asking for it
@@ -294,9 +335,11 @@ function make(component) {
       if (ev.button !== 0 || button.disabled) return;
       button.__pressed = true; s.move(s.shown + by);
     });
-    button.addEventListener("click", () => { if (!button.__pressed) s.move(s.shown + by); button.__pressed = false; });
-    // a press released elsewhere sends no click: the next click is one of its own
-    window.addEventListener("pointerup", () => setTimeout(() => { button.__pressed = false; }, 0));
+    button.addEventListener("click", (ev) => {
+      const pressed = button.__pressed;
+      button.__pressed = false;
+      if (!pressed || ev.detail === 0) s.move(s.shown + by);  // detail 0: Enter or Space, not a pointer
+    });
   };
   press(ui.back, -1); press(ui.step, 1); press(ui.step10, 10); press(ui.step100, 100);
   ui.play.addEventListener("click", () => s.toggle());
@@ -312,22 +355,6 @@ function make(component) {
     else return;
     ev.preventDefault();  // the slider's own move, a button's click on Space, the page's scroll
   });
-  // leaving the page: the last step shown reaches the server before the tab goes
-  window.addEventListener("pagehide", () => {
-    if (!(s.follow && s.follow.move) && s.reported !== s.shown) { s.inflight = 0; s.queued = false; s.report(true); }
-  });
-  // another page of the app opened by a link (the sidebar's, a page link): nothing more is sent
-  // from here. A report sent between the click and the new page's run asks Streamlit to rerun
-  // this page's fragment, which the new page has not got; that request preempts the new page's
-  // run in progress, which can leave it blank. (The step drawn last may go unreported: coming
-  // back shows the one reported before it.) The server's next run of this stepper lifts it.
-  document.addEventListener("click", (ev) => {
-    const a = ev.target instanceof Element ? ev.target.closest("a[href]") : null;
-    if (!a || a.origin !== location.origin || a.target === "_blank" || ev.button !== 0) return;
-    if (ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.altKey) return;  // a new tab or window: this one stays
-    s.leaving = true; s.queued = false;
-    if (s.timer) { clearTimeout(s.timer); s.timer = null; }
-  }, true);
   return s;
 }
 function take(s, data) {
@@ -374,8 +401,6 @@ export default function (component) {
   const s = (parentElement.__stepper ??= make(component));
   s.send = setStateValue;
   const first = s.seq === 0;
-  const left = s.leaving;
-  s.leaving = false;  // drawn by a run of its page: it is on the page shown
   take(s, data || {});
   s.ui.root.dataset.held = JSON.stringify(s.held());  // the steps held, for tests and the benchmark
   s.draw();
@@ -383,7 +408,6 @@ export default function (component) {
   const behind = following ? s.needs(s.shown) : s.reported !== s.shown;
   if (first || (!s.inflight && (s.dirty || behind || (data && data.more)))) s.soon();
   s.stopped = false;
-  if (left && s.playing && !s.timer) s.timer = setTimeout(s.tick, Number(s.ui.speed.value));  // a link to this same page
   if (s.follow) s.poll();
   return () => { s.stopped = true; if (s.abort) s.abort.abort(); };
 }
