@@ -64,12 +64,14 @@ def spec_of(script: str) -> PageSpec:
     raise LookupError(f"{name} is no page of the registry (explorer/ui/nav.py: PAGES)")
 
 
+PAGE_ICON = "🧩"  # the tab's icon (an emoji: Streamlit checks it against its emoji catalogue)
+
 _local = threading.local()  # each session's script runs in its own thread
 
 
 def run_app() -> None:
     """Page config, the app-wide styles and navigation, then the page the URL asks for."""
-    st.set_page_config(page_title="BPE Explorer", page_icon="🧩", layout="wide")
+    st.set_page_config(page_title="BPE Explorer", page_icon=PAGE_ICON, layout="wide")
     # the chips' and tables' styles, once per page run: a <style> inside every st.html that a
     # step redraws made the browser restyle the whole page several times per step
     st.html(render.APP_CSS)

@@ -55,6 +55,7 @@ def _warm() -> None:
     t0 = time.monotonic()
     steps = (
         ("imports", lambda: [importlib.import_module(m) for m in warm_modules()]),
+        ("streamlit", _streamlit_once),
         ("default corpus", _default_corpus),
         ("tables", lambda: warm_pretrained().join()),
         ("languages", warm_languages),  # the Compare page's parity rows of the bundled tables
@@ -69,6 +70,22 @@ def _warm() -> None:
     with _lock:
         _state["ready"] = True
         _state["seconds"] = round(time.monotonic() - t0, 3)
+
+
+def _streamlit_once() -> None:
+    """What Streamlit does once per process, on the first page run: paid here, not by the first
+    visitor (a profile of a first visit of Train: 0.35 s of its script run's 0.7 s). The page
+    icon's check imports Streamlit's emoji catalogue and compiles its pattern (~0.2 s); the
+    first element sent asks whether it runs in a REPL, which walks the stack with ``inspect``,
+    reading source files (~0.15 s); it is asked once and, in a server, says nothing."""
+    from streamlit import delta_generator, string_util
+
+    from .nav import PAGE_ICON
+
+    string_util.is_emoji(PAGE_ICON)
+    once = getattr(delta_generator, "_maybe_print_use_warning", None)  # Streamlit's own, private
+    if once is not None:
+        once()
 
 
 def _default_corpus() -> None:
