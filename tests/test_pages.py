@@ -601,6 +601,31 @@ def corpus_page() -> AppTest:
     return at
 
 
+def test_the_corpus_pages_most_frequent_words_are_whitespace_counts_drawn_as_text_bars():
+    """The bar list (drawn by the page, no chart library): the 30 most frequent words of the
+    corpus split on whitespace, counted here with collections.Counter, largest first, each as
+    text, its bar as long as its share of the largest count."""
+    import collections
+
+    at = fresh_app()
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="<b>x</b> **y** a a a b b $z$ " * 3 + "c")
+    at.switch_page("pages/1_Corpus.py").run()
+    assert not at.exception
+    (bars,) = [h.proto.body for h in at.get("html") if 'class="bpe-bars"' in h.proto.body]
+    rows = re.findall(
+        r'<td class="bpe-bar-word">(.*?)</td><td class="bpe-bar-cell"><span class="bpe-bar" style="width:([\d.]+)%">'
+        r'</span></td><td class="bpe-bar-count">([\d,]+)</td>',
+        bars,
+    )
+    counted = collections.Counter(("<b>x</b> **y** a a a b b $z$ " * 3 + "c").split())
+    top = max(counted.values())
+    assert sorted((html.unescape(w), int(n)) for w, _width, n in rows) == sorted(counted.items())
+    assert [int(n) for _w, _width, n in rows] == sorted((int(n) for _w, _width, n in rows), reverse=True)
+    assert all(float(width) == pytest.approx(100 * int(n) / top, abs=0.05) for _w, width, n in rows)
+    assert "<b>x</b>" not in bars and "&lt;b&gt;x&lt;/b&gt;" in bars  # the word as text
+    assert not at.get("vega_lite_chart") and not at.get("arrow_vega_lite_chart")
+
+
 def uploaded_names(at: AppTest) -> list[str]:
     return [unescaped(c.value).split(" · ")[0].strip("*") for c in at.caption if " bytes · " in c.value]
 

@@ -6,8 +6,6 @@ import html
 from dataclasses import replace
 from typing import cast
 
-import altair as alt
-import pandas as pd
 import streamlit as st
 
 from ..bpe.config import NormalizerName, TrainerConfig
@@ -16,7 +14,7 @@ from ..formats.corpora import DECODINGS, MAX_CORPUS_BYTES, decode_bytes, mib
 from ..stages.normalizers import NORMALIZER_REGISTRY, NORMALIZERS
 from ..stages.pipeline import inspect_str
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
-from . import catalog, class_room, data, links, projector, render, state, storage
+from . import catalog, class_room, data, links, render, state, storage
 from .uploads import Upload, session_uploads, unique_name
 
 __all__ = [
@@ -252,18 +250,7 @@ def stats(texts: tuple[str, ...]) -> None:
         )
     )
     if s.top_words:
-        df = pd.DataFrame(s.top_words, columns=["word", "count"])
-        chart = (
-            alt.Chart(df, title="Most frequent words (split on whitespace)")
-            .mark_bar(color="#2563eb")
-            .encode(
-                x=alt.X("count:Q", axis=alt.Axis(format=",d")),
-                y=alt.Y("word:N", sort="-x", title=None, axis=alt.Axis(labelOverlap=False, labelLimit=240)),
-                tooltip=["word", alt.Tooltip("count:Q", format=",")],
-            )
-            .properties(height=alt.Step(20))  # a row per word: every bar keeps its label
-        )
-        st.altair_chart(projector.altair_chart(chart), width="stretch")
+        st.html(render.bar_rows(s.top_words, title="Most frequent words (split on whitespace)"))
 
 
 def _lines_from(text: str, start: int, n: int) -> str:

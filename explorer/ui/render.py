@@ -45,6 +45,7 @@ __all__ = [
     "headline_cards",
     "language_grid",
     "stat_strip",
+    "bar_rows",
     "choices_help",
     "lineage_tree",
     "panel",
@@ -100,6 +101,16 @@ APP_CSS = """
 .bpe-stats{display:flex;flex-wrap:wrap;gap:.4rem 1.6rem;margin:.2rem 0 .6rem 0;}
 .bpe-stat-value{font-size:1.6rem;font-weight:600;color:#0f172a;line-height:1.2;font-variant-numeric:tabular-nums;white-space:nowrap;}
 .bpe-stat-label{color:#475569;font-size:.85rem;}
+.bpe-bars{border-collapse:collapse;width:100%;font-size:.9rem;}
+.bpe-bars caption{caption-side:top;text-align:left;font-weight:600;padding:.2rem 0 .3rem 0;color:#0f172a;}
+.bpe-bars th{text-align:left;font-weight:500;color:#475569;font-size:.8rem;padding:0 .5rem .1rem 0;}
+.bpe-bars td{padding:.05rem .5rem .05rem 0;line-height:1.25;}
+.bpe-bar-word{white-space:pre;max-width:16rem;overflow:hidden;text-overflow:ellipsis;}
+.bpe-bar-cell{width:70%;}
+.bpe-bar{display:block;height:.95rem;background:#2563eb;border-radius:2px;min-width:1px;}
+.bpe-bars th:last-child{text-align:right;padding-right:0;}
+.bpe-bar-count{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;}
+.bpe-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;}
 .bpe-lin{padding:.2rem 0 .6rem 0;}
 .bpe-lin ul{display:flex;justify-content:center;margin:0;padding:14px 0 0 0;position:relative;}
 .bpe-lin > ul{padding-top:0;width:max-content;min-width:100%;}
@@ -707,6 +718,31 @@ def stat_strip(items: Sequence[tuple[str, str]]) -> str:
             for label, value in items
         )
         + "</div>"
+    )
+
+
+def bar_rows(items: Sequence[tuple[str, int]], *, title: str) -> str:
+    """Counted words as a bar list: a row per word (the word as text, a bar as long as its share
+    of the largest count, the count), the largest first as given. Drawn by the page itself, not
+    a chart library: a first visit loads no chart code for it, and each word keeps its label.
+
+    >>> html_ = bar_rows([("the", 4), ("<b>", 1)], title="Most frequent words")
+    >>> '<span class="bpe-bar" style="width:100.0%">' in html_, 'style="width:25.0%"' in html_
+    (True, True)
+    >>> "&lt;b&gt;" in html_ and "<b>" not in html_, ">4<" in html_
+    (True, True)
+    """
+    top = max((n for _w, n in items), default=0) or 1
+    rows = "".join(
+        f'<tr><td class="bpe-bar-word">{user_text(word, into="html")}</td>'
+        f'<td class="bpe-bar-cell"><span class="bpe-bar" style="width:{100 * n / top:.1f}%"></span></td>'
+        f'<td class="bpe-bar-count">{n:,}</td></tr>'
+        for word, n in items
+    )
+    return (
+        f'<table class="bpe-bars"><caption>{html.escape(title)}</caption>'
+        '<tr><th>word</th><th><span class="bpe-sr">share of the largest count</span></th><th>count</th></tr>'
+        f"{rows}</table>"
     )
 
 
