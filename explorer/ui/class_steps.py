@@ -21,7 +21,6 @@ and slider stand in.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -116,13 +115,8 @@ def _token(live: state.Live) -> int:
 def _window(window_key: str, live: state.Live, how: Look) -> _Window:
     """The session's window for one stepper, its epoch brought up to date (another trainer or
     look: the entries held are dropped)."""
-    window = st.session_state.get(window_key)
-    if not isinstance(window, _Window):
-        window = st.session_state[window_key] = _Window()
-    epoch = hashlib.blake2b(repr((_token(live), how)).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-    if epoch != window.epoch:
-        window.epoch = epoch
-        window.pieces_of.clear()
+    window = stepper.session_window(window_key, _Window)
+    if window.renew(_token(live), how):
         window.sent.clear()
     return window
 

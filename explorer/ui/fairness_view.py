@@ -10,7 +10,6 @@ does not train again) and every step afterwards only reads the records.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -388,14 +387,9 @@ def entry(lab: Lab, k: int) -> stepper.Entry:
 
 def _window(lab: Lab) -> stepper.Window:
     """The session's stepper window: a new lab is a new epoch (its entries are another run's)."""
-    window = st.session_state.get(Session.WINDOW)
-    if not isinstance(window, stepper.Window):
-        window = st.session_state[Session.WINDOW] = stepper.Window()
-    epoch = hashlib.blake2b(lab.key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-    if epoch != window.epoch:
-        window.epoch = epoch
-        window.pieces_of.clear()
-    window.gen = f"{epoch}.{window.moves}"
+    window = stepper.session_window(Session.WINDOW, stepper.Window)
+    window.renew(lab.key)
+    window.gen = f"{window.epoch}.{window.moves}"
     return window
 
 

@@ -59,7 +59,8 @@ def miniature() -> None:
     component's script does not run (AppTest) a slider stands in for its controls."""
     trainer = toy()
     state.widget_default(_STEP, 3)
-    window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window(epoch="toy"))
+    window = stepper.session_window(_WINDOW, stepper.Window)
+    window.renew("toy")  # one trainer and one look: one epoch
     window.gen = f"toy.{window.moves}"
     report = stepper.report_of(_STEPPER)
     held = window.held_by(report)

@@ -64,6 +64,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import streamlit as st
 
@@ -72,6 +73,7 @@ __all__ = [
     "Follow",
     "browser",
     "rendered",
+    "session_window",
     "Report",
     "Window",
     "split_html",
@@ -138,7 +140,7 @@ document.addEventListener("visibilitychange", () => {
 // left by one quick click's release ran after the next click's press, which then stepped twice.
 window.addEventListener("pointerup", (ev) => {
   for (const s of live()) {
-    for (const b of [s.ui.back, s.ui.step, s.ui.step10, s.ui.step100]) if (!b.contains(ev.target)) b.__pressed = false;
+    for (const [b] of s.presses) if (!b.contains(ev.target)) b.__pressed = false;
   }
 }, true);
 function build(box) {
@@ -341,7 +343,8 @@ function make(component) {
       if (!pressed || ev.detail === 0) s.move(s.shown + by);  // detail 0: Enter or Space, not a pointer
     });
   };
-  press(ui.back, -1); press(ui.step, 1); press(ui.step10, 10); press(ui.step100, 100);
+  s.presses = [[ui.back, -1], [ui.step, 1], [ui.step10, 10], [ui.step100, 100]];
+  for (const [button, by] of s.presses) press(button, by);
   ui.play.addEventListener("click", () => s.toggle());
   ui.slider.addEventListener("input", () => s.move(Number(ui.slider.value)));
   ui.root.addEventListener("keydown", (ev) => {
@@ -559,6 +562,23 @@ class Window:
     pieces_of: dict[int, tuple[str, ...]] = field(default_factory=dict)
     seen: tuple = ()  # what the generation was derived from last (see ``train_view``)
 
+    def renew(self, *depends_on: object) -> bool:
+        """Bring the epoch up to date with what the entries are drawn from (a trainer, a look, a
+        lab: their reprs); another epoch drops the pieces known to be held (the browser's entries
+        are another run's). Whether it changed.
+
+        >>> w = Window()
+        >>> w.pieces_of[0] = ("p",)
+        >>> w.renew("trainer 1", "look"), w.pieces_of, w.renew("trainer 1", "look")
+        (True, {}, False)
+        """
+        epoch = hashlib.blake2b(repr(depends_on).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+        if epoch == self.epoch:
+            return False
+        self.epoch = epoch
+        self.pieces_of.clear()
+        return True
+
     def held_by(self, report: Report | None) -> set[int]:
         """The steps the component holds by its report, if the report is of this window's
         generation and epoch (else none: what it holds is to be sent again).
@@ -659,6 +679,9 @@ def stepper(
     _component(key=key, data=data, default={"at": None}, on_at_change=on_report, height="content")
 
 
+W = TypeVar("W", bound=Window)
+
+
 def rendered(steps: Sequence[int], make: Callable[[int], Entry], *, report: Report | None) -> list[Entry]:
     """The entries of ``steps``, in their order, for about ``BATCH_S`` of rendering (the rest
     next run). A page's first run (no report yet) renders the first alone, the step shown: the
@@ -680,6 +703,14 @@ def rendered(steps: Sequence[int], make: Callable[[int], Entry], *, report: Repo
         if time.perf_counter() - start > BATCH_S:
             break
     return entries
+
+
+def session_window(key: str, kind: type[W]) -> W:
+    """The session's window of one stepper, under ``key`` (made on first use)."""
+    window = st.session_state.get(key)
+    if not isinstance(window, kind):
+        window = st.session_state[key] = kind()
+    return window
 
 
 def browser() -> bool:

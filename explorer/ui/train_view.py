@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import html
 import itertools
 import time
@@ -615,15 +614,11 @@ def entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
 def _window(live: state.Live, look: _Look) -> stepper.Window:
     """The session's stepper window, its generation and epoch brought up to date: a new trainer
     (Reset, a link, other settings) is a new generation; a new look, a new epoch."""
-    window: stepper.Window = st.session_state.setdefault(_WINDOW, stepper.Window())
-    token = _token(live)
+    window = stepper.session_window(_WINDOW, stepper.Window)
     window.gen = _generation(live, window)
     # a history search lists matches among all merges trained: its entries follow training
     searched = live.trained if look.history_query.strip() else 0
-    epoch = hashlib.blake2b(repr((token, look, searched)).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-    if epoch != window.epoch:
-        window.epoch = epoch
-        window.pieces_of.clear()
+    window.renew(_token(live), look, searched)
     return window
 
 
