@@ -110,7 +110,6 @@ APP_CSS = """
 .bpe-bar{display:block;height:.95rem;background:#2563eb;border-radius:2px;min-width:1px;}
 .bpe-bars th:last-child{text-align:right;padding-right:0;}
 .bpe-bar-count{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap;}
-.bpe-sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;}
 .bpe-lin{padding:.2rem 0 .6rem 0;}
 .bpe-lin ul{display:flex;justify-content:center;margin:0;padding:14px 0 0 0;position:relative;}
 .bpe-lin > ul{padding-top:0;width:max-content;min-width:100%;}
@@ -163,8 +162,9 @@ APP_CSS = """
 .sp-sentence{border-radius:.5rem;padding:.6rem .9rem;margin:0 0 .6rem 0;font-size:1rem;line-height:1.5;}
 .sp-info{background:#e0f2fe;color:#0c4a6e;}
 .sp-warning{background:#fef9c3;color:#713f12;}
-/* a sentence announced at each step but drawn by the caller's panels (Fairness: both sides' sentences) */
-.sp-hidden{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0;}
+/* read by a screen reader, not drawn: a stepper's sentence that the caller's panels draw (Fairness:
+   both sides' sentences), a header that the table's layout says (the bar list's bar column) */
+.sp-hidden,.bpe-sr{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0;}
 .sp-waiting .sp-panels,.sp-waiting .sp-sentence{opacity:.45;}
 .bpe-grid-title{color:#475569;font-weight:600;font-size:.9rem;margin-top:.3rem;}
 .bpe-strip-head{color:#334155;font-size:.95rem;}
