@@ -14,7 +14,7 @@ import re
 import time
 
 import pytest
-from appserver import ARTIFACTS, full_screenshot, require_chromium, wait_idle
+from appserver import ARTIFACTS, full_screenshot, require_chromium, stepper_settled, wait_idle
 from conftest import read_sample
 
 pytestmark = pytest.mark.browser
@@ -68,25 +68,7 @@ def nav(page, title: str, *, timeout: float = 60.0) -> None:
         timeout = max(timeout, 90.0)  # a first visit may wait for the server's warm-up
     wait_idle(page, timeout=timeout, until=heading(page, title))
     if title == "Train":
-        settled(page)
-
-
-def settled(page) -> None:
-    """Wait until the stepper on the page (the Train page's) has had the answer to its first
-    report: the page's first run sends the step shown and its neighbours only, and the report
-    reruns the page's fragment for the rest. A person does not act within that tenth of a
-    second; a test that did was seen, once a run, to lose a sidebar choice, or to leave for
-    another page whose run then drew nothing (Streamlit ran the late report's fragment rerun,
-    "Couldn't find fragment", on the new page)."""
-    if not page.locator(".sp-root").count():
-        return  # no stepper on this page (a corpus over the step limit offers a choice first)
-    # the first run sends the step shown alone; the answer to the report, the steps around it
-    page.wait_for_function(
-        "() => { const r = document.querySelector('.sp-root[data-drawn]');"
-        " return !!r && JSON.parse(r.dataset.held || '[]').reduce((n, [lo, hi]) => n + hi - lo + 1, 0) >= 2; }",
-        timeout=60_000,
-    )
-    wait_idle(page, settle=0)
+        stepper_settled(page)
 
 
 def becomes_visible(locator, *, timeout: float = 30.0) -> bool:
@@ -260,7 +242,7 @@ def test_stop_interrupts_run_to_end_and_keeps_the_merges_done(page):
     preset.locator("input").click()
     page.get_by_role("option", name="bytes (seed 002)").click()
     wait_idle(page, until=re.compile(r"^english_frankenstein\.txt · bytes · "))  # the settings line under the title
-    settled(page)  # another trainer: the stepper starts again from the step shown alone
+    stepper_settled(page)  # another trainer: the stepper starts again from the step shown alone
     merges = page.get_by_role("spinbutton", name="Merges", exact=True)
     merges.fill("200000")
     merges.press("Enter")

@@ -11,7 +11,7 @@ import re
 import time
 
 import pytest
-from appserver import require_chromium, wait_idle
+from appserver import require_chromium, stepper_settled, wait_idle
 from conftest import drawn_step, engine_step, log_since, read_sample
 
 from explorer import Trainer, corpus_config
@@ -242,12 +242,7 @@ def test_a_late_answer_to_a_report_after_a_click_away_sends_no_report_that_blank
         page.add_init_script(_HOLD)
         page.goto(f"{app_server.url}/Train?corpus=english_frankenstein.txt&preset=gpt2&step=0")
         drawn(page, 0)
-        page.wait_for_function(  # the first report answered: the steps around the one shown held
-            "() => JSON.parse(document.querySelector('.sp-root').dataset.held || '[]')"
-            ".reduce((n, [lo, hi]) => n + hi - lo + 1, 0) >= 2",
-            timeout=WAIT_MS,
-        )
-        wait_idle(page, settle=0)
+        stepper_settled(page)  # the first report answered: the steps around the one shown held
         offset = app_server.log.stat().st_size
         page.evaluate("() => { window.__hold = true; }")
         ran = len(finished)
