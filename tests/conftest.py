@@ -523,6 +523,15 @@ def engine_step(trainer, k: int, *, byte: bool, top: int = 10, words: int = 24) 
     }
 
 
+def open_advanced(at):
+    """Open the Train sidebar's "Advanced settings" (its form is drawn only while it is open, as
+    a click on it does in a browser) and rerun."""
+    from explorer.ui.settings import ADVANCED_OPEN
+
+    at.session_state[ADVANCED_OPEN] = True
+    return at.run()
+
+
 def live_data(at) -> dict:
     """A page's live area at the step shown: rows of panel HTML (on the Train page the stepper's
     entry), and the charts (the live view's)."""

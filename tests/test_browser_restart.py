@@ -48,3 +48,28 @@ def test_a_restart_shows_the_class_servers_sentence_and_the_page_reconnects_by_i
             assert page.get_by_text(STREAMLITS).count() == 0
             assert page.locator('[role="dialog"]').count() == 0
         assert not page.errors, page.errors
+
+
+def test_a_page_of_the_app_asks_for_its_server_once_not_first_at_its_own_path(app_url, new_page):
+    """Streamlit guesses its server's address from the page's: at /Train it asked
+    /Train/_stcore/health first (404), waited its retry delay and asked /_stcore/health. The page
+    script (explorer/ui/page_shell.py) names the server's address for the app's pages: one health
+    check, at the root, and the page connects and draws its heading; a path that is no page of the
+    app keeps Streamlit's own guessing."""
+    with new_page(width=1280, height=720) as page:
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url[len(app_url) :]) if "/_stcore/health" in r.url else None)
+        for path, heading in (
+            ("/Train?step=2", "Train, one merge at a time"),
+            ("/Corpus", "Corpus"),
+            ("/", "BPE Explorer"),
+        ):
+            asked.clear()
+            page.goto(app_url + path)
+            wait_idle(page, timeout=WAIT, settle=0, until=page.get_by_role("heading", name=heading).first)
+            assert asked == ["/_stcore/health"], (path, asked)
+        asked.clear()
+        page.goto(app_url + "/NoSuchPage")
+        look_until(page, page.locator("h1").first, "visible", WAIT)
+        assert asked[:2] == ["/NoSuchPage/_stcore/health", "/_stcore/health"], asked
+        assert not page.errors, page.errors

@@ -119,6 +119,7 @@ def test_hostile_custom_regexes_each_get_a_message(page, server):
     open_page(page, "/Train", page.get_by_text(STEP_STATUS))
     page.get_by_text("Advanced settings").click()
     box = page.get_by_role("combobox", name="Pre-tokenizer", exact=True)
+    wait_idle(page, until=box)  # its form is drawn by the rerun that opening it starts
     box.scroll_into_view_if_needed()
     choice = page.get_by_role("option", name="regex", exact=True)
     for _ in range(3):  # the list closes when the sidebar scrolls under it: open it again

@@ -12,22 +12,30 @@ import gzip
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.routing import Mount
+from starlette.responses import FileResponse
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from streamlit import config
 
-from explorer.ui.page_shell import PAGE_SCRIPT, RESTART_MESSAGE, PageScriptMiddleware
+from explorer.ui.nav import url_paths
+from explorer.ui.page_shell import CONNECT_SCRIPT, PAGE_SCRIPT, RESTART_MESSAGE, PageScriptMiddleware
 
 PAGE = "<!DOCTYPE html><html><head><title>page</title></head><body>" + "<p>text</p>" * 200 + "</body></html>"
 
 
-def served(folder) -> Starlette:
-    """A Starlette app serving ``folder`` (its index.html for any page), gzipping what it may,
-    with the page script's middleware outermost, as ``st.App`` stacks a user's middleware."""
+def served(folder, **options) -> Starlette:
+    """A Starlette app serving ``folder`` (its index.html for any other path, as Streamlit does),
+    gzipping what it may, with the page script's middleware outermost, as ``st.App`` stacks a
+    user's middleware (``options``: the middleware's)."""
     (folder / "index.html").write_text(PAGE)
     (folder / "data.json").write_text('{"a": "' + "x" * 2000 + '"}')
+
+    async def index(_request):
+        return FileResponse(folder / "index.html")
+
     return Starlette(
-        routes=[Mount("/", app=StaticFiles(directory=folder, html=True))],
-        middleware=[Middleware(PageScriptMiddleware), Middleware(GZipMiddleware, minimum_size=100)],
+        routes=[Mount("/static", app=StaticFiles(directory=folder, html=True)), Route("/{path:path}", index)],
+        middleware=[Middleware(PageScriptMiddleware, **options), Middleware(GZipMiddleware, minimum_size=100)],
     )
 
 
@@ -70,7 +78,7 @@ def get(app, path: str, *, method: str = "GET", headers: dict[str, str] | None =
 
 def test_every_html_page_carries_the_script_before_anything_else_runs_gzipped_or_not(tmp_path):
     app = served(tmp_path)
-    for path, accept in (("/", "identity"), ("/index.html", "gzip, deflate, br")):
+    for path, accept in (("/", "identity"), ("/static/index.html", "gzip, deflate, br")):
         status, head, body = get(app, path, headers={"accept-encoding": accept})
         page = body.decode()
         assert status == 200
@@ -83,11 +91,33 @@ def test_every_html_page_carries_the_script_before_anything_else_runs_gzipped_or
 
 def test_other_answers_pass_as_they_were(tmp_path):
     app = served(tmp_path)
-    status, head, body = get(app, "/data.json", headers={"accept-encoding": "gzip"})
+    status, head, body = get(app, "/static/data.json", headers={"accept-encoding": "gzip"})
     assert status == 200 and head["content-encoding"] == "gzip" and body.startswith(b'{"a": "xxx')
     assert b"script" not in body
     status, head, body = get(app, "/", method="HEAD")  # a HEAD: the file's own headers, no body
     assert status == 200 and body == b"" and int(head["content-length"]) == len(PAGE)
     # a revalidation (from a browser that kept the page from before): the 304 stays bodiless
-    status, head, body = get(app, "/index.html", headers={"if-modified-since": "Fri, 01 Jan 2100 00:00:00 GMT"})
+    status, head, body = get(app, "/static/index.html", headers={"if-modified-since": "Fri, 01 Jan 2100 00:00:00 GMT"})
     assert status == 304 and body == b""
+
+
+def test_a_page_of_the_app_names_its_servers_address_and_no_other_path_does(tmp_path, monkeypatch):
+    """The app's pages (the registry's paths, by default) get the script that names the server's
+    address (the page's less its last segment), so that Streamlit does not first ask the page's
+    own path for its health; the root, an unknown path and a page outside the server's base path
+    do not (Streamlit's own guess stays right there)."""
+    assert url_paths() == ["Home", "Corpus", "Train", "Playground", "Compare", "Class", "Fairness", "Variants"]
+
+    def connects(app, path: str) -> bool:
+        status, _head, body = get(app, path, headers={"accept-encoding": "gzip"})
+        page = body.decode()
+        assert status == 200 and page.count(PAGE_SCRIPT) == 1
+        return CONNECT_SCRIPT in page
+
+    app = served(tmp_path)  # the registry's pages
+    assert all(connects(app, f"/{name}") for name in url_paths())
+    assert connects(app, "/Train/") and connects(app, "/Play%67round")
+    assert not connects(app, "/") and not connects(app, "/Nope") and not connects(app, "/Train/more")
+    monkeypatch.setattr(config, "get_option", lambda name: "bpe" if name == "server.baseUrlPath" else None)
+    app = served(tmp_path, pages=["Train"])
+    assert connects(app, "/bpe/Train") and not connects(app, "/Train") and not connects(app, "/bpe/")

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from conftest import (
     ROOT,
-    chart_data,
     encode_view,
+    open_advanced,
     read_sample,
     shown,
     step_chart,
@@ -29,6 +29,7 @@ from streamlit.testing.v1 import AppTest
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.stages.pipeline import count_words
 from explorer.ui.render import visible
+from explorer.ui.settings import ADVANCED_OPEN
 from explorer.ui.state import CorpusChoice
 
 APP = str(ROOT / "app.py")
@@ -292,9 +293,30 @@ def test_choosing_a_preset_restarts_training_with_its_settings():
     assert history(at)["new token"].str.contains("</w>").any()
 
 
+def test_the_advanced_settings_are_drawn_only_while_open_and_show_the_settings_in_force():
+    """Shut, the sidebar's "Advanced settings" draws none of its sixteen widgets (they cost every
+    Train run the browser's time); opened, they show the settings in force, a preset chosen while
+    it was shut included."""
+    at = train_page()
+
+    def advanced() -> list[str]:
+        kinds = (at.selectbox, at.text_input, at.radio)
+        return [w.key for kind in kinds for w in kind if w.key.startswith("w_cfg_")]
+
+    assert advanced() == []
+    open_advanced(at)
+    assert len(advanced()) == 12 and at.selectbox(key="w_cfg_unit").value == "byte"
+    at.session_state[ADVANCED_OPEN] = False
+    at.selectbox(key="w_preset").set_value("sennrich").run()
+    assert advanced() == [] and not at.exception
+    open_advanced(at)
+    assert at.selectbox(key="w_cfg_unit").value == "char" and at.selectbox(key="w_cfg_marker").value == "eow"
+
+
 def test_advanced_settings_apply_and_impossible_ones_are_explained():
     at = train_page()
     # form widgets commit only on submit: set them, then click Apply (no run in between)
+    open_advanced(at)
     at.selectbox(key="w_cfg_unit").set_value("char")
     at.selectbox(key="w_cfg_pretokenizer").set_value("whitespace")
     at.selectbox(key="w_cfg_marker").set_value("eow")
@@ -316,6 +338,7 @@ def test_advanced_settings_apply_and_impossible_ones_are_explained():
 
 def test_a_hostile_custom_regex_gives_a_message_not_a_hang():
     at = train_page()
+    open_advanced(at)
     at.selectbox(key="w_cfg_pretokenizer").set_value("regex")
     at.text_input(key="w_cfg_pattern").input("(")
     at.button(key=APPLY).click().run()
@@ -338,6 +361,7 @@ HOSTILE_PATTERNS = {
 @pytest.mark.parametrize("pattern", sorted(HOSTILE_PATTERNS))
 def test_a_pattern_that_once_crashed_the_page_gives_a_sentence_saying_what_to_change(pattern):
     at = train_page()
+    open_advanced(at)
     at.selectbox(key="w_cfg_pretokenizer").set_value("regex")
     at.text_input(key="w_cfg_pattern").input(pattern)
     at.button(key=APPLY).click().run()
@@ -743,9 +767,10 @@ def test_home_miniature_lists_the_merges_so_far_as_the_engine_makes_them():
             for r in ref.records[:k]
         ]
         assert table.count('class="bpe-now"') == (1 if k else 0)
-    assert chart_data(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [
+    assert step_chart(at, "Tokens in the corpus")["tokens"].tolist() == [ref.initial_tokens] + [
         r.tokens_after for r in ref.records
     ]
+    assert not at.get("vega_lite_chart") and not at.get("arrow_vega_lite_chart")  # no Vega on the first page
 
 
 def test_a_word_with_an_ellipsis_is_quoted_not_taken_for_running_text():
@@ -765,28 +790,29 @@ def _projector_css(at: AppTest) -> bool:
     return any("<style>\nhtml{font-size:clamp(" in h.proto.body for h in at.get("html"))
 
 
-def _chart_config(at: AppTest) -> dict:
-    (chart,) = at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart")
-    return json.loads(chart.proto.spec).get("config", {})
+def _chart_configs(at: AppTest) -> list[dict]:
+    charts = at.get("vega_lite_chart") + at.get("arrow_vega_lite_chart")
+    assert charts
+    return [json.loads(chart.proto.spec).get("config", {}) for chart in charts]
 
 
 def test_projector_mode_is_a_view_setting_held_in_the_link_and_sizes_the_charts():
     """Train's sidebar switch (where *Big text* was): larger text, in the link; a page switch
-    keeps it and sizes that page's chart; switched off, both go."""
+    keeps it and sizes that page's Vega charts (the Fairness page's); switched off, both go."""
     at = train_page()
     at.button(key="step10").click().run()
     assert not _projector_css(at) and "projector" not in at.query_params
     at.toggle(key="projector_on").set_value(True).run()
     assert _projector_css(at) and at.query_params["projector"] == "1"
     assert status(at).startswith("Step **10** of 10 trained")  # training untouched
-    at.switch_page("pages/0_Home.py").run()
+    at.switch_page("pages/6_Fairness.py").run()
     assert not at.exception and _projector_css(at) and at.query_params["projector"] == "1"
-    config = _chart_config(at)  # Vega draws in px: the spec carries the sizes
-    sizes = [config[part][size] for part in ("axis", "legend") for size in ("labelFontSize", "titleFontSize")]
-    assert min(sizes + [config["title"]["fontSize"]]) >= 14, config
+    for config in _chart_configs(at):  # Vega draws in px: the spec carries the sizes
+        sizes = [config[part][size] for part in ("axis", "legend") for size in ("labelFontSize", "titleFontSize")]
+        assert min(sizes + [config["title"]["fontSize"]]) >= 14, config
     at.toggle(key="projector_on").set_value(False).run()
     assert not _projector_css(at) and "projector" not in at.query_params
-    assert "labelFontSize" not in _chart_config(at).get("axis", {})
+    assert all("labelFontSize" not in config.get("axis", {}) for config in _chart_configs(at))
 
 
 DANGEROUS = [
@@ -876,6 +902,7 @@ def test_a_whitespace_only_corpus_is_called_empty_on_the_train_page():
 
 def test_a_vocab_size_below_the_base_vocabulary_is_explained_not_reported_as_reached():
     at = train_page()
+    open_advanced(at)
     at.radio(key="w_cfg_stop").set_value("vocab size")
     at.number_input(key="w_cfg_amount").set_value(5)
     at.button(key=APPLY).click().run()
@@ -895,6 +922,7 @@ def test_a_vocab_size_below_the_base_vocabulary_is_explained_not_reported_as_rea
 )
 def test_out_of_range_numbers_in_the_settings_get_a_message(amount, message):
     at = train_page()
+    open_advanced(at)
     at.radio(key="w_cfg_stop").set_value("vocab size")
     at.number_input(key="w_cfg_amount").set_value(amount)
     at.button(key=APPLY).click().run()
@@ -912,6 +940,7 @@ def test_a_corpus_with_special_tokens_can_be_refused_with_where_they_are():
     at = fresh_app(corpus=None)
     at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="one two<|endoftext|>three four " * 20)
     at.switch_page("pages/2_Train.py").run()
+    open_advanced(at)
     at.text_input(key="w_cfg_special").input("<|endoftext|>")
     at.selectbox(key="w_cfg_specials_in_text").set_value("refuse")
     at.button(key=APPLY).click().run()

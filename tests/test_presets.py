@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, open_advanced
 from streamlit.testing.v1 import AppTest
 from test_cli import run
 
@@ -99,6 +99,7 @@ def ask_size(at: AppTest, flags: list[str]) -> None:
     if flags[:1] == ["--merges"]:
         at.number_input(key="w_size").set_value(int(flags[1])).run()
     elif flags[:1] == ["--vocab-size"]:
+        open_advanced(at)
         at.radio(key="w_cfg_stop").set_value("vocab size")
         at.number_input(key="w_cfg_amount").set_value(int(flags[1]))
         at.button(key=APPLY).click().run()
@@ -145,6 +146,7 @@ def test_a_byte_preset_taken_to_characters_is_the_same_in_the_cli_and_the_advanc
     assert code == 0, err
     train_page.selectbox(key="w_preset").set_value("bytes").run()
     train_page.number_input(key="w_size").set_value(30).run()
+    open_advanced(train_page)
     train_page.selectbox(key="w_cfg_unit").set_value("char")
     train_page.button(key=APPLY).click().run()
     app = trained(train_page)

@@ -10,7 +10,7 @@ import json
 from typing import get_args
 
 import pytest
-from conftest import ROOT, SAMPLE_FILES, read_sample
+from conftest import ROOT, SAMPLE_FILES, open_advanced, read_sample
 from streamlit.testing.v1 import AppTest
 
 from explorer import make_config, train
@@ -135,6 +135,7 @@ def test_it_is_a_choice_of_the_train_pages_settings_and_training_uses_it(digits_
     at.session_state["corpus_choice"] = CorpusChoice(samples=("udhr_en.txt",))
     at.run()
     at.switch_page("pages/2_Train.py").run()
+    open_advanced(at)
     picker = at.selectbox(key="w_cfg_pretokenizer")
     assert digits_apart in picker.options
     picker.set_value(digits_apart)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import ROOT, chart_data, drawn_step, engine_step, read_sample, reported, stepper_data, stepper_entry
+from conftest import ROOT, drawn_step, engine_step, read_sample, reported, step_chart_spec, stepper_data, stepper_entry
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config, make_config
@@ -157,7 +157,6 @@ def test_the_home_miniature_is_the_stepper_over_the_toys_steps_as_the_engine_mak
         assert entry["vocab"] == len(ref.tokenizer(k).vocab)
     reported(at, 7)
     assert not at.exception and at.query_params["toy_step"] == "7" and stepper_data(at)["view"] == 7
-    shown_at = chart_data(at, "Tokens in the corpus")
-    assert shown_at.loc[shown_at["shown"], "step"].tolist() == [7]
+    assert step_chart_spec(at, "Tokens in the corpus")["shown"] == 7
     reported(at, 2, gen="toy.earlier", seq=2)  # not this page's generation: nothing moves
     assert at.query_params["toy_step"] == "7" and stepper_data(at)["view"] == 7

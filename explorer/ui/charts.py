@@ -1,5 +1,5 @@
-"""Charts of a training run: the data of its per-step curves (drawn on the Train page by
-``live_view``), Home's curve as a Vega-Lite spec, altair for the rest."""
+"""Charts of a training run: the data of its per-step curves (drawn on the Train and Home pages by
+``live_view``), altair for the rest."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
-import pyarrow as pa
 
 from ..bpe.records import StepLog, StepRecord
 
@@ -15,10 +14,7 @@ __all__ = [
     "progress_columns",
     "progress_frame",
     "thin_rows",
-    "tokens_chart",
     "twin_chart",
-    "steps_spec",
-    "Chart",
     "Columns",
     "shown_rows",
     "y_domain",
@@ -26,7 +22,6 @@ __all__ = [
 
 
 Columns = dict[str, list]  # column name -> one value per row: what a chart's data is built from
-Chart = tuple[pa.Table, dict]  # (data, Vega-Lite spec) for st.vega_lite_chart
 
 
 def progress_columns(
@@ -110,105 +105,6 @@ def _padded(values: list[float]) -> dict:
     return {"domain": [round(lo - pad, 6), round(hi + pad, 6)]}
 
 
-def steps_spec(
-    data: Columns,
-    *,
-    title: str,
-    series: list[str],
-    y_title: str,
-    y_format: str,
-    tips: list[tuple[str, str]],
-    log: bool = False,
-    color: str | None = None,
-) -> dict:
-    """A Vega-Lite spec for curves over merge steps: whole-number step ticks, a real axis even
-    at step 0, a dashed rule at the step shown (the row whose ``shown`` is true), and a hover
-    rule at the nearest step whose tooltip gives every series there (hovering anywhere works,
-    not only the 1-pixel line). Past step 0 the spec does not change from step to step, so the
-    browser only swaps the data.
-
-    >>> spec = steps_spec({"step": [0], "tokens": [11], "shown": [True]}, title="T", series=["tokens"],
-    ...                   y_title="tokens", y_format=",d", tips=[("tokens", ",")])
-    >>> spec["layer"][0]["encoding"]["x"]["scale"]["domain"], spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
-    ([0, 1], [10.0, 12.0])
-    """
-    single = len(set(data["step"])) <= 1
-    x = {
-        "field": "step",
-        "type": "quantitative",
-        "title": "merge step",
-        "scale": {"domain": [0, 1]} if single else {"nice": False},
-        "axis": {"format": "d", "tickMinStep": 1},
-    }
-    values = [v for s in series for v in data[s] if v == v]  # NaN is not equal to itself
-    y_scale = {"type": "log"} if log else (_padded(values) if values else {"zero": False})
-    mark = {"type": "line", "point": len(data["step"]) <= 60, **({"color": color} if color else {})}
-    line: dict[str, object]
-    if len(series) == 1:
-        line = {
-            "mark": mark,
-            "encoding": {
-                "x": x,
-                "y": {
-                    "field": series[0],
-                    "type": "quantitative",
-                    "title": y_title,
-                    "scale": y_scale,
-                    "axis": {"format": y_format, "tickCount": 4},
-                },
-            },
-        }
-    else:
-        line = {
-            "transform": [{"fold": series, "as": ["measure", "value"]}],
-            "mark": mark,
-            "encoding": {
-                "x": x,
-                "y": {
-                    "field": "value",
-                    "type": "quantitative",
-                    "title": y_title,
-                    "scale": y_scale,
-                    "axis": {"format": y_format, "tickCount": 4},
-                },
-                "color": {"field": "measure", "type": "nominal", "legend": {"orient": "bottom", "title": None}},
-            },
-        }
-    tooltip = [{"field": "step", "type": "quantitative", "format": ","}] + [
-        {"field": f, "type": "quantitative", "format": fmt} for f, fmt in tips
-    ]
-    at = {"field": "step", "type": "quantitative"}
-    pick = {
-        "params": [
-            {
-                "name": "nearest",
-                "select": {
-                    "type": "point",
-                    "nearest": True,
-                    "on": "pointerover",
-                    "fields": ["step"],
-                    "clear": "pointerout",
-                },
-            }
-        ],
-        "mark": {"type": "point", "opacity": 0, "size": 600},
-        "encoding": {"x": at, "tooltip": tooltip},
-    }
-    # one rule, at the hovered step only (a rule per step at opacity 0 cost the browser a mark per
-    # row on every redraw)
-    hover = {
-        "transform": [{"filter": {"param": "nearest", "empty": False}}],
-        "mark": {"type": "rule", "color": "#475569", "strokeWidth": 1.5, "opacity": 0.9},
-        "encoding": {"x": at, "tooltip": tooltip},
-    }
-    now = {
-        "transform": [{"filter": "datum.shown"}],
-        "mark": {"type": "rule", "color": "#dc2626", "strokeDash": [4, 3]},
-        "encoding": {"x": at},
-    }
-    return {"title": title, "height": 260, "layer": [line, pick, hover, now]}
-
-
 def y_domain(values: Sequence[float]) -> list[float] | None:
     """A y axis's range for values that (nearly) agree, padded so that its labels differ; None
     lets the chart take the data's own range.
@@ -236,24 +132,6 @@ def shown_rows(cols: Columns, current: int, names: list[str], *, first: int = 0)
     out = {name: [cols[name][i] for i in rows] for name in ["step", *names]}
     out["shown"] = [s == current for s in out["step"]]
     return out
-
-
-def _tips(*names: str) -> list[str]:
-    return list(dict.fromkeys(names))
-
-
-def tokens_chart(cols: Columns, current: int) -> tuple[pa.Table, dict]:
-    """(data, spec) of the corpus's token count after each merge."""
-    data = shown_rows(cols, current, _tips("tokens", "bytes per token"))
-    return pa.table(data), steps_spec(
-        data,
-        title="Tokens in the corpus",
-        series=["tokens"],
-        y_title="tokens",
-        y_format=",d",
-        tips=[("tokens", ","), ("bytes per token", ".3f")],
-        color="#2563eb",
-    )
 
 
 def twin_chart(frames: dict[str, pd.DataFrame]) -> alt.Chart:

@@ -8,7 +8,7 @@ import streamlit as st
 from ..bpe.config import make_config
 from ..bpe.trainer import Trainer, train
 from ..errors import ExplorerError
-from . import charts, links, projector, render, state, stepper, tables
+from . import charts, links, live_view, render, state, stepper, tables
 from .explain import explain
 
 __all__ = ["miniature", "home", "params", "apply_params", "toy", "toy_entry"]
@@ -82,14 +82,15 @@ def miniature() -> None:
     if not stepper.browser():
         st.slider("Merges applied", 0, TOY_MERGES, key=_STEP)
         k = int(st.session_state[_STEP])
-    df = charts.progress_columns(
+    cols = charts.progress_columns(
         trainer.records,
         initial_tokens=trainer.initial_tokens,
         corpus_bytes=trainer.corpus_bytes,
         corpus_chars=trainer.corpus_chars,
     )
-    data, spec = charts.tokens_chart(df, k)
-    st.vega_lite_chart(data, projector.chart_spec({**spec, "height": 200}), width="stretch")
+    # drawn by the Train page's chart script (an SVG): a Vega chart here made the app's first page
+    # load Vega's ~1 MB of script, the longest task of the first visit
+    live_view.live_view([], [live_view.tokens_chart(cols, k)], key="home_chart")
 
 
 def params() -> dict[str, str]:

@@ -31,7 +31,7 @@ import streamlit as st
 
 from . import charts
 
-__all__ = ["chart_data", "live_view"]
+__all__ = ["chart_data", "tokens_chart", "live_view"]
 
 _JS = r"""
 const NS = "http://www.w3.org/2000/svg";
@@ -195,6 +195,29 @@ def _values(values: Sequence[float]) -> list[float | None]:
     return [None if isinstance(v, float) and math.isnan(v) else v for v in values]
 
 
+def tokens_chart(cols: charts.Columns, current: int) -> dict:
+    """The corpus's token count after each merge (thinned, the step shown kept in), the step shown
+    marked: the first of :func:`chart_data`'s charts, and the Home miniature's.
+
+    >>> chart = tokens_chart({"step": [0, 1, 2], "tokens": [11, 9, 7]}, 1)
+    >>> chart["series"][0]["values"], chart["shown"]
+    ([11, 9, 7], 1)
+    """
+    tokens = charts.shown_rows(cols, current, ["tokens"])
+    return {
+        "title": "Tokens in the corpus",
+        "kind": "line",
+        "x": tokens["step"],
+        "x_title": "merge step",
+        "series": [{"name": "tokens", "values": tokens["tokens"], "color": "#2563eb"}],
+        "y_title": "tokens",
+        "y_format": "int",
+        "log": False,
+        "y_domain": charts.y_domain(tokens["tokens"]),
+        "shown": current,
+    }
+
+
 def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], unit: str) -> list[dict]:
     """The four charts' data at the step shown: tokens, compression and the winning count over
     the steps (thinned, the step shown kept in), and how many vocabulary tokens have each length.
@@ -208,23 +231,11 @@ def chart_data(cols: charts.Columns, current: int, *, lengths: Sequence[int], un
     >>> data[0]["series"][0]["values"], data[3]["x"], data[3]["series"][0]["values"]
     ([11, 9, 7], [1, 2], [2, 1])
     """
-    tokens = charts.shown_rows(cols, current, ["tokens"])
     per_token = charts.shown_rows(cols, current, ["bytes per token", "chars per token"])
     counts = charts.shown_rows(cols, current, ["winning count"], first=1)
     by_length = sorted(Counter(lengths).items())  # [(length, tokens of that length), ...], shortest first
     return [
-        {
-            "title": "Tokens in the corpus",
-            "kind": "line",
-            "x": tokens["step"],
-            "x_title": "merge step",
-            "series": [{"name": "tokens", "values": tokens["tokens"], "color": "#2563eb"}],
-            "y_title": "tokens",
-            "y_format": "int",
-            "log": False,
-            "y_domain": charts.y_domain(tokens["tokens"]),
-            "shown": current,
-        },
+        tokens_chart(cols, current),
         {
             "title": "Compression",
             "kind": "line",

@@ -13,6 +13,7 @@ runs the app around it instead.
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from pathlib import Path
 from typing import NamedTuple
@@ -21,7 +22,7 @@ import streamlit as st
 
 from . import links, projector, render, state
 
-__all__ = ["PageSpec", "PAGES", "spec_of", "run_app", "enter_page", "page"]
+__all__ = ["PageSpec", "PAGES", "spec_of", "url_paths", "run_app", "enter_page", "page"]
 
 
 class PageSpec(NamedTuple):
@@ -62,6 +63,16 @@ def spec_of(script: str) -> PageSpec:
         if Path(spec.script).name == name:
             return spec
     raise LookupError(f"{name} is no page of the registry (explorer/ui/nav.py: PAGES)")
+
+
+def url_paths() -> list[str]:
+    """Each page's path in its URL, as Streamlit derives it from the script's name (the digits and
+    separator before the name dropped).
+
+    >>> url_paths()[:3]
+    ['Home', 'Corpus', 'Train']
+    """
+    return [re.sub(r"^[0-9]*[_ -]*", "", Path(spec.script).stem) for spec in PAGES]
 
 
 PAGE_ICON = "🧩"  # the tab's icon (an emoji: Streamlit checks it against its emoji catalogue)

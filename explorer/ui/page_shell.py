@@ -13,6 +13,13 @@ bundle, on every page load, without an element in any page:
   few seconds. The script shows :data:`RESTART_MESSAGE` instead, as soon as the connection is
   lost, hides Streamlit's dialog, and takes its message away when the page is connected again
   (Streamlit reconnects by itself and redraws the page).
+- **A page connects at once.** Streamlit guesses where its server is from the page's address: at
+  ``/Train`` it asks ``/Train/_stcore/health`` first, is told 404, waits its retry delay (about a
+  tenth of a second) and only then asks ``/_stcore/health``: every first load of a page other than
+  Home paid that wait. The middleware knows which pages are the app's (the registry's paths,
+  :func:`explorer.ui.nav.url_paths`), so a request for one gets :data:`CONNECT_SCRIPT` too: the
+  server is at the page's address less its last segment (``window.__streamlit.BACKEND_BASE_URL``,
+  which Streamlit reads for a host that embeds it).
 
 Nothing here is needed for the app to work: a page whose document lacks the script (another
 server in front that rewrites pages) behaves as Streamlit does.
@@ -22,8 +29,10 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Sequence
+from urllib.parse import unquote
 
-__all__ = ["RESTART_MESSAGE", "PAGE_SCRIPT", "PageScriptMiddleware", "with_page_script"]
+__all__ = ["RESTART_MESSAGE", "PAGE_SCRIPT", "CONNECT_SCRIPT", "PageScriptMiddleware", "with_page_script", "page_of"]
 
 RESTART_MESSAGE = "The class server is restarting — this page reconnects by itself"
 
@@ -98,16 +107,45 @@ _SCRIPT = r"""
 
 PAGE_SCRIPT = _SCRIPT.replace("__MESSAGE__", json.dumps(RESTART_MESSAGE, ensure_ascii=False))
 
+# sent with a page of the app's (``<base>/<page>``, its path as the server saw it): the server is
+# at ``<base>/``, cut from the address the browser shows (a proxy in front may add a prefix)
+CONNECT_SCRIPT = r"""
+(() => {
+  if (window.__streamlit !== undefined) return;  // a host that embeds the app set its own
+  const path = location.pathname.replace(/\/+$/, "");
+  window.__streamlit = {BACKEND_BASE_URL: location.origin + path.slice(0, path.lastIndexOf("/") + 1)};
+})();
+"""
 
-def with_page_script(page: bytes) -> bytes:
-    """The HTML page with :data:`PAGE_SCRIPT` as the first thing its ``<head>`` runs (or at its
-    start, if it has none), so that it runs before any script of the page.
+
+def page_of(path: str, *, pages: Sequence[str], base: str = "") -> str | None:
+    """The app's page a request's path names (one of ``pages``, under the server's ``base`` path),
+    or None (the app's root, a path of Streamlit's own, an unknown page).
+
+    >>> page_of("/Train", pages=["Train"]), page_of("/bpe/Train/", pages=["Train"], base="/bpe/")
+    ('Train', 'Train')
+    >>> page_of("/", pages=["Train"]), page_of("/Nope", pages=["Train"]), page_of("/Train", pages=["Train"], base="bpe")
+    (None, None, None)
+    """
+    prefix = "/" + base.strip("/") if base.strip("/") else ""
+    if not path.startswith(prefix + "/"):
+        return None
+    name = unquote(path[len(prefix) + 1 :].rstrip("/"))
+    return name if name in pages else None
+
+
+def with_page_script(page: bytes, *, at_page: bool = False) -> bytes:
+    """The HTML page with :data:`PAGE_SCRIPT` (and :data:`CONNECT_SCRIPT`, ``at_page``: sent for
+    one of the app's pages) as the first thing its ``<head>`` runs (or at its start, if it has
+    none), so that it runs before any script of the page.
 
     >>> page = with_page_script(b"<html><head><title>x</title></head></html>")
     >>> page.startswith(b"<html><head><script>"), page.index(b"</script>") < page.index(b"<title>")
     (True, True)
+    >>> b"BACKEND_BASE_URL" in page, b"BACKEND_BASE_URL" in with_page_script(page, at_page=True)
+    (False, True)
     """
-    tag = b"<script>" + PAGE_SCRIPT.encode() + b"</script>"
+    tag = b"<script>" + (PAGE_SCRIPT + (CONNECT_SCRIPT if at_page else "")).encode() + b"</script>"
     at = page.find(b"<head>")
     if at < 0:
         return tag + page
@@ -123,8 +161,19 @@ class PageScriptMiddleware:
     describe the file on disk, and a page revalidated against them after an update of the app
     would keep an old script."""
 
-    def __init__(self, app) -> None:
+    def __init__(self, app, *, pages: Sequence[str] | None = None) -> None:
         self.app = app
+        self._pages = None if pages is None else tuple(pages)
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """The app's pages' paths: as given, else the registry's (read at the first page sent, when
+        the server runs: the registry's modules cache through Streamlit's runtime)."""
+        if self._pages is None:
+            from .nav import url_paths
+
+            self._pages = tuple(url_paths())
+        return self._pages
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http" or scope.get("method") != "GET":
@@ -146,7 +195,9 @@ class PageScriptMiddleware:
                 page = b"".join(body)
                 if _page_encoding(start["headers"]) == b"gzip":
                     page = gzip.decompress(page)
-                page = with_page_script(page)
+                page = with_page_script(
+                    page, at_page=page_of(scope["path"], pages=self.pages, base=_base_path()) is not None
+                )
                 dropped = (b"content-length", b"content-encoding", b"etag", b"last-modified")
                 headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in dropped]
                 headers.append((b"content-length", str(len(page)).encode()))
@@ -156,6 +207,13 @@ class PageScriptMiddleware:
             await send(message)
 
         await self.app(scope, receive, rewrite)
+
+
+def _base_path() -> str:
+    """The path the server serves the app under (Streamlit's ``server.baseUrlPath``; "" at the root)."""
+    from streamlit import config
+
+    return str(config.get_option("server.baseUrlPath") or "")
 
 
 def _page_encoding(headers) -> bytes | None:

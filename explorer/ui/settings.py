@@ -27,6 +27,7 @@ from . import render, state
 PAIRS_SHOWN = [5, 10, 20, state.RECORDED_PAIRS]  # rows of the pair table a view may ask for
 
 __all__ = [
+    "ADVANCED_OPEN",
     "preset_selector",
     "size_input",
     "advanced_form",
@@ -37,6 +38,7 @@ __all__ = [
     "gpt2_chars_toggle",
 ]
 
+ADVANCED_OPEN = "w_advanced_open"  # whether the "Advanced settings" expander is open (kept across pages)
 _SIZE_ERROR = "size_error"  # why the last size typed in the sidebar was refused (shown once)
 
 # field -> (label, name -> what it does); the stages' maps follow their registries, so an entry
@@ -177,8 +179,12 @@ def sidebar() -> None:
         preset_selector()
         size_input()
         seed_replay_picker()
-        with st.expander("Advanced settings"):
-            advanced_form()
+        # drawn only while open (a rerun when it opens): its sixteen widgets cost every first visit
+        # and every rerun of the Train page the browser's time for nothing while it is shut
+        advanced = st.expander("Advanced settings", key=ADVANCED_OPEN, on_change="rerun")
+        with advanced:
+            if advanced.open:
+                advanced_form()
         st.caption("View (nothing is retrained)")
         state.widget_default("w_top_k", 10)
         st.selectbox("Pairs shown", PAIRS_SHOWN, key="w_top_k", help="Rows of the pair-count table.")
