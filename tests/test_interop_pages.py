@@ -23,6 +23,7 @@ from explorer.formats.importers import import_files
 from explorer.formats.trace import trace_dict
 from explorer.stages.pipeline import count_words
 from explorer.ui import interop_view
+from explorer.ui.playground_model import Keys
 from explorer.ui.render import md_text
 from explorer.ui.state import RECORDED_PAIRS, CorpusChoice
 
@@ -249,6 +250,7 @@ def test_an_exported_tokenizer_json_imports_and_encodes_in_every_view_as_the_ses
     at.selectbox(key="w_dec_tok").set_value(label).run()
     assert not at.exception and not at.error
     assert at.code[0].value == ours.decode(ours.encode(SHORT))
+    at.session_state[Keys.DROPOUT] = True  # the BPE-dropout expander opened (drawn only while open)
     at.radio(key="w_play_view").set_value("Encode").run()
     at.selectbox(key="w_drop_tok").set_value(at.selectbox(key="w_drop_tok").options.index(label)).run()
     at.button(key="drop_sample").click().run()

@@ -19,6 +19,7 @@ from explorer.analysis.text import sample_segmentations, twin_configs
 from explorer.errors import ConfigError
 from explorer.formats.trace import trace_dict
 from explorer.stages.pipeline import count_words
+from explorer.ui.playground_model import Keys
 from explorer.ui.render import APP_CSS, chips, style_of, token_label
 from explorer.ui.state import CorpusChoice
 
@@ -438,10 +439,17 @@ def test_char_vs_byte_twins_are_trained_as_the_engine_trains_them():
     assert f"Byte level: {n_byte:,} tokens, 0 unknown" in captions
 
 
+def open_dropout(at: AppTest) -> None:
+    """Open the BPE-dropout expander (drawn only while open, as a click opens it) and rerun."""
+    at.session_state[Keys.DROPOUT] = True
+    at.run()
+
+
 def test_bpe_dropout_samples_are_the_engines_and_reproducible():
     at = playground(tokenizers=["cl100k_base"])
     text = text_of(at)
     tok = load_pretrained("cl100k_base")
+    open_dropout(at)
 
     at.slider(key="w_drop_p").set_value(0.0)
     at.number_input(key="w_drop_n").set_value(20)
@@ -509,6 +517,8 @@ def test_hostile_text_is_shown_as_text_never_as_markup_or_markdown():
     for panel in encode_panels(at)[1:]:
         assert b"".join(chip_bytes(panel.chips)).decode() == HOSTILE + "\n" + MARKDOWN, panel.label
         assert "&lt;" in panel.chips and "&gt;" in panel.chips
+    open_dropout(at)
+    _assert_nothing_raw(at, "dropout sample")
     at.button(key="drop_sample").click().run()
     _assert_nothing_raw(at, "dropout")
     assert frame(at, "segmentation")["times"].sum() == at.number_input(key="w_drop_n").value
@@ -652,6 +662,7 @@ def test_the_fewest_tokens_panel_shows_bpes_split_above_the_shortest_with_the_pi
 def test_the_dropout_histogram_counts_every_sample_by_its_length():
     text = "Tokenizers read pieces."  # short: a segmentation is drawn more than once
     at = playground(tokenizers=["cl100k_base"], text=text)
+    open_dropout(at)
     at.slider(key="w_drop_p").set_value(0.1)
     at.number_input(key="w_drop_seed").set_value(3)
     at.number_input(key="w_drop_n").set_value(40)
@@ -729,6 +740,7 @@ def test_an_imported_pickybpe_trace_shows_its_removals_and_has_no_dropout():
     at.button(key="import_go").click().run()
     assert not at.exception, at.exception
     (key,) = at.session_state["imported_tokenizers"]
+    at.session_state[Keys.DROPOUT] = True  # the BPE-dropout expander opened
     at.multiselect(key="w_play_tokenizers").set_value([key]).run()
     at.selectbox(key="w_drop_tok").set_value(0).run()
     assert not at.exception, at.exception
@@ -741,6 +753,7 @@ def test_an_imported_pickybpe_trace_shows_its_removals_and_has_no_dropout():
 
 def test_dropout_of_a_pickybpe_tokenizer_says_the_engines_reason_in_the_page(picky_playground):
     at = picky_playground
+    at.session_state[Keys.DROPOUT] = True  # the BPE-dropout expander opened
     at.radio(key="w_play_view").set_value("Encode").run()
     at.selectbox(key="w_drop_tok").set_value(0).run()
     assert not at.exception, at.exception

@@ -362,6 +362,7 @@ def test_every_key_the_model_names_is_a_widget_of_the_page_and_every_widget_is_n
     at.button(key="step10").click().run()  # the trained tokenizer's slider needs merges
     at.switch_page("pages/3_Playground.py").run()
     at.session_state[Keys.SHORTEST] = True  # opened: its tokenizer picker is drawn
+    at.session_state[Keys.DROPOUT] = True  # and the BPE-dropout's widgets
     at.run()
     seen = widget_keys(at)
     for view in model.VIEWS[1:]:

@@ -97,6 +97,7 @@ class Keys:
     VIEW = "w_play_view"
     DETAILS = "w_play_details"  # the ids-and-round-trip expander
     SHORTEST = "w_play_shortest"  # the fewest-tokens expander
+    DROPOUT = "w_play_dropout"  # the BPE-dropout expander
     SHORTEST_TOKENIZER = "w_short_tok"
     DROPOUT_TOKENIZER = "w_drop_tok"
     DROPOUT_P = "w_drop_p"

@@ -272,7 +272,10 @@ def _details(e: Encoded) -> None:
 
 def dropout_panel(choices: list[Entry], text: str, *, show_ws: bool) -> None:
     """BPE-dropout: one sampled segmentation and the frequency of distinct segmentations."""
-    with st.expander("BPE-dropout: sample segmentations"):
+    box = st.expander("BPE-dropout: sample segmentations", key=Keys.DROPOUT, on_change="rerun")
+    if not box.open:  # drawn only while open: its picker, slider and sample cost every first visit
+        return
+    with box:
         names = [c.label for c in choices]
         at = st.selectbox("Tokenizer", range(len(choices)), format_func=names.__getitem__, key=Keys.DROPOUT_TOKENIZER)
         choice = choices[at if at is not None and at < len(choices) else 0]
