@@ -21,9 +21,10 @@ from ..bpe.config import PRESETS, SEED_REPLAYS, EncodeOptions, TrainerConfig, co
 from ..bpe.trainer import Trainer
 from ..errors import ExplorerError
 from ..formats.corpora import leading_sample, mib, require_text, utf8_size
-from . import data, render, server
+from . import data, render, server, stepper
 
 __all__ = [
+    "TRAINED_AHEAD",
     "DEFAULT_SAMPLE",
     "DEFAULT_PRESET",
     "CorpusChoice",
@@ -457,6 +458,11 @@ def build_trainer(choice: CorpusChoice, preset: str | None, config: TrainerConfi
         return trainer
 
 
+# a stepping session's trainer holds this many merges past the step shown, trained before its
+# stepper asks: the window the stepper is sent ahead, and the two greyed rows the history shows
+TRAINED_AHEAD = stepper.AHEAD + 2
+
+
 def _fitting_sample(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:
     """The word counts of the longest leading sample of ``texts`` (up to the step-through limit)
     whose trainer fits the session's budget (counted once per text, shared by every session)."""
@@ -497,14 +503,16 @@ def _shared(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mod
 
 def _build_at(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode, steps: int) -> Trainer:
     # a copy of the shared trainer at that step, step 0 included: building Frankenstein's takes
-    # ~0.13 s, copying it ~0.02 s (and the server builds the default one when it starts)
-    return copy.deepcopy(_shared(choice, preset, config, mode, steps))
+    # ~0.13 s, copying it ~0.02 s (and the server builds the default one when it starts). It holds
+    # the TRAINED_AHEAD merges past the step too: the stepper's first report asks for them, and
+    # each session trained them again (~0.09 s of the server for Frankenstein's, per first visit)
+    return copy.deepcopy(_shared(choice, preset, config, mode, steps + TRAINED_AHEAD))
 
 
 def warm_default() -> None:
     """Build the trainer a first visit of the default corpus and preset starts from (for the
     server's start-up warm-up; every session then takes a copy)."""
-    _shared(CorpusChoice(), DEFAULT_PRESET, corpus_config(DEFAULT_PRESET), "step", 0)
+    _shared(CorpusChoice(), DEFAULT_PRESET, corpus_config(DEFAULT_PRESET), "step", TRAINED_AHEAD)
 
 
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
@@ -561,7 +569,8 @@ def live(*, reset: bool = False) -> Live:
         else:
             steps = st.session_state.pop(_PENDING, None) or 0
             trainer = _build_at(choice, preset, config, mode, steps)
-            fresh = Live(trainer, choice.key(), config, mode=mode, held=trainer.held)
+            # the merges past ``steps`` are trained ahead, not reached (see Live.train_ahead)
+            fresh = Live(trainer, choice.key(), config, mode=mode, held=trainer.held, reached=steps)
             fresh.view = fresh.trained
     except BudgetError as err:
         # too heavy to step through whole: the same offer as a corpus over the size limit

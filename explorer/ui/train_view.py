@@ -112,7 +112,7 @@ def script_controls(live: state.Live) -> None:
     script does not run (AppTest)."""
     trainer = live.trainer
     assert trainer is not None
-    at_end = trainer.done and live.view == live.trained
+    at_end = trainer.done and live.view >= live.recorded  # (steps trained ahead are still to come)
     hidden = st.container(key=_SCRIPT_CONTROLS)
     buttons = hidden.container(horizontal=True, gap="small")
     buttons.button("Step", key="step", on_click=_forward, args=(1,), disabled=at_end, type="primary")
@@ -139,7 +139,8 @@ def status(live: state.Live) -> None:
 def _status_tail(live: state.Live) -> str:
     trainer = live.trainer
     assert trainer is not None
-    return f" · training stopped: {_stop_reason(trainer)}" if trainer.done else ""
+    # said once the person reached the last step (a trainer that ended among the steps trained ahead)
+    return f" · training stopped: {_stop_reason(trainer)}" if trainer.done and live.trained >= live.recorded else ""
 
 
 def _vocab_at(live: state.Live, k: int | None = None) -> int:
@@ -482,7 +483,7 @@ def _charts(live: state.Live) -> list[dict]:
 
 
 _HISTORY_WINDOW = 12
-_HISTORY_AHEAD = 2  # trained steps past the one shown that the history shows (greyed)
+_HISTORY_AHEAD = state.TRAINED_AHEAD - stepper.AHEAD  # trained steps past the one shown that the history shows (greyed)
 _HISTORY_MATCHES = 60
 
 
@@ -660,7 +661,7 @@ def _on_report() -> None:
 
 def _train_ahead(live: state.Live) -> None:
     """Train the steps a browser stepping by itself may reach next (its window ahead), before it asks."""
-    live.train_past_view(stepper.AHEAD + _HISTORY_AHEAD)
+    live.train_past_view(state.TRAINED_AHEAD)
 
 
 def _draw_stepper(live: state.Live, style: render.TokenStyle) -> None:
