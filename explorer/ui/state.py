@@ -204,7 +204,7 @@ class Live:
         if self.trainer is None or self.running or self.mode == "final" or not self.lock.acquire(blocking=False):
             return False
         try:
-            self.released_at = len(self.trainer.records)
+            self.released_at = self.trained  # the steps reached: those trained ahead are trained again when asked for
             self.playing = False
             self.set_trainer(None)
             return True
