@@ -28,9 +28,10 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import SEED_REPLAYS, Trainer, corpus_config, make_config
 from explorer.stages.pipeline import count_words
+from explorer.ui import state
 from explorer.ui.render import visible
 from explorer.ui.settings import ADVANCED_OPEN
-from explorer.ui.state import TRAINED_AHEAD, CorpusChoice
+from explorer.ui.state import DEFAULT_SAMPLE, TRAINED_AHEAD, CorpusChoice
 
 APP = str(ROOT / "app.py")
 CORPUS = "udhr_en.txt"
@@ -505,29 +506,31 @@ def test_the_merge_budget_is_editable_and_restarts_training():
     assert unescaped(at.main.caption[0].value).startswith(f"{CORPUS} · gpt2 · 30 merges")
 
 
-def test_a_new_session_holds_the_steps_its_stepper_asks_for_first_trained_ahead_not_reached():
-    """A first visit copies the shared trainer with the merges the stepper's first report asks for
-    already trained (each session trained them again before): held, the engine's own, and not
-    reached (the status, the slider's end and Run to end are as at step 0); a link's step too."""
-    at = train_page()
+def test_a_first_visit_of_the_default_corpus_holds_the_steps_its_stepper_asks_for_first_not_reached():
+    """The server's warm-up trains the default corpus's trainer the merges a stepper's first report
+    asks for; a first visit copies it: those merges held, the engine's own, and not reached (the
+    status, the slider's end and Run to end are as at step 0). Another corpus's trainer is built at
+    its step alone (its first screen waits for no merge nobody asked for)."""
+    state.warm_default()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("pages/2_Train.py").run()
     live = at.session_state["live"]
-    ref = engine()
+    ref = Trainer(count_words((read_sample(DEFAULT_SAMPLE),), corpus_config("gpt2")), corpus_config("gpt2"))
     ref.advance(TRAINED_AHEAD)
     assert (live.view, live.trained, live.recorded) == (0, 0, TRAINED_AHEAD)
     assert [r.token for r in live.trainer.records] == [r.token for r in ref.records]
     assert status(at).startswith("Step **0** of 0 trained") and not at.button(key="run").disabled
-    linked = link_page({"corpus": CORPUS, "preset": "gpt2", "merges": "1000", "step": "5"})
-    live = linked.session_state["live"]
-    assert (live.view, live.trained, live.recorded) == (5, 5, 5 + TRAINED_AHEAD)
-    assert status(linked).startswith("Step **5** of 5 trained")
+    at.button(key="step").click().run()
+    assert status(at).startswith("Step **1** of 1 trained") and live.recorded == TRAINED_AHEAD
+    other = train_page()  # another corpus
+    assert other.session_state["live"].recorded == 0
 
 
 def test_no_merge_possible_is_said_without_inviting_a_click_on_step():
     at = train_page()
     at.number_input(key="w_size").set_value(0).run()
-    # the trainer is built with the merges a stepper asks for next trained ahead: none can be made,
-    # so there is nothing to run to
-    assert at.button(key="run").disabled and at.button(key="step").disabled
+    at.button(key="run").click().run()
+    assert at.button(key="step").disabled
     assert "Press Step" not in step_sentence(at) and stepper_entry(at)["tone"] == "warning"
     assert "No merge can be made: 0 merges done" in step_sentence(at)
 

@@ -501,18 +501,28 @@ def _shared(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mod
     return _trained_to(choice.key(), preset, config, mode, max(0, steps), choice, (RECORDED_PAIRS, FULL_RECORDS))
 
 
+# the trainers the warm-up built with TRAINED_AHEAD merges past step 0: (corpus key, preset, config)
+_WARMED_AHEAD: set[tuple[str, str | None, TrainerConfig]] = set()
+
+
 def _build_at(choice: CorpusChoice, preset: str | None, config: TrainerConfig, mode: Mode, steps: int) -> Trainer:
     # a copy of the shared trainer at that step, step 0 included: building Frankenstein's takes
-    # ~0.13 s, copying it ~0.02 s (and the server builds the default one when it starts). It holds
-    # the TRAINED_AHEAD merges past the step too: the stepper's first report asks for them, and
-    # each session trained them again (~0.09 s of the server for Frankenstein's, per first visit)
-    return copy.deepcopy(_shared(choice, preset, config, mode, steps + TRAINED_AHEAD))
+    # ~0.13 s, copying it ~0.02 s (and the server builds the default one when it starts). The
+    # default one holds the TRAINED_AHEAD merges past step 0 too, trained at start-up: the
+    # stepper's first report asks for them, and each first visit trained them again (~0.09 s of
+    # the server's). Any other trainer is built at its step alone: its first screen does not wait
+    # for merges the person has not asked for (the report trains them)
+    warmed = steps == 0 and mode == "step" and (choice.key(), preset, config) in _WARMED_AHEAD
+    return copy.deepcopy(_shared(choice, preset, config, mode, steps + (TRAINED_AHEAD if warmed else 0)))
 
 
 def warm_default() -> None:
-    """Build the trainer a first visit of the default corpus and preset starts from (for the
-    server's start-up warm-up; every session then takes a copy)."""
-    _shared(CorpusChoice(), DEFAULT_PRESET, corpus_config(DEFAULT_PRESET), "step", TRAINED_AHEAD)
+    """Build the trainer a first visit of the default corpus and preset starts from, with the
+    merges its stepper asks for first trained (for the server's start-up warm-up; every session
+    then takes a copy)."""
+    choice, config = CorpusChoice(), corpus_config(DEFAULT_PRESET)
+    _shared(choice, DEFAULT_PRESET, config, "step", TRAINED_AHEAD)
+    _WARMED_AHEAD.add((choice.key(), DEFAULT_PRESET, config))
 
 
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:
