@@ -526,6 +526,23 @@ def test_a_first_visit_of_the_default_corpus_holds_the_steps_its_stepper_asks_fo
     assert other.session_state["live"].recorded == 0
 
 
+def test_a_training_that_ended_among_the_steps_trained_ahead_is_said_once_the_last_is_reached():
+    """A stepper's report trains ahead of the step shown; when training ends there, the page does
+    not say so (nor disable Run to end and Step) until the person reaches that last step."""
+    at = fresh_app(corpus=None)
+    at.session_state["corpus_choice"] = CorpusChoice(samples=(), pasted="low lower newest widest " * 5)
+    at.switch_page("pages/2_Train.py").run()
+    live = at.session_state["live"]
+    live.train_ahead(TRAINED_AHEAD)  # as a stepper's first report does
+    at.run()
+    assert live.trainer.done and 0 == live.trained < live.recorded
+    assert "training stopped" not in status(at)
+    assert not at.button(key="run").disabled and not at.button(key="step").disabled
+    at.button(key="run").click().run()
+    assert f"Step **{live.recorded}** of {live.recorded} trained" in status(at) and "training stopped" in status(at)
+    assert at.button(key="run").disabled and at.button(key="step").disabled
+
+
 def test_no_merge_possible_is_said_without_inviting_a_click_on_step():
     at = train_page()
     at.number_input(key="w_size").set_value(0).run()

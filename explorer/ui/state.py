@@ -25,6 +25,7 @@ from . import data, render, server, stepper
 
 __all__ = [
     "TRAINED_AHEAD",
+    "HISTORY_AHEAD",
     "DEFAULT_SAMPLE",
     "DEFAULT_PRESET",
     "CorpusChoice",
@@ -183,6 +184,12 @@ class Live:
             return self.released_at or 0
         done = len(self.trainer.records)
         return done if self.reached is None else min(done, self.reached)
+
+    @property
+    def reached_end(self) -> bool:
+        """Training stopped and the session reached the last step its trainer holds (none trained
+        ahead is left to step to)."""
+        return self.trainer is not None and self.trainer.done and self.trained >= self.recorded
 
     @property
     def recorded(self) -> int:
@@ -458,9 +465,10 @@ def build_trainer(choice: CorpusChoice, preset: str | None, config: TrainerConfi
         return trainer
 
 
+HISTORY_AHEAD = 2  # trained steps past the one shown that the Train page's history shows (greyed)
 # a stepping session's trainer holds this many merges past the step shown, trained before its
-# stepper asks: the window the stepper is sent ahead, and the two greyed rows the history shows
-TRAINED_AHEAD = stepper.AHEAD + 2
+# stepper asks: the window the stepper is sent ahead, and the history's greyed rows
+TRAINED_AHEAD = stepper.AHEAD + HISTORY_AHEAD
 
 
 def _fitting_sample(texts: tuple[str, ...], config: TrainerConfig) -> dict[str, int]:

@@ -97,13 +97,10 @@ def _on_slider(key: str) -> None:
 
 def controls(live: state.Live) -> None:
     """Run to end and Reset (the server's to do; the stepper has the rest)."""
-    trainer = live.trainer
-    assert trainer is not None
     # a trainer the stepper trained to its end ahead of the person still has steps to reach:
     # Run to end goes there (disabled only once the last step is reached)
-    done = trainer.done and live.trained >= live.recorded
     row = st.container(horizontal=True, gap="small", vertical_alignment="center")
-    row.button("Run to end", key="run", on_click=_start_run, disabled=done)
+    row.button("Run to end", key="run", on_click=_start_run, disabled=live.reached_end)
     row.button("Reset", key="reset", on_click=_reset)
 
 
@@ -140,7 +137,7 @@ def _status_tail(live: state.Live) -> str:
     trainer = live.trainer
     assert trainer is not None
     # said once the person reached the last step (a trainer that ended among the steps trained ahead)
-    return f" · training stopped: {_stop_reason(trainer)}" if trainer.done and live.trained >= live.recorded else ""
+    return f" · training stopped: {_stop_reason(trainer)}" if live.reached_end else ""
 
 
 def _vocab_at(live: state.Live, k: int | None = None) -> int:
@@ -483,7 +480,6 @@ def _charts(live: state.Live) -> list[dict]:
 
 
 _HISTORY_WINDOW = 12
-_HISTORY_AHEAD = state.TRAINED_AHEAD - stepper.AHEAD  # trained steps past the one shown that the history shows (greyed)
 _HISTORY_MATCHES = 60
 
 
@@ -501,7 +497,7 @@ def _history_panel(live: state.Live, k: int, query: str, style: render.TokenStyl
         )
         shown = found[-_HISTORY_MATCHES:]
     else:
-        shown = tables.recent(records, k, window=_HISTORY_WINDOW, ahead=_HISTORY_AHEAD)
+        shown = tables.recent(records, k, window=_HISTORY_WINDOW, ahead=state.HISTORY_AHEAD)
         caption = "The merges around the step shown (highlighted), newest first"
     body = tables.history_html(tables.history_rows(shown, k), style=style) if shown else ""
     return render.panel("Merge history", body, caption)
@@ -608,7 +604,7 @@ def entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
     lead, text, tone = sentence(live, style, step=k)
     # the history shows trained steps just past k, the pair table at the last step trained is a
     # look ahead: such a step is sent again once training moved on (or stopped)
-    final = trainer.done or k + _HISTORY_AHEAD <= live.recorded
+    final = trainer.done or k + state.HISTORY_AHEAD <= live.recorded
     return stepper.Entry(k, _vocab_at(live, k), lead, text, tone, tuple(rows), final=final)
 
 
