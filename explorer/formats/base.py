@@ -47,6 +47,7 @@ __all__ = [
     "json_object",
     "need",
     "require",
+    "whole_number",
 ]
 
 Files = dict[str, str | bytes]  # file name -> content, as a writer returns it
@@ -56,6 +57,23 @@ def require(cond: bool, message: str) -> None:
     """A reader's check: FormatError with ``message`` unless ``cond``."""
     if not cond:
         raise FormatError(message)
+
+
+def whole_number(text: str, message: str) -> int:
+    """``text`` read as a count or an id (ASCII digits, spaces around them allowed), else
+    FormatError(message). ``str.isdigit`` alone lets through '²' (which ``int`` refuses) and '٣'
+    (which it reads as 3), and ``str.strip`` takes away '\\x1c', which ``int`` does not.
+
+    >>> whole_number(" 42 ", "bad id")
+    42
+    >>> whole_number("\\x1c7", "bad id")
+    Traceback (most recent call last):
+    ...
+    explorer.errors.FormatError: bad id
+    """
+    digits = text.strip(" \t\r\n")
+    require(digits.isascii() and digits.isdigit(), message)
+    return int(digits)
 
 
 def need(cond: bool, message: str) -> None:

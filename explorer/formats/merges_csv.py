@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from ..bpe.tokenizer import Tokenizer
 from ..errors import FormatError
-from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, require
+from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, require, whole_number
 from .token_merges import merges_are_bytes, read_token_merges
 
 __all__ = ["CSV_COLUMNS", "CSV_NEEDED", "FORMAT", "read_merges_csv", "to_merges_csv"]
@@ -93,11 +93,9 @@ def read_merges_csv(text: str, *, name: str = "merges.csv") -> tuple[list[tuple[
                 token == left + right,
                 f"{name} line {n}: {left!r} + {right!r} makes {left + right!r}, but the token column says {token!r}",
             )
-            require(
-                new.strip().isascii() and new.strip().isdigit(), f"{name} line {n}: id {new!r} is not a whole number"
-            )
+            made = whole_number(new, f"{name} line {n}: id {new!r} is not a whole number")
             pairs.append((left, right))
-            ids.append(int(new))
+            ids.append(made)
             where.append(n)
     except csv.Error as err:
         raise FormatError(f"{name} line {rows.line_num}: {err}") from None

@@ -25,7 +25,7 @@ from ..stages.pipeline import Pipeline
 from ..stages.pretokenizers import MINBPE_PATTERNS, RegexSplit
 from ..stages.registry import either
 from ..stages.units import byte_alphabet, bytes_to_display
-from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require
+from .base import FileFormat, FileKind, Files, Found, Imported, ImportOptions, Upload, need, require, whole_number
 from .shared import byte_pipeline_only, pretokenizer_of_pattern
 from .zips import OR_THEIR_ZIP
 
@@ -129,26 +129,27 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
     bytes 0-255, merge i makes id 256 + i, special tokens at their own ids."""
     lines = model.split("\n")
     require(lines[0].strip() == "minbpe v1", f"{name} line 1: expected 'minbpe v1', found {lines[0][:40]!r}")
-    require(len(lines) >= 3 and lines[2].strip().isdigit(), f"{name} line 3: expected the number of special tokens")
+    require(len(lines) >= 3, f"{name} line 3: expected the number of special tokens")
     pattern = lines[1]
-    n_special = int(lines[2])
+    n_special = whole_number(lines[2], f"{name} line 3: expected the number of special tokens")
     specials: dict[str, int] = {}
     for n in range(3, 3 + n_special):
         parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
-        require(len(parts) == 2 and parts[1].isdigit(), f"{name} line {n + 1}: expected 'special_token id'")
-        taken = next((t for t, i in specials.items() if i == int(parts[1])), None)
+        require(len(parts) == 2, f"{name} line {n + 1}: expected 'special_token id'")
+        at = whole_number(parts[1], f"{name} line {n + 1}: expected 'special_token id'")
+        taken = next((t for t, i in specials.items() if i == at), None)
         require(
             taken is None and parts[0] not in specials,
             f"{name} line {n + 1}: special token {parts[0]!r} or id {parts[1]} is given twice",
         )
-        specials[parts[0]] = int(parts[1])
+        specials[parts[0]] = at
     merges: list[tuple[int, int]] = []
     for n in range(3 + n_special, len(lines)):
         if not lines[n].strip():
             continue
         parts = lines[n].split()
-        require(len(parts) == 2 and all(p.isdigit() for p in parts), f"{name} line {n + 1}: expected two ids")
-        a, b = int(parts[0]), int(parts[1])
+        require(len(parts) == 2, f"{name} line {n + 1}: expected two ids")
+        a, b = (whole_number(p, f"{name} line {n + 1}: expected two ids") for p in parts)
         new = 256 + len(merges)
         require(
             a < new and b < new,
