@@ -20,11 +20,15 @@ APP = str(ROOT / "app.py")
 BEFORE_ANY_MERGE = "Before any merge every word is its letters plus the end-of-word symbol </w>."
 
 
-def train_page(corpus: str, preset: str, *, merges: int | None = None) -> AppTest:
+def train_page(corpus: str, preset: str, *, merges: int | None = None, looks: dict | None = None) -> AppTest:
+    """The Train page on ``corpus`` with ``preset``'s settings and the view settings ``looks``
+    (widget key -> value)."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["corpus_choice"] = CorpusChoice(samples=(corpus,))
     at.session_state["preset_name"] = preset
     at.session_state["config"] = corpus_config(preset) if merges is None else corpus_config(preset, merges=merges)
+    for key, value in (looks or {}).items():
+        at.session_state[key] = value
     at.run()
     at.switch_page("pages/2_Train.py").run()
     assert not at.exception
@@ -160,3 +164,95 @@ def test_the_home_miniature_is_the_stepper_over_the_toys_steps_as_the_engine_mak
     assert step_chart_spec(at, "Tokens in the corpus")["shown"] == 7
     reported(at, 2, gen="toy.earlier", seq=2)  # not this page's generation: nothing moves
     assert at.query_params["toy_step"] == "7" and stepper_data(at)["view"] == 7
+
+
+def counted_renders(monkeypatch) -> list[int]:
+    """The steps the Train page renders from now on (not those it takes from another session's),
+    with the steps sessions share emptied first."""
+    from explorer.ui import train_view
+
+    monkeypatch.setattr(train_view, "_SHARED", {})
+    made: list[int] = []
+    render = train_view._entry
+
+    def counting(live, k, look):
+        made.append(k)
+        return render(live, k, look)
+
+    monkeypatch.setattr(train_view, "_entry", counting)
+    return made
+
+
+def test_a_second_session_is_sent_the_steps_another_rendered_drawn_as_the_engine_has_them(monkeypatch):
+    made = counted_renders(monkeypatch)
+    first = train_page("udhr_en.txt", "gpt2")
+    reported(first, 0)
+    held_window(first, 0)
+    assert len(made) > stepper.AHEAD  # the first session rendered its window
+    second = train_page("udhr_en.txt", "gpt2")  # its first run: step 0, not trained past yet
+    made.clear()
+    reported(second, 0)
+    data = stepper_data(second)
+    # the whole window in the first report's answer (no rendering to spread over runs)
+    assert not data["more"] and {e["step"] for e in data["entries"]} >= set(range(1, stepper.AHEAD + 1))
+    assert made == []
+    ref = engine("udhr_en.txt", "gpt2", stepper.AHEAD + 2)
+    held = held_window(second, 0)
+    for k in [0, 1, 2, *random.Random(3).sample(range(3, stepper.AHEAD + 1), 5)]:
+        assert drawn_step([c for row in held[k]["rows"] for c in row]) == engine_step(ref, k, byte=True), k
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        {"w_top_k": 5},  # another look: the pair table's rows
+        {"w_gpt2_chars": True},  # byte-level tokens as GPT-2's characters
+    ],
+    ids=["pairs-shown", "gpt2-chars"],
+)
+def test_a_session_with_another_look_renders_its_own_steps(monkeypatch, other):
+    made = counted_renders(monkeypatch)
+    first = train_page("udhr_en.txt", "gpt2")
+    reported(first, 0)
+    held_window(first, 0)
+    made.clear()
+    at = train_page("udhr_en.txt", "gpt2", looks=other)
+    reported(at, 0)
+    held = held_window(at, 0)
+    assert set(made) >= set(range(0, stepper.AHEAD + 1))
+    ref = engine("udhr_en.txt", "gpt2", stepper.AHEAD + 2)
+    if "w_top_k" in other:
+        assert drawn_step([c for row in held[7]["rows"] for c in row]) == engine_step(ref, 7, byte=True, top=5)
+
+
+def test_a_history_search_is_drawn_for_the_merges_each_session_reached(monkeypatch):
+    """The history's matches are among the merges a session reached: two sessions with the same
+    search, one at step 0 and one at step 20, draw step 3 each with its own count."""
+    counted_renders(monkeypatch)
+    search = {"w_history_search": "e"}
+    first = train_page("udhr_en.txt", "gpt2", looks=search)
+    reported(first, 0)
+    assert " of 0 merges match" in "".join(c for row in held_window(first, 0)[3]["rows"] for c in row)
+    second = train_page("udhr_en.txt", "gpt2", looks=search)
+    reported(second, 0)
+    reported(second, 20, seq=2)
+    assert " of 20 merges match" in "".join(c for row in held_window(second, 20)[3]["rows"] for c in row)
+
+
+def test_after_the_warm_up_a_first_visit_of_the_default_corpus_renders_no_step(monkeypatch):
+    """The server's warm-up renders the steps a first visit of the default corpus and preset asks
+    for first: that visit's first run and the answer to its stepper's first report render none,
+    and the answer holds them all."""
+    from explorer.ui import startup
+
+    made = counted_renders(monkeypatch)
+    startup._default_corpus()
+    assert len(made) == stepper.AHEAD + 1
+    made.clear()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/2_Train.py").run()
+    assert [e["step"] for e in stepper_data(at)["entries"]] == [0]
+    reported(at, 0)
+    data = stepper_data(at)
+    assert made == [] and not data["more"]
+    assert {e["step"] for e in data["entries"]} == set(range(stepper.AHEAD + 1))

@@ -151,9 +151,9 @@ def panels(live: state.Live, *, quiz: bool, key: str, steps: Callable[[], None] 
         steps()
         live_view.live_view([], chart, key=key)
         return
-    state.widget_default("w_top_k", 10)
+    state.widget_default(state.TOP_K, state.TOP_K_DEFAULT)
     # the pair table's rows: the Train page's setting ("w_top_k"), which the Class page reads
-    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state["w_top_k"], style=style)
+    pairs = model.pairs_panel(trainer, live.view, quiz=quiz, top=st.session_state[state.TOP_K], style=style)
     words = render.panel(
         "Words, segmented",
         train_view.words_rows(live, style),

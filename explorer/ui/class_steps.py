@@ -64,8 +64,8 @@ class Look:
 
 def look(live: state.Live, *, quiz: bool) -> Look:
     """The look of this session's entries: the quiz, the Train page's "Pairs shown" setting."""
-    state.widget_default("w_top_k", 10)
-    return Look(quiz, int(st.session_state["w_top_k"]), train_view.token_style(live))
+    state.widget_default(state.TOP_K, state.TOP_K_DEFAULT)
+    return Look(quiz, int(st.session_state[state.TOP_K]), train_view.token_style(live))
 
 
 def entry(live: state.Live, k: int, how: Look) -> stepper.Entry:

@@ -186,8 +186,8 @@ def sidebar() -> None:
             if advanced.open:
                 advanced_form()
         st.caption("View (nothing is retrained)")
-        state.widget_default("w_top_k", 10)
-        st.selectbox("Pairs shown", PAIRS_SHOWN, key="w_top_k", help="Rows of the pair-count table.")
+        state.widget_default(state.TOP_K, state.TOP_K_DEFAULT)
+        st.selectbox("Pairs shown", PAIRS_SHOWN, key=state.TOP_K, help="Rows of the pair-count table.")
         gpt2_chars_toggle()
 
 

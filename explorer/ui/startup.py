@@ -90,11 +90,12 @@ def _streamlit_once() -> None:
 
 def _default_corpus() -> None:
     """What a first visit of any page computes before it draws: the default corpus's step-0
-    trainer under the default preset (its word counts with it; both shared by every session),
-    Home's miniature and the Corpus page's sizes."""
-    from . import corpus_view, home_view, state
+    trainer under the default preset (its word counts with it; both shared by every session) and
+    the Train stepper's first steps of it, Home's miniature and the Corpus page's sizes."""
+    from . import corpus_view, home_view, state, train_view
 
     state.warm_default()
+    train_view.warm_default()
     home_view.toy()
     corpus_view.warm_default()
 

@@ -49,7 +49,10 @@ __all__ = [
     "pending_step",
     "big_mode",
     "GPT2_CHARS",
+    "TOP_K",
+    "TOP_K_DEFAULT",
     "warm_default",
+    "default_live",
     "encoding_of",
     "final_words",
 ]
@@ -63,6 +66,7 @@ _PRESET = "preset_name"
 _LIVE = "live"
 _REPLAY = "replayed_seed"
 GPT2_CHARS = "w_gpt2_chars"  # a view setting: byte-level tokens as GPT-2's characters (``Ġt``)
+TOP_K, TOP_K_DEFAULT = "w_top_k", 10  # a view setting: the pair table's rows (the sidebar's "Pairs shown")
 _BIG = "big_corpus_mode"  # corpus key -> how a corpus over the step-through limit is trained
 _PENDING = "pending_step"  # the step a link asks for, trained when the session's trainer is next built
 # Rows of the pair table each step keeps: the most the view's "pairs shown" can ask for, so
@@ -531,6 +535,13 @@ def warm_default() -> None:
     choice, config = CorpusChoice(), corpus_config(DEFAULT_PRESET)
     _shared(choice, DEFAULT_PRESET, config, "step", TRAINED_AHEAD)
     _WARMED_AHEAD.add((choice.key(), DEFAULT_PRESET, config))
+
+
+def default_live() -> Live:
+    """What a first visit of the default corpus and preset starts from, once warmed up: its own
+    copy of the shared trainer (the warm-up renders the steps such a visit asks for first)."""
+    choice, config = CorpusChoice(), corpus_config(DEFAULT_PRESET)
+    return Live(_build_at(choice, DEFAULT_PRESET, config, "step", 0), choice.key(), config, reached=0)
 
 
 def _rebuild(current: Live, choice: CorpusChoice, preset: str | None) -> None:

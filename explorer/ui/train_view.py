@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -579,16 +580,65 @@ class _Look:
 
 
 def _look(live: state.Live, style: render.TokenStyle) -> _Look:
-    state.widget_default("w_top_k", 10)
+    state.widget_default(state.TOP_K, state.TOP_K_DEFAULT)
     return _Look(
         style,
-        int(st.session_state["w_top_k"]),
+        int(st.session_state[state.TOP_K]),
         st.session_state.get("w_history_search", ""),
         st.session_state.get("w_word_search", ""),
     )
 
 
+# Steps rendered for one session serve every session with the same corpus, settings and look:
+# training is deterministic, so step k of two such trainers is drawn alike once every step it
+# shows is trained (the history's rows ahead of it too). Thirty students opening the teacher's
+# link render the window around it once; a first visit of the default corpus renders none (the
+# warm-up did, ``warm_default``), and its stepper's first report is answered in one run.
+# (corpus key, config, mode, steps keeping full records, look, k) -> Entry; oldest out first
+_SHARED: dict[tuple, stepper.Entry] = {}
+_SHARED_LOCK = threading.Lock()
+_SHARED_MAX = 640  # ~12 KB an entry: ten windows of 64 steps
+
+
 def entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
+    """Step k as the stepper draws it (:func:`_entry`), from the steps shared by every session
+    when another drew it already."""
+    key = _shared_key(live, k, look)
+    if key is None:
+        return _entry(live, k, look)
+    with _SHARED_LOCK:
+        hit = _SHARED.get(key)
+    if hit is not None:
+        return hit
+    made = _entry(live, k, look)
+    with _SHARED_LOCK:
+        _SHARED[key] = made
+        while len(_SHARED) > _SHARED_MAX:
+            del _SHARED[next(iter(_SHARED))]
+    return made
+
+
+def _shared_key(live: state.Live, k: int, look: _Look) -> tuple | None:
+    """Step k's key among the steps sessions share, or None when it is this session's own: a
+    history search counts the merges this session reached, a step at the end of training says
+    why it stopped (a budget's, say: this server's), and a big trainer's steps are big."""
+    assert live.trainer is not None
+    if k + state.HISTORY_AHEAD > live.recorded or look.history_query.strip() or live.big:
+        return None
+    return (live.corpus_key, live.config, live.mode, live.trainer.records.full, look, k)
+
+
+def warm_default() -> None:
+    """Render the window a first visit of the default corpus and preset asks for first (for the
+    server's start-up warm-up, after ``state.warm_default``): every such visit then takes them."""
+    live = state.default_live()
+    assert live.trainer is not None
+    look = _Look(render.style_of(live.trainer.config.unit, gpt2_chars=False), state.TOP_K_DEFAULT, "", "")
+    for k in stepper.wanted(0, last=live.recorded, held=set()):
+        entry(live, k, look)
+
+
+def _entry(live: state.Live, k: int, look: _Look) -> stepper.Entry:
     """Step k as the stepper draws it: its sentence, the pair table, the merge history and the
     words, rendered by the same helpers as every other view of a step (``render``, ``tables``)."""
     trainer = live.trainer
