@@ -257,11 +257,11 @@ def test_forget_my_uploads_removes_the_files_from_the_store_and_the_session():
 def test_the_corpus_page_keeps_its_preview_settings_in_the_link():
     at = open_link(CORPUS_PAGE, {})
     at.selectbox(key="w_prev_pretok").set_value("o200k").run()
-    at.slider(key="w_prev_lines").set_value(9).run()
+    at.number_input(key="w_prev_lines").set_value(9).run()
     params = url(at)
     assert params["pretokenizer_preview"] == "o200k" and params["lines"] == "9"
     again = open_link(CORPUS_PAGE, params)
-    assert again.selectbox(key="w_prev_pretok").value == "o200k" and again.slider(key="w_prev_lines").value == 9
+    assert again.selectbox(key="w_prev_pretok").value == "o200k" and again.number_input(key="w_prev_lines").value == 9
 
 
 def test_the_home_page_keeps_the_miniatures_step():
@@ -345,7 +345,7 @@ def test_the_corpus_preview_link_keeps_its_start_line_and_refuses_a_bad_one():
     at.query_params.update({"from_line": "7", "lines": "3"})
     at.switch_page("pages/1_Corpus.py").run()
     assert not at.exception
-    assert at.number_input(key="w_prev_start").value == 7 and at.slider(key="w_prev_lines").value == 3
+    assert at.number_input(key="w_prev_start").value == 7 and at.number_input(key="w_prev_lines").value == 3
     # the preview shows the seventh non-blank line of the default corpus first
     seventh = [line for line in read_sample("english_frankenstein.txt").splitlines() if line.strip()][6]
     preview = next(

@@ -727,12 +727,12 @@ def test_the_preview_shows_any_chosen_text_and_keeps_its_settings():
     at.text_area(key="w_pasted").input("zebra quagga okapi").run()
     at.selectbox(key="w_prev_text").set_value("pasted text").run()
     at.selectbox(key="w_prev_norm").set_value("lowercase").run()
-    at.slider(key="w_prev_lines").set_value(3).run()
+    at.number_input(key="w_prev_lines").set_value(3).run()
     assert any("zebra" in h.proto.body and "quagga" in h.proto.body for h in at.get("html"))
     at.switch_page("pages/2_Train.py").run()
     at.switch_page("pages/1_Corpus.py").run()
     assert at.selectbox(key="w_prev_text").value == "pasted text"
-    assert at.selectbox(key="w_prev_norm").value == "lowercase" and at.slider(key="w_prev_lines").value == 3
+    assert at.selectbox(key="w_prev_norm").value == "lowercase" and at.number_input(key="w_prev_lines").value == 3
     assert any("zebra" in h.proto.body for h in at.get("html"))
 
 

@@ -314,7 +314,9 @@ def preview(text: str) -> None:
         "Pre-tokenizer", list(PRETOKENIZERS), key="w_prev_pretok", help=render.choices_help(PRETOKENIZERS)
     )
     start = c3.number_input("From line", 1, last, key="w_prev_start", help=f"The text has {last:,} non-blank lines.")
-    n = c4.slider("Lines", 1, 30, key="w_prev_lines")
+    # a number box like "From line" beside it (a slider here cost every first visit of the page
+    # Streamlit's slider code and the date and number libraries it loads, ~120 KB)
+    n = int(c4.number_input("Lines", 1, 30, key="w_prev_lines", help="How many lines to preview (1 to 30)."))
     pattern = None
     if pretok == "regex":
         pattern = st.text_input("Custom regex", key="w_prev_pattern")
