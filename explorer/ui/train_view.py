@@ -6,7 +6,7 @@ import html
 import itertools
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -301,8 +301,14 @@ def _run_in_worker(live: state.Live, bar) -> None:
 def token_style(live: state.Live) -> render.TokenStyle:
     """How the page writes the trainer's tokens: as text (bytes that are part of a character in
     hex), or, when the sidebar's view setting asks for it, as GPT-2's characters."""
+    return _style_in(live, st.session_state)
+
+
+def _style_in(live: state.Live, view: Mapping) -> render.TokenStyle:
+    """The token style the view settings in ``view`` ask for (widget key -> value; one not there
+    at its default)."""
     assert live.trainer is not None
-    return render.style_of(live.trainer.config.unit, gpt2_chars=bool(st.session_state.get(state.GPT2_CHARS)))
+    return render.style_of(live.trainer.config.unit, gpt2_chars=bool(view.get(state.GPT2_CHARS)))
 
 
 def sentence(live: state.Live, style: render.TokenStyle, *, step: int | None = None) -> tuple[str, str, str]:
@@ -581,11 +587,17 @@ class _Look:
 
 def _look(live: state.Live, style: render.TokenStyle) -> _Look:
     state.widget_default(state.TOP_K, state.TOP_K_DEFAULT)
+    return _look_in(style, st.session_state)
+
+
+def _look_in(style: render.TokenStyle, view: Mapping) -> _Look:
+    """The look the view settings in ``view`` ask for (widget key -> value; one not there at its
+    default: a first visit's, which the warm-up renders)."""
     return _Look(
         style,
-        int(st.session_state[state.TOP_K]),
-        st.session_state.get("w_history_search", ""),
-        st.session_state.get("w_word_search", ""),
+        int(view.get(state.TOP_K, state.TOP_K_DEFAULT)),
+        view.get("w_history_search", ""),
+        view.get("w_word_search", ""),
     )
 
 
@@ -632,8 +644,7 @@ def warm_default() -> None:
     """Render the window a first visit of the default corpus and preset asks for first (for the
     server's start-up warm-up, after ``state.warm_default``): every such visit then takes them."""
     live = state.default_live()
-    assert live.trainer is not None
-    look = _Look(render.style_of(live.trainer.config.unit, gpt2_chars=False), state.TOP_K_DEFAULT, "", "")
+    look = _look_in(_style_in(live, {}), {})
     for k in stepper.wanted(0, last=live.recorded, held=set()):
         entry(live, k, look)
 
