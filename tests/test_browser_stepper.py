@@ -50,6 +50,38 @@ _TWO_CLICKS_TIMERS_AFTER_THE_SECOND_PRESS = """async () => {
   send('pointerup'); send('click');
 }"""
 _PANELS = "() => [...document.querySelectorAll('.sp-panels .lv-cell')].map((c) => c.innerHTML)"
+# The cells drawn now that differ from the step's HTML as the server sent it, parsed afresh (its
+# history rows past the last step reached left out, as the stepper shows them): the stepper lays
+# each step's panels over the last one's, node by node, and must end with the same DOM.
+_NOT_AS_SENT = """() => {
+  const root = document.querySelector('.sp-root'), s = root.parentElement.__stepper;
+  const sent = s.html(s.entries.get(s.shown)).flat(), end = s.end();
+  const cells = [...root.querySelectorAll('.sp-panels .lv-cell')];
+  if (cells.length !== sent.length) return [`${cells.length} cells drawn for the ${sent.length} sent`];
+  return cells.flatMap((cell, i) => {
+    const t = document.createElement('template');
+    t.innerHTML = sent[i];
+    for (const tr of t.content.querySelectorAll('table.bpe-hist tr.bpe-ahead')) {
+      if (Number(tr.cells[0].textContent.replace(/,/g, '')) > end) tr.remove();
+    }
+    return cell.innerHTML === t.innerHTML ? [] : [`step ${s.shown}, cell ${i}: ${cell.innerHTML} != ${t.innerHTML}`];
+  });
+}"""
+# Moves the slider to each step in turn (its input event, as a drag sends) and returns what
+# _NOT_AS_SENT finds after each move.
+_WALK = (
+    """(steps) => {
+  const slider = document.querySelector('.sp-slider'), wrong = [];
+  for (const k of steps) {
+    slider.value = String(k);
+    slider.dispatchEvent(new Event('input', {bubbles: true}));
+    wrong.push(...("""
+    + _NOT_AS_SENT
+    + """)());
+  }
+  return wrong;
+}"""
+)
 
 
 def engine(corpus: str, preset: str, merges: int) -> Trainer:
@@ -73,6 +105,7 @@ def as_engine_has_it(page, ref: Trainer, *, byte: bool) -> int:
     """The step drawn now, checked against the engine: its pair table, history and words."""
     k = shown_step(page)
     assert drawn_step(page.evaluate(_PANELS)) == engine_step(ref, k, byte=byte), k
+    assert page.evaluate(_NOT_AS_SENT) == []
     sentence = page.locator(".sp-sentence")
     assert sentence.inner_text().startswith(f"Step {k}.") if k else "Nothing merged yet" in sentence.inner_text()
     return k
@@ -173,6 +206,24 @@ def test_a_character_level_preset_on_a_hindi_corpus_draws_the_engines_steps(app_
         page.locator(".sp-root").get_by_role("button", name="Step", exact=True).press("Enter")  # no pointer
         drawn(page, 3)
         as_engine_has_it(page, ref, byte=False)
+
+
+@pytest.mark.parametrize(
+    ("corpus", "preset"), [("udhr_hi.txt", "gpt2"), ("english_frankenstein.txt", "sennrich")], ids=["byte", "char"]
+)
+def test_every_step_laid_over_the_one_drawn_before_is_the_html_the_server_sent(app_url, new_page, corpus, preset):
+    with new_page(width=1280, height=720) as page:
+        page.goto(f"{app_url}/Train?corpus={corpus}&preset={preset}&step=60")
+        drawn(page, 60)
+        page.wait_for_function(
+            "() => JSON.parse(document.querySelector('.sp-root').dataset.held).some(([a, b]) => a <= 0 && b >= 120)",
+            timeout=WAIT_MS,
+        )
+        rng = random.Random(corpus)
+        # near steps (most rows shared with the last), far jumps, back and forth, and the same again
+        steps = [61, 62, 63, 62, 61, 71, 70, 0, 1, 120, 119, 60, 60]
+        steps += [rng.randrange(121) for _ in range(40)] + [rng.randrange(55, 66) for _ in range(30)]
+        assert page.evaluate(_WALK, steps) == []
 
 
 # Holds the messages the server sends the page while ``window.__hold`` is set (a listener ahead of

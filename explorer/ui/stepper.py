@@ -166,8 +166,55 @@ function build(box) {
   ui.panels = h("div", {class: "lv-panels sp-panels"}, root);
   return ui;
 }
+// Parsed ahead, after the frame that shows a step: the panels of the steps a press reaches next
+// (a step either side, ten ahead), ready to lay over the drawn ones; each is used once (laying it
+// over moves its nodes) and the oldest go first.
+const parsed = new Map();  // html -> DocumentFragment
+const PARSED = 12;
+function fragment(html) {
+  const ready = parsed.get(html);
+  if (ready) { parsed.delete(html); return ready; }
+  const t = document.createElement("template");
+  t.innerHTML = html;
+  return t.content;
+}
+function parseAhead(htmls) {
+  for (const html of htmls) if (!parsed.has(html)) parsed.set(html, fragment(html));
+  while (parsed.size > PARSED) parsed.delete(parsed.keys().next().value);
+}
+// A panel's new HTML laid over the one drawn, node by node: what stays keeps its boxes, and the
+// browser styles and lays out only what changed. (Set whole, a step's three panels were ~300 new
+// elements to style and lay out in the press: after a press the browser looks again at what is
+// under the pointer, which lays the page out there and then, ~8 ms before the frame could show
+// the step.) The result is the DOM the HTML parses to: a node is kept only where it has the same
+// name and the same attributes in the same order, so it serialises as the server's HTML does.
+function fits(a, b) {
+  if (a.nodeType !== b.nodeType || a.nodeName !== b.nodeName) return false;
+  if (a.nodeType !== 1) return true;
+  const x = a.attributes, y = b.attributes;
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) if (x[i].name !== y[i].name) return false;
+  return true;
+}
+function morph(cur, next) {
+  if (cur.nodeType !== 1) { if (cur.data !== next.data) cur.data = next.data; return; }
+  const x = cur.attributes, y = next.attributes;
+  for (let i = 0; i < y.length; i++) if (x[i].value !== y[i].value) x[i].value = y[i].value;
+  morphChildren(cur, next);
+}
+function morphChildren(cur, next) {
+  let c = cur.firstChild, n = next.firstChild;
+  while (n) {
+    const after = n.nextSibling;  // n may move into cur below
+    if (c && fits(c, n)) { if (!c.isEqualNode(n)) morph(c, n); c = c.nextSibling; }
+    else if (c) { const gone = c; c = c.nextSibling; cur.replaceChild(n, gone); }
+    else cur.appendChild(n);
+    n = after;
+  }
+  while (c) { const gone = c; c = c.nextSibling; gone.remove(); }
+}
 function panels(root, rows, end) {
-  // one div a row, one cell a panel; a cell's HTML is set again only when it (or the last step
+  // one div a row, one cell a panel; a cell is drawn again only when its HTML (or the last step
   // reached) changed. The history's greyed rows past the step shown are only those reached: the
   // server trains a few steps ahead of the person, and those are not to be seen before stepped to.
   while (root.children.length > rows.length) root.lastChild.remove();
@@ -178,10 +225,12 @@ function panels(root, rows, end) {
     cells.forEach((html, c) => {
       const cell = row.children[c] || h("div", {class: "lv-cell"}, row);
       if (cell.__html === html && cell.__end === end) return;
-      cell.innerHTML = html; cell.__html = html; cell.__end = end;
-      for (const tr of cell.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
+      cell.__html = html; cell.__end = end;
+      const next = fragment(html);
+      for (const tr of next.querySelectorAll("table.bpe-hist tr.bpe-ahead")) {
         if (Number(tr.cells[0].textContent.replace(/,/g, "")) > end) tr.remove();
       }
+      morphChildren(cell, next);
     });
   });
 }
@@ -252,8 +301,19 @@ function make(component) {
     }
     ui.sentence.className = "sp-sentence sp-" + e.tone;
     panels(ui.panels, s.html(e), last);
+    s.ahead();
     ui.root.dataset.drawn = k;
     ui.root.dataset.draws = ++s.draws;
+  };
+  s.ahead = () => {
+    if (s.parsing) return;
+    s.parsing = true;
+    requestAnimationFrame(() => setTimeout(() => {
+      s.parsing = false;
+      const drawn = new Set([...ui.panels.querySelectorAll(".lv-cell")].map((cell) => cell.__html));
+      const near = [1, -1, 10].map((d) => s.entries.get(s.shown + d)).filter(Boolean);
+      parseAhead(near.flatMap((e) => s.html(e).flat()).filter((html) => !drawn.has(html)));
+    }, 0));
   };
   s.end = () => Math.max(s.last, s.top);  // the last step reached (the server's, or further here)
   // the caller's own status line: parts [text, bold], "{step}" the step shown, "{room}" the room's
