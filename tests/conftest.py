@@ -532,6 +532,15 @@ def open_advanced(at):
     return at.run()
 
 
+def open_importer(at):
+    """Open the Playground's "Import a tokenizer" (drawn only while open, as a click on it does in
+    a browser) and rerun."""
+    from explorer.ui.interop_view import IMPORT_OPEN
+
+    at.session_state[IMPORT_OPEN] = True
+    return at.run()
+
+
 def live_data(at) -> dict:
     """A page's live area at the step shown: rows of panel HTML (on the Train page the stepper's
     entry), and the charts (the live view's)."""

@@ -560,7 +560,7 @@ def test_download_every_format_then_import_the_tokenizer_json_on_the_playground(
 
     page.set_viewport_size({"width": 1400, "height": 1000})
     nav(page, "Playground")
-    page.get_by_text("Import a tokenizer").click()  # an expander opens in the browser: no rerun
+    page.get_by_text("Import a tokenizer").click()  # opened, a rerun draws what it holds
     importer = page.locator('[data-testid="stExpander"]').filter(has_text="Import a tokenizer")
     wait_idle(page, settle=0, until=importer.get_by_role("button", name="Import", exact=True))
     importer.locator('[data-testid="stFileUploader"] input[type=file]').set_input_files(str(hf))

@@ -24,7 +24,7 @@ from functools import cache
 
 import pytest
 import tokenizers
-from conftest import ROOT, encode_view
+from conftest import ROOT, encode_view, open_importer
 from streamlit.testing.v1 import AppTest
 from test_hf_json import CORPUS, HOSTILE, hf_ids, our_ids, refusal
 from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
@@ -209,7 +209,7 @@ def test_the_playground_lists_and_decodes_the_files_own_ids_of_a_sentencepiece_o
     at.switch_page("pages/3_Playground.py").run()
     at.radio(key="w_play_view").set_value("Decode ids")
     at.text_area(key="w_play_text").input(TEXT)
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([("tokenizer.json", json.dumps(data).encode("utf-8"), "application/json")])
     at.run()
     at.button(key="import_go").click().run()

@@ -18,7 +18,7 @@ import sys
 
 import pytest
 import tiktoken
-from conftest import ROOT, encode_view, read_sample, small_tekken, unescaped
+from conftest import ROOT, encode_view, open_importer, read_sample, small_tekken, unescaped
 from hubserver import FakeHub, Repo
 from streamlit.testing.v1 import AppTest
 from tiktoken.load import load_tiktoken_bpe
@@ -254,6 +254,7 @@ def test_the_hub_options_are_refused_without_a_hub_id():
 
 # ---- the Playground --------------------------------------------------------------------------------
 def open_on_playground(at: AppTest, repo_id: str, *, revision: str = "") -> AppTest:
+    open_importer(at)
     at.text_input(key="w_hub_id").input(repo_id)
     at.text_input(key="w_hub_rev").input(revision)
     at.button(key="hub_go").click().run()

@@ -11,7 +11,7 @@ import unicodedata
 import zipfile
 
 import pytest
-from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped, view_slider
+from conftest import ROOT, compare_chart, encode_view, open_importer, read_sample, unescaped, view_slider
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 from subword_nmt.apply_bpe import BPE
@@ -121,7 +121,7 @@ def upload(
     normalizer: str | None = None,
 ) -> AppTest:
     """Files through the Playground's uploader, then Import."""
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([(n, d, "application/octet-stream") for n, d in files.items()])
     if name:
         at.text_input(key="w_imp_name").input(name)
@@ -227,6 +227,28 @@ def test_the_export_is_made_once_per_format_and_step_and_not_while_closed(monkey
 
 
 # ---- imports (Playground page) -------------------------------------------------------------------
+def test_the_import_area_is_drawn_only_while_open_and_stays_open_with_its_result():
+    """Shut, "Import a tokenizer" draws none of its widgets (the uploader alone cost every first
+    visit of the Playground its code); opened, it keeps what was chosen in it, and stays open
+    through the import's result and a removed file that takes its error with it."""
+    at = playground()
+    drawn = lambda: (len(at.file_uploader), [b.key for b in at.button if b.key in ("import_go", "hub_go")])  # noqa: E731
+    assert drawn() == (0, [])
+    open_importer(at)
+    assert drawn() == (1, ["hub_go", "import_go"])
+    at.file_uploader[0].set_value([("merges.csv", b"this,is\nnot,ours\n", "text/csv")]).run()
+    at.button(key="import_go").click().run()
+    assert at.error and drawn() == (1, ["hub_go", "import_go"])
+    at.file_uploader[0].set_value(None).run()
+    assert not at.error and drawn() == (1, ["hub_go", "import_go"])
+    upload(at, {"tokenizer.json": hf_json(30)})
+    assert at.success and drawn() == (1, ["hub_go", "import_go"])
+    at.session_state[interop_view.IMPORT_OPEN] = False
+    at.run()
+    assert drawn() == (0, []) and not at.success and not at.exception
+    assert "imported: tokenizer (hf)" in at.multiselect(key="w_play_tokenizers").options  # the import stays
+
+
 def test_an_exported_tokenizer_json_imports_and_encodes_in_every_view_as_the_session_did():
     at = playground(merges=30)
     upload(at, {"tokenizer.json": hf_json(30)})

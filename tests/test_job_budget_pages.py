@@ -13,7 +13,7 @@ import base64
 import uuid
 
 import pytest
-from conftest import ROOT, read_sample, unescaped
+from conftest import ROOT, open_importer, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer.serving.store import default_store
@@ -107,7 +107,7 @@ def test_a_comparison_over_the_budget_says_so_on_the_compare_page():
 def test_an_import_read_in_a_worker_over_the_budget_says_so_on_the_playground():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("pages/3_Playground.py").run()
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([("big.tiktoken", big_tiktoken(), "application/octet-stream")])
     at.run()
     at.button(key="import_go").click().run()

@@ -10,7 +10,7 @@ import html
 import re
 
 import pytest
-from conftest import ROOT, compare_chart, encode_view, read_sample, unescaped
+from conftest import ROOT, compare_chart, encode_view, open_importer, read_sample, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config
@@ -135,7 +135,7 @@ def test_a_why_this_split_link_shows_the_same_piece_and_token():
 def test_an_imported_tokenizer_is_named_by_its_files_hash_and_reopens_from_the_store():
     data = export_files(engine(30).tokenizer(30), "hf")["tokenizer.json"]
     at = open_link(PLAYGROUND, {"text": TEXT})
-    at.file_uploader[0].set_value([("tokenizer.json", data, "application/json")]).run()
+    open_importer(at).file_uploader[0].set_value([("tokenizer.json", data, "application/json")]).run()
     at.button(key="import_go").click().run()
     assert not at.exception
     key = "imported:" + hashlib.sha256(data).hexdigest()
@@ -150,7 +150,7 @@ def test_an_imported_tokenizer_is_named_by_its_files_hash_and_reopens_from_the_s
 
 def test_an_import_error_goes_when_its_files_are_removed():
     at = open_link(PLAYGROUND, {})
-    at.file_uploader[0].set_value([("merges.csv", b"this,is\nnot,ours\n", "text/csv")]).run()
+    open_importer(at).file_uploader[0].set_value([("merges.csv", b"this,is\nnot,ours\n", "text/csv")]).run()
     at.button(key="import_go").click().run()
     assert at.error and "version" not in at.error[0].value
     at.file_uploader[0].set_value(None).run()

@@ -11,7 +11,7 @@ from collections import Counter
 import pandas as pd
 import pyarrow as pa
 import pytest
-from conftest import ROOT, Panel, chart_data, encode_view, is_utf8, read_sample, train_html, unescaped
+from conftest import ROOT, Panel, chart_data, encode_view, is_utf8, open_importer, read_sample, train_html, unescaped
 from streamlit.testing.v1 import AppTest
 
 from explorer import Trainer, corpus_config, load_pretrained
@@ -734,7 +734,7 @@ def test_why_this_split_shows_a_pickybpe_removal_as_a_removal_not_a_merge(picky_
 def test_an_imported_pickybpe_trace_shows_its_removals_and_has_no_dropout():
     ref = engine(200, picky=0.5)
     at = playground(text=PICKY_TEXT)
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([("trace.json", json.dumps(trace_dict(ref)).encode(), "application/json")])
     at.run()
     at.button(key="import_go").click().run()
@@ -793,7 +793,7 @@ def test_a_rank_tables_token_no_merge_makes_is_said_so_in_why_this_split_with_no
     table += [b"ab", b"de", b"cd", b"abcd", b"abcde", b"c!", b" c", b"ab c", b"ab c!"]
     data = "".join(f"{base64.b64encode(t).decode()} {r}\n" for r, t in enumerate(table)).encode()
     at = playground(corpus=None, text="abcde ab c!")
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([("ranks.tiktoken", data, "application/octet-stream")])
     at.run()
     at.button(key="import_go").click().run()

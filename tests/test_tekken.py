@@ -16,7 +16,17 @@ import json
 import time
 
 import pytest
-from conftest import HOSTILE_SCRIPTS, ROOT, TEKKEN_FILE, encode_view, read_sample, small_tekken, tekken_doc, unescaped
+from conftest import (
+    HOSTILE_SCRIPTS,
+    ROOT,
+    TEKKEN_FILE,
+    encode_view,
+    open_importer,
+    read_sample,
+    small_tekken,
+    tekken_doc,
+    unescaped,
+)
 from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 from streamlit.testing.v1 import AppTest
 
@@ -192,7 +202,7 @@ def test_the_playground_imports_an_uploaded_tekken_json_and_shows_tekkenizers_id
     at.run()
     at.switch_page("pages/3_Playground.py").run()
     at.text_area(key="w_play_text").input(HOSTILE).run()
-    (uploader,) = at.file_uploader
+    (uploader,) = open_importer(at).file_uploader
     uploader.set_value([("tekken.json", path.read_bytes(), "application/json")])
     at.run()
     at.button(key="import_go").click().run()

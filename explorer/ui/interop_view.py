@@ -19,7 +19,7 @@ from ..stages.normalizers import NORMALIZERS
 from ..stages.pretokenizers import PATTERNS, PRETOKENIZERS
 from . import catalog, render, state, storage
 
-__all__ = ["Download", "download_area", "export_download", "download_name", "import_area"]
+__all__ = ["IMPORT_OPEN", "Download", "download_area", "export_download", "download_name", "import_area"]
 
 
 # ---- download (Train page) ------------------------------------------------------------------
@@ -127,9 +127,9 @@ def download_area(live: state.Live) -> None:
 # ---- import (Playground page) ---------------------------------------------------------------
 _RESULT = "import_result"  # ("success" | "error", message) of the last Import click
 _ROUND = "import_round"  # bumped to give the uploader a new key, which empties it
-# set once the session has used the import area: it stays open from then on (an `expanded` that
-# went back to False when a removed file took its error with it folded the area under the hand)
-_USED = "import_used"
+# the import area's expander, open or shut: the person's own (a removed file that takes its error
+# with it leaves the area open), and drawn only while open
+IMPORT_OPEN = "import_open"
 # the choice for files that hold no pre-tokenizer (vocab.json + merges.txt, a lone .tiktoken)
 _PRETOKENIZERS = (*PATTERNS, "none")  # the regex pre-tokenizers (the first is the default), or none
 
@@ -139,7 +139,6 @@ def _uploader_key() -> str:
 
 
 def _on_import() -> None:
-    st.session_state[_USED] = True
     uploaded = st.session_state.get(_uploader_key()) or []
     if not uploaded:
         st.session_state[_RESULT] = ("error", "Choose the tokenizer's files first.")
@@ -154,7 +153,6 @@ def _on_import() -> None:
 
 
 def _on_hub() -> None:
-    st.session_state[_USED] = True
     repo_id = st.session_state.get("w_hub_id", "").strip()
     if not repo_id:
         st.session_state[_RESULT] = ("error", "Type a Hub repository id first, such as Qwen/Qwen2.5-7B.")
@@ -209,7 +207,6 @@ def _imported_message(entry: catalog.Imported, dropped: list[str]) -> str:
 
 def _on_files() -> None:
     """Files were added or removed: an error about the files before goes with them."""
-    st.session_state[_USED] = True
     result = st.session_state.get(_RESULT)
     if result is not None and result[0] == "error":
         del st.session_state[_RESULT]
@@ -218,9 +215,13 @@ def _on_files() -> None:
 def import_area() -> None:
     """The uploader (or a Hub repository id and its Open button), the pre-tokenizer for files that
     hold none, a name and the Import button; the last import's result under them."""
+    # drawn only while open (a rerun when it opens): the uploader and its pickers cost every first
+    # visit of the Playground the browser's loading of their code, for a tool most visits never open
+    box = st.expander("Import a tokenizer", key=IMPORT_OPEN, on_change="rerun", icon=":material/upload:")
+    if not box.open:
+        return
     result = st.session_state.get(_RESULT)
-    opened = result is not None or st.session_state.get(_USED, False)
-    with st.expander("Import a tokenizer", expanded=opened, icon=":material/upload:"):
+    with box:
         st.file_uploader(
             "Tokenizer files",
             accept_multiple_files=True,
