@@ -4,7 +4,8 @@ measured in the same run:
 - the reference: a one-button Streamlit app (bench/one_button_app.py) on a fresh server: its
   first page load after the server started, and the time from a click to the text it changes;
   and the floor under a Step (bench/step_floor_app.py): a fragment redrawing the same kinds of
-  element as the Step fragment with no work behind them, to tell Streamlit's cost from ours;
+  element as the Step fragment with no work behind them, to tell Streamlit's cost from ours; and
+  a plain page with no server behind it, a click and the → key on it: the floor of this timing;
 - the first visit of each page after a server start (a fresh server per page, its start-up
   warm-up done: ``/warm`` says ready), until the page's answer is drawn (Home: the miniature's
   words; Corpus: the size strip; Train: the first pair row; Playground: the comparison's rows;
@@ -196,22 +197,34 @@ def step_floor(out: Printer, clicks: int, ref_click: float) -> None:
 # the size of a step's panels), the floor of this way of timing (a change shows at the next frame)
 _PLAIN = """<html><body><button>Step</button><p id="o">Step 0</p><div id="t"></div><script>
 let k = 0;
-document.querySelector("button").addEventListener("click", () => {
+const step = () => {
   k += 1; const o = document.getElementById("o"); o.textContent = "Step " + k; o.dataset.k = k;
   document.getElementById("t").innerHTML = ("<table>" + "<tr><td>" + k + "</td><td>a row of a panel</td></tr>".repeat(60) + "</table>").repeat(3);
-});
+};
+const button = document.querySelector("button");
+button.addEventListener("click", step);
+button.addEventListener("keydown", (ev) => { if (ev.key === "ArrowRight") { ev.preventDefault(); step(); } });
 </script></body></html>"""
 
 
 def plain_floor(out: Printer, clicks: int, ref_click: float) -> None:
-    """A click on a page with no server behind it, timed as every click here is."""
+    """A click, and the → key, on a page with no server behind it, timed as every click and key
+    here is: the step a frame takes is the floor under both (a key comes at any moment of a frame,
+    a click shortly after one: Playwright moves the pointer there first, and a move waits for a
+    frame)."""
     with browser_page(width=1280, height=720) as page:
         page.set_content(_PLAIN)
         button = page.get_by_role("button", name="Step")
         times = [timed_action(page, button.click, "css", f'#o[data-k="{i}"]') for i in range(1, clicks + 1)]
+        button.focus()
+        keys = [
+            timed_action(page, lambda: page.keyboard.press("ArrowRight"), "css", f'#o[data-k="{clicks + i}"]')
+            for i in range(1, clicks + 1)
+        ]
     out(
         f"floor of this timing (a plain page, no server: click -> its text, shown at the next frame), {clicks} clicks: "
-        f"{spread(times)}; ratio p95 {p95(times) / ref_click:.2f} against the one-button app"
+        f"{spread(times)}; ratio p95 {p95(times) / ref_click:.2f} against the one-button app; the → key, {clicks} "
+        f"presses: {spread(keys)}; ratio p95 {p95(keys) / ref_click:.2f}"
     )
 
 
