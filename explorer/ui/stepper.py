@@ -15,7 +15,9 @@ hold yet, nearest first, before the user reaches the edge. Outrun the window and
 A step's panels travel as pieces (:func:`split_html`: a table row or a word row each), named by
 their digest, and each piece is sent once: neighbouring steps share most of their rows, so a
 window of hundreds of steps costs the wire little more than its distinct rows. The browser joins
-an entry's pieces back into exactly the HTML the server rendered.
+an entry's pieces back into exactly the HTML the server rendered, and lays it over the panels
+drawn node by node (the rows a step keeps are not made, styled and laid out again), from HTML
+parsed ahead, after the frame that showed the step before.
 
 What the server sends (``data``)::
 
