@@ -526,6 +526,35 @@ def test_a_first_visit_of_the_default_corpus_holds_the_steps_its_stepper_asks_fo
     assert other.session_state["live"].recorded == 0
 
 
+def test_a_link_to_a_step_of_the_default_run_copies_the_run_the_warm_up_trained_to_its_end():
+    """The warm-up also trains the default corpus's run to its end (its 1,000 merges): a link to
+    one of its steps copies that trainer, holding the engine's merges past the step as trained
+    ahead, not reached (the status, the slider's end and Run to end are as at that step, and
+    Step goes on from it). A link into another corpus's run trains to its step alone."""
+    state.warm_default()
+
+    def link(**query) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params.update({"step": "120", **query})
+        at.switch_page("pages/2_Train.py").run()
+        assert not at.exception, at.exception
+        return at
+
+    config = corpus_config("gpt2")
+    ref = Trainer(count_words((read_sample(DEFAULT_SAMPLE),), config), config)
+    ref.advance(10_000)
+    at = link()
+    live = at.session_state["live"]
+    assert (live.view, live.trained, live.recorded) == (120, 120, len(ref.records) == 1_000 and 1_000)
+    assert [r.token for r in live.trainer.records] == [r.token for r in ref.records]
+    assert status(at).startswith("Step **120** of 120 trained") and "training stopped" not in status(at)
+    assert not at.button(key="run").disabled
+    at.button(key="step").click().run()
+    assert status(at).startswith("Step **121** of 121 trained") and live.recorded == 1_000
+    other = link(corpus=CORPUS)
+    assert other.session_state["live"].recorded == 120
+
+
 def test_a_training_that_ended_among_the_steps_trained_ahead_is_said_once_the_last_is_reached():
     """A stepper's report trains ahead of the step shown; when training ends there, the page does
     not say so (nor disable Run to end and Step) until the person reaches that last step."""
