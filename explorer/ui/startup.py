@@ -91,7 +91,8 @@ def _streamlit_once() -> None:
 def _default_corpus() -> None:
     """What a first visit of any page computes before it draws: the default corpus's step-0
     trainer under the default preset (its word counts with it; both shared by every session) and
-    the Train stepper's first steps of it, Home's miniature and the Corpus page's sizes."""
+    the Train stepper's first steps of it, Home's miniature and the Corpus page's sizes; and that
+    run trained to its end, which a link to one of its steps copies."""
     from . import corpus_view, home_view, state, train_view
 
     state.warm_default()
