@@ -129,14 +129,16 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
     bytes 0-255, merge i makes id 256 + i, special tokens at their own ids."""
     lines = model.split("\n")
     require(lines[0].strip() == "minbpe v1", f"{name} line 1: expected 'minbpe v1', found {lines[0][:40]!r}")
-    require(len(lines) >= 3, f"{name} line 3: expected the number of special tokens")
+    expected = f"{name} line 3: expected the number of special tokens"
+    require(len(lines) >= 3, expected)
     pattern = lines[1]
-    n_special = whole_number(lines[2], f"{name} line 3: expected the number of special tokens")
+    n_special = whole_number(lines[2], expected)
     specials: dict[str, int] = {}
     for n in range(3, 3 + n_special):
         parts = lines[n].rsplit(" ", 1) if n < len(lines) else []
-        require(len(parts) == 2, f"{name} line {n + 1}: expected 'special_token id'")
-        at = whole_number(parts[1], f"{name} line {n + 1}: expected 'special_token id'")
+        expected = f"{name} line {n + 1}: expected 'special_token id'"
+        require(len(parts) == 2, expected)
+        at = whole_number(parts[1], expected)
         taken = next((t for t, i in specials.items() if i == at), None)
         require(
             taken is None and parts[0] not in specials,
@@ -148,8 +150,9 @@ def tokenizer_from_minbpe(model: str, *, name: str = "tokenizer.model") -> Token
         if not lines[n].strip():
             continue
         parts = lines[n].split()
-        require(len(parts) == 2, f"{name} line {n + 1}: expected two ids")
-        a, b = (whole_number(p, f"{name} line {n + 1}: expected two ids") for p in parts)
+        expected = f"{name} line {n + 1}: expected two ids"
+        require(len(parts) == 2, expected)
+        a, b = (whole_number(p, expected) for p in parts)
         new = 256 + len(merges)
         require(
             a < new and b < new,

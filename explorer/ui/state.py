@@ -550,10 +550,8 @@ def warm_default() -> None:
     _WARMED_AHEAD.add(key)
     planned = first.planned_merges
     if planned is not None and planned <= WARMED_RUN_LIMIT:
-        # one step past the planned merges: the trainer finds its stop rule there and says done
-        run = _shared(choice, DEFAULT_PRESET, config, "step", planned + 1)
-        if run.done:  # every step a link may name is in it
-            _WARMED_RUN[key] = (planned + 1, len(run.records))
+        run = _shared(choice, DEFAULT_PRESET, config, "step", planned)
+        _WARMED_RUN[key] = (planned, len(run.records))  # fewer held when training ran out of pairs
 
 
 def default_live() -> Live:
