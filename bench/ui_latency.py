@@ -25,6 +25,8 @@ measured in the same run:
   panels redrawn per second;
 - a cold Compare of the UDHR English, Hindi and Korean texts (default settings) on a fresh,
   warmed-up server, from the press until the headlines are drawn and the app is idle;
+- a page's code (the files its document names) over six kept-alive connections, as a browser
+  fetches it: from our server and from the one-button app's (Streamlit's own socket settings);
 - loading the bundled tables against tiktoken building an Encoding of the same files
   (bench/tables.py, fresh processes).
 
@@ -40,10 +42,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
 import json
+import re
 import statistics
 import sys
+import threading
 import time
+import urllib.parse
 import urllib.request
 
 from _common import BENCH_DIR, ROOT, Printer, fmt_s, write_section
@@ -410,6 +416,53 @@ def compare_cold(out: Printer) -> None:
     )
 
 
+def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, float]:
+    """The files the app's document names (its scripts, styles and fonts), fetched over
+    ``connections`` kept-alive connections as a browser does: how many, and the seconds taken."""
+    with urllib.request.urlopen(url + "/", timeout=30) as answer:
+        document = answer.read().decode()
+    paths = [urllib.parse.urljoin("/", p) for p in re.findall(r'(?:href|src)="(?:\./)?(static/[^"]+)"', document)]
+    todo, lock = list(paths), threading.Lock()
+    host = urllib.parse.urlsplit(url).netloc
+
+    def fetch() -> None:
+        conn = http.client.HTTPConnection(host, timeout=30)
+        try:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    path = todo.pop()
+                conn.request("GET", path)
+                conn.getresponse().read()
+        finally:
+            conn.close()
+
+    workers = [threading.Thread(target=fetch) for _ in range(connections)]
+    t0 = time.perf_counter()
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return len(paths), time.perf_counter() - t0
+
+
+def page_code(out: Printer, rounds: int = 5) -> None:
+    seconds: dict[str, list[float]] = {"ours": [], "one-button": []}
+    files = 0
+    with app_process() as (url, _proc), app_process(script=BENCH_DIR / "one_button_app.py") as (ref_url, _ref):
+        wait_warm(url)
+        for _ in range(rounds):
+            for name, at in (("ours", url), ("one-button", ref_url)):
+                files, took = fetch_page_code(at)
+                seconds[name].append(took)
+    ours, ref = statistics.median(seconds["ours"]), statistics.median(seconds["one-button"])
+    out(
+        f"page code over 6 kept-alive connections ({files} files, median of {rounds}): ours {fmt_s(ours)}, the one-button "
+        f"app's server {fmt_s(ref)}; ratio {ours / ref:.2f}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=40)
@@ -424,6 +477,7 @@ def main() -> int:
     ref_load = first_visits(out, args.rounds)  # the one-button page's median first load
     train_page(out, args.clicks, ref_click, ref_load)
     compare_cold(out)
+    page_code(out)
     if not args.no_tables:
         from tables import table_lines
 

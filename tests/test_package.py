@@ -113,7 +113,7 @@ def test_the_installed_app_serves_the_bundled_corpus(installed):
                 assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         # the warm-up builds the default corpus's trainer (the installed sample corpora were found) and
         # does what Streamlit does once per process
-        assert warm.get("ready") and {"default corpus", "streamlit"} <= set(warm["done"]), warm
+        assert warm.get("ready") and {"default corpus", "streamlit", "sockets"} <= set(warm["done"]), warm
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=5) as answer:
             assert answer.read() == b"ok"
     finally:
