@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import urllib.request
 
+import pytest
 from appserver import app_process
 
 from explorer.ui import startup
@@ -63,3 +65,16 @@ def test_the_served_app_sets_its_listening_socket_to_send_at_once_at_start():
         with urllib.request.urlopen(f"{url}/warm", timeout=30) as answer:
             warm = json.loads(answer.read())
     assert "sockets" in warm["done"], warm
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists the descriptors as Linux does")
+def test_looking_through_the_descriptors_leaves_none_open():
+    read, write = os.pipe()  # descriptors that are no sockets, among the process's
+    try:
+        before = sorted(os.listdir("/proc/self/fd"))
+        for _ in range(20):
+            startup.send_at_once()
+        assert sorted(os.listdir("/proc/self/fd")) == before
+    finally:
+        os.close(read)
+        os.close(write)

@@ -139,10 +139,14 @@ def send_at_once() -> int:
     done = 0
     for fd in fds:
         try:
-            # a second handle on the descriptor: closed below, the socket itself stays open
-            sock = socket.socket(fileno=os.dup(fd))
+            second = os.dup(fd)  # a handle of our own on the descriptor: closed below, not the socket
         except OSError:
-            continue  # not a socket, or closed since the listing
+            continue  # closed since the listing
+        try:
+            sock = socket.socket(fileno=second)
+        except OSError:
+            os.close(second)  # not a socket
+            continue
         with sock:
             try:
                 if (
