@@ -9,11 +9,15 @@ browser session then runs this file as its script (as ``__main__``), which draws
 import streamlit as st
 from starlette.middleware import Middleware
 
-from explorer.ui import page_shell, startup
+from explorer.ui import assets, page_shell, startup
 
-# every page's document carries a small script of the app's (explorer/ui/page_shell.py)
+# every page's document carries a small script of the app's (explorer/ui/page_shell.py), and
+# Streamlit's own code goes out compressed (explorer/ui/assets.py)
 app = st.App(
-    __file__, lifespan=startup.lifespan, routes=startup.ROUTES, middleware=[Middleware(page_shell.PageScriptMiddleware)]
+    __file__,
+    lifespan=startup.lifespan,
+    routes=startup.ROUTES,
+    middleware=[Middleware(page_shell.PageScriptMiddleware), Middleware(assets.CompressedAssetsMiddleware)],
 )
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ measured in the same run:
 - a cold Compare of the UDHR English, Hindi and Korean texts (default settings) on a fresh,
   warmed-up server, from the press until the headlines are drawn and the app is idle;
 - a page's code (the files its document names) over six kept-alive connections, as a browser
-  fetches it: from our server and from the one-button app's (Streamlit's own socket settings);
+  fetches it: from our server and from the one-button app's (Streamlit's own socket settings,
+  its files uncompressed): the time and the bytes;
 - loading the bundled tables against tiktoken building an Encoding of the same files
   (bench/tables.py, fresh processes).
 
@@ -416,13 +417,15 @@ def compare_cold(out: Printer) -> None:
     )
 
 
-def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, float]:
+def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, int, float]:
     """The files the app's document names (its scripts, styles and fonts), fetched over
-    ``connections`` kept-alive connections as a browser does: how many, and the seconds taken."""
+    ``connections`` kept-alive connections as Chromium does (it takes gzip): how many, the bytes
+    sent, and the seconds taken."""
     with urllib.request.urlopen(url + "/", timeout=30) as answer:
         document = answer.read().decode()
     paths = [urllib.parse.urljoin("/", p) for p in re.findall(r'(?:href|src)="(?:\./)?(static/[^"]+)"', document)]
     todo, lock = list(paths), threading.Lock()
+    sent: list[int] = []
     host = urllib.parse.urlsplit(url).netloc
 
     def fetch() -> None:
@@ -433,8 +436,10 @@ def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, float]:
                     if not todo:
                         return
                     path = todo.pop()
-                conn.request("GET", path)
-                conn.getresponse().read()
+                conn.request("GET", path, headers={"Accept-Encoding": "gzip, deflate, br, zstd"})
+                size = len(conn.getresponse().read())
+                with lock:
+                    sent.append(size)
         finally:
             conn.close()
 
@@ -444,22 +449,24 @@ def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, float]:
         w.start()
     for w in workers:
         w.join()
-    return len(paths), time.perf_counter() - t0
+    return len(paths), sum(sent), time.perf_counter() - t0
 
 
 def page_code(out: Printer, rounds: int = 5) -> None:
     seconds: dict[str, list[float]] = {"ours": [], "one-button": []}
+    sent: dict[str, int] = {}
     files = 0
     with app_process() as (url, _proc), app_process(script=BENCH_DIR / "one_button_app.py") as (ref_url, _ref):
         wait_warm(url)
         for _ in range(rounds):
             for name, at in (("ours", url), ("one-button", ref_url)):
-                files, took = fetch_page_code(at)
+                files, sent[name], took = fetch_page_code(at)
                 seconds[name].append(took)
     ours, ref = statistics.median(seconds["ours"]), statistics.median(seconds["one-button"])
     out(
-        f"page code over 6 kept-alive connections ({files} files, median of {rounds}): ours {fmt_s(ours)}, the one-button "
-        f"app's server {fmt_s(ref)}; ratio {ours / ref:.2f}"
+        f"page code over 6 kept-alive connections ({files} files, median of {rounds}): ours {fmt_s(ours)} "
+        f"({sent['ours'] / 1e6:.2f} MB sent), the one-button app's server {fmt_s(ref)} ({sent['one-button'] / 1e6:.2f} MB); "
+        f"ratio {ours / ref:.2f} in time, {sent['ours'] / sent['one-button']:.2f} in bytes"
     )
 
 

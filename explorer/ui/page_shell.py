@@ -32,7 +32,15 @@ import json
 from collections.abc import Sequence
 from urllib.parse import unquote
 
-__all__ = ["RESTART_MESSAGE", "PAGE_SCRIPT", "CONNECT_SCRIPT", "PageScriptMiddleware", "with_page_script", "page_of"]
+__all__ = [
+    "RESTART_MESSAGE",
+    "PAGE_SCRIPT",
+    "CONNECT_SCRIPT",
+    "PageScriptMiddleware",
+    "with_page_script",
+    "page_of",
+    "base_path",
+]
 
 RESTART_MESSAGE = "The class server is restarting — this page reconnects by itself"
 
@@ -196,7 +204,7 @@ class PageScriptMiddleware:
                 if _page_encoding(start["headers"]) == b"gzip":
                     page = gzip.decompress(page)
                 page = with_page_script(
-                    page, at_page=page_of(scope["path"], pages=self.pages, base=_base_path()) is not None
+                    page, at_page=page_of(scope["path"], pages=self.pages, base=base_path()) is not None
                 )
                 dropped = (b"content-length", b"content-encoding", b"etag", b"last-modified")
                 headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in dropped]
@@ -209,7 +217,7 @@ class PageScriptMiddleware:
         await self.app(scope, receive, rewrite)
 
 
-def _base_path() -> str:
+def base_path() -> str:
     """The path the server serves the app under (Streamlit's ``server.baseUrlPath``; "" at the root)."""
     from streamlit import config
 

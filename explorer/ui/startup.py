@@ -54,6 +54,7 @@ def _warm() -> None:
     # each step on its own: a failure leaves that part to the first page that needs it
     from ..analysis.compare import warm_languages
     from ..formats.pretrained import warm_pretrained
+    from .assets import warm_assets
 
     t0 = time.monotonic()
     steps = (
@@ -62,6 +63,7 @@ def _warm() -> None:
         ("default corpus", _default_corpus),
         ("tables", lambda: warm_pretrained().join()),
         ("languages", warm_languages),  # the Compare page's parity rows of the bundled tables
+        ("assets", warm_assets),  # Streamlit's code that every page names, compressed
     )
     for name, step in steps:
         try:
