@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from .page_shell import base_path
+from .page_shell import Headers, base_path, rewrite_answers
 
 __all__ = ["CompressedAssetsMiddleware", "gzipped", "compressed", "wait_compressed", "warm_assets", "is_asset_path"]
 
@@ -118,7 +118,7 @@ def is_asset_path(path: str, *, base: str = "") -> bool:
     return path.startswith(prefix + "/static/")
 
 
-def _accepts_gzip(headers: list[tuple[bytes, bytes]]) -> bool:
+def _accepts_gzip(headers: Headers) -> bool:
     """Whether a request's Accept-Encoding takes gzip (not refused with ``q=0``).
 
     >>> _accepts_gzip([(b"accept-encoding", b"gzip, deflate, br, zstd")]), _accepts_gzip([(b"accept-encoding", b"br")])
@@ -135,7 +135,7 @@ def _accepts_gzip(headers: list[tuple[bytes, bytes]]) -> bool:
     return False
 
 
-def _compressible(headers: list[tuple[bytes, bytes]]) -> bool:
+def _compressible(headers: Headers) -> bool:
     """Whether an answer with these headers is worth compressing: a type that compresses, not
     encoded already.
 
@@ -167,34 +167,15 @@ class CompressedAssetsMiddleware:
         ):
             await self.app(scope, receive, send)
             return
-        start: dict | None = None
-        body: list[bytes] = []
 
-        async def compress(message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                if message.get("status") == 200 and _compressible(message.get("headers", [])):
-                    start = message  # held until the whole file is here
-                    return
-            elif message["type"] == "http.response.body" and start is not None:
-                body.append(message.get("body", b""))
-                if message.get("more_body", False):
-                    return
-                data = b"".join(body)
-                packed = compressed(data) if len(data) >= _SMALLEST else None
-                if packed is None:
-                    packed, headers = data, list(start.get("headers", []))
-                else:
-                    headers = _encoded_headers(start.get("headers", []), len(packed))
-                await send({**start, "headers": headers})
-                await send({"type": "http.response.body", "body": packed, "more_body": False})
-                return
-            await send(message)
+        def compress(headers: Headers, data: bytes) -> tuple[Headers, bytes]:
+            packed = compressed(data) if len(data) >= _SMALLEST else None
+            return (headers, data) if packed is None else (_encoded_headers(headers, len(packed)), packed)
 
-        await self.app(scope, receive, compress)
+        await rewrite_answers(self.app, scope, receive, send, takes=_compressible, rewrite=compress)
 
 
-def _encoded_headers(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:
+def _encoded_headers(headers: Headers, length: int) -> Headers:
     """A file's answer headers for its gzipped bytes: the length, the encoding, Vary, a weak ETag.
 
     >>> _encoded_headers([(b"content-length", b"900"), (b"etag", b'"abc"'), (b"content-type", b"text/css")], 300)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import unquote
 
 __all__ = [
@@ -41,6 +41,8 @@ __all__ = [
     "page_of",
     "base_path",
 ]
+
+Headers = list[tuple[bytes, bytes]]  # an ASGI answer's headers: [(name, value), ...]
 
 RESTART_MESSAGE = "The class server is restarting — this page reconnects by itself"
 
@@ -187,34 +189,54 @@ class PageScriptMiddleware:
         if scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        start: dict | None = None
-        body: list[bytes] = []
 
-        async def rewrite(message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                if message.get("status") == 200 and _page_encoding(message.get("headers", [])) is not None:
-                    start = message  # held until the whole page is here
-                    return
-            elif message["type"] == "http.response.body" and start is not None:
-                body.append(message.get("body", b""))
-                if message.get("more_body", False):
-                    return
-                page = b"".join(body)
-                if _page_encoding(start["headers"]) == b"gzip":
-                    page = gzip.decompress(page)
-                page = with_page_script(
-                    page, at_page=page_of(scope["path"], pages=self.pages, base=base_path()) is not None
-                )
-                dropped = (b"content-length", b"content-encoding", b"etag", b"last-modified")
-                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() not in dropped]
-                headers.append((b"content-length", str(len(page)).encode()))
-                await send({**start, "headers": headers})
-                await send({"type": "http.response.body", "body": page, "more_body": False})
+        def rewrite(headers: Headers, page: bytes) -> tuple[Headers, bytes]:
+            if _page_encoding(headers) == b"gzip":
+                page = gzip.decompress(page)
+            page = with_page_script(
+                page, at_page=page_of(scope["path"], pages=self.pages, base=base_path()) is not None
+            )
+            dropped = (b"content-length", b"content-encoding", b"etag", b"last-modified")
+            kept = [(k, v) for k, v in headers if k.lower() not in dropped]
+            return [*kept, (b"content-length", str(len(page)).encode())], page
+
+        await rewrite_answers(
+            self.app, scope, receive, send, takes=lambda headers: _page_encoding(headers) is not None, rewrite=rewrite
+        )
+
+
+async def rewrite_answers(
+    app,
+    scope,
+    receive,
+    send,
+    *,
+    takes: Callable[[Headers], bool],
+    rewrite: Callable[[Headers, bytes], tuple[Headers, bytes]],
+) -> None:
+    """Run the ASGI ``app`` on a request, each whole answer (200) whose headers it ``takes``
+    held until all of it is there and sent as ``rewrite(headers, body)`` gives it back (the
+    headers to send, Content-Length included, and the body); every other answer passes as it is."""
+    start: dict | None = None
+    body: list[bytes] = []
+
+    async def hold(message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start":
+            if message.get("status") == 200 and takes(message.get("headers", [])):
+                start = message
                 return
-            await send(message)
+        elif message["type"] == "http.response.body" and start is not None:
+            body.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            headers, whole = rewrite(list(start.get("headers", [])), b"".join(body))
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": whole, "more_body": False})
+            return
+        await send(message)
 
-        await self.app(scope, receive, rewrite)
+    await app(scope, receive, hold)
 
 
 def base_path() -> str:
