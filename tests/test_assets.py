@@ -105,6 +105,14 @@ def test_a_script_goes_out_as_it_is_then_once_compressed_gzipped_with_its_length
     assert status == 304 and body == b""
 
 
+def test_the_widgets_code_a_page_asked_for_is_compressed_together_a_moment_later():
+    files = [SCRIPT + f"// widget {i}\n".encode() for i in range(30)]
+    assert [assets.compressed(data) for data in files] == [None] * 30  # sent as they are
+    # one wait for the page that asked (_LATER_S: 1 s), then all of them: not a second each
+    assert assets.wait_compressed(15)
+    assert all(gzip.decompress(assets.compressed(data) or b"") == data for data in files)
+
+
 def test_what_a_browser_that_takes_no_gzip_or_asks_a_range_gets_is_as_it_was(served):
     for asked in ({}, {"Accept-Encoding": "br"}, {"Accept-Encoding": "gzip;q=0, br"}):
         status, headers, body = _call(served.app, "/static/js/merge.js", asked)

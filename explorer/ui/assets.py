@@ -18,6 +18,7 @@ Accept-Encoding.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import queue
@@ -40,7 +41,8 @@ _queued: set[bytes] = set()  # digests waiting for the compressing thread
 _later: queue.SimpleQueue[tuple[bytes, bytes]] = queue.SimpleQueue()
 _lock = threading.Lock()
 _worker: list[threading.Thread] = []
-_later_done = threading.Event()  # set whenever the background thread has nothing left to do
+_later_done = threading.Event()  # set whenever no file waits for the background thread
+_later_done.set()
 
 
 def _digest(data: bytes) -> bytes:
@@ -97,13 +99,17 @@ def wait_compressed(timeout: float) -> bool:
 
 def _compress_later() -> None:
     while True:
-        key, data = _later.get()
-        time.sleep(_LATER_S)
-        gzipped(data)
-        with _lock:
-            _queued.discard(key)
-            if not _queued:
-                _later_done.set()
+        batch = [_later.get()]
+        time.sleep(_LATER_S)  # the page that asked is still loading: after it, what it asked for at once
+        with contextlib.suppress(queue.Empty):
+            while True:
+                batch.append(_later.get_nowait())
+        for key, data in batch:
+            gzipped(data)
+            with _lock:
+                _queued.discard(key)
+                if not _queued:
+                    _later_done.set()
 
 
 def is_asset_path(path: str, *, base: str = "") -> bool:
