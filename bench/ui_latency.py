@@ -45,7 +45,6 @@ import argparse
 import contextlib
 import http.client
 import json
-import re
 import statistics
 import sys
 import threading
@@ -57,6 +56,8 @@ from _common import BENCH_DIR, ROOT, Printer, fmt_s, write_section
 
 sys.path.insert(0, str(ROOT / "tests"))
 from appserver import app_process, browser_page, look_until, wait_idle  # noqa: E402
+
+from explorer.ui.assets import named_files  # noqa: E402
 
 TARGET_STEPPER_RATIO = 0.5  # Step (or a key) p95 / one-button click p95
 TARGET_PLAY = 20  # merges drawn per second at Play's fastest speed
@@ -423,7 +424,7 @@ def fetch_page_code(url: str, *, connections: int = 6) -> tuple[int, int, float]
     sent, and the seconds taken."""
     with urllib.request.urlopen(url + "/", timeout=30) as answer:
         document = answer.read().decode()
-    paths = [urllib.parse.urljoin("/", p) for p in re.findall(r'(?:href|src)="(?:\./)?(static/[^"]+)"', document)]
+    paths = ["/" + name for name in named_files(document)]
     todo, lock = list(paths), threading.Lock()
     sent: list[int] = []
     host = urllib.parse.urlsplit(url).netloc

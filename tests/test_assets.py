@@ -4,16 +4,15 @@ the same bytes once decompressed, a weak ETag that still answers 304, and nothin
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
-import re
 import time
 import urllib.request
 from typing import NamedTuple
 
 import pytest
 from appserver import app_process
+from asgicall import call
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
@@ -23,47 +22,6 @@ from explorer.ui import assets
 from explorer.ui.assets import CompressedAssetsMiddleware
 
 SCRIPT = b"export function merge(pair, word) { return word.replace(pair, pair.join('')); }\n" * 200
-
-
-def _call(app, path: str, headers: dict[str, str] | None = None, method: str = "GET"):
-    """An ASGI app's answer to one request: (status, headers as a dict, body)."""
-
-    async def run():
-        sent: list[dict] = []
-        scope = {
-            "type": "http",
-            "method": method,
-            "path": path,
-            "raw_path": path.encode(),
-            "root_path": "",
-            "query_string": b"",
-            "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
-            "http_version": "1.1",
-            "scheme": "http",
-            "server": ("testserver", 80),
-            "client": ("127.0.0.1", 5000),
-        }
-
-        asked, done = [False], asyncio.Event()
-
-        async def receive():
-            if not asked[0]:
-                asked[0] = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await done.wait()  # the client goes once the answer is whole
-            return {"type": "http.disconnect"}
-
-        async def send(message):
-            sent.append(message)
-            if message["type"] == "http.response.body" and not message.get("more_body", False):
-                done.set()
-
-        await app(scope, receive, send)
-        start = next(m for m in sent if m["type"] == "http.response.start")
-        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-        return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body
-
-    return asyncio.run(run())
 
 
 class Served(NamedTuple):
@@ -91,17 +49,17 @@ GZIP = {"Accept-Encoding": "gzip, deflate, br, zstd"}  # what Chromium asks with
 
 
 def test_a_script_goes_out_as_it_is_then_once_compressed_gzipped_with_its_length_a_weak_etag_and_vary(served):
-    status, headers, body = _call(served.app, "/static/js/merge.js", GZIP)
+    status, headers, body = call(served.app, "/static/js/merge.js", headers=GZIP)
     assert (status, body, "content-encoding" in headers) == (200, served.script, False)  # no answer waits for gzip
     assert assets.wait_compressed(30)
-    status, headers, body = _call(served.app, "/static/js/merge.js", GZIP)
+    status, headers, body = call(served.app, "/static/js/merge.js", headers=GZIP)
     assert status == 200 and headers["content-encoding"] == "gzip" and headers["vary"] == "Accept-Encoding"
     assert (
         gzip.decompress(body) == served.script and int(headers["content-length"]) == len(body) < len(served.script) / 10
     )
     assert headers["etag"].startswith('W/"')
     # the weak ETag still revalidates: the browser's copy is current
-    status, _, body = _call(served.app, "/static/js/merge.js", {**GZIP, "If-None-Match": headers["etag"]})
+    status, _, body = call(served.app, "/static/js/merge.js", headers={**GZIP, "If-None-Match": headers["etag"]})
     assert status == 304 and body == b""
 
 
@@ -115,20 +73,20 @@ def test_the_widgets_code_a_page_asked_for_is_compressed_together_a_moment_later
 
 def test_what_a_browser_that_takes_no_gzip_or_asks_a_range_gets_is_as_it_was(served):
     for asked in ({}, {"Accept-Encoding": "br"}, {"Accept-Encoding": "gzip;q=0, br"}):
-        status, headers, body = _call(served.app, "/static/js/merge.js", asked)
+        status, headers, body = call(served.app, "/static/js/merge.js", headers=asked)
         assert (status, body, "content-encoding" in headers) == (200, served.script, False), asked
-    status, headers, body = _call(served.app, "/static/js/merge.js", {**GZIP, "Range": "bytes=0-9"})
+    status, headers, body = call(served.app, "/static/js/merge.js", headers={**GZIP, "Range": "bytes=0-9"})
     assert (status, body, "content-encoding" in headers) == (206, served.script[:10], False)
 
 
 def test_fonts_tiny_files_other_paths_and_head_pass_as_they_were(served):
-    _, headers, body = _call(served.app, "/static/font.woff2", GZIP)
+    _, headers, body = call(served.app, "/static/font.woff2", headers=GZIP)
     assert "content-encoding" not in headers and body == bytes(range(256)) * 20
-    _, headers, body = _call(served.app, "/static/js/tiny.js", GZIP)
+    _, headers, body = call(served.app, "/static/js/tiny.js", headers=GZIP)
     assert "content-encoding" not in headers and body == b"export default 1;\n"
-    _, headers, body = _call(served.app, "/page", GZIP)
+    _, headers, body = call(served.app, "/page", headers=GZIP)
     assert "content-encoding" not in headers and body == b"merge " * 500
-    status, headers, _ = _call(served.app, "/static/js/merge.js", GZIP, method="HEAD")
+    status, headers, _ = call(served.app, "/static/js/merge.js", headers=GZIP, method="HEAD")
     assert status == 200 and "content-encoding" not in headers
 
 
@@ -143,7 +101,7 @@ def test_the_served_app_sends_every_file_a_page_names_as_the_same_bytes_in_a_thi
         assert "assets" in warm["done"], warm  # the files every page names, compressed at start-up
         with urllib.request.urlopen(f"{url}/Train", timeout=30) as answer:
             document = answer.read().decode()
-        names = re.findall(r'(?:href|src)="(?:\./)?(static/[^"]+)"', document)
+        names = assets.named_files(document)
         plain_total = sent_total = 0
         for name in names:
             with urllib.request.urlopen(f"{url}/{name}", timeout=30) as answer:

@@ -6,9 +6,9 @@ tests/test_browser_bidi.py and tests/test_browser_restart.py."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 
+from asgicall import call
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
@@ -41,39 +41,10 @@ def served(folder, **options) -> Starlette:
 
 def get(app, path: str, *, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, dict, bytes]:
     """One request through the ASGI app: its status, headers and (decompressed if gzipped) body."""
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 80),
-    }
-    sent: list[dict] = []
-    asked: list[bool] = []
-
-    async def receive():
-        if not asked:  # the request's (empty) body, then nothing until the response is done
-            asked.append(True)
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await asyncio.Event().wait()
-
-    async def send(message):
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    head = {k.decode().lower(): v.decode() for k, v in start["headers"]}
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    status, head, body = call(app, path, method=method, headers=headers)
     if head.get("content-encoding") == "gzip":
         body = gzip.decompress(body)
-    return start["status"], head, body
+    return status, head, body
 
 
 def test_every_html_page_carries_the_script_before_anything_else_runs_gzipped_or_not(tmp_path):

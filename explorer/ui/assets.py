@@ -29,7 +29,15 @@ from pathlib import Path
 
 from .page_shell import Headers, base_path, rewrite_answers
 
-__all__ = ["CompressedAssetsMiddleware", "gzipped", "compressed", "wait_compressed", "warm_assets", "is_asset_path"]
+__all__ = [
+    "CompressedAssetsMiddleware",
+    "gzipped",
+    "compressed",
+    "wait_compressed",
+    "warm_assets",
+    "named_files",
+    "is_asset_path",
+]
 
 _COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml")
 _SMALLEST = 512  # bytes: under this gzip's own header and trailer outweigh what it saves
@@ -57,7 +65,11 @@ def gzipped(data: bytes) -> bytes:
     >>> gzip.decompress(packed) == b"merge " * 200, len(packed) < 100, gzipped(b"merge " * 200) is packed
     (True, True, True)
     """
-    key = _digest(data)
+    return _kept(_digest(data), data)
+
+
+def _kept(key: bytes, data: bytes) -> bytes:
+    """``data`` (whose digest is ``key``) gzipped, from the cache or compressed and put there."""
     with _lock:
         packed = _cache.get(key)
     if packed is None:
@@ -105,7 +117,7 @@ def _compress_later() -> None:
             while True:
                 batch.append(_later.get_nowait())
         for key, data in batch:
-            gzipped(data)
+            _kept(key, data)
             with _lock:
                 _queued.discard(key)
                 if not _queued:
@@ -203,16 +215,28 @@ def _encoded_headers(headers: Headers, length: int) -> Headers:
     ]
 
 
+_NAMED = re.compile(r'(?:href|src)="(?:\./)?(static/[^"]+)"')
+
+
+def named_files(document: str) -> list[str]:
+    """The files of Streamlit's frontend a page's HTML names (scripts, styles, fonts), each once,
+    in their order: what a browser fetches before the page can run.
+
+    >>> named_files('<script src="./static/js/index.js"></script><link href="./static/css/a.css"><a href="/Train">')
+    ['static/js/index.js', 'static/css/a.css']
+    """
+    return list(dict.fromkeys(_NAMED.findall(document)))
+
+
 def warm_assets() -> int:
     """Compress the files every page's document names (Streamlit's ``index.html``), ahead of the
-    first visit; how many. Those a page asks for later (its widgets' code) are compressed when
-    first asked for: a few KB each."""
+    first visit; how many. Those a page asks for later (its widgets' code) are compressed a moment
+    after they were first sent (:func:`compressed`): a few KB each."""
     import streamlit
 
     static = Path(streamlit.__file__).parent / "static"
-    document = (static / "index.html").read_text(encoding="utf-8")
     done = 0
-    for name in dict.fromkeys(re.findall(r'(?:href|src)="(?:\./)?(static/[^"]+)"', document)):
+    for name in named_files((static / "index.html").read_text(encoding="utf-8")):
         path = static / name
         if path.suffix in (".js", ".css", ".json", ".svg") and path.is_file():
             data = path.read_bytes()

@@ -40,6 +40,8 @@ __all__ = [
     "with_page_script",
     "page_of",
     "base_path",
+    "rewrite_answers",
+    "Headers",
 ]
 
 Headers = list[tuple[bytes, bytes]]  # an ASGI answer's headers: [(name, value), ...]
